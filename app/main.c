@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpdk-shaper: options, EAL, ports, lcores; the main lcore is the control
+ * plane (signals, periodic stats, replay end, shutdown).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+
+#include "pcap_io.h"
+#include "shaper.h"
+#include "shp_meta.h"
+
+struct shaper shaper;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	shaper.quit = true;
+}
+
+/* Refuse captures net_pcap would replay wrongly, before anything starts. */
+static int
+check_vdev_pcaps(int argc, char **argv)
+{
+	char err[SHP_ERR_LEN];
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *v = NULL, *p;
+
+		if (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc)
+			v = argv[++i];
+		else if (strncmp(argv[i], "--vdev=", 7) == 0)
+			v = argv[i] + 7;
+		if (v == NULL)
+			continue;
+		for (p = strstr(v, "rx_pcap="); p != NULL;
+		     p = strstr(p + 1, "rx_pcap=")) {
+			char path[4096];
+			size_t len = strcspn(p + 8, ",");
+			uint64_t n;
+
+			if (len >= sizeof(path))
+				len = sizeof(path) - 1;
+			memcpy(path, p + 8, len);
+			path[len] = '\0';
+			if (shp_pcap_check(path, &n, err) < 0) {
+				fprintf(stderr, "dpdk-shaper: rx_pcap %s\n",
+					err);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+setup(struct shaper *s)
+{
+	uint16_t port;
+	unsigned int i;
+	size_t sz;
+
+	RTE_ETH_FOREACH_DEV(port) {
+		if (s->nb_ports == SHP_MAX_PORTS) {
+			fprintf(stderr, "dpdk-shaper: more than %d ports\n",
+				SHP_MAX_PORTS);
+			return -1;
+		}
+		s->port_ids[s->nb_ports++] = port;
+	}
+	if (s->nb_ports == 0) {
+		fprintf(stderr, "dpdk-shaper: no ports (give a NIC or a "
+			"--vdev, e.g. --vdev net_pcap0,rx_pcap=in.pcap,"
+			"tx_pcap=out.pcap)\n");
+		return -1;
+	}
+	if (!s->opt.pairs_set) {
+		for (i = 0; i < s->nb_ports; i += 2) {
+			uint16_t a = s->port_ids[i];
+			uint16_t b = i + 1 < s->nb_ports ?
+				     s->port_ids[i + 1] : a;
+
+			s->opt.pair_of[a] = b;
+			s->opt.pair_of[b] = a;
+		}
+	}
+	for (i = 0; i < s->nb_ports; i++) {
+		port = s->port_ids[i];
+		if (s->opt.pair_of[port] < 0 ||
+		    !rte_eth_dev_is_valid_port(s->opt.pair_of[port])) {
+			fprintf(stderr, "dpdk-shaper: --pairs: port %u has no "
+				"valid peer\n", port);
+			return -2;
+		}
+	}
+	for (i = 0; i < SHP_MAX_PORTS; i++)
+		if (s->opt.pair_of[i] >= 0 && !rte_eth_dev_is_valid_port(i)) {
+			fprintf(stderr, "dpdk-shaper: --pairs: port %u does "
+				"not exist (%u ports)\n", i, s->nb_ports);
+			return -2;
+		}
+	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * RTE_MAX_LCORE,
+			     RTE_CACHE_LINE_SIZE);
+	if (s->ctr == NULL)
+		return -1;
+	if (shaper_lcores_assign(s) < 0)
+		return -2;
+	s->nb_mbufs = shaper_pool_size(s);
+	s->pool = rte_pktmbuf_pool_create("shaper_pool", s->nb_mbufs, 256,
+					  SHP_MBUF_PRIV_SIZE,
+					  RTE_MBUF_DEFAULT_BUF_SIZE,
+					  rte_socket_id());
+	if (s->pool == NULL) {
+		fprintf(stderr, "dpdk-shaper: cannot create a pool of %u "
+			"mbufs: %s (try --mbufs or more memory: -m)\n",
+			s->nb_mbufs, rte_strerror(rte_errno));
+		return -1;
+	}
+	sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
+	shaper_rcu = rte_zmalloc("rcu", sz, RTE_CACHE_LINE_SIZE);
+	if (shaper_rcu == NULL || rte_rcu_qsbr_init(shaper_rcu,
+						    RTE_MAX_LCORE) != 0)
+		return -1;
+	s->classifier = &s->opt.classifier;
+	shp_clock_init(&s->clock);
+	if (shaper_stages_init(s) < 0)
+		return -1;
+	return shaper_ports_init(s);
+}
+
+static int
+check_pool(struct shaper *s)
+{
+	unsigned int avail = rte_mempool_avail_count(s->pool);
+
+	if (avail != s->nb_mbufs) {
+		fprintf(stderr, "dpdk-shaper: error: mbuf leak: %u of %u mbufs "
+			"not returned to the pool\n", s->nb_mbufs - avail,
+			s->nb_mbufs);
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct shaper *s = &shaper;
+	struct sigaction sa;
+	int eal_argc, ret;
+	uint64_t last_stats;
+
+	for (eal_argc = 0; eal_argc < argc; eal_argc++)
+		if (strcmp(argv[eal_argc], "--") == 0)
+			break;
+	shp_options_init(&s->opt);
+	/* App options first: a bad one must start nothing. */
+	{
+		int app_argc = argc - eal_argc;
+		char **app_argv = argv + eal_argc;
+		char *prog = argv[0];
+
+		if (app_argc > 0)
+			app_argv[0] = prog;
+		else {
+			app_argv = &prog;
+			app_argc = 1;
+		}
+		for (int i = 1; i < eal_argc; i++)
+			if (strcmp(argv[i], "--help") == 0 ||
+			    strcmp(argv[i], "-h") == 0) {
+				shaper_usage(stdout, "dpdk-shaper");
+				return 0;
+			}
+		if (shaper_parse_args(s, app_argc, app_argv) < 0)
+			return 2;
+		if (app_argc > 1 || eal_argc < argc)
+			argv[eal_argc] = "--";
+	}
+	if (check_vdev_pcaps(eal_argc, argv) < 0)
+		return 2;
+	ret = rte_eal_init(eal_argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "dpdk-shaper: cannot initialise the EAL: %s\n",
+			rte_strerror(rte_errno));
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	ret = setup(s);
+	if (ret < 0) {
+		s->exit_code = ret == -2 ? 2 : 1;
+		goto out;
+	}
+	printf("dpdk-shaper: %u ports, %u bands, %u mbufs, %u workers\n",
+	       s->nb_ports, s->opt.bands, s->nb_mbufs, s->nb_workers);
+	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
+	last_stats = rte_get_timer_cycles();
+	while (!s->quit) {
+		usleep(1000);
+		if (s->opt.replay && shaper_replay_done(s))
+			break;
+		if (s->opt.stats_period != 0 &&
+		    rte_get_timer_cycles() - last_stats >=
+		    s->opt.stats_period * rte_get_timer_hz()) {
+			last_stats = rte_get_timer_cycles();
+			shaper_stats_print(s, stdout);
+		}
+	}
+	s->quit = true;
+	rte_eal_mp_wait_lcore();
+	shaper_flush(s);
+out:
+	if (s->exit_code != 2 && s->nb_ports > 0 && s->ctr != NULL) {
+		shaper_stats_print(s, stdout);
+		if (s->opt.stats_file != NULL &&
+		    shaper_stats_write(s, s->opt.stats_file) < 0)
+			s->exit_code = 1;
+	}
+	shaper_ports_close(s);
+	if (s->pool != NULL && check_pool(s) < 0)
+		s->exit_code = 3;
+	rte_eal_cleanup();
+	return s->exit_code;
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Command line: parsed before the EAL starts, so a bad value changes
+ * nothing and costs nothing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shaper.h"
+
+enum {
+	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_PAIRS, OPT_TBF,
+	OPT_TBF_PORT, OPT_NETEM, OPT_NETEM_PORT, OPT_CONFIG, OPT_STATS_PERIOD,
+	OPT_STATS_FILE, OPT_REPLAY, OPT_RX_LCORES, OPT_TX_LCORES, OPT_MBUFS,
+	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
+};
+
+static const struct option longopts[] = {
+	{"bands", required_argument, NULL, OPT_BANDS},
+	{"priomap", required_argument, NULL, OPT_PRIOMAP},
+	{"classify", required_argument, NULL, OPT_CLASSIFY},
+	{"pairs", required_argument, NULL, OPT_PAIRS},
+	{"tbf", required_argument, NULL, OPT_TBF},
+	{"tbf-port", required_argument, NULL, OPT_TBF_PORT},
+	{"netem", required_argument, NULL, OPT_NETEM},
+	{"netem-port", required_argument, NULL, OPT_NETEM_PORT},
+	{"config", required_argument, NULL, OPT_CONFIG},
+	{"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
+	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
+	{"replay", no_argument, NULL, OPT_REPLAY},
+	{"rx-lcores", required_argument, NULL, OPT_RX_LCORES},
+	{"tx-lcores", required_argument, NULL, OPT_TX_LCORES},
+	{"mbufs", required_argument, NULL, OPT_MBUFS},
+	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	{"burst", required_argument, NULL, OPT_BURST},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"interactive", no_argument, NULL, 'i'},
+	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0}
+};
+
+void
+shaper_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+"Usage: %s [EAL options] -- [options]\n"
+"\n"
+"Forwards traffic between port pairs through N priority bands\n"
+"(pfifo_fast), a token bucket (tbf) and netem, per egress port.\n"
+"\n"
+"Classification and bands:\n"
+"  --bands N              priority bands per egress port, 1..16 (default 3)\n"
+"  --priomap P0,...,P15   band of each priority 0..15, each < N (default for\n"
+"                         3 bands 1,2,2,2,1,2,0,0,1,1,1,1,1,1,1,1; for other\n"
+"                         N the same map with every value capped at N-1)\n"
+"  --classify MODE        tos|dscp|pcp|none (default tos: IPv4 TOS / IPv6\n"
+"                         traffic class through the kernel's ip_tos2prio;\n"
+"                         VLAN frames by the inner IP header unless pcp)\n"
+"  --ring-size N          packets per band ring (default %u)\n"
+"\n"
+"Shaping (tc syntax):\n"
+"  --tbf 'ARGS'           token bucket on every egress port, e.g.\n"
+"                         'rate 10mbit burst 10kb limit 1mb' (default off)\n"
+"  --tbf-port P 'ARGS'    token bucket on egress port P only\n"
+"  --netem 'ARGS'         netem on every egress port, e.g. 'delay 10ms'\n"
+"  --netem-port P 'ARGS'  netem on egress port P only\n"
+"  --seed N               seed for every random choice (default 0)\n"
+"  --config FILE          INI profile: [global] bands, priomap, classify,\n"
+"                         seed, ring_size, burst, mbufs; [port N] tbf, netem.\n"
+"                         Command-line options override the file.\n"
+"\n"
+"Ports and lcores:\n"
+"  --pairs A:B[,C:D...]   port pairs forwarded both ways (default 0:1,2:3,..;\n"
+"                         an odd last port sends back out of itself)\n"
+"  --rx-lcores LIST       lcores polling RX (default: see below)\n"
+"  --tx-lcores LIST       lcores owning egress ports (default: see below)\n"
+"                         The main lcore is the control plane. One worker:\n"
+"                         RX and TX in one loop (run to completion); two or\n"
+"                         more: the first half RX, the rest TX (pipeline).\n"
+"  --burst N              packets per burst, 1..%d (default %u)\n"
+"  --mbufs N              mbuf pool size (default: per port\n"
+"                         bands*ring-size + 2048 descriptors + 8*burst,\n"
+"                         plus 16384 per port for the netem delay queue,\n"
+"                         plus per lcore 2*burst + the mempool cache)\n"
+"\n"
+"Running:\n"
+"  --replay               exit once every rx_pcap input is exhausted and\n"
+"                         every queue has drained\n"
+"  --stats-period S       print counters every S seconds (default 0: off)\n"
+"  --stats-file PATH      write every counter as JSON on exit\n"
+"  -i, --interactive      command prompt (shaper> )\n"
+"  --cmdline-file FILE    run a command file at start\n"
+"  --help                 this text\n"
+"\n"
+"Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
+		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_BURST,
+		SHP_DEFAULT_BURST);
+}
+
+static int
+bad(const char *msg)
+{
+	fprintf(stderr, "dpdk-shaper: %s\n", msg);
+	return -1;
+}
+
+/* --tbf-port P 'ARGS': the profile is the next word. */
+static int
+port_profile(struct shp_options *o, const char *name, int argc, char **argv,
+	     char *err)
+{
+	char *end;
+	long port = strtol(optarg, &end, 10);
+
+	if (end == optarg || *end != '\0' || port < 0 ||
+	    port >= SHP_MAX_PORTS) {
+		snprintf(err, SHP_ERR_LEN, "--%s '%s': expected a port number "
+			 "0..%d", name, optarg, SHP_MAX_PORTS - 1);
+		return -1;
+	}
+	if (optind >= argc) {
+		snprintf(err, SHP_ERR_LEN, "--%s %ld: missing the profile "
+			 "(e.g. --%s %ld '...')", name, port, name, port);
+		return -1;
+	}
+	return shp_option_set(o, name, (int)port, argv[optind++], true, err);
+}
+
+int
+shaper_parse_args(struct shaper *s, int argc, char **argv)
+{
+	struct shp_options *o = &s->opt;
+	char err[SHP_ERR_LEN];
+	int c, i;
+
+	/* First the profile file, so that the command line wins. */
+	for (i = 1; i < argc; i++) {
+		const char *file = NULL;
+
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			file = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			file = argv[i] + 9;
+		if (file != NULL) {
+			if (shp_config_load(o, file, err) < 0)
+				return bad(err);
+			free(o->config_file);
+			o->config_file = strdup(file);
+		}
+	}
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i", longopts, NULL)) != -1) {
+		const char *name = NULL;
+		int rc = 0;
+
+		switch (c) {
+		case OPT_HELP:
+			shaper_usage(stdout, "dpdk-shaper");
+			exit(0);
+		case 'i':
+			o->interactive = true;
+			continue;
+		case OPT_REPLAY:
+			o->replay = true;
+			continue;
+		case OPT_CONFIG:
+			continue;
+		case OPT_TBF_PORT:
+			rc = port_profile(o, "tbf-port", argc, argv, err);
+			break;
+		case OPT_NETEM_PORT:
+			rc = port_profile(o, "netem-port", argc, argv, err);
+			break;
+		case ':':
+			snprintf(err, sizeof(err), "option '%s' needs a value",
+				 argv[optind - 1]);
+			return bad(err);
+		case '?':
+			snprintf(err, sizeof(err), "unknown option '%s' "
+				 "(see --help)", argv[optind - 1]);
+			return bad(err);
+		default:
+			for (i = 0; longopts[i].name != NULL; i++)
+				if (longopts[i].val == c)
+					name = longopts[i].name;
+			rc = shp_option_set(o, name, -1, optarg, true, err);
+		}
+		if (rc < 0)
+			return bad(err);
+	}
+	if (optind < argc) {
+		snprintf(err, sizeof(err), "unexpected argument '%s'",
+			 argv[optind]);
+		return bad(err);
+	}
+	if (shp_options_finalize(o, err) < 0)
+		return bad(err);
+	return 0;
+}

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Ports, lcore roles and each egress port's stage chain. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "sch_bands.h"
+#include "shaper.h"
+#include "shp_netem.h"
+#include "shp_tbf.h"
+
+#define NB_RXD 1024
+#define NB_TXD 1024
+#define POOL_CACHE 256
+#define NETEM_RESERVE 16384
+
+unsigned int
+shaper_pool_size(const struct shaper *s)
+{
+	const struct shp_options *o = &s->opt;
+	unsigned int n;
+
+	if (o->mbufs != 0)
+		return o->mbufs;
+	n = s->nb_ports * (o->bands * o->ring_size + NB_RXD + NB_TXD +
+			   8 * o->burst + NETEM_RESERVE);
+	n += rte_lcore_count() * (2 * o->burst + POOL_CACHE);
+	return n;
+}
+
+/* Parse an lcore list like "1,3-4" into a mask of enabled worker lcores. */
+static int
+lcore_list(const char *what, const char *s, bool set[RTE_MAX_LCORE])
+{
+	const char *p = s;
+
+	while (*p != '\0') {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p)
+			goto bad;
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p)
+				goto bad;
+		}
+		if (a < 0 || b < a || b >= RTE_MAX_LCORE)
+			goto bad;
+		for (; a <= b; a++) {
+			if (!rte_lcore_is_enabled(a) ||
+			    (unsigned int)a == rte_get_main_lcore()) {
+				fprintf(stderr, "dpdk-shaper: --%s: lcore %ld "
+					"is not an enabled worker lcore\n",
+					what, a);
+				return -1;
+			}
+			set[a] = true;
+		}
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p != '\0')
+			goto bad;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "dpdk-shaper: --%s '%s': expected a list like 1,2-3\n",
+		what, s);
+	return -1;
+}
+
+int
+shaper_lcores_assign(struct shaper *s)
+{
+	static bool rx[RTE_MAX_LCORE], tx[RTE_MAX_LCORE];
+	unsigned int lc, n = 0, nrx = 0, ntx = 0, i;
+	unsigned int rx_ids[RTE_MAX_LCORE], tx_ids[RTE_MAX_LCORE];
+
+	RTE_LCORE_FOREACH_WORKER(lc)
+		s->worker_ids[n++] = lc;
+	if (n == 0) {
+		fprintf(stderr, "dpdk-shaper: needs at least one worker lcore "
+			"besides the main one (e.g. -l 0-1)\n");
+		return -1;
+	}
+	if (s->opt.rx_lcores && lcore_list("rx-lcores", s->opt.rx_lcores, rx))
+		return -1;
+	if (s->opt.tx_lcores && lcore_list("tx-lcores", s->opt.tx_lcores, tx))
+		return -1;
+	for (i = 0; i < n; i++) {
+		lc = s->worker_ids[i];
+		if (s->opt.rx_lcores == NULL)
+			rx[lc] = n == 1 || i < (n + 1) / 2;
+		if (s->opt.tx_lcores == NULL)
+			tx[lc] = n == 1 || i >= (n + 1) / 2 ||
+				 (s->opt.rx_lcores != NULL && !rx[lc]);
+	}
+	/* With one list given, the other role goes to the rest. */
+	if (s->opt.rx_lcores != NULL && s->opt.tx_lcores == NULL)
+		for (i = 0; i < n; i++)
+			tx[s->worker_ids[i]] = !rx[s->worker_ids[i]] || n == 1;
+	if (s->opt.tx_lcores != NULL && s->opt.rx_lcores == NULL)
+		for (i = 0; i < n; i++)
+			rx[s->worker_ids[i]] = !tx[s->worker_ids[i]] || n == 1;
+	for (i = 0; i < n; i++) {
+		lc = s->worker_ids[i];
+		s->workers[lc].lcore = lc;
+		s->workers[lc].rx = rx[lc];
+		s->workers[lc].tx = tx[lc];
+		if (rx[lc])
+			rx_ids[nrx++] = lc;
+		if (tx[lc])
+			tx_ids[ntx++] = lc;
+	}
+	if (nrx == 0 || ntx == 0) {
+		fprintf(stderr, "dpdk-shaper: needs at least one RX and one TX "
+			"lcore\n");
+		return -1;
+	}
+	s->nb_workers = n;
+	/* Egress ports round robin over TX lcores; RX queues of each port
+	 * round robin over RX lcores. */
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct worker *w = &s->workers[tx_ids[i % ntx]];
+
+		w->egress[w->nb_egress++] = port;
+		s->egress[port].owner = w->lcore;
+	}
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct rte_eth_dev_info info;
+		uint16_t q, nq;
+
+		rte_eth_dev_info_get(port, &info);
+		nq = RTE_MIN((uint16_t)nrx, info.max_rx_queues);
+		if (nq == 0)
+			nq = 1;
+		for (q = 0; q < nq; q++) {
+			struct worker *w = &s->workers[rx_ids[(i + q) % nrx]];
+			struct rxq_ref *r;
+
+			if (w->nb_rxq == MAX_RXQ_PER_LCORE) {
+				fprintf(stderr, "dpdk-shaper: too many RX "
+					"queues for lcore %u\n", w->lcore);
+				return -1;
+			}
+			r = &w->rxq[w->nb_rxq++];
+			r->port = port;
+			r->queue = q;
+			r->egress = (uint16_t)s->opt.pair_of[port];
+		}
+	}
+	return 0;
+}
+
+static int
+port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
+{
+	struct rte_eth_conf conf;
+	struct rte_eth_dev_info info;
+	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD, q;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	rc = rte_eth_dev_info_get(port, &info);
+	if (rc != 0)
+		return rc;
+	if (nb_rxq > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP);
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
+	if (rc != 0)
+		return rc;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+	if (rc != 0)
+		return rc;
+	for (q = 0; q < nb_rxq; q++) {
+		rc = rte_eth_rx_queue_setup(port, q, nb_rxd,
+					    rte_eth_dev_socket_id(port), NULL,
+					    s->pool);
+		if (rc != 0)
+			return rc;
+	}
+	rc = rte_eth_tx_queue_setup(port, 0, nb_txd,
+				    rte_eth_dev_socket_id(port), NULL);
+	if (rc != 0)
+		return rc;
+	rte_eth_promiscuous_enable(port); /* not every PMD supports it */
+	return rte_eth_dev_start(port);
+}
+
+int
+shaper_ports_init(struct shaper *s)
+{
+	uint16_t port, nq[SHP_MAX_PORTS] = {0};
+	unsigned int i, l;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		port = s->port_ids[i];
+		for (l = 0; l < RTE_MAX_LCORE; l++) {
+			struct worker *w = &s->workers[l];
+			uint16_t k;
+
+			for (k = 0; k < w->nb_rxq; k++)
+				if (w->rxq[k].port == port)
+					nq[port]++;
+		}
+		if (port_init(s, port, nq[port]) != 0) {
+			fprintf(stderr, "dpdk-shaper: port %u: cannot start "
+				"it\n", port);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+shaper_ports_close(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		rte_eth_dev_stop(s->port_ids[i]);
+		rte_eth_dev_close(s->port_ids[i]);
+	}
+}
+
+/* bands <- tbf <- netem, the netem stage being the root. */
+int
+shaper_stages_init(struct shaper *s)
+{
+	const struct shp_options *o = &s->opt;
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct egress *e = &s->egress[port];
+		int socket = rte_eth_dev_socket_id(port);
+		struct shp_bands_conf bc;
+		struct shp_tbf_conf *tc = NULL;
+		struct shp_netem_conf *nc = NULL;
+		char name[32], err[SHP_ERR_LEN];
+		const char *text;
+		unsigned int nprod = 0, l;
+
+		for (l = 0; l < RTE_MAX_LCORE; l++) {
+			uint16_t k;
+
+			for (k = 0; k < s->workers[l].nb_rxq; k++)
+				if (s->workers[l].rxq[k].egress == port) {
+					nprod++;
+					break;
+				}
+		}
+		snprintf(name, sizeof(name), "p%u", port);
+		bc = (struct shp_bands_conf){
+			.name = name, .nb_bands = o->bands,
+			.ring_size = o->ring_size, .socket = socket,
+			.single_producer = nprod <= 1,
+			.ctr_blocks = s->ctr, .nb_ctr_blocks = RTE_MAX_LCORE,
+		};
+		s->bands[port] = shp_qdisc_create(&shp_bands_ops, NULL,
+						  s->pool, port, socket, &bc);
+		if (s->bands[port] == NULL)
+			goto fail;
+		text = shp_options_tbf(o, port);
+		if (text != NULL) {
+			tc = malloc(sizeof(*tc));
+			if (tc == NULL || shp_tbf_parse(text, tc, err) < 0)
+				goto bad;
+		}
+		s->tbf[port] = shp_qdisc_create(&shp_tbf_ops, s->bands[port],
+						s->pool, port, socket, tc);
+		if (s->tbf[port] == NULL)
+			goto fail;
+		text = shp_options_netem(o, port);
+		if (text != NULL) {
+			nc = shp_netem_parse(text, err);
+			if (nc == NULL)
+				goto bad;
+			if (o->seed_set && !nc->seed_set) {
+				nc->seed = o->seed;
+				nc->seed_set = true;
+			}
+		}
+		s->netem[port] = shp_qdisc_create(&shp_netem_ops,
+						  s->tbf[port], s->pool, port,
+						  socket, nc);
+		if (s->netem[port] == NULL)
+			goto fail;
+		e->port = port;
+		e->txq = 0;
+		e->pending = rte_zmalloc_socket("pending", SHP_MAX_BURST *
+						sizeof(struct rte_mbuf *), 0,
+						socket);
+		if (e->pending == NULL)
+			goto fail;
+		continue;
+bad:
+		fprintf(stderr, "dpdk-shaper: port %u: %s\n", port, err);
+		return -1;
+fail:
+		fprintf(stderr, "dpdk-shaper: port %u: cannot create its "
+			"stages: %s\n", port, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* dpdk-shaper: the program's state. The logic lives in lib/. */
+#ifndef SHAPER_H
+#define SHAPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rte_mempool.h>
+
+#include "config.h"
+#include "shp_clock.h"
+#include "shp_qdisc.h"
+#include "shp_stats.h"
+
+struct rte_rcu_qsbr;
+extern struct rte_rcu_qsbr *shaper_rcu;
+
+#define MAX_RXQ_PER_LCORE 64
+
+struct rxq_ref {
+	uint16_t port;
+	uint16_t queue;
+	uint16_t egress;
+	uint32_t empty_polls;
+};
+
+/* One egress port as its TX lcore sees it. */
+struct egress {
+	uint16_t port;
+	uint16_t txq;
+	uint16_t npend;       /* packets the port did not take yet */
+	uint16_t pend_head;
+	struct rte_mbuf **pending;
+	unsigned int owner;   /* lcore id */
+};
+
+struct worker {
+	unsigned int lcore;
+	bool rx, tx;
+	uint16_t nb_rxq;
+	uint16_t nb_egress;
+	struct rxq_ref rxq[MAX_RXQ_PER_LCORE];
+	uint16_t egress[SHP_MAX_PORTS];   /* port ids this lcore transmits */
+	bool rx_done;                     /* replay: every input exhausted */
+	uint64_t loops;                   /* poll rounds, for quiescence */
+};
+
+struct shaper {
+	struct shp_options opt;
+	struct rte_mempool *pool;
+	unsigned int nb_mbufs;
+	struct shp_clock clock;
+	uint16_t nb_ports;
+	uint16_t port_ids[SHP_MAX_PORTS];
+	struct egress egress[SHP_MAX_PORTS];          /* by port id */
+	struct shp_qdisc *bands[SHP_MAX_PORTS];
+	struct shp_qdisc *tbf[SHP_MAX_PORTS];
+	struct shp_qdisc *netem[SHP_MAX_PORTS];       /* the chain's root */
+	const struct shp_classifier *classifier;      /* RCU-published */
+	struct worker workers[RTE_MAX_LCORE];
+	unsigned int worker_ids[RTE_MAX_LCORE];
+	unsigned int nb_workers;
+	/* per-lcore counters, indexed by lcore id */
+	struct shp_lcore_ctr *ctr;
+	volatile bool quit;       /* stop everything */
+	volatile bool paused;     /* `stop`: forwarding paused */
+	int exit_code;
+};
+
+extern struct shaper shaper;
+
+/* opts.c */
+int shaper_parse_args(struct shaper *s, int argc, char **argv);
+void shaper_usage(FILE *f, const char *prog);
+
+/* ports.c */
+int shaper_ports_init(struct shaper *s);
+int shaper_lcores_assign(struct shaper *s);
+int shaper_stages_init(struct shaper *s);
+void shaper_ports_close(struct shaper *s);
+unsigned int shaper_pool_size(const struct shaper *s);
+
+/* worker.c */
+int shaper_worker_main(void *arg);
+void shaper_flush(struct shaper *s);
+bool shaper_replay_done(struct shaper *s);
+
+/* stats.c */
+void shaper_stats_port(struct shaper *s, uint16_t port,
+		       struct shp_port_sum *sum);
+void shaper_stats_print(struct shaper *s, FILE *f);
+int shaper_stats_write(struct shaper *s, const char *path);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Reading the counters: sums over every lcore's block. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <rte_lcore.h>
+
+#include "shaper.h"
+
+void
+shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
+{
+	shp_stats_sum(s->ctr, RTE_MAX_LCORE, port, s->opt.bands, sum);
+}
+
+void
+shaper_stats_print(struct shaper *s, FILE *f)
+{
+	unsigned int i, b, d;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct shp_port_sum sum;
+		const struct shp_port_ctr *c = &sum.c;
+
+		shaper_stats_port(s, port, &sum);
+		fprintf(f, "port %u: rx %" PRIu64 " pkts %" PRIu64 " bytes, "
+			"tx %" PRIu64 " pkts %" PRIu64 " bytes, queued %" PRIu64
+			", dropped %" PRIu64 "\n", port, c->rx_packets,
+			c->rx_bytes, c->tx_packets, c->tx_bytes, sum.queued,
+			sum.dropped);
+		for (b = 0; b < s->opt.bands; b++)
+			fprintf(f, "  band %u: enqueued %" PRIu64 " dequeued %"
+				PRIu64 " dropped %" PRIu64 " depth %" PRIu64
+				"\n", b, c->band[b].enqueued,
+				c->band[b].dequeued, sum.band_dropped[b],
+				sum.band_depth[b]);
+		fprintf(f, "  drops:");
+		for (d = 0; d < SHP_DROP_MAX; d++)
+			fprintf(f, " %s %" PRIu64, shp_drop_names[d],
+				c->drops[d]);
+		fprintf(f, "\n  netem: queued %" PRIu64 " duplicated %" PRIu64
+			" corrupted %" PRIu64 " reordered %" PRIu64
+			" ecn_marked %" PRIu64 "\n", c->netem_qlen,
+			c->duplicated, c->corrupted, c->reordered,
+			c->ecn_marked);
+	}
+	fflush(f);
+}
+
+int
+shaper_stats_write(struct shaper *s, const char *path)
+{
+	struct shp_port_sum sums[SHP_MAX_PORTS];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < s->nb_ports; i++)
+		shaper_stats_port(s, s->port_ids[i], &sums[i]);
+	f = fopen(path, "w");
+	if (f == NULL) {
+		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
+		return -1;
+	}
+	shp_stats_write_json(f, sums, s->port_ids, s->nb_ports, s->opt.bands);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
+		return -1;
+	}
+	return 0;
+}

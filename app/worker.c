@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The poll loop of a worker lcore: RX (classify, enqueue into the egress
+ * port's bands) and/or TX (dequeue the egress chain, transmit, keep what
+ * the port refuses for the next round).
+ */
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_rcu_qsbr.h>
+
+#include "classify.h"
+#include "shaper.h"
+#include "shp_meta.h"
+
+/* A pcap input returns nothing only once exhausted; a few empty polls in a
+ * row make sure. */
+#define REPLAY_EMPTY_POLLS 64
+
+struct rte_rcu_qsbr *shaper_rcu;
+
+static inline void
+rx_queue(struct shaper *s, struct rxq_ref *r,
+	 struct shp_lcore_ctr *ctr, uint64_t now)
+{
+	struct rte_mbuf *pkts[SHP_MAX_BURST];
+	const struct shp_classifier *cls;
+	struct shp_port_ctr *in = &ctr->port[r->port];
+	struct shp_ctx ctx = { .now = now, .ctr = &ctr->port[r->egress] };
+	uint64_t bytes = 0;
+	uint16_t n, i;
+
+	n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+	if (n == 0) {
+		if (r->empty_polls < REPLAY_EMPTY_POLLS)
+			r->empty_polls++;
+		return;
+	}
+	r->empty_polls = 0;
+	for (i = 0; i < n; i++) {
+		shp_meta_init(pkts[i], now);
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
+	shp_classify_burst(cls, pkts, n);
+	shp_qdisc_enqueue(s->bands[r->egress], pkts, n, &ctx);
+}
+
+static inline void
+tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
+	uint64_t now)
+{
+	struct shp_port_ctr *pc = &ctr->port[e->port];
+	struct shp_ctx ctx = { .now = now, .ctr = pc };
+	struct rte_mbuf *pkts[SHP_MAX_BURST];
+	uint16_t n, sent, i;
+	uint64_t bytes = 0;
+
+	if (e->npend > 0) {
+		/* The port refused these last time: they go first, and
+		 * nothing new is pulled until they are gone. */
+		sent = rte_eth_tx_burst(e->port, e->txq,
+					e->pending + e->pend_head, e->npend);
+		for (i = 0; i < sent; i++)
+			bytes += rte_pktmbuf_pkt_len(e->pending[e->pend_head + i]);
+		pc->tx_packets += sent;
+		pc->tx_bytes += bytes;
+		e->pend_head += sent;
+		e->npend -= sent;
+		pc->tx_pending = e->npend;
+		if (e->npend > 0)
+			return;
+		bytes = 0;
+	}
+	n = shp_qdisc_dequeue(s->netem[e->port], pkts, s->opt.burst, &ctx);
+	if (n == 0)
+		return;
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
+	if (unlikely(sent < n)) {
+		for (i = sent; i < n; i++) {
+			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+			e->pending[i - sent] = pkts[i];
+		}
+		e->pend_head = 0;
+		e->npend = n - sent;
+		pc->tx_pending = e->npend;
+	}
+	pc->tx_packets += sent;
+	pc->tx_bytes += bytes;
+}
+
+int
+shaper_worker_main(void *arg)
+{
+	struct shaper *s = arg;
+	unsigned int lcore = rte_lcore_id();
+	struct worker *w = &s->workers[lcore];
+	struct shp_lcore_ctr *ctr = &s->ctr[lcore];
+	uint16_t k;
+
+	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
+	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
+	while (!s->quit) {
+		uint64_t now = shp_clock_now(&s->clock);
+
+		if (w->rx && !s->paused && !w->rx_done) {
+			bool all_done = s->opt.replay;
+
+			for (k = 0; k < w->nb_rxq; k++) {
+				rx_queue(s, &w->rxq[k], ctr, now);
+				all_done &= w->rxq[k].empty_polls >=
+					    REPLAY_EMPTY_POLLS;
+			}
+			if (all_done)
+				__atomic_store_n(&w->rx_done, true,
+						 __ATOMIC_RELEASE);
+		}
+		if (w->tx && !s->paused)
+			for (k = 0; k < w->nb_egress; k++)
+				tx_port(s, &s->egress[w->egress[k]], ctr, now);
+		rte_rcu_qsbr_quiescent(shaper_rcu, lcore);
+		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELEASE);
+	}
+	rte_rcu_qsbr_thread_offline(shaper_rcu, lcore);
+	rte_rcu_qsbr_thread_unregister(shaper_rcu, lcore);
+	return 0;
+}
+
+/* After the workers stopped: free whatever is still queued, counted as
+ * flushed, in the owner's counter block (still a single writer). */
+void
+shaper_flush(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct egress *e = &s->egress[port];
+		struct shp_port_ctr *pc = &s->ctr[e->owner].port[port];
+		struct shp_ctx ctx = { .now = shp_clock_now(&s->clock),
+				       .ctr = pc };
+
+		if (e->npend > 0) {
+			shp_drop_burst(&ctx, SHP_DROP_FLUSHED,
+				       e->pending + e->pend_head, e->npend);
+			e->npend = 0;
+			pc->tx_pending = 0;
+		}
+		if (s->netem[port] != NULL)
+			shp_qdisc_reset_all(s->netem[port], &ctx);
+	}
+}
+
+static bool
+all_drained(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_workers; i++) {
+		struct worker *w = &s->workers[s->worker_ids[i]];
+
+		if (w->rx && !__atomic_load_n(&w->rx_done, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	for (i = 0; i < s->nb_ports; i++) {
+		struct shp_port_sum sum;
+
+		shaper_stats_port(s, s->port_ids[i], &sum);
+		if (sum.queued != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Replay ends when every RX lcore has seen its inputs run dry and nothing
+ * is queued anywhere. A packet between two stages is in no queue for a few
+ * nanoseconds, so "drained" must still hold after every worker has gone
+ * round its loop once more.
+ */
+bool
+shaper_replay_done(struct shaper *s)
+{
+	static uint64_t seen[RTE_MAX_LCORE];
+	static bool armed;
+	unsigned int i;
+
+	if (!all_drained(s)) {
+		armed = false;
+		return false;
+	}
+	if (armed) {
+		for (i = 0; i < s->nb_workers; i++) {
+			unsigned int lc = s->worker_ids[i];
+
+			if (__atomic_load_n(&s->workers[lc].loops,
+					    __ATOMIC_ACQUIRE) < seen[lc] + 2)
+				return false;
+		}
+		return true;
+	}
+	for (i = 0; i < s->nb_workers; i++) {
+		unsigned int lc = s->worker_ids[i];
+
+		seen[lc] = __atomic_load_n(&s->workers[lc].loops,
+					   __ATOMIC_ACQUIRE);
+	}
+	armed = true;
+	return false;
+}

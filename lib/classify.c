@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+
+#include "classify.h"
+#include "shp_meta.h"
+
+/* TC_PRIO values */
+enum {
+	PRIO_BESTEFFORT = 0, PRIO_FILLER = 1, PRIO_BULK = 2,
+	PRIO_INTERACTIVE_BULK = 4, PRIO_INTERACTIVE = 6, PRIO_CONTROL = 7,
+};
+
+/* The kernel's ip_tos2prio, indexed by (tos & 0x1E) >> 1. */
+static const uint8_t tos2prio[16] = {
+	PRIO_BESTEFFORT, PRIO_FILLER, PRIO_BESTEFFORT, PRIO_BESTEFFORT,
+	PRIO_BULK, PRIO_BULK, PRIO_BULK, PRIO_BULK,
+	PRIO_INTERACTIVE, PRIO_INTERACTIVE, PRIO_INTERACTIVE, PRIO_INTERACTIVE,
+	PRIO_INTERACTIVE_BULK, PRIO_INTERACTIVE_BULK,
+	PRIO_INTERACTIVE_BULK, PRIO_INTERACTIVE_BULK,
+};
+
+/*
+ * DSCP class selector (dscp >> 3) -> priority. The TOS table maps DSCP
+ * code points oddly (EF lands in band 1, AF41 in band 2), so this mode reads
+ * the class: CS1/AF1x lower effort -> bulk, AF3x/AF4x -> interactive bulk,
+ * EF/CS5 -> interactive, CS6/CS7 network control -> control.
+ */
+static const uint8_t cs2prio[8] = {
+	PRIO_BESTEFFORT, PRIO_BULK, PRIO_BESTEFFORT, PRIO_INTERACTIVE_BULK,
+	PRIO_INTERACTIVE_BULK, PRIO_INTERACTIVE, PRIO_CONTROL, PRIO_CONTROL,
+};
+
+/* 802.1p PCP -> priority, same reading: BK(1) bulk, BE(0)/EE(2) best
+ * effort, CA(3)/VI(4) interactive bulk, VO(5) interactive, IC(6)/NC(7)
+ * control. */
+static const uint8_t pcp2prio[8] = {
+	PRIO_BESTEFFORT, PRIO_BULK, PRIO_BESTEFFORT, PRIO_INTERACTIVE_BULK,
+	PRIO_INTERACTIVE_BULK, PRIO_INTERACTIVE, PRIO_CONTROL, PRIO_CONTROL,
+};
+
+static const uint8_t linux_priomap[16] = {
+	1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1
+};
+
+#define MAX_TAGS 4
+
+static inline int
+is_vlan(uint16_t et)
+{
+	return et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ ||
+	       et == RTE_ETHER_TYPE_QINQ1 || et == RTE_ETHER_TYPE_QINQ2;
+}
+
+uint8_t
+shp_classify_prio(enum shp_classify_mode mode, const struct rte_mbuf *m)
+{
+	uint8_t buf[RTE_ETHER_HDR_LEN + MAX_TAGS * 4 + 2];
+	const uint8_t *p;
+	uint32_t off = 2 * RTE_ETHER_ADDR_LEN;
+	uint16_t et;
+	int tags = 0;
+	int pcp = -1;
+	uint8_t tos;
+
+	if (mode == SHP_CLASSIFY_NONE)
+		return 0;
+	/* Ethertype and every VLAN tag. */
+	for (;;) {
+		p = rte_pktmbuf_read(m, off, 2, buf);
+		if (p == NULL)
+			return 0;
+		et = (uint16_t)(p[0] << 8 | p[1]);
+		if (!is_vlan(et) || tags == MAX_TAGS)
+			break;
+		p = rte_pktmbuf_read(m, off + 2, 2, buf);
+		if (p == NULL)
+			return 0;
+		if (pcp < 0)
+			pcp = p[0] >> 5;
+		tags++;
+		off += 4;
+	}
+	if (mode == SHP_CLASSIFY_PCP)
+		return pcp < 0 ? 0 : pcp2prio[pcp];
+	off += 2;
+	if (et == RTE_ETHER_TYPE_IPV4) {
+		p = rte_pktmbuf_read(m, off, 2, buf);
+		if (p == NULL || (p[0] >> 4) != 4)
+			return 0;
+		tos = p[1];
+	} else if (et == RTE_ETHER_TYPE_IPV6) {
+		p = rte_pktmbuf_read(m, off, 2, buf);
+		if (p == NULL || (p[0] >> 4) != 6)
+			return 0;
+		tos = (uint8_t)((p[0] & 0x0f) << 4 | p[1] >> 4);
+	} else {
+		return 0;
+	}
+	if (mode == SHP_CLASSIFY_DSCP)
+		return cs2prio[tos >> 5];
+	return tos2prio[(tos & 0x1e) >> 1];
+}
+
+void
+shp_classify_burst(const struct shp_classifier *c, struct rte_mbuf **pkts,
+		   uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct shp_meta *meta = shp_meta(pkts[i]);
+		uint8_t prio = shp_classify_prio(c->mode, pkts[i]);
+
+		meta->prio = prio;
+		meta->band = c->priomap[prio];
+	}
+}
+
+void
+shp_priomap_default(uint8_t nb_bands, uint8_t priomap[16])
+{
+	int i;
+
+	for (i = 0; i < 16; i++)
+		priomap[i] = RTE_MIN(linux_priomap[i], nb_bands - 1);
+}
+
+int
+shp_priomap_parse(const char *s, uint8_t nb_bands, uint8_t priomap[16],
+		  char *err)
+{
+	uint8_t map[16];
+	const char *p = s;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		char *end;
+		long v;
+
+		while (*p == ' ' || *p == ',' || *p == '\t')
+			p++;
+		if (*p == '\0') {
+			snprintf(err, SHP_ERR_LEN,
+				 "priomap '%s': needs 16 bands, got %d", s, i);
+			return -1;
+		}
+		v = strtol(p, &end, 10);
+		if (end == p || (*end != '\0' && *end != ',' && *end != ' ' &&
+				 *end != '\t')) {
+			snprintf(err, SHP_ERR_LEN,
+				 "priomap '%s': '%.*s' is not a band number",
+				 s, (int)strcspn(p, ", \t"), p);
+			return -1;
+		}
+		if (v < 0 || v >= nb_bands) {
+			snprintf(err, SHP_ERR_LEN,
+				 "priomap '%s': band %ld out of range 0..%d",
+				 s, v, nb_bands - 1);
+			return -1;
+		}
+		map[i] = (uint8_t)v;
+		p = end;
+	}
+	while (*p == ' ' || *p == ',' || *p == '\t')
+		p++;
+	if (*p != '\0') {
+		snprintf(err, SHP_ERR_LEN,
+			 "priomap '%s': more than 16 entries", s);
+		return -1;
+	}
+	memcpy(priomap, map, sizeof(map));
+	return 0;
+}
+
+static const char *const mode_names[] = {
+	[SHP_CLASSIFY_TOS] = "tos", [SHP_CLASSIFY_DSCP] = "dscp",
+	[SHP_CLASSIFY_PCP] = "pcp", [SHP_CLASSIFY_NONE] = "none",
+};
+
+int
+shp_classify_mode_parse(const char *s, enum shp_classify_mode *mode, char *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(mode_names); i++) {
+		if (strcmp(s, mode_names[i]) == 0) {
+			*mode = i;
+			return 0;
+		}
+	}
+	snprintf(err, SHP_ERR_LEN,
+		 "classify '%s': use tos, dscp, pcp or none", s);
+	return -1;
+}
+
+const char *
+shp_classify_mode_name(enum shp_classify_mode mode)
+{
+	return mode_names[mode];
+}

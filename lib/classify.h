@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Classification: packet headers -> priority (0..15) -> band via priomap.
+ *
+ * Priorities are Linux TC_PRIO values, so the priomap means the same as in
+ * `tc qdisc add ... pfifo_fast` / `prio`. Anything that cannot be parsed
+ * (runt, truncated, non-IP, unknown) gets priority 0 (best effort).
+ */
+#ifndef SHP_CLASSIFY_H
+#define SHP_CLASSIFY_H
+
+#include <stdint.h>
+#include <rte_mbuf.h>
+
+#include "shp_units.h"
+
+#define SHP_PRIO_MAX 15
+
+enum shp_classify_mode {
+	SHP_CLASSIFY_TOS,   /* IPv4 TOS / IPv6 traffic class, ip_tos2prio */
+	SHP_CLASSIFY_DSCP,  /* DSCP class selector -> priority */
+	SHP_CLASSIFY_PCP,   /* outer VLAN PCP -> priority; untagged: 0 */
+	SHP_CLASSIFY_NONE,  /* everything priority 0 */
+};
+
+/* Immutable once published (the data path reads it without locks). */
+struct shp_classifier {
+	enum shp_classify_mode mode;
+	uint8_t nb_bands;
+	uint8_t priomap[SHP_PRIO_MAX + 1];
+};
+
+/* Priority of one frame. Safe on any frame: reads through
+ * rte_pktmbuf_read, never past the data. */
+uint8_t shp_classify_prio(enum shp_classify_mode mode,
+			  const struct rte_mbuf *m);
+
+/* Set meta->prio and meta->band of pkts[0..n). */
+void shp_classify_burst(const struct shp_classifier *c,
+			struct rte_mbuf **pkts, uint16_t n);
+
+/* Default priomap for nb bands: Linux's 3-band map, clamped to nb-1. */
+void shp_priomap_default(uint8_t nb_bands, uint8_t priomap[16]);
+
+/* "1,2,2,2,..." (16 values, commas or spaces), each < nb_bands. */
+int shp_priomap_parse(const char *s, uint8_t nb_bands, uint8_t priomap[16],
+		      char *err);
+
+int shp_classify_mode_parse(const char *s, enum shp_classify_mode *mode,
+			    char *err);
+const char *shp_classify_mode_name(enum shp_classify_mode mode);
+
+#endif

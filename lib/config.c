@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <inttypes.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_cfgfile.h>
+
+#include "config.h"
+#include "shp_netem.h"
+#include "shp_tbf.h"
+
+void
+shp_options_init(struct shp_options *o)
+{
+	int i;
+
+	memset(o, 0, sizeof(*o));
+	o->bands = SHP_DEFAULT_BANDS;
+	o->classify = SHP_CLASSIFY_TOS;
+	o->ring_size = SHP_DEFAULT_RING_SIZE;
+	o->burst = SHP_DEFAULT_BURST;
+	for (i = 0; i < SHP_MAX_PORTS; i++)
+		o->pair_of[i] = -1;
+}
+
+static void
+layer_free(struct shp_layer *l)
+{
+	int i;
+
+	free(l->tbf_all);
+	free(l->netem_all);
+	for (i = 0; i < SHP_MAX_PORTS; i++) {
+		free(l->tbf[i]);
+		free(l->netem[i]);
+	}
+}
+
+void
+shp_options_free(struct shp_options *o)
+{
+	layer_free(&o->file);
+	layer_free(&o->cli);
+	free(o->priomap_text);
+	free(o->stats_file);
+	free(o->rx_lcores);
+	free(o->tx_lcores);
+	free(o->config_file);
+	free(o->cmdline_file);
+	memset(o, 0, sizeof(*o));
+}
+
+static int
+set_str(char **dst, const char *v)
+{
+	char *s = strdup(v);
+
+	if (s == NULL)
+		return -1;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+static int
+parse_uint(const char *name, const char *v, uint64_t min, uint64_t max,
+	   unsigned int *out, char *err)
+{
+	uint64_t x;
+
+	if (shp_parse_u64(v, &x, err) < 0 || x < min || x > max) {
+		snprintf(err, SHP_ERR_LEN, "--%s '%s': expected an integer "
+			 "within %" PRIu64 "..%" PRIu64, name, v, min, max);
+		return -1;
+	}
+	*out = (unsigned int)x;
+	return 0;
+}
+
+/* Validate a profile text now so a bad one is refused before anything
+ * starts (and, from the CLI, before anything changes). */
+static int
+check_profile(const char *what, const char *v, char *err)
+{
+	char sub[SHP_ERR_LEN];
+
+	if (strcmp(v, "off") == 0)
+		return 0;
+	if (strcmp(what, "tbf") == 0) {
+		struct shp_tbf_conf c;
+
+		if (shp_tbf_parse(v, &c, sub) < 0)
+			goto bad;
+	} else {
+		struct shp_netem_conf *c = shp_netem_parse(v, sub);
+
+		if (c == NULL)
+			goto bad;
+		shp_netem_conf_free(c);
+	}
+	return 0;
+bad:
+	snprintf(err, SHP_ERR_LEN, "%s", sub);
+	return -1;
+}
+
+int
+shp_pairs_parse(const char *s, int pair_of[SHP_MAX_PORTS], char *err)
+{
+	int map[SHP_MAX_PORTS];
+	const char *p = s;
+	int i;
+
+	for (i = 0; i < SHP_MAX_PORTS; i++)
+		map[i] = -1;
+	while (*p != '\0') {
+		unsigned int a, b;
+		int n = 0;
+
+		if (sscanf(p, "%u:%u%n", &a, &b, &n) != 2 || n == 0 ||
+		    (p[n] != '\0' && p[n] != ',')) {
+			snprintf(err, SHP_ERR_LEN, "--pairs '%s': expected "
+				 "A:B[,C:D...] with port numbers", s);
+			return -1;
+		}
+		if (a >= SHP_MAX_PORTS || b >= SHP_MAX_PORTS) {
+			snprintf(err, SHP_ERR_LEN, "--pairs '%s': port "
+				 "numbers must be below %d", s, SHP_MAX_PORTS);
+			return -1;
+		}
+		if (map[a] != -1 || (a != b && map[b] != -1)) {
+			snprintf(err, SHP_ERR_LEN, "--pairs '%s': port %u "
+				 "appears twice", s, map[a] != -1 ? a : b);
+			return -1;
+		}
+		map[a] = b;
+		map[b] = a;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	memcpy(pair_of, map, sizeof(map));
+	return 0;
+}
+
+static int
+set_port_profile(struct shp_layer *l, const char *what, int port,
+		 const char *v, char *err)
+{
+	char **slot;
+
+	if (port < 0 || port >= SHP_MAX_PORTS) {
+		snprintf(err, SHP_ERR_LEN, "--%s-port: port %d out of range "
+			 "0..%d", what, port, SHP_MAX_PORTS - 1);
+		return -1;
+	}
+	if (check_profile(what, v, err) < 0)
+		return -1;
+	slot = strcmp(what, "tbf") == 0 ? &l->tbf[port] : &l->netem[port];
+	return set_str(slot, v);
+}
+
+int
+shp_option_set(struct shp_options *o, const char *name, int port,
+	       const char *v, bool cli, char *err)
+{
+	struct shp_layer *l = cli ? &o->cli : &o->file;
+	uint64_t x;
+
+	if (strcmp(name, "bands") == 0)
+		return parse_uint(name, v, 1, SHP_MAX_BANDS, &o->bands, err);
+	if (strcmp(name, "priomap") == 0)
+		return set_str(&o->priomap_text, v);
+	if (strcmp(name, "classify") == 0) {
+		char sub[SHP_ERR_LEN];
+
+		if (shp_classify_mode_parse(v, &o->classify, sub) < 0) {
+			snprintf(err, SHP_ERR_LEN, "--%s", sub);
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(name, "seed") == 0) {
+		if (shp_parse_u64(v, &x, err) < 0) {
+			snprintf(err, SHP_ERR_LEN, "--seed '%s': expected a "
+				 "non-negative integer", v);
+			return -1;
+		}
+		o->seed = x;
+		o->seed_set = true;
+		return 0;
+	}
+	if (strcmp(name, "tbf") == 0 || strcmp(name, "netem") == 0) {
+		if (check_profile(name, v, err) < 0)
+			return -1;
+		return set_str(name[0] == 't' ? &l->tbf_all : &l->netem_all,
+			       v);
+	}
+	if (strcmp(name, "tbf-port") == 0)
+		return set_port_profile(l, "tbf", port, v, err);
+	if (strcmp(name, "netem-port") == 0)
+		return set_port_profile(l, "netem", port, v, err);
+	if (strcmp(name, "pairs") == 0) {
+		if (shp_pairs_parse(v, o->pair_of, err) < 0)
+			return -1;
+		o->pairs_set = true;
+		return 0;
+	}
+	if (strcmp(name, "mbufs") == 0)
+		return parse_uint(name, v, 1024, 1u << 30, &o->mbufs, err);
+	if (strcmp(name, "ring-size") == 0 || strcmp(name, "ring_size") == 0)
+		return parse_uint("ring-size", v, 2, 1u << 24, &o->ring_size,
+				  err);
+	if (strcmp(name, "burst") == 0)
+		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
+	if (strcmp(name, "stats-period") == 0)
+		return parse_uint(name, v, 0, 86400, &o->stats_period, err);
+	if (strcmp(name, "stats-file") == 0)
+		return set_str(&o->stats_file, v);
+	if (strcmp(name, "rx-lcores") == 0)
+		return set_str(&o->rx_lcores, v);
+	if (strcmp(name, "tx-lcores") == 0)
+		return set_str(&o->tx_lcores, v);
+	if (strcmp(name, "cmdline-file") == 0)
+		return set_str(&o->cmdline_file, v);
+	snprintf(err, SHP_ERR_LEN, "unknown option '%s'", name);
+	return -1;
+}
+
+/* Keys allowed in [global]: the command-line names, '_' for '-'. */
+static const char *const global_keys[] = {
+	"bands", "priomap", "classify", "seed", "ring_size", "burst",
+	"mbufs", "tbf", "netem", "pairs", NULL
+};
+
+int
+shp_config_load(struct shp_options *o, const char *path, char *err)
+{
+	struct rte_cfgfile *cfg;
+	char sub[SHP_ERR_LEN];
+	int nsec, s, rc = -1;
+	char (*names)[CFG_NAME_LEN] = NULL;
+	char **ptrs = NULL;
+
+	cfg = rte_cfgfile_load(path, 0);
+	if (cfg == NULL) {
+		snprintf(err, SHP_ERR_LEN, "--config %s: cannot read it or "
+			 "it is not a valid INI file", path);
+		return -1;
+	}
+	nsec = rte_cfgfile_num_sections(cfg, NULL, 0);
+	names = calloc(nsec > 0 ? nsec : 1, sizeof(*names));
+	ptrs = calloc(nsec > 0 ? nsec : 1, sizeof(*ptrs));
+	if (names == NULL || ptrs == NULL)
+		goto out;
+	for (s = 0; s < nsec; s++)
+		ptrs[s] = names[s];
+	rte_cfgfile_sections(cfg, ptrs, nsec);
+	for (s = 0; s < nsec; s++) {
+		const char *sec = names[s];
+		int nent = rte_cfgfile_section_num_entries(cfg, sec);
+		struct rte_cfgfile_entry *ent;
+		int e, port = -1;
+		char tail;
+
+		if (strcmp(sec, "global") != 0 &&
+		    (sscanf(sec, "port %d%c", &port, &tail) != 1 ||
+		     port < 0 || port >= SHP_MAX_PORTS)) {
+			snprintf(err, SHP_ERR_LEN, "%s: unknown section [%s] "
+				 "(use [global] or [port N])", path, sec);
+			goto out;
+		}
+		ent = calloc(nent > 0 ? nent : 1, sizeof(*ent));
+		if (ent == NULL)
+			goto out;
+		rte_cfgfile_section_entries(cfg, sec, ent, nent);
+		for (e = 0; e < nent; e++) {
+			const char *k = ent[e].name;
+			const char *v = ent[e].value;
+			int ok = 0, i;
+
+			if (port < 0) {
+				for (i = 0; global_keys[i]; i++)
+					ok |= strcmp(k, global_keys[i]) == 0;
+				if (ok && shp_option_set(o, k, -1, v, false,
+							 sub) < 0)
+					goto bad_value;
+			} else if (strcmp(k, "tbf") == 0 ||
+				   strcmp(k, "netem") == 0) {
+				ok = 1;
+				if (set_port_profile(&o->file, k, port, v,
+						     sub) < 0)
+					goto bad_value;
+			}
+			if (!ok) {
+				snprintf(err, SHP_ERR_LEN, "%s: [%s] unknown "
+					 "key '%s'", path, sec, k);
+				free(ent);
+				goto out;
+			}
+			continue;
+bad_value:
+			snprintf(err, SHP_ERR_LEN, "%s: [%s] %s: %s", path,
+				 sec, k, sub);
+			free(ent);
+			goto out;
+		}
+		free(ent);
+	}
+	rc = 0;
+out:
+	free(ptrs);
+	free(names);
+	rte_cfgfile_close(cfg);
+	return rc;
+}
+
+int
+shp_options_finalize(struct shp_options *o, char *err)
+{
+	struct shp_classifier *c = &o->classifier;
+	char sub[SHP_ERR_LEN];
+
+	c->mode = o->classify;
+	c->nb_bands = (uint8_t)o->bands;
+	if (o->priomap_text == NULL) {
+		shp_priomap_default(c->nb_bands, c->priomap);
+	} else if (shp_priomap_parse(o->priomap_text, c->nb_bands,
+				     c->priomap, sub) < 0) {
+		snprintf(err, SHP_ERR_LEN, "--%s", sub);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *
+pick(const char *cli_port, const char *cli_all, const char *file_port,
+     const char *file_all)
+{
+	const char *v = cli_port ? cli_port : cli_all ? cli_all :
+			file_port ? file_port : file_all;
+
+	return (v != NULL && strcmp(v, "off") == 0) ? NULL : v;
+}
+
+const char *
+shp_options_tbf(const struct shp_options *o, uint16_t port)
+{
+	return pick(o->cli.tbf[port], o->cli.tbf_all, o->file.tbf[port],
+		    o->file.tbf_all);
+}
+
+const char *
+shp_options_netem(const struct shp_options *o, uint16_t port)
+{
+	return pick(o->cli.netem[port], o->cli.netem_all, o->file.netem[port],
+		    o->file.netem_all);
+}

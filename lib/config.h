@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Options shared by dpdk-shaper and dpdk-shaper-replay: the command line
+ * and the INI profile (librte_cfgfile) fill one struct; the command line
+ * wins over the file.
+ *
+ * INI format:
+ *   [global]
+ *   bands = 3
+ *   priomap = 1,2,2,2,1,2,0,0,1,1,1,1,1,1,1,1
+ *   classify = tos
+ *   seed = 42
+ *   ring_size = 1024
+ *   [port 1]
+ *   tbf = rate 10mbit burst 10kb limit 1mb
+ *   netem = delay 10ms 1ms loss 1%
+ */
+#ifndef SHP_CONFIG_H
+#define SHP_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "shp_stats.h"
+#include "shp_units.h"
+
+/* Per-port profile texts from one source (file or command line). */
+struct shp_layer {
+	char *tbf_all;
+	char *netem_all;
+	char *tbf[SHP_MAX_PORTS];
+	char *netem[SHP_MAX_PORTS];
+};
+
+struct shp_options {
+	unsigned int bands;
+	char *priomap_text;           /* NULL: default for `bands` */
+	enum shp_classify_mode classify;
+	uint64_t seed;
+	bool seed_set;
+	struct shp_layer file, cli;
+	/* ports */
+	int pair_of[SHP_MAX_PORTS];   /* egress port of each ingress port */
+	bool pairs_set;
+	/* resources */
+	unsigned int mbufs;           /* 0: computed */
+	unsigned int ring_size;
+	unsigned int burst;
+	/* run */
+	unsigned int stats_period;
+	char *stats_file;
+	bool replay;
+	char *rx_lcores;
+	char *tx_lcores;
+	char *config_file;
+	bool interactive;
+	char *cmdline_file;
+	/* derived by shp_options_finalize */
+	struct shp_classifier classifier;
+};
+
+#define SHP_DEFAULT_BANDS 3
+#define SHP_DEFAULT_RING_SIZE 1024
+#define SHP_DEFAULT_BURST 32
+#define SHP_MAX_BURST 512
+
+void shp_options_init(struct shp_options *o);
+void shp_options_free(struct shp_options *o);
+
+/* Set a named option (the long option name without "--") from the command
+ * line (cli = true) or the file. 0, or -1 with err. `port` is used by the
+ * per-port options (tbf-port, netem-port). */
+int shp_option_set(struct shp_options *o, const char *name, int port,
+		   const char *value, bool cli, char *err);
+
+/* Load an INI profile. 0, or -1 with err naming file, section and key. */
+int shp_config_load(struct shp_options *o, const char *path, char *err);
+
+/* Check everything that depends on more than one option (priomap against
+ * bands, profiles parse) and fill the classifier. */
+int shp_options_finalize(struct shp_options *o, char *err);
+
+/* The effective profile text for an egress port (NULL: none). */
+const char *shp_options_tbf(const struct shp_options *o, uint16_t port);
+const char *shp_options_netem(const struct shp_options *o, uint16_t port);
+
+/* "0:1,2:3" */
+int shp_pairs_parse(const char *s, int pair_of[SHP_MAX_PORTS], char *err);
+
+#endif

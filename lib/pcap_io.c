@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <pcap/pcap.h>
+
+#include "pcap_io.h"
+
+int
+shp_pcap_check(const char *path, uint64_t *packets, char *err)
+{
+	char perr[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	uint64_t n = 0;
+	pcap_t *p;
+	int rc;
+
+	p = pcap_open_offline_with_tstamp_precision(path,
+			PCAP_TSTAMP_PRECISION_NANO, perr);
+	if (p == NULL) {
+		snprintf(err, SHP_ERR_LEN, "%s: not a readable capture: %s",
+			 path, perr);
+		return -1;
+	}
+	if (pcap_datalink(p) != DLT_EN10MB) {
+		snprintf(err, SHP_ERR_LEN, "%s: link type %s (%d) is not "
+			 "Ethernet", path,
+			 pcap_datalink_val_to_name(pcap_datalink(p)) ?
+			 pcap_datalink_val_to_name(pcap_datalink(p)) : "?",
+			 pcap_datalink(p));
+		pcap_close(p);
+		return -1;
+	}
+	while ((rc = pcap_next_ex(p, &h, &data)) == 1)
+		n++;
+	if (rc == PCAP_ERROR) {
+		snprintf(err, SHP_ERR_LEN, "%s: broken after %" PRIu64
+			 " packets: %s", path, n, pcap_geterr(p));
+		pcap_close(p);
+		return -1;
+	}
+	pcap_close(p);
+	*packets = n;
+	return 0;
+}

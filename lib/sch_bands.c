@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <rte_errno.h>
+#include <rte_ring.h>
+
+#include "sch_bands.h"
+#include "shp_meta.h"
+
+#define STASH 32
+
+/*
+ * The consumer takes packets out of a ring a burst at a time into a stash,
+ * which gives it peek and one-by-one dequeue for the token bucket without
+ * touching the ring's shared cache lines per packet. Stashed packets still
+ * count as in the band.
+ */
+struct band {
+	struct rte_ring *ring;
+	uint16_t head;
+	uint16_t cnt;
+	struct rte_mbuf *stash[STASH];
+} __rte_cache_aligned;
+
+struct bands_priv {
+	unsigned int nb_bands;
+	uint64_t limit;      /* bytes; 0 = none */
+	uint64_t pushout_at; /* clock value of the last pushout pass */
+	const struct shp_lcore_ctr *ctr_blocks;
+	unsigned int nb_ctr_blocks;
+	/* Set by producers, cleared by the consumer: its own cache line. */
+	uint32_t bitmap __rte_cache_aligned;
+	struct band band[SHP_MAX_BANDS];
+};
+
+static inline struct bands_priv *
+priv(const struct shp_qdisc *q)
+{
+	return q->priv;
+}
+
+static int
+bands_init(struct shp_qdisc *q, const void *arg)
+{
+	const struct shp_bands_conf *conf = arg;
+	struct bands_priv *p = priv(q);
+	char name[RTE_RING_NAMESIZE];
+	unsigned int b, flags;
+
+	if (conf == NULL || conf->nb_bands < 1 ||
+	    conf->nb_bands > SHP_MAX_BANDS || conf->ring_size < 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	p->nb_bands = conf->nb_bands;
+	p->ctr_blocks = conf->ctr_blocks;
+	p->nb_ctr_blocks = conf->nb_ctr_blocks;
+	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
+	if (conf->single_producer)
+		flags |= RING_F_SP_ENQ;
+	for (b = 0; b < p->nb_bands; b++) {
+		snprintf(name, sizeof(name), "%s_b%u", conf->name, b);
+		p->band[b].ring = rte_ring_create(name, conf->ring_size,
+						  conf->socket, flags);
+		if (p->band[b].ring == NULL) {
+			errno = rte_errno;
+			while (b-- > 0)
+				rte_ring_free(p->band[b].ring);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+bands_fini(struct shp_qdisc *q)
+{
+	struct bands_priv *p = priv(q);
+	unsigned int b;
+
+	for (b = 0; b < p->nb_bands; b++)
+		rte_ring_free(p->band[b].ring);
+}
+
+static inline void
+mark_nonempty(struct bands_priv *p, uint32_t bits)
+{
+	/*
+	 * The consumer clears a bit and then re-reads the ring; we enqueue
+	 * and then read the bit. Without a full fence both sides could miss
+	 * each other's store (store-load reordering) and strand a packet.
+	 * One fence per burst, not per packet.
+	 */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((__atomic_load_n(&p->bitmap, __ATOMIC_RELAXED) & bits) != bits)
+		__atomic_fetch_or(&p->bitmap, bits, __ATOMIC_SEQ_CST);
+}
+
+static uint16_t
+bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+	struct rte_mbuf *vec[SHP_MAX_BANDS][n];
+	uint16_t cnt[SHP_MAX_BANDS] = {0};
+	uint32_t used = 0, bits = 0;
+	uint16_t i, accepted = 0;
+
+	for (i = 0; i < n; i++) {
+		uint8_t b = shp_meta(pkts[i])->band;
+
+		if (unlikely(b >= p->nb_bands))
+			b = p->nb_bands - 1;
+		vec[b][cnt[b]++] = pkts[i];
+		used |= 1u << b;
+	}
+	while (used != 0) {
+		unsigned int b = __builtin_ctz(used);
+		struct shp_band_ctr *bc = &ctx->ctr->band[b];
+		unsigned int k, ok;
+		uint64_t bytes = 0;
+
+		used &= used - 1;
+		ok = rte_ring_enqueue_burst(p->band[b].ring, (void **)vec[b],
+					    cnt[b], NULL);
+		for (k = 0; k < ok; k++)
+			bytes += rte_pktmbuf_pkt_len(vec[b][k]);
+		bc->enqueued += ok;
+		bc->enqueued_bytes += bytes;
+		accepted += ok;
+		if (ok > 0)
+			bits |= 1u << b;
+		if (ok < cnt[b]) {
+			bc->full += cnt[b] - ok;
+			shp_drop_burst(ctx, SHP_DROP_BAND_FULL, vec[b] + ok,
+				       cnt[b] - ok);
+		}
+	}
+	if (bits)
+		mark_nonempty(p, bits);
+	return accepted;
+}
+
+/* Make the stash of band b non-empty; false when the band is empty. */
+static inline int
+band_fill(struct band *bd)
+{
+	if (bd->cnt > 0)
+		return 1;
+	bd->head = 0;
+	bd->cnt = rte_ring_sc_dequeue_burst(bd->ring, (void **)bd->stash,
+					    STASH, NULL);
+	return bd->cnt > 0;
+}
+
+/*
+ * The lowest band holding packets, with its stash filled; -1 when all are
+ * empty. A band found empty has its bit cleared, then the ring is read again
+ * in case a producer enqueued meanwhile (see mark_nonempty).
+ */
+static inline int
+first_band(struct bands_priv *p)
+{
+	uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
+
+	while (bm != 0) {
+		unsigned int b = __builtin_ctz(bm);
+		struct band *bd = &p->band[b];
+
+		if (likely(band_fill(bd)))
+			return b;
+		__atomic_fetch_and(&p->bitmap, ~(1u << b), __ATOMIC_SEQ_CST);
+		if (!rte_ring_empty(bd->ring)) {
+			__atomic_fetch_or(&p->bitmap, 1u << b,
+					  __ATOMIC_SEQ_CST);
+			continue;
+		}
+		bm &= bm - 1;
+	}
+	return -1;
+}
+
+static inline void
+band_take(struct band *bd, struct shp_band_ctr *bc, struct rte_mbuf **out,
+	  uint16_t k)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < k; i++) {
+		out[i] = bd->stash[bd->head + i];
+		bytes += rte_pktmbuf_pkt_len(out[i]);
+	}
+	bd->head += k;
+	bd->cnt -= k;
+	bc->dequeued += k;
+	bc->dequeued_bytes += bytes;
+}
+
+/* Bytes in band b right now, from every lcore's counters. */
+static uint64_t
+band_backlog(const struct bands_priv *p, uint16_t port, unsigned int b)
+{
+	uint64_t in = 0, out = 0;
+	unsigned int l;
+
+	for (l = 0; l < p->nb_ctr_blocks; l++) {
+		const struct shp_band_ctr *bc =
+			&p->ctr_blocks[l].port[port].band[b];
+
+		in += __atomic_load_n(&bc->enqueued_bytes, __ATOMIC_RELAXED);
+		out += bc->dequeued_bytes + bc->pushed_out_bytes;
+	}
+	return in > out ? in - out : 0;
+}
+
+/*
+ * Keep the bytes in all bands within the limit by dropping from the head of
+ * the lowest-priority non-empty band. Runs once per clock value: the token
+ * bucket peeks packet by packet within one poll.
+ */
+static void
+bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+	uint64_t backlog[SHP_MAX_BANDS], total = 0;
+	int b;
+
+	if (p->limit == 0 || ctx->now == p->pushout_at)
+		return;
+	p->pushout_at = ctx->now;
+	for (b = 0; b < (int)p->nb_bands; b++) {
+		backlog[b] = band_backlog(p, q->port, b);
+		total += backlog[b];
+	}
+	for (b = p->nb_bands - 1; b >= 0 && total > p->limit; b--) {
+		struct band *bd = &p->band[b];
+		struct shp_band_ctr *bc = &ctx->ctr->band[b];
+
+		while (total > p->limit && band_fill(bd)) {
+			struct rte_mbuf *m = bd->stash[bd->head++];
+			uint32_t len = rte_pktmbuf_pkt_len(m);
+
+			bd->cnt--;
+			bc->pushed_out++;
+			bc->pushed_out_bytes += len;
+			total -= RTE_MIN((uint64_t)len, total);
+			shp_drop(ctx, SHP_DROP_TBF_LIMIT, m);
+		}
+	}
+}
+
+static uint16_t
+bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+	uint16_t got = 0;
+	int b;
+
+	bands_pushout(q, ctx);
+	while (got < n && (b = first_band(p)) >= 0) {
+		struct band *bd = &p->band[b];
+		uint16_t k = RTE_MIN((uint16_t)(n - got), bd->cnt);
+
+		band_take(bd, &ctx->ctr->band[b], pkts + got, k);
+		got += k;
+	}
+	return got;
+}
+
+static struct rte_mbuf *
+bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+	int b;
+
+	bands_pushout(q, ctx);
+	b = first_band(p);
+	if (b < 0)
+		return NULL;
+	return p->band[b].stash[p->band[b].head];
+}
+
+/* Free every queued packet, counted as flushed (and pushed out of its band
+ * so the band's depth returns to zero). */
+static void
+bands_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+	unsigned int b;
+
+	for (b = 0; b < p->nb_bands; b++) {
+		struct band *bd = &p->band[b];
+		struct shp_band_ctr *bc = &ctx->ctr->band[b];
+
+		while (band_fill(bd)) {
+			uint64_t bytes = 0;
+			uint16_t i;
+
+			for (i = 0; i < bd->cnt; i++)
+				bytes += rte_pktmbuf_pkt_len(
+					bd->stash[bd->head + i]);
+			bc->pushed_out += bd->cnt;
+			bc->pushed_out_bytes += bytes;
+			shp_drop_burst(ctx, SHP_DROP_FLUSHED,
+				       bd->stash + bd->head, bd->cnt);
+			bd->cnt = 0;
+		}
+	}
+}
+
+static void
+bands_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	unsigned int b;
+
+	st->qlen = 0;
+	for (b = 0; b < priv(q)->nb_bands; b++)
+		st->qlen += shp_bands_count(q, b);
+}
+
+static void
+bands_dump(const struct shp_qdisc *q, FILE *f)
+{
+	fprintf(f, "bands %u", priv(q)->nb_bands);
+}
+
+void
+shp_bands_set_limit(struct shp_qdisc *q, uint64_t bytes)
+{
+	__atomic_store_n(&priv(q)->limit, bytes, __ATOMIC_RELEASE);
+}
+
+uint32_t
+shp_bands_bitmap(const struct shp_qdisc *q)
+{
+	return __atomic_load_n(&priv(q)->bitmap, __ATOMIC_ACQUIRE);
+}
+
+unsigned int
+shp_bands_count(const struct shp_qdisc *q, unsigned int b)
+{
+	const struct band *bd = &priv(q)->band[b];
+
+	return rte_ring_count(bd->ring) +
+	       __atomic_load_n(&bd->cnt, __ATOMIC_RELAXED);
+}
+
+unsigned int
+shp_bands_nb(const struct shp_qdisc *q)
+{
+	return priv(q)->nb_bands;
+}
+
+const struct shp_qdisc_ops shp_bands_ops = {
+	.id = "bands",
+	.priv_size = sizeof(struct bands_priv),
+	.init = bands_init,
+	.enqueue = bands_enqueue,
+	.dequeue = bands_dequeue,
+	.peek = bands_peek,
+	.reset = bands_reset,
+	.stats = bands_stats,
+	.dump = bands_dump,
+	.fini = bands_fini,
+};

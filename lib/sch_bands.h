@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pfifo_fast with N bands, one rte_ring per band.
+ *
+ * Producers (RX lcores, any number) enqueue with shp_qdisc_enqueue(), each
+ * packet going to meta->band. The one consumer (the TX lcore owning the
+ * egress port) dequeues strictly by priority: band 0 first, FIFO within a
+ * band, the band chosen as the lowest set bit of a bitmap of non-empty bands.
+ *
+ * With a byte limit set (tbf `limit`), the consumer keeps the bytes queued
+ * in all bands within the limit by pushing out packets from the head of the
+ * lowest-priority non-empty band, so overload always costs the lowest band
+ * first (counted as tbf_limit).
+ */
+#ifndef SHP_SCH_BANDS_H
+#define SHP_SCH_BANDS_H
+
+#include "shp_qdisc.h"
+
+struct shp_bands_conf {
+	const char *name;          /* ring name prefix, unique per port */
+	unsigned int nb_bands;     /* 1..SHP_MAX_BANDS */
+	unsigned int ring_size;    /* packets per band (exact) */
+	int socket;
+	int single_producer;       /* only one RX lcore feeds this port */
+	/* Counter blocks of every lcore, to sum producer-side byte counters
+	 * for the limit. */
+	const struct shp_lcore_ctr *ctr_blocks;
+	unsigned int nb_ctr_blocks;
+};
+
+/* Bytes allowed in all bands together; 0 = no limit. Control plane. */
+void shp_bands_set_limit(struct shp_qdisc *q, uint64_t bytes);
+
+/* The bitmap of bands believed non-empty (for tests and `show bands`). */
+uint32_t shp_bands_bitmap(const struct shp_qdisc *q);
+
+/* Packets in band b (ring plus the consumer's stash). */
+unsigned int shp_bands_count(const struct shp_qdisc *q, unsigned int b);
+
+unsigned int shp_bands_nb(const struct shp_qdisc *q);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Per-packet metadata kept in the mbuf private area.
+ *
+ * Every stage reads and writes its per-packet state here so that nothing is
+ * allocated per packet. The area is not zeroed by the mempool and clones do
+ * not carry it: whoever creates a packet (RX, the replay tool, a netem
+ * duplicate) calls shp_meta_init().
+ */
+#ifndef SHP_META_H
+#define SHP_META_H
+
+#include <stdint.h>
+#include <bsd/sys/tree.h>
+#include <rte_mbuf.h>
+
+#define SHP_META_F_DUP     0x01 /* a netem copy: never duplicated again */
+
+struct shp_meta {
+	uint64_t rx_ns;          /* arrival time on the shaper clock (ns) */
+	uint64_t time_to_send;   /* netem departure time (ns) */
+	RB_ENTRY(shp_meta) rb;   /* netem tfifo tree node */
+	struct shp_meta *next;   /* netem tfifo list fast path */
+	uint8_t prio;            /* TC_PRIO-style priority 0..15 */
+	uint8_t band;            /* band chosen through the priomap */
+	uint8_t flags;           /* SHP_META_F_* */
+	uint8_t pad[5];
+};
+
+/* priv_size to give rte_pktmbuf_pool_create(). */
+#define SHP_MBUF_PRIV_SIZE \
+	RTE_ALIGN(sizeof(struct shp_meta), RTE_MBUF_PRIV_ALIGN)
+
+static inline struct shp_meta *
+shp_meta(struct rte_mbuf *m)
+{
+	return (struct shp_meta *)rte_mbuf_to_priv(m);
+}
+
+static inline struct rte_mbuf *
+shp_meta_mbuf(struct shp_meta *meta)
+{
+	return (struct rte_mbuf *)((char *)meta - sizeof(struct rte_mbuf));
+}
+
+static inline void
+shp_meta_init(struct rte_mbuf *m, uint64_t rx_ns)
+{
+	struct shp_meta *meta = shp_meta(m);
+
+	meta->rx_ns = rx_ns;
+	meta->time_to_send = 0;
+	meta->next = NULL;
+	meta->prio = 0;
+	meta->band = 0;
+	meta->flags = 0;
+}
+
+#endif

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <rte_malloc.h>
+
+#include "shp_qdisc.h"
+
+struct shp_qdisc *
+shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
+		 struct rte_mempool *pool, uint16_t port, int socket,
+		 const void *conf)
+{
+	struct shp_qdisc *q;
+
+	q = rte_zmalloc_socket(ops->id, sizeof(*q) + ops->priv_size,
+			       RTE_CACHE_LINE_SIZE, socket);
+	if (q == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->ops = ops;
+	q->child = child;
+	q->pool = pool;
+	q->port = port;
+	q->priv = q + 1;
+	if (ops->init != NULL && ops->init(q, conf) < 0) {
+		rte_free(q);
+		return NULL;
+	}
+	return q;
+}
+
+void
+shp_qdisc_destroy(struct shp_qdisc *q)
+{
+	if (q == NULL)
+		return;
+	if (q->ops->fini != NULL)
+		q->ops->fini(q);
+	rte_free(q);
+}
+
+uint32_t
+shp_qdisc_qlen_total(const struct shp_qdisc *q)
+{
+	struct shp_qstats st;
+	uint32_t n = 0;
+
+	for (; q != NULL; q = q->child) {
+		st.qlen = 0;
+		st.backlog = 0;
+		q->ops->stats(q, &st);
+		n += st.qlen;
+	}
+	return n;
+}
+
+void
+shp_qdisc_reset_all(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	for (; q != NULL; q = q->child)
+		if (q->ops->reset != NULL)
+			q->ops->reset(q, ctx);
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The stage ("queueing discipline") interface.
+ *
+ * In the spirit of Linux Qdisc_ops: every discipline is one file that fills
+ * one small ops table; its private state lives behind `priv` and nobody else
+ * looks at it. Stages work on vectors of packets (VPP style) and compose
+ * through `child`: a discipline that gates or delays (tbf, netem) pulls from
+ * its child on dequeue. A port's egress path is the chain
+ *
+ *     netem  ->child->  tbf  ->child->  bands
+ *
+ * and the TX lcore calls dequeue on the root only. RX enqueues into the
+ * bands directly (they are the only multi-producer stage).
+ *
+ * Stages never read the clock: `ctx->now` is given (TSC-derived when live,
+ * virtual in tests and in the offline replay tool).
+ *
+ * Configuration objects passed to init/change are immutable once published:
+ * change() only swaps a pointer that the data path loads once per call, so a
+ * control thread may call it while the owner lcore runs, provided the old
+ * object is freed only after an RCU grace period (the caller's job).
+ */
+#ifndef SHP_QDISC_H
+#define SHP_QDISC_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "shp_stats.h"
+
+struct shp_qdisc;
+
+/* What a stage call needs besides its packets. */
+struct shp_ctx {
+	uint64_t now;                /* ns on the shaper clock */
+	struct shp_port_ctr *ctr;    /* the calling lcore's block for this port */
+};
+
+/* Generic numbers every stage reports (ops->stats). */
+struct shp_qstats {
+	uint32_t qlen;       /* packets held by this stage alone */
+	uint64_t backlog;    /* bytes held by this stage alone */
+};
+
+struct shp_qdisc_ops {
+	const char *id;
+	size_t priv_size;
+	/* conf is the stage's own config type; NULL means "off"/defaults. */
+	int (*init)(struct shp_qdisc *q, const void *conf);
+	/* Publish a new immutable conf; returns the previous one (caller frees
+	 * it after a grace period). */
+	const void *(*change)(struct shp_qdisc *q, const void *conf);
+	/* Takes ownership of pkts[0..n): accepted or counted as dropped and
+	 * freed. Returns how many were accepted. */
+	uint16_t (*enqueue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
+			    uint16_t n, struct shp_ctx *ctx);
+	/* Up to n packets due at ctx->now; never waits to fill a burst. */
+	uint16_t (*dequeue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
+			    uint16_t n, struct shp_ctx *ctx);
+	/* The packet dequeue would return next, or NULL; stays queued. */
+	struct rte_mbuf *(*peek)(struct shp_qdisc *q, struct shp_ctx *ctx);
+	/* Free everything held here (not in the child), counted as flushed. */
+	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
+	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
+	/* Print the current configuration in its tc syntax. */
+	void (*dump)(const struct shp_qdisc *q, FILE *f);
+	void (*fini)(struct shp_qdisc *q);
+};
+
+struct shp_qdisc {
+	const struct shp_qdisc_ops *ops;
+	struct shp_qdisc *child;
+	struct rte_mempool *pool;   /* for stages that create packets */
+	uint16_t port;              /* egress port id, for stream seeding */
+	void *priv;
+};
+
+/* Allocate (on socket) and init a stage; NULL with errno/rte_errno on error. */
+struct shp_qdisc *shp_qdisc_create(const struct shp_qdisc_ops *ops,
+				   struct shp_qdisc *child,
+				   struct rte_mempool *pool, uint16_t port,
+				   int socket, const void *conf);
+void shp_qdisc_destroy(struct shp_qdisc *q);
+
+/* Packets held by q and all its children. */
+uint32_t shp_qdisc_qlen_total(const struct shp_qdisc *q);
+
+/* Reset q and all its children. */
+void shp_qdisc_reset_all(struct shp_qdisc *q, struct shp_ctx *ctx);
+
+static inline uint16_t
+shp_qdisc_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+		  struct shp_ctx *ctx)
+{
+	return q->ops->dequeue(q, pkts, n, ctx);
+}
+
+static inline uint16_t
+shp_qdisc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+		  struct shp_ctx *ctx)
+{
+	return q->ops->enqueue(q, pkts, n, ctx);
+}
+
+/* Free a vector of dropped packets, counting them under `cause`. */
+static inline void
+shp_drop_burst(struct shp_ctx *ctx, enum shp_drop cause,
+	       struct rte_mbuf **pkts, uint16_t n)
+{
+	if (n == 0)
+		return;
+	ctx->ctr->drops[cause] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static inline void
+shp_drop(struct shp_ctx *ctx, enum shp_drop cause, struct rte_mbuf *m)
+{
+	ctx->ctr->drops[cause]++;
+	rte_pktmbuf_free(m);
+}
+
+extern const struct shp_qdisc_ops shp_bands_ops;
+extern const struct shp_qdisc_ops shp_tbf_ops;
+extern const struct shp_qdisc_ops shp_netem_ops;
+
+#endif

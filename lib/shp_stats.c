@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <inttypes.h>
+#include <string.h>
+
+#include "shp_stats.h"
+
+const char *const shp_drop_names[SHP_DROP_MAX] = {
+	[SHP_DROP_BAND_FULL] = "band_full",
+	[SHP_DROP_NO_MBUF] = "no_mbuf",
+	[SHP_DROP_TBF_OVERSIZE] = "tbf_oversize",
+	[SHP_DROP_TBF_LIMIT] = "tbf_limit",
+	[SHP_DROP_NETEM_LIMIT] = "netem_limit",
+	[SHP_DROP_LOST] = "lost",
+	[SHP_DROP_FLUSHED] = "flushed",
+};
+
+/* Relaxed loads: the owner may be writing; each u64 load is whole. */
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+void
+shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
+	      uint16_t port, unsigned int nb_bands, struct shp_port_sum *out)
+{
+	struct shp_port_ctr *s = &out->c;
+	unsigned int l, b, d;
+
+	memset(out, 0, sizeof(*out));
+	for (l = 0; l < n; l++) {
+		const struct shp_port_ctr *c = &blocks[l].port[port];
+
+		s->rx_packets += LD(c->rx_packets);
+		s->rx_bytes += LD(c->rx_bytes);
+		s->tx_packets += LD(c->tx_packets);
+		s->tx_bytes += LD(c->tx_bytes);
+		for (d = 0; d < SHP_DROP_MAX; d++)
+			s->drops[d] += LD(c->drops[d]);
+		s->duplicated += LD(c->duplicated);
+		s->corrupted += LD(c->corrupted);
+		s->reordered += LD(c->reordered);
+		s->ecn_marked += LD(c->ecn_marked);
+		s->netem_qlen += LD(c->netem_qlen);
+		s->tx_pending += LD(c->tx_pending);
+		for (b = 0; b < nb_bands; b++) {
+			const struct shp_band_ctr *bc = &c->band[b];
+			struct shp_band_ctr *bs = &s->band[b];
+
+			bs->enqueued += LD(bc->enqueued);
+			bs->enqueued_bytes += LD(bc->enqueued_bytes);
+			bs->dequeued += LD(bc->dequeued);
+			bs->dequeued_bytes += LD(bc->dequeued_bytes);
+			bs->full += LD(bc->full);
+			bs->pushed_out += LD(bc->pushed_out);
+			bs->pushed_out_bytes += LD(bc->pushed_out_bytes);
+		}
+	}
+	out->queued = s->netem_qlen + s->tx_pending;
+	for (b = 0; b < nb_bands; b++) {
+		struct shp_band_ctr *bs = &s->band[b];
+		uint64_t gone = bs->dequeued + bs->pushed_out;
+
+		/* Counters of different lcores are read at slightly
+		 * different moments: never report a negative depth. */
+		out->band_depth[b] = bs->enqueued > gone ?
+			bs->enqueued - gone : 0;
+		out->band_dropped[b] = bs->full + bs->pushed_out;
+		out->queued += out->band_depth[b];
+		out->egress_in += bs->enqueued + bs->full;
+	}
+	for (d = 0; d < SHP_DROP_MAX; d++)
+		out->dropped += s->drops[d];
+}
+
+void
+shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
+	      unsigned int nb_bands)
+{
+	struct shp_port_ctr *c = &s->c;
+	const struct shp_port_ctr *o = &base->c;
+	unsigned int b, d;
+
+	c->rx_packets -= o->rx_packets;
+	c->rx_bytes -= o->rx_bytes;
+	c->tx_packets -= o->tx_packets;
+	c->tx_bytes -= o->tx_bytes;
+	for (d = 0; d < SHP_DROP_MAX; d++)
+		c->drops[d] -= o->drops[d];
+	c->duplicated -= o->duplicated;
+	c->corrupted -= o->corrupted;
+	c->reordered -= o->reordered;
+	c->ecn_marked -= o->ecn_marked;
+	for (b = 0; b < nb_bands; b++) {
+		c->band[b].enqueued -= o->band[b].enqueued;
+		c->band[b].enqueued_bytes -= o->band[b].enqueued_bytes;
+		c->band[b].dequeued -= o->band[b].dequeued;
+		c->band[b].dequeued_bytes -= o->band[b].dequeued_bytes;
+		c->band[b].full -= o->band[b].full;
+		c->band[b].pushed_out -= o->band[b].pushed_out;
+		c->band[b].pushed_out_bytes -= o->band[b].pushed_out_bytes;
+		s->band_dropped[b] -= base->band_dropped[b];
+	}
+	s->egress_in -= base->egress_in;
+	s->dropped -= base->dropped;
+}
+
+void
+shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
+		     const uint16_t *port_ids, unsigned int nb,
+		     unsigned int nb_bands)
+{
+	unsigned int i, b, d;
+
+	fprintf(f, "{\"ports\": {");
+	for (i = 0; i < nb; i++) {
+		const struct shp_port_sum *s = &sums[i];
+		const struct shp_port_ctr *c = &s->c;
+
+		fprintf(f, "%s\n  \"%u\": {", i ? "," : "", port_ids[i]);
+		fprintf(f, "\"rx_packets\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+			", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
+			", \"queued\": %" PRIu64 ", \"egress_in\": %" PRIu64
+			", \"dropped\": %" PRIu64,
+			c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes,
+			s->queued, s->egress_in, s->dropped);
+		fprintf(f, ", \"netem_queued\": %" PRIu64
+			", \"tx_pending\": %" PRIu64
+			", \"duplicated\": %" PRIu64 ", \"corrupted\": %" PRIu64
+			", \"reordered\": %" PRIu64 ", \"ecn_marked\": %" PRIu64,
+			c->netem_qlen, c->tx_pending, c->duplicated,
+			c->corrupted, c->reordered, c->ecn_marked);
+		fprintf(f, ",\n    \"bands\": [");
+		for (b = 0; b < nb_bands; b++) {
+			const struct shp_band_ctr *bc = &c->band[b];
+
+			fprintf(f, "%s{\"enqueued\": %" PRIu64
+				", \"dequeued\": %" PRIu64
+				", \"dropped\": %" PRIu64
+				", \"depth\": %" PRIu64
+				", \"full\": %" PRIu64
+				", \"pushed_out\": %" PRIu64 "}",
+				b ? ", " : "", bc->enqueued, bc->dequeued,
+				s->band_dropped[b], s->band_depth[b],
+				bc->full, bc->pushed_out);
+		}
+		fprintf(f, "],\n    \"drops\": {");
+		for (d = 0; d < SHP_DROP_MAX; d++)
+			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
+				shp_drop_names[d], c->drops[d]);
+		fprintf(f, "}}");
+	}
+	fprintf(f, "\n}}\n");
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tc's units (iproute2 lib/utils.c semantics), with one deliberate change:
+ * a time without a unit is refused instead of being read as nanoseconds.
+ *
+ * All parsers return 0, or -1 with a one-line message in err naming the bad
+ * word and what would be accepted.
+ */
+#ifndef SHP_UNITS_H
+#define SHP_UNITS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define SHP_ERR_LEN 256
+
+/* "10ms", "1.5s", "250us", "100ns" (s/sec/secs, ms/msec/msecs, us/usec/usecs,
+ * ns/nsec/nsecs). Result in ns. Negative refused. */
+int shp_parse_time(const char *s, uint64_t *ns, char *err);
+
+/* "10kb" = 10240 bytes, "1mb", "10kbit" = 1280 bytes, bare = bytes
+ * (b, k/kb, m/mb, g/gb, kbit, mbit, gbit). */
+int shp_parse_size(const char *s, uint64_t *bytes, char *err);
+
+/* "10mbit" -> bytes per second. bit/kbit/mbit/gbit/tbit (SI, bits),
+ * kibit/mibit/gibit, bps/kbps/mbps/gbps (bytes), bare number = bytes/s
+ * as in tc. Zero refused. */
+int shp_parse_rate(const char *s, uint64_t *bytes_per_sec, char *err);
+
+/* "5%", "5", "0.5%" -> 0.05. Outside 0..100 refused. */
+int shp_parse_percent(const char *s, double *frac, char *err);
+
+/* Plain unsigned integer (decimal), whole string. */
+int shp_parse_u64(const char *s, uint64_t *v, char *err);
+
+/* Format helpers for dumps: "10ms", "10Mbit", "10Kb". */
+void shp_fmt_time(char *buf, size_t len, uint64_t ns);
+void shp_fmt_rate(char *buf, size_t len, uint64_t bytes_per_sec);
+void shp_fmt_size(char *buf, size_t len, uint64_t bytes);
+
+/* Split a string into whitespace-separated words in place.
+ * Returns the number of words (at most max), -1 if more than max. */
+int shp_split_words(char *s, char **argv, int max);
+
+#endif

@@ -1,0 +1,92 @@
+"""Replay tests: dpdk-shaper on net_pcap vdevs, without hugepages."""
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
+BIN = os.path.join(BUILD, "app", "dpdk-shaper")
+REPLAY_BIN = os.path.join(BUILD, "app", "dpdk-shaper-replay")
+
+# Run to completion (one worker) and pipeline (RX and TX lcores); on two
+# CPUs the pipeline maps three lcores onto them.
+MODES = {
+    "rtc": ["-l", "0-1"],
+    "pipeline": ["--lcores", "(0-2)@(0-1)"],
+}
+
+
+class Run:
+    def __init__(self, proc, stats_path):
+        self.proc = proc
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.stats = None
+        if stats_path and os.path.exists(stats_path):
+            with open(stats_path) as f:
+                self.stats = json.load(f)
+
+    def port(self, p):
+        return self.stats["ports"][str(p)]
+
+
+def eal_args(mode="rtc"):
+    return MODES[mode] + ["--no-huge", "-m", "512", "--no-pci",
+                          "--file-prefix", "rp%d_%s" % (os.getpid(),
+                                                        uuid.uuid4().hex[:8]),
+                          "--log-level", "*:error"]
+
+
+def run_shaper(tmp_path, vdevs, app_args, mode="rtc", timeout=120,
+               stats=True):
+    stats_path = str(tmp_path / ("stats-%s.json" % uuid.uuid4().hex[:6]))
+    cmd = [BIN] + eal_args(mode)
+    for v in vdevs:
+        cmd += ["--vdev", v]
+    cmd += ["--"] + list(app_args)
+    if stats:
+        cmd += ["--stats-file", stats_path]
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          timeout=timeout)
+    return Run(proc, stats_path)
+
+
+def pcap_port(rx, tx, idx=0):
+    return "net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (idx, rx, tx)
+
+
+def assert_conserved(run, egress_ports=None, ingress_of=None):
+    """For each egress port: what arrived for it = sent + dropped + queued,
+    and what arrived for it is what its ingress port(s) received."""
+    ports = run.stats["ports"]
+    for p, s in ports.items():
+        if egress_ports is not None and int(p) not in egress_ports:
+            continue
+        dropped = sum(s["drops"].values())
+        dup = s.get("duplicated", 0)
+        assert s["egress_in"] + dup == s["tx_packets"] + dropped + \
+            s["queued"], (p, s)
+        assert s["queued"] == 0, (p, s)
+        assert sum(b["depth"] for b in s["bands"]) == 0
+        if ingress_of is not None:
+            src = ingress_of[int(p)]
+            assert ports[str(src)]["rx_packets"] == s["egress_in"]
+
+
+@pytest.fixture(params=list(MODES))
+def mode(request):
+    return request.param
+
+
+@pytest.fixture(scope="session", autouse=True)
+def built():
+    if not os.path.exists(BIN):
+        pytest.fail("%s is missing: build first (scripts/test.sh)" % BIN)

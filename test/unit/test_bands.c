@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The band stage: strict priority, FIFO, bitmap vs scan, full rings,
+ * the byte limit's pushout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include <rte_malloc.h>
+
+#include "sch_bands.h"
+#include "test_env.h"
+
+static struct rte_mempool *pool;
+static struct shp_lcore_ctr *ctr;
+static unsigned int seq;
+
+static struct shp_qdisc *
+mkbands(unsigned int nb, unsigned int ring)
+{
+	static unsigned int id;
+	char name[16];
+	struct shp_bands_conf c = {
+		.name = name, .nb_bands = nb, .ring_size = ring,
+		.socket = SOCKET_ID_ANY, .ctr_blocks = ctr, .nb_ctr_blocks = 1,
+	};
+	struct shp_qdisc *q;
+
+	snprintf(name, sizeof(name), "t%u", id++);
+	memset(ctr, 0, sizeof(*ctr));
+	q = shp_qdisc_create(&shp_bands_ops, NULL, pool, 0, SOCKET_ID_ANY, &c);
+	assert_non_null(q);
+	return q;
+}
+
+/* A packet in band b carrying a sequence number in its first bytes. */
+static struct rte_mbuf *
+pkt(uint8_t band, uint16_t len)
+{
+	struct rte_mbuf *m = test_pkt(pool, len, 0, 0);
+
+	assert_non_null(m);
+	shp_meta(m)->band = band;
+	*rte_pktmbuf_mtod(m, uint32_t *) = seq++;
+	return m;
+}
+
+static uint32_t
+seqof(struct rte_mbuf *m)
+{
+	return *rte_pktmbuf_mtod(m, uint32_t *);
+}
+
+static struct shp_ctx
+ctx(uint64_t now)
+{
+	struct shp_ctx c = { .now = now, .ctr = &ctr->port[0] };
+
+	return c;
+}
+
+static void
+test_strict_priority_fifo(void **state)
+{
+	struct shp_qdisc *q = mkbands(3, 256);
+	struct shp_ctx c = ctx(1);
+	struct rte_mbuf *in[90], *out[128];
+	uint32_t last[3] = {0};
+	int i, n, seen_band = 0;
+
+	(void)state;
+	/* interleave bands 2,1,0 */
+	for (i = 0; i < 90; i++)
+		in[i] = pkt(2 - i % 3, 64);
+	assert_int_equal(shp_qdisc_enqueue(q, in, 90, &c), 90);
+	assert_int_equal(shp_bands_bitmap(q), 7);
+	n = shp_qdisc_dequeue(q, out, 128, &c);
+	assert_int_equal(n, 90);
+	for (i = 0; i < n; i++) {
+		uint8_t b = shp_meta(out[i])->band;
+
+		assert_true(b >= seen_band);   /* never back to a higher one */
+		seen_band = b;
+		if (last[b] != 0)
+			assert_true(seqof(out[i]) > last[b]); /* FIFO */
+		last[b] = seqof(out[i]);
+		rte_pktmbuf_free(out[i]);
+	}
+	assert_int_equal(shp_bands_bitmap(q), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(ctr->port[0].band[i].enqueued, 30);
+		assert_int_equal(ctr->port[0].band[i].dequeued, 30);
+	}
+	shp_qdisc_destroy(q);
+}
+
+/* A band-0 arrival overtakes queued band-1 packets at the next dequeue. */
+static void
+test_preemption(void **state)
+{
+	struct shp_qdisc *q = mkbands(3, 256);
+	struct shp_ctx c = ctx(1);
+	struct rte_mbuf *m, *out[4];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 10; i++) {
+		m = pkt(1, 64);
+		shp_qdisc_enqueue(q, &m, 1, &c);
+	}
+	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &c), 1);
+	assert_int_equal(shp_meta(out[0])->band, 1);
+	rte_pktmbuf_free(out[0]);
+	m = pkt(0, 64);
+	shp_qdisc_enqueue(q, &m, 1, &c);
+	assert_ptr_equal(q->ops->peek(q, &c), m);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &c), 1);
+	assert_ptr_equal(out[0], m);
+	rte_pktmbuf_free(out[0]);
+	shp_qdisc_reset_all(q, &c);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_FLUSHED], 9);
+	assert_int_equal(shp_qdisc_qlen_total(q), 0);
+	shp_qdisc_destroy(q);
+}
+
+/* Random traffic: after every step the band dequeue picks equals the
+ * lowest band whose ring (scanned directly) holds packets. */
+static void
+test_bitmap_equals_scan(void **state)
+{
+	struct shp_qdisc *q = mkbands(16, 64);
+	struct shp_ctx c = ctx(1);
+	uint64_t r = 88172645463325252ULL;
+	int step;
+
+	(void)state;
+	for (step = 0; step < 20000; step++) {
+		unsigned int b, want = 16;
+		struct rte_mbuf *m;
+
+		r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+		if (r % 3 != 0) {
+			m = pkt((uint8_t)((r >> 8) % 16), 64);
+			shp_qdisc_enqueue(q, &m, 1, &c);
+			continue;
+		}
+		for (b = 0; b < 16; b++)
+			if (shp_bands_count(q, b) > 0) {
+				want = b;
+				break;
+			}
+		m = q->ops->peek(q, &c);
+		if (want == 16) {
+			assert_null(m);
+			assert_int_equal(shp_bands_bitmap(q), 0);
+			continue;
+		}
+		assert_non_null(m);
+		assert_int_equal(shp_meta(m)->band, want);
+		assert_int_equal(shp_qdisc_dequeue(q, &m, 1, &c), 1);
+		assert_int_equal(shp_meta(m)->band, want);
+		rte_pktmbuf_free(m);
+	}
+	shp_qdisc_reset_all(q, &c);
+	shp_qdisc_destroy(q);
+}
+
+static void
+test_ring_full_counted(void **state)
+{
+	struct shp_qdisc *q = mkbands(3, 8);
+	struct shp_ctx c = ctx(1);
+	struct rte_mbuf *in[12], *out[16];
+	unsigned int avail = rte_mempool_avail_count(pool);
+	int i;
+
+	(void)state;
+	for (i = 0; i < 12; i++)
+		in[i] = pkt(2, 100);
+	assert_int_equal(shp_qdisc_enqueue(q, in, 12, &c), 8);
+	assert_int_equal(ctr->port[0].band[2].enqueued, 8);
+	assert_int_equal(ctr->port[0].band[2].full, 4);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_BAND_FULL], 4);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 16, &c), 8);
+	rte_pktmbuf_free_bulk(out, 8);
+	assert_int_equal(rte_mempool_avail_count(pool), avail);
+	shp_qdisc_destroy(q);
+}
+
+/* Over the byte limit, the lowest band loses from its head first. */
+static void
+test_limit_pushout(void **state)
+{
+	struct shp_qdisc *q = mkbands(3, 256);
+	struct shp_ctx c = ctx(1);
+	struct rte_mbuf *in[60], *out[64];
+	int i, n;
+
+	(void)state;
+	shp_bands_set_limit(q, 30 * 1000);
+	for (i = 0; i < 60; i++)
+		in[i] = pkt(i % 3, 1000);  /* 20 per band: 60 kB */
+	assert_int_equal(shp_qdisc_enqueue(q, in, 60, &c), 60);
+	c.now = 2;
+	n = shp_qdisc_dequeue(q, out, 64, &c);
+	assert_int_equal(n, 30);
+	assert_int_equal(ctr->port[0].band[2].pushed_out, 20);
+	assert_int_equal(ctr->port[0].band[1].pushed_out, 10);
+	assert_int_equal(ctr->port[0].band[0].pushed_out, 0);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_LIMIT], 30);
+	/* band 0 whole, then the newest half of band 1 */
+	for (i = 0; i < 20; i++)
+		assert_int_equal(shp_meta(out[i])->band, 0);
+	for (i = 20; i < 30; i++)
+		assert_int_equal(shp_meta(out[i])->band, 1);
+	rte_pktmbuf_free_bulk(out, n);
+	shp_qdisc_destroy(q);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strict_priority_fifo),
+		cmocka_unit_test(test_preemption),
+		cmocka_unit_test(test_bitmap_equals_scan),
+		cmocka_unit_test(test_ring_full_counted),
+		cmocka_unit_test(test_limit_pushout),
+	};
+
+	(void)argc;
+	(void)argv;
+	test_eal_init("bands");
+	pool = test_pool("bands", 16384);
+	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * netem grammar: the tc-netem(8) forms, tc's defaults and aliases, our
+ * rejections (each message must name the offending word), the built-in
+ * tables and table files, and format -> parse round trips.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "shp_netem.h"
+
+static struct shp_netem_conf *
+parse_ok(const char *s)
+{
+	char err[SHP_ERR_LEN] = "";
+	struct shp_netem_conf *c = shp_netem_parse(s, err);
+
+	if (c == NULL)
+		fail_msg("'%s' refused: %s", s, err);
+	return c;
+}
+
+/* Refused, and the message contains every given fragment. */
+static void
+parse_bad(const char *s, const char *frag1, const char *frag2)
+{
+	char err[SHP_ERR_LEN] = "";
+	struct shp_netem_conf *c = shp_netem_parse(s, err);
+
+	if (c != NULL) {
+		shp_netem_conf_free(c);
+		fail_msg("'%s' accepted", s);
+	}
+	assert_null(strchr(err, '\n'));
+	if (frag1 != NULL && strstr(err, frag1) == NULL)
+		fail_msg("'%s': message '%s' lacks '%s'", s, err, frag1);
+	if (frag2 != NULL && strstr(err, frag2) == NULL)
+		fail_msg("'%s': message '%s' lacks '%s'", s, err, frag2);
+}
+
+/* format(parse(s)) parses back to a conf that formats identically. */
+static void
+round_trip(const char *s, const char *expect)
+{
+	struct shp_netem_conf *a = parse_ok(s), *b;
+	char t1[1024], t2[1024];
+
+	assert_true(shp_netem_conf_format(a, t1, sizeof(t1)) < (int)sizeof(t1));
+	if (expect != NULL && strcmp(t1, expect) != 0)
+		fail_msg("'%s' printed '%s', expected '%s'", s, t1, expect);
+	b = parse_ok(t1);
+	shp_netem_conf_format(b, t2, sizeof(t2));
+	if (strcmp(t1, t2) != 0)
+		fail_msg("round trip '%s' -> '%s' -> '%s'", s, t1, t2);
+	assert_int_equal(a->latency, b->latency);
+	assert_int_equal(a->jitter, b->jitter);
+	assert_true(a->loss.p == b->loss.p);
+	assert_true(a->duplicate.p == b->duplicate.p);
+	assert_true(a->delay_corr == b->delay_corr);
+	assert_int_equal(a->rate, b->rate);
+	assert_int_equal(a->gap, b->gap);
+	shp_netem_conf_free(a);
+	shp_netem_conf_free(b);
+}
+
+static void
+test_delay_forms(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("delay 100ms");
+	assert_int_equal(c->latency, 100000000);
+	assert_int_equal(c->jitter, 0);
+	assert_null(c->dist);
+	assert_false(c->limit_set);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("delay 100ms 10ms");
+	assert_int_equal(c->jitter, 10000000);
+	assert_true(c->delay_corr == 0);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("delay 100ms 10ms 25%");
+	assert_true(fabs(c->delay_corr - 0.25) < 1e-12);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("delay 100ms 20ms distribution normal");
+	assert_non_null(c->dist);
+	assert_string_equal(c->dist->name, "normal");
+	assert_int_equal(c->dist->size, SHP_NETEM_DIST_SIZE);
+	shp_netem_conf_free(c);
+
+	/* distribution before delay, aliases and abbreviations as in tc */
+	c = parse_ok("distribution pareto latency 1s 10ms");
+	assert_string_equal(c->dist->name, "pareto");
+	assert_int_equal(c->latency, 1000000000);
+	shp_netem_conf_free(c);
+	c = parse_ok("del 5ms 1ms dist uniform");
+	assert_int_equal(c->latency, 5000000);
+	assert_null(c->dist);
+	shp_netem_conf_free(c);
+	c = parse_ok("lat 250us");
+	assert_int_equal(c->latency, 250000);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("delay 10ms 2ms noreorder");
+	assert_true(c->noreorder);
+	shp_netem_conf_free(c);
+
+	/* empty: no impairment at all */
+	c = parse_ok("");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_NONE);
+	assert_int_equal(c->latency, 0);
+	shp_netem_conf_free(c);
+}
+
+static void
+test_loss_forms(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("loss 0.1%");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_RANDOM);
+	assert_true(fabs(c->loss.p - 0.001) < 1e-15);
+	assert_true(c->loss.p_after_hit == c->loss.p);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("loss 0.3% 25%");
+	assert_true(fabs(c->loss.corr - 0.25) < 1e-15);
+	/* Markov chain keeping the mean */
+	assert_true(fabs(c->loss.p_after_hit - (0.003 + 0.25 * 0.997)) < 1e-15);
+	assert_true(fabs(c->loss.p_after_miss - 0.003 * 0.75) < 1e-15);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("loss random 5 50");   /* '%' is optional */
+	assert_true(fabs(c->loss.p - 0.05) < 1e-15);
+	assert_true(fabs(c->loss.corr - 0.5) < 1e-15);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("drop 1%");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_RANDOM);
+	shp_netem_conf_free(c);
+
+	/* 4-state defaults: p31 = 1 - p13, p32 = 0, p23 = 1, p14 = 0 */
+	c = parse_ok("loss state 10%");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_STATE);
+	assert_true(fabs(c->state.p13 - 0.1) < 1e-15);
+	assert_true(fabs(c->state.p31 - 0.9) < 1e-15);
+	assert_true(c->state.p32 == 0);
+	assert_true(c->state.p23 == 1);
+	assert_true(c->state.p14 == 0);
+	shp_netem_conf_free(c);
+	c = parse_ok("loss state 1% 10% 70% 10% 0.1%");
+	assert_true(fabs(c->state.p31 - 0.1) < 1e-15);
+	assert_true(fabs(c->state.p32 - 0.7) < 1e-15);
+	assert_true(fabs(c->state.p23 - 0.1) < 1e-15);
+	assert_true(fabs(c->state.p14 - 0.001) < 1e-15);
+	shp_netem_conf_free(c);
+
+	/* gemodel defaults: r = 1 - p, 1-h = 100%, 1-k = 0 */
+	c = parse_ok("loss gemodel 1%");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_GEMODEL);
+	assert_true(fabs(c->ge.r - 0.99) < 1e-15);
+	assert_true(c->ge.h1 == 1);
+	assert_true(c->ge.k1 == 0);
+	shp_netem_conf_free(c);
+	c = parse_ok("loss gemodel 1% 10% 70% 0.1%");
+	assert_true(fabs(c->ge.r - 0.1) < 1e-15);
+	assert_true(fabs(c->ge.h1 - 0.7) < 1e-15);
+	assert_true(fabs(c->ge.k1 - 0.001) < 1e-15);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("loss 1% ecn");
+	assert_true(c->ecn);
+	shp_netem_conf_free(c);
+}
+
+static void
+test_other_forms(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("duplicate 1%");
+	assert_true(fabs(c->duplicate.p - 0.01) < 1e-15);
+	shp_netem_conf_free(c);
+	c = parse_ok("dup 1% 10%");
+	assert_true(fabs(c->duplicate.corr - 0.1) < 1e-15);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("corrupt 0.1%");
+	assert_true(fabs(c->corrupt.p - 0.001) < 1e-15);
+	shp_netem_conf_free(c);
+
+	/* reorder without gap: tc sets gap 1 */
+	c = parse_ok("delay 10ms reorder 25% 50%");
+	assert_true(fabs(c->reorder.p - 0.25) < 1e-15);
+	assert_true(fabs(c->reorder.corr - 0.5) < 1e-15);
+	assert_int_equal(c->gap, 1);
+	shp_netem_conf_free(c);
+	c = parse_ok("reorder 25% gap 5 delay 10ms");
+	assert_int_equal(c->gap, 5);
+	shp_netem_conf_free(c);
+	c = parse_ok("gap 5 delay 10ms reorder 25%");
+	assert_int_equal(c->gap, 5);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("rate 5kbit 20 100 5");
+	assert_int_equal(c->rate, 625);
+	assert_int_equal(c->packet_overhead, 20);
+	assert_int_equal(c->cell_size, 100);
+	assert_int_equal(c->cell_overhead, 5);
+	shp_netem_conf_free(c);
+	c = parse_ok("delay 20ms rate 100mbit -14");
+	assert_int_equal(c->rate, 12500000);
+	assert_int_equal(c->packet_overhead, -14);
+	shp_netem_conf_free(c);
+	c = parse_ok("rate 1mbps");   /* bytes per second, as in tc */
+	assert_int_equal(c->rate, 1000000);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("slot 800us");
+	assert_int_equal(c->slot_mode, SHP_NETEM_SLOT_RANGE);
+	assert_int_equal(c->slot_min, 800000);
+	assert_int_equal(c->slot_max, 800000);
+	shp_netem_conf_free(c);
+	c = parse_ok("slot 800us 1ms packets 32 bytes 64k");
+	assert_int_equal(c->slot_max, 1000000);
+	assert_int_equal(c->slot_packets, 32);
+	assert_int_equal(c->slot_bytes, 65536);
+	shp_netem_conf_free(c);
+	c = parse_ok("slot distribution pareto 1ms 200us packets 16");
+	assert_int_equal(c->slot_mode, SHP_NETEM_SLOT_DIST);
+	assert_string_equal(c->slot_dist->name, "pareto");
+	assert_int_equal(c->slot_delay, 1000000);
+	assert_int_equal(c->slot_jitter, 200000);
+	assert_int_equal(c->slot_packets, 16);
+	shp_netem_conf_free(c);
+	c = parse_ok("slot distribution uniform 1ms 1ms");
+	assert_null(c->slot_dist);
+	shp_netem_conf_free(c);
+
+	c = parse_ok("limit 100000 seed 42 delay 1ms");
+	assert_true(c->limit_set);
+	assert_int_equal(c->limit, 100000);
+	assert_true(c->seed_set);
+	assert_int_equal(c->seed, 42);
+	shp_netem_conf_free(c);
+	c = parse_ok("delay 1ms");
+	assert_false(c->seed_set);
+	shp_netem_conf_free(c);
+
+	/* the default limit follows the pool */
+	assert_int_equal(shp_netem_default_limit(0), 1000);
+	assert_int_equal(shp_netem_default_limit(65536), 32768);
+}
+
+static void
+test_rejections(void **state)
+{
+	(void)state;
+	/* a time without a unit: name the word and the units */
+	parse_bad("delay 10", "'10'", "ms");
+	parse_bad("delay 10ms 2", "'2'", "unit");
+	parse_bad("slot 5", "'5'", "unit");
+	parse_bad("delay 10parsecs", "parsecs", NULL);
+	/* percentages outside 0..100, negatives */
+	parse_bad("loss 101%", "'101%'", "0..100");
+	parse_bad("duplicate 150", "'150'", "0..100");
+	parse_bad("corrupt 1% 200%", "'200%'", NULL);
+	parse_bad("loss -1%", "'-1%'", "negative");
+	parse_bad("delay -10ms", "'-10ms'", "negative");
+	parse_bad("delay 10ms -1ms", "'-1ms'", "negative");
+	parse_bad("loss state 1% -5%", "'-5%'", "negative");
+	parse_bad("rate 1mbit 20 -5", "'-5'", "negative");
+	/* cross-checks */
+	parse_bad("reorder 25%", "reorder", "delay");
+	parse_bad("reorder 25% gap 3", "reorder", "delay");
+	parse_bad("gap 5 delay 10ms", "gap", "reorder");
+	parse_bad("ecn", "ecn", "loss");
+	parse_bad("delay 10ms ecn", "ecn", "loss");
+	parse_bad("distribution normal", "distribution", "delay");
+	parse_bad("delay 10ms distribution normal", "distribution", "jitter");
+	parse_bad("loss 1% loss 2%", "loss", "twice");
+	parse_bad("delay 10ms 1ms reorder 5% noreorder", "noreorder",
+		  "reorder");
+	parse_bad("loss state 60% 10% 0% 100% 50%", "p13", NULL);
+	parse_bad("slot 2ms 1ms", "'1ms'", "min");
+	parse_bad("slot distribution normal 1ms 0ms", "'0ms'", "positive");
+	/* unknown words */
+	parse_bad("delay 10ms 1ms distribution bogus", "'bogus'",
+		  "paretonormal");
+	parse_bad("slot distribution bogus 1ms 1ms", "'bogus'", NULL);
+	parse_bad("delya 10ms", "'delya'", "unknown");
+	parse_bad("delay 10ms foo", "'foo'", NULL);
+	parse_bad("loss bogus 1%", "'bogus'", "random");
+	parse_bad("slot bogus", "'bogus'", NULL);
+	parse_bad("rate fast", "'fast'", NULL);
+	parse_bad("rate 10%", "'10%'", NULL);
+	parse_bad("seed x", "'x'", NULL);
+	parse_bad("limit lots", "'lots'", NULL);
+	parse_bad("gap x delay 1ms reorder 1%", "'x'", NULL);
+	/* missing arguments */
+	parse_bad("delay", "'delay'", "needs");
+	parse_bad("loss", "'loss'", "needs");
+	parse_bad("loss random", "'random'", "needs");
+	parse_bad("loss state", "'state'", "needs");
+	parse_bad("duplicate", "'duplicate'", "needs");
+	parse_bad("corrupt", "'corrupt'", "needs");
+	parse_bad("reorder", "'reorder'", "needs");
+	parse_bad("rate", "'rate'", "needs");
+	parse_bad("slot", "'slot'", "needs");
+	parse_bad("slot distribution normal 1ms", "needs", NULL);
+	parse_bad("slot 1ms packets", "'packets'", "needs");
+	parse_bad("limit", "'limit'", "needs");
+	parse_bad("seed", "'seed'", "needs");
+	parse_bad("distribution", "'distribution'", "needs");
+	/* the caller handles "off"; here it is just an unknown word */
+	parse_bad("off", "'off'", NULL);
+}
+
+static double
+table_mean(const struct shp_netem_dist *d, double *sd)
+{
+	double s = 0, s2 = 0;
+	uint32_t i;
+
+	for (i = 0; i < d->size; i++) {
+		s += d->table[i];
+		s2 += (double)d->table[i] * d->table[i];
+	}
+	s /= d->size;
+	*sd = sqrt(s2 / d->size - s * s) / SHP_NETEM_DIST_SCALE;
+	return s / SHP_NETEM_DIST_SCALE;
+}
+
+static void
+test_builtin_tables(void **state)
+{
+	struct shp_netem_dist *d;
+	double mean, sd;
+	uint32_t i;
+
+	(void)state;
+	d = shp_netem_dist_builtin("normal");
+	assert_non_null(d);
+	mean = table_mean(d, &sd);
+	assert_true(fabs(mean) < 1e-3);
+	assert_true(fabs(sd - 1) < 0.01);   /* cut at +-3.7 sigma */
+	for (i = 1; i < d->size; i++)
+		assert_true(d->table[i] >= d->table[i - 1]);
+	/* symmetric, median 0 */
+	assert_int_equal(d->table[0], -d->table[d->size - 1]);
+	free(d);
+
+	d = shp_netem_dist_builtin("pareto");
+	mean = table_mean(d, &sd);
+	/* (X - 1.5) * 4/3 with X Pareto(3): mean 0 and sd 1.155 before the
+	 * cut at +4 (X = 4.5), which lowers both */
+	assert_true(mean < 0 && mean > -0.1);
+	assert_true(sd > 0.8 && sd < 1.155);
+	assert_int_equal(d->table[d->size - 1], INT16_MAX);
+	assert_true(d->table[0] > -5500 && d->table[0] < -5450); /* X ~ 1 */
+	free(d);
+
+	d = shp_netem_dist_builtin("paretonormal");
+	mean = table_mean(d, &sd);
+	assert_true(fabs(mean) < 0.1);
+	assert_true(sd > 0.7 && sd < 1.2);
+	free(d);
+
+	assert_null(shp_netem_dist_builtin("uniform"));
+	assert_null(shp_netem_dist_builtin("bogus"));
+}
+
+static void
+test_table_files(void **state)
+{
+	char path[] = "/tmp/netem_dist_XXXXXX";
+	char bad[] = "/tmp/netem_bad_XXXXXX";
+	char args[256];
+	struct shp_netem_conf *c;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "# a comment line\n\n-8192 0 8192\n  4096 0x10\n");
+	fclose(f);
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", path);
+	c = parse_ok(args);
+	assert_non_null(c->dist);
+	assert_false(c->dist->builtin);
+	assert_int_equal(c->dist->size, 5);
+	assert_int_equal(c->dist->table[0], -8192);
+	assert_int_equal(c->dist->table[3], 4096);
+	assert_int_equal(c->dist->table[4], 16);
+	assert_string_equal(c->dist->name, path);
+	shp_netem_conf_free(c);
+	round_trip(args, NULL);
+
+	fd = mkstemp(bad);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "# bad\n1 2 three 4\n");
+	fclose(f);
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", bad);
+	parse_bad(args, "'three'", "line 2");
+	f = fopen(bad, "w");
+	fprintf(f, "1 40000\n");
+	fclose(f);
+	parse_bad(args, "'40000'", NULL);
+	f = fopen(bad, "w");
+	fprintf(f, "# nothing\n");
+	fclose(f);
+	parse_bad(args, "no values", NULL);
+	unlink(bad);
+	unlink(path);
+	parse_bad("delay 10ms 1ms distribution /nonexistent/x.dist",
+		  "/nonexistent/x.dist", NULL);
+}
+
+static void
+test_format(void **state)
+{
+	(void)state;
+	round_trip("delay 100ms", "delay 100ms");
+	round_trip("delay 100ms 10ms 25%", "delay 100ms 10ms 25%");
+	round_trip("delay 1.5s 250us", "delay 1500ms 250us");
+	round_trip("delay 100ms 20ms distribution normal",
+		   "delay 100ms 20ms distribution normal");
+	round_trip("loss 0.3% 25%", "loss random 0.3% 25%");
+	round_trip("loss 7%", "loss random 7%");
+	round_trip("loss state 1% 10% 70% 10% 0.1%",
+		   "loss state 1% 10% 70% 10% 0.1%");
+	round_trip("loss state 1%", "loss state 1% 99% 0% 100% 0%");
+	round_trip("loss gemodel 1%", "loss gemodel 1% 99% 100% 0%");
+	round_trip("loss 1% ecn", "loss random 1% ecn");
+	round_trip("duplicate 1% 5%", "duplicate 1% 5%");
+	round_trip("corrupt 0.1%", "corrupt 0.1%");
+	round_trip("delay 10ms reorder 25% 50%",
+		   "delay 10ms reorder 25% 50% gap 1");
+	round_trip("reorder 25% gap 5 delay 10ms",
+		   "delay 10ms reorder 25% gap 5");
+	round_trip("rate 5kbit 20 100 5", "rate 5kbit 20 100 5");
+	round_trip("rate 100mbit -14", "rate 100mbit -14");
+	round_trip("rate 1234567bit", "rate 1234568bit");  /* bytes/s */
+	round_trip("slot 800us 1ms packets 32 bytes 64k",
+		   "slot 800us 1ms packets 32 bytes 65536");
+	round_trip("slot distribution pareto 1ms 200us",
+		   "slot distribution pareto 1ms 200us");
+	round_trip("limit 5000 seed 7 delay 3ms 1ms noreorder",
+		   "limit 5000 delay 3ms 1ms noreorder seed 7");
+	round_trip("loss 33.333333333333333%", NULL);
+	round_trip("delay 10ms 1ms 0%", "delay 10ms 1ms 0%");
+	round_trip("", "");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_delay_forms),
+		cmocka_unit_test(test_loss_forms),
+		cmocka_unit_test(test_other_forms),
+		cmocka_unit_test(test_rejections),
+		cmocka_unit_test(test_builtin_tables),
+		cmocka_unit_test(test_table_files),
+		cmocka_unit_test(test_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

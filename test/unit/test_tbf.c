@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Token bucket on a virtual clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <rte_malloc.h>
+
+#include "sch_bands.h"
+#include "shp_tbf.h"
+#include "test_env.h"
+
+static struct rte_mempool *pool;
+static struct shp_lcore_ctr *ctr;
+
+struct rig {
+	struct shp_qdisc *bands, *tbf;
+	struct shp_tbf_conf conf;
+	struct shp_ctx ctx;
+};
+
+static void
+rig_init(struct rig *r, const char *args)
+{
+	static unsigned int id;
+	char name[16], err[SHP_ERR_LEN];
+	struct shp_bands_conf bc = {
+		.name = name, .nb_bands = 3, .ring_size = 4096,
+		.socket = SOCKET_ID_ANY, .ctr_blocks = ctr, .nb_ctr_blocks = 1,
+	};
+
+	snprintf(name, sizeof(name), "tbf%u", id++);
+	memset(ctr, 0, sizeof(*ctr));
+	if (shp_tbf_parse(args, &r->conf, err) < 0)
+		fail_msg("%s", err);
+	r->bands = shp_qdisc_create(&shp_bands_ops, NULL, pool, 0,
+				    SOCKET_ID_ANY, &bc);
+	r->tbf = shp_qdisc_create(&shp_tbf_ops, r->bands, pool, 0,
+				  SOCKET_ID_ANY, &r->conf);
+	assert_non_null(r->tbf);
+	r->ctx.now = 1000000000;
+	r->ctx.ctr = &ctr->port[0];
+}
+
+static void
+rig_fini(struct rig *r)
+{
+	shp_qdisc_reset_all(r->tbf, &r->ctx);
+	shp_qdisc_destroy(r->tbf);
+	shp_qdisc_destroy(r->bands);
+}
+
+static void
+feed(struct rig *r, uint16_t len, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = test_pkt(pool, len, 0, r->ctx.now);
+
+		assert_non_null(m);
+		shp_meta(m)->band = 1;
+		shp_qdisc_enqueue(r->bands, &m, 1, &r->ctx);
+	}
+}
+
+/* Long-run rate within 0.1% over 1e5 packets of mixed sizes. */
+static void
+test_rate(void **state)
+{
+	struct rig r;
+	struct rte_mbuf *out[64];
+	uint64_t sent = 0, bytes = 0, t_first = 0, t_last = 0;
+	uint64_t first_bytes = 0, lens = 12345;
+	double rate;
+
+	(void)state;
+	rig_init(&r, "rate 100mbit burst 10kb limit 10mb");
+	while (sent < 100000) {
+		uint16_t k, i;
+
+		if (shp_bands_count(r.bands, 1) < 64) {
+			lens = lens * 6364136223846793005ULL + 1;
+			feed(&r, 64 + (lens >> 33) % 1451, 64);
+		}
+		k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+		for (i = 0; i < k; i++) {
+			if (sent == 0) {
+				t_first = r.ctx.now;
+				first_bytes = 0;
+			}
+			/* the bucket starts full: measure after it drained */
+			if (sent < 1000)
+				first_bytes += rte_pktmbuf_pkt_len(out[i]);
+			if (sent == 999)
+				t_first = r.ctx.now;
+			bytes += rte_pktmbuf_pkt_len(out[i]);
+			t_last = r.ctx.now;
+			sent++;
+		}
+		rte_pktmbuf_free_bulk(out, k);
+		r.ctx.now += 1000;   /* 1 us virtual */
+	}
+	/* bytes sent after the 1000th packet over the time they took */
+	rate = (double)(bytes - first_bytes) * 1e9 / (t_last - t_first);
+	print_message("rate %.1f B/s, want %lu\n", rate, r.conf.rate);
+	assert_true(rate > r.conf.rate * 0.999 && rate < r.conf.rate * 1.001);
+	rig_fini(&r);
+}
+
+/* After idling, exactly burst/len packets leave at once. */
+static void
+test_burst(void **state)
+{
+	struct rig r;
+	struct rte_mbuf *out[64];
+	uint16_t k;
+
+	(void)state;
+	rig_init(&r, "rate 1mbit burst 10kb limit 1mb");
+	feed(&r, 1000, 30);
+	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	assert_int_equal(k, 10);   /* 10240 / 1000 */
+	rte_pktmbuf_free_bulk(out, k);
+	/* nothing more until 8 ms (1000 bytes at 1 Mbit/s) have passed,
+	 * less the 240 bytes left */
+	r.ctx.now += 6000000;
+	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 0);
+	r.ctx.now += 100000;    /* 6.1 ms: 762 + 240 bytes > 1000 */
+	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	assert_int_equal(k, 1);
+	rte_pktmbuf_free_bulk(out, k);
+	/* a long idle refills at most one bucket */
+	r.ctx.now += 10ULL * 1000000000;
+	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	assert_int_equal(k, 10);
+	rte_pktmbuf_free_bulk(out, k);
+	rig_fini(&r);
+}
+
+/* With a peak rate the bucket empties no faster than peakrate. */
+static void
+test_peakrate(void **state)
+{
+	struct rig r;
+	struct rte_mbuf *out[64];
+	uint64_t t0 = 0, t = 0;
+	int sent = 0;
+
+	(void)state;
+	rig_init(&r, "rate 1mbit burst 100kb limit 1mb peakrate 10mbit "
+		 "mtu 1600");
+	feed(&r, 1000, 60);
+	while (sent < 50) {
+		uint16_t k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+
+		if (k > 0) {
+			assert_int_equal(k, 1);    /* never two at once */
+			if (sent == 1)
+				t0 = r.ctx.now;
+			t = r.ctx.now;
+			sent++;
+			rte_pktmbuf_free_bulk(out, k);
+		}
+		r.ctx.now += 1000;
+	}
+	/* 48 gaps of 1000 bytes at 10 Mbit/s = 800 us each */
+	{
+		double gap = (double)(t - t0) / 48;
+
+		print_message("peak gap %.1f ns\n", gap);
+		assert_true(gap > 800000 * 0.999 && gap < 800000 * 1.002);
+	}
+	rig_fini(&r);
+}
+
+static void
+test_oversize(void **state)
+{
+	struct rig r;
+	struct rte_mbuf *out[8];
+	uint16_t k;
+
+	(void)state;
+	rig_init(&r, "rate 10mbit burst 1kb limit 1mb");
+	feed(&r, 1500, 2);
+	feed(&r, 500, 2);
+	k = shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx);
+	assert_int_equal(k, 2);
+	assert_int_equal(rte_pktmbuf_pkt_len(out[0]), 500);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 2);
+	rte_pktmbuf_free_bulk(out, k);
+	rig_fini(&r);
+}
+
+/* Pass-through when off, and a change takes effect at the next dequeue. */
+static void
+test_off_and_change(void **state)
+{
+	struct rig r;
+	struct rte_mbuf *out[64];
+	const void *old;
+
+	(void)state;
+	rig_init(&r, "rate 1mbit burst 2kb limit 1mb");
+	old = r.tbf->ops->change(r.tbf, NULL);
+	assert_ptr_equal(old, &r.conf);
+	feed(&r, 1000, 40);
+	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 40);
+	rte_pktmbuf_free_bulk(out, 40);
+	r.tbf->ops->change(r.tbf, &r.conf);
+	feed(&r, 1000, 40);
+	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 2);
+	rte_pktmbuf_free_bulk(out, 2);
+	rig_fini(&r);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_FLUSHED], 38);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_burst),
+		cmocka_unit_test(test_peakrate),
+		cmocka_unit_test(test_oversize),
+		cmocka_unit_test(test_off_and_change),
+	};
+
+	(void)argc;
+	(void)argv;
+	test_eal_init("tbf");
+	pool = test_pool("tbf", 16384);
+	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
