@@ -12,11 +12,15 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_pdump.h>
 #include <rte_rcu_qsbr.h>
 
+#include "cli.h"
+#include "control.h"
 #include "pcap_io.h"
 #include "shaper.h"
 #include "shp_meta.h"
+#include "telemetry.h"
 
 struct shaper shaper;
 
@@ -158,7 +162,7 @@ main(int argc, char **argv)
 	struct shaper *s = &shaper;
 	struct sigaction sa;
 	int eal_argc, ret;
-	uint64_t last_stats;
+	bool pdump_ok = false;
 
 	for (eal_argc = 0; eal_argc < argc; eal_argc++)
 		if (strcmp(argv[eal_argc], "--") == 0)
@@ -208,21 +212,40 @@ main(int argc, char **argv)
 	}
 	printf("dpdk-shaper: %u ports, %u bands, %u mbufs, %u workers\n",
 	       s->nb_ports, s->opt.bands, s->nb_mbufs, s->nb_workers);
-	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
-	last_stats = rte_get_timer_cycles();
-	while (!s->quit) {
-		usleep(1000);
-		if (s->opt.replay && shaper_replay_done(s))
-			break;
-		if (s->opt.stats_period != 0 &&
-		    rte_get_timer_cycles() - last_stats >=
-		    s->opt.stats_period * rte_get_timer_hz()) {
-			last_stats = rte_get_timer_cycles();
-			shaper_stats_print(s, stdout);
-		}
+	s->start_ns = shp_clock_now(&s->clock);
+	if (ctl_init(s) < 0 || cli_init(s) < 0) {
+		s->exit_code = 1;
+		goto out;
 	}
+	if (shaper_telemetry_init(s) < 0)
+		fprintf(stderr, "dpdk-shaper: warning: cannot register the "
+			"telemetry commands\n");
+	/* dpdk-dumpcap / dpdk-pdump attach as secondary processes (needs
+	 * shared config: hugepages, no --no-shconf/--in-memory). */
+	pdump_ok = rte_pdump_init() == 0;
+	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
+	/* The main lcore is the control plane: a command file first, then
+	 * the prompt (which polls the control duties between keys) or the
+	 * control loop. See docs/cli.md. */
+	if (s->opt.cmdline_file != NULL &&
+	    cli_run_file(s->opt.cmdline_file) < 0 && !s->opt.interactive) {
+		printf("dpdk-shaper: --cmdline-file %s failed: stopping, exit "
+		       "status 1\n", s->opt.cmdline_file);
+		s->exit_code = 1;
+		s->quit = true;
+	} else if (s->opt.cmdline_file != NULL && s->opt.interactive &&
+		   !s->quit) {
+		printf("dpdk-shaper: --cmdline-file %s done\n",
+		       s->opt.cmdline_file);
+	}
+	if (s->opt.interactive)
+		cli_interact(s);
+	else
+		while (!ctl_tick(s, false, NULL))
+			usleep(1000);
 	s->quit = true;
 	rte_eal_mp_wait_lcore();
+	s->stop_ns = shp_clock_now(&s->clock);
 	shaper_flush(s);
 out:
 	if (s->exit_code != 2 && s->nb_ports > 0 && s->ctr != NULL) {
@@ -231,6 +254,11 @@ out:
 		    shaper_stats_write(s, s->opt.stats_file) < 0)
 			s->exit_code = 1;
 	}
+	shaper_telemetry_fini();
+	if (pdump_ok)
+		rte_pdump_uninit();
+	cli_fini();
+	ctl_fini(s);
 	shaper_ports_close(s);
 	if (s->pool != NULL && check_pool(s) < 0)
 		s->exit_code = 3;

@@ -87,10 +87,11 @@ shaper_usage(FILE *f, const char *prog)
 "Running:\n"
 "  --replay               exit once every rx_pcap input is exhausted and\n"
 "                         every queue has drained\n"
-"  --stats-period S       print counters every S seconds (default 0: off)\n"
+"  --stats-period S       print a table of per-port pps, bit/s, band\n"
+"                         depths and drops every S seconds (default 0: off)\n"
 "  --stats-file PATH      write every counter as JSON on exit\n"
 "  -i, --interactive      command prompt (shaper> )\n"
-"  --cmdline-file FILE    run a command file at start\n"
+"  --cmdline-file FILE    run a command file at start (docs/cli.md)\n"
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",

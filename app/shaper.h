@@ -50,6 +50,7 @@ struct shaper {
 	struct rte_mempool *pool;
 	unsigned int nb_mbufs;
 	struct shp_clock clock;
+	uint64_t start_ns, stop_ns;   /* forwarding ran between these */
 	uint16_t nb_ports;
 	uint16_t port_ids[SHP_MAX_PORTS];
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */

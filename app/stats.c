@@ -61,7 +61,9 @@ shaper_stats_write(struct shaper *s, const char *path)
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
 		return -1;
 	}
-	shp_stats_write_json(f, sums, s->port_ids, s->nb_ports, s->opt.bands);
+	shp_stats_write_json(f, sums, s->port_ids, s->nb_ports, s->opt.bands,
+			     s->stop_ns > s->start_ns ?
+			     (s->stop_ns - s->start_ns) / 1e9 : 0);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
 		return -1;

@@ -47,6 +47,8 @@ static const uint8_t linux_priomap[16] = {
 };
 
 #define MAX_TAGS 4
+/* Enough for every tag we follow and the two bytes that hold the TOS. */
+#define MAX_HDR (RTE_ETHER_HDR_LEN + MAX_TAGS * 4 + 2)
 
 static inline int
 is_vlan(uint16_t et)
@@ -55,54 +57,68 @@ is_vlan(uint16_t et)
 	       et == RTE_ETHER_TYPE_QINQ1 || et == RTE_ETHER_TYPE_QINQ2;
 }
 
-uint8_t
-shp_classify_prio(enum shp_classify_mode mode, const struct rte_mbuf *m)
+/* Priority from the first len bytes of a frame. */
+static inline uint8_t
+prio_flat(enum shp_classify_mode mode, const uint8_t *p, uint32_t len)
 {
-	uint8_t buf[RTE_ETHER_HDR_LEN + MAX_TAGS * 4 + 2];
-	const uint8_t *p;
 	uint32_t off = 2 * RTE_ETHER_ADDR_LEN;
 	uint16_t et;
 	int tags = 0;
 	int pcp = -1;
 	uint8_t tos;
 
-	if (mode == SHP_CLASSIFY_NONE)
-		return 0;
-	/* Ethertype and every VLAN tag. */
 	for (;;) {
-		p = rte_pktmbuf_read(m, off, 2, buf);
-		if (p == NULL)
+		if (off + 2 > len)
 			return 0;
-		et = (uint16_t)(p[0] << 8 | p[1]);
+		et = (uint16_t)(p[off] << 8 | p[off + 1]);
 		if (!is_vlan(et) || tags == MAX_TAGS)
 			break;
-		p = rte_pktmbuf_read(m, off + 2, 2, buf);
-		if (p == NULL)
+		if (off + 4 > len)
 			return 0;
 		if (pcp < 0)
-			pcp = p[0] >> 5;
+			pcp = p[off + 2] >> 5;
 		tags++;
 		off += 4;
 	}
 	if (mode == SHP_CLASSIFY_PCP)
 		return pcp < 0 ? 0 : pcp2prio[pcp];
 	off += 2;
-	if (et == RTE_ETHER_TYPE_IPV4) {
-		p = rte_pktmbuf_read(m, off, 2, buf);
-		if (p == NULL || (p[0] >> 4) != 4)
-			return 0;
-		tos = p[1];
-	} else if (et == RTE_ETHER_TYPE_IPV6) {
-		p = rte_pktmbuf_read(m, off, 2, buf);
-		if (p == NULL || (p[0] >> 4) != 6)
-			return 0;
-		tos = (uint8_t)((p[0] & 0x0f) << 4 | p[1] >> 4);
-	} else {
+	if (off + 2 > len)
 		return 0;
-	}
+	if (et == RTE_ETHER_TYPE_IPV4 && (p[off] >> 4) == 4)
+		tos = p[off + 1];
+	else if (et == RTE_ETHER_TYPE_IPV6 && (p[off] >> 4) == 6)
+		tos = (uint8_t)((p[off] & 0x0f) << 4 | p[off + 1] >> 4);
+	else
+		return 0;
 	if (mode == SHP_CLASSIFY_DSCP)
 		return cs2prio[tos >> 5];
 	return tos2prio[(tos & 0x1e) >> 1];
+}
+
+/* Reads in place when the headers are in the first segment (nearly
+ * always), else from a linear copy of the first MAX_HDR bytes. */
+static inline uint8_t
+prio_of(enum shp_classify_mode mode, const struct rte_mbuf *m)
+{
+	uint8_t buf[MAX_HDR];
+	const uint8_t *p;
+	uint32_t len;
+
+	if (likely(m->data_len >= MAX_HDR || m->nb_segs == 1))
+		return prio_flat(mode, rte_pktmbuf_mtod(m, const uint8_t *),
+				 m->data_len);
+	len = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)MAX_HDR);
+	p = rte_pktmbuf_read(m, 0, len, buf);
+	return p == NULL ? 0 : prio_flat(mode, p, len);
+}
+
+uint8_t
+shp_classify_prio(enum shp_classify_mode mode, const struct rte_mbuf *m)
+{
+	if (mode == SHP_CLASSIFY_NONE)
+		return 0;
+	return prio_of(mode, m);
 }
 
 void
@@ -111,9 +127,16 @@ shp_classify_burst(const struct shp_classifier *c, struct rte_mbuf **pkts,
 {
 	uint16_t i;
 
+	if (c->mode == SHP_CLASSIFY_NONE) {
+		for (i = 0; i < n; i++) {
+			shp_meta(pkts[i])->prio = 0;
+			shp_meta(pkts[i])->band = c->priomap[0];
+		}
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		struct shp_meta *meta = shp_meta(pkts[i]);
-		uint8_t prio = shp_classify_prio(c->mode, pkts[i]);
+		uint8_t prio = prio_of(c->mode, pkts[i]);
 
 		meta->prio = prio;
 		meta->band = c->priomap[prio];

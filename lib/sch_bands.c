@@ -97,44 +97,63 @@ mark_nonempty(struct bands_priv *p, uint32_t bits)
 		__atomic_fetch_or(&p->bitmap, bits, __ATOMIC_SEQ_CST);
 }
 
+/* Enqueue pkts[0..n), all for band b; the refused are dropped. */
+static inline uint16_t
+band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
+	 uint16_t n, struct shp_ctx *ctx)
+{
+	struct shp_band_ctr *bc = &ctx->ctr->band[b];
+	uint64_t bytes = 0;
+	uint16_t ok, k;
+
+	ok = rte_ring_enqueue_burst(p->band[b].ring, (void **)pkts, n, NULL);
+	for (k = 0; k < ok; k++)
+		bytes += rte_pktmbuf_pkt_len(pkts[k]);
+	bc->enqueued += ok;
+	bc->enqueued_bytes += bytes;
+	if (unlikely(ok < n)) {
+		bc->full += n - ok;
+		shp_drop_burst(ctx, SHP_DROP_BAND_FULL, pkts + ok, n - ok);
+	}
+	return ok;
+}
+
 static uint16_t
 bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
-	struct rte_mbuf *vec[SHP_MAX_BANDS][n];
-	uint16_t cnt[SHP_MAX_BANDS] = {0};
+	uint8_t band[n];
 	uint32_t used = 0, bits = 0;
 	uint16_t i, accepted = 0;
 
+	if (n == 0)
+		return 0;
 	for (i = 0; i < n; i++) {
 		uint8_t b = shp_meta(pkts[i])->band;
 
-		if (unlikely(b >= p->nb_bands))
-			b = p->nb_bands - 1;
-		vec[b][cnt[b]++] = pkts[i];
-		used |= 1u << b;
+		band[i] = likely(b < p->nb_bands) ? b : p->nb_bands - 1;
+		used |= 1u << band[i];
 	}
-	while (used != 0) {
-		unsigned int b = __builtin_ctz(used);
-		struct shp_band_ctr *bc = &ctx->ctr->band[b];
-		unsigned int k, ok;
-		uint64_t bytes = 0;
+	if (likely((used & (used - 1)) == 0)) {
+		/* one band: the whole vector goes as it is */
+		accepted = band_put(p, band[0], pkts, n, ctx);
+		bits = accepted ? used : 0;
+	} else {
+		struct rte_mbuf *vec[n];
 
-		used &= used - 1;
-		ok = rte_ring_enqueue_burst(p->band[b].ring, (void **)vec[b],
-					    cnt[b], NULL);
-		for (k = 0; k < ok; k++)
-			bytes += rte_pktmbuf_pkt_len(vec[b][k]);
-		bc->enqueued += ok;
-		bc->enqueued_bytes += bytes;
-		accepted += ok;
-		if (ok > 0)
-			bits |= 1u << b;
-		if (ok < cnt[b]) {
-			bc->full += cnt[b] - ok;
-			shp_drop_burst(ctx, SHP_DROP_BAND_FULL, vec[b] + ok,
-				       cnt[b] - ok);
+		while (used != 0) {
+			unsigned int b = __builtin_ctz(used);
+			uint16_t cnt = 0, ok;
+
+			used &= used - 1;
+			for (i = 0; i < n; i++)
+				if (band[i] == b)
+					vec[cnt++] = pkts[i];
+			ok = band_put(p, b, vec, cnt, ctx);
+			accepted += ok;
+			if (ok > 0)
+				bits |= 1u << b;
 		}
 	}
 	if (bits)
@@ -257,14 +276,43 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 {
 	struct bands_priv *p = priv(q);
 	uint16_t got = 0;
-	int b;
 
 	bands_pushout(q, ctx);
-	while (got < n && (b = first_band(p)) >= 0) {
-		struct band *bd = &p->band[b];
-		uint16_t k = RTE_MIN((uint16_t)(n - got), bd->cnt);
+	while (got < n) {
+		uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
+		struct shp_band_ctr *bc;
+		struct band *bd;
+		uint64_t bytes = 0;
+		unsigned int b;
+		uint16_t k, i;
 
-		band_take(bd, &ctx->ctr->band[b], pkts + got, k);
+		if (bm == 0)
+			break;
+		b = __builtin_ctz(bm);
+		bd = &p->band[b];
+		bc = &ctx->ctr->band[b];
+		if (bd->cnt > 0) {
+			/* what peek took out of the ring goes first */
+			k = RTE_MIN((uint16_t)(n - got), bd->cnt);
+			band_take(bd, bc, pkts + got, k);
+			got += k;
+			continue;
+		}
+		/* straight from the ring, no stash copy */
+		k = rte_ring_sc_dequeue_burst(bd->ring, (void **)(pkts + got),
+					      n - got, NULL);
+		if (k == 0) {
+			__atomic_fetch_and(&p->bitmap, ~(1u << b),
+					   __ATOMIC_SEQ_CST);
+			if (!rte_ring_empty(bd->ring))
+				__atomic_fetch_or(&p->bitmap, 1u << b,
+						  __ATOMIC_SEQ_CST);
+			continue;
+		}
+		for (i = 0; i < k; i++)
+			bytes += rte_pktmbuf_pkt_len(pkts[got + i]);
+		bc->dequeued += k;
+		bc->dequeued_bytes += bytes;
 		got += k;
 	}
 	return got;

@@ -162,9 +162,6 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.dump = tbf_dump,
 };
 
-/* Tokens (ticks) held now: for `show tbf`. */
-int64_t shp_tbf_tokens(const struct shp_qdisc *q);
-
 int64_t
 shp_tbf_tokens(const struct shp_qdisc *q)
 {

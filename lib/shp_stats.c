@@ -105,11 +105,11 @@ shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 void
 shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		     const uint16_t *port_ids, unsigned int nb,
-		     unsigned int nb_bands)
+		     unsigned int nb_bands, double elapsed_s)
 {
 	unsigned int i, b, d;
 
-	fprintf(f, "{\"ports\": {");
+	fprintf(f, "{\"elapsed_s\": %.6f, \"ports\": {", elapsed_s);
 	for (i = 0; i < nb; i++) {
 		const struct shp_port_sum *s = &sums[i];
 		const struct shp_port_ctr *c = &s->c;

@@ -88,9 +88,10 @@ void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 void shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 		   unsigned int nb_bands);
 
-/* Write the --stats-file JSON for ports[0..nb) to f. */
+/* Write the --stats-file JSON for ports[0..nb) to f; elapsed_s is how
+ * long forwarding ran. */
 void shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			  const uint16_t *port_ids, unsigned int nb,
-			  unsigned int nb_bands);
+			  unsigned int nb_bands, double elapsed_s);
 
 #endif

@@ -7,6 +7,13 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test || exit 1
 scripts/build.sh || exit 1
+# An AddressSanitizer build of the program for the reconfiguration-under-
+# load test (test/cli/test_reconfig_load.py).
+if [ ! -f build-asan/build.ninja ]; then
+	meson setup build-asan -Db_sanitize=address -Db_lundef=false \
+		-Dbuildtype=debugoptimized >/dev/null || exit 1
+fi
+ninja -C build-asan app/dpdk-shaper >/dev/null || exit 1
 
 py=/usr/bin/python3   # Debian's, with python3-pytest and python3-scapy
 status=0
@@ -16,19 +23,28 @@ meson test -C build --print-errorlogs --num-processes 2 "$@"
 unit_ok=$($py -c "import json;print(sum(1 for l in open('build/meson-logs/testlog.json') if json.loads(l)['result']=='OK'))")
 unit_total=$($py -c "print(sum(1 for l in open('build/meson-logs/testlog.json')))")
 
-junit=build/pytest-junit.xml
-$py -m pytest test/replay test/e2e -q -rs --junitxml="$junit"
-rc=$?
-[ $rc -eq 0 ] || status=1
-read -r py_total py_fail py_skip < <($py - "$junit" <<'PYEOF'
+# One pytest run per suite: each has its own conftest helpers.
+py_total=0 py_fail=0 py_skip=0
+for suite in replay cli e2e; do
+	junit=build/pytest-$suite.xml
+	echo "== pytest test/$suite"
+	$py -m pytest "test/$suite" -q -rs -p no:cacheprovider \
+		--junitxml="$junit"
+	[ $? -eq 0 ] || status=1
+	read -r t f k < <($py - "$junit" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
-r = ET.parse(sys.argv[1]).getroot()
+try:
+    r = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print(0, 1, 0); sys.exit()
 s = r if r.tag == "testsuite" else r.find("testsuite")
 t = int(s.get("tests")); f = int(s.get("failures")) + int(s.get("errors"))
 k = int(s.get("skipped"))
 print(t, f, k)
 PYEOF
 )
+	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
+done
 passed=$((unit_ok + py_total - py_fail - py_skip))
 failed=$((unit_total - unit_ok + py_fail))
 echo

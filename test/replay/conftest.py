@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 REPO = os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
 BIN = os.path.join(BUILD, "app", "dpdk-shaper")
-REPLAY_BIN = os.path.join(BUILD, "app", "dpdk-shaper-replay")
+REPLAY_BIN = os.path.join(BUILD, "tools", "dpdk-shaper-replay")
 
 # Run to completion (one worker) and pipeline (RX and TX lcores); on two
 # CPUs the pipeline maps three lcores onto them.

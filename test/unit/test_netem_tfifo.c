@@ -101,10 +101,17 @@ test_random_vs_reference(void **state)
 			uint16_t len = 60 + shp_rand_below(&r, 200);
 			uint32_t before;
 
-			if (shp_rand_below(&r, 4) == 0)
-				tts = base + shp_rand_below(&r, 8);  /* ties */
-			else
+			switch (shp_rand_below(&r, 4)) {
+			case 0:   /* early, many ties: tree */
+				tts = base + shp_rand_below(&r, 8);
+				break;
+			case 1:   /* anywhere */
 				tts = base + shp_rand_below(&r, 5000);
+				break;
+			default:  /* at the front, ties with the tail: list */
+				tts = base + 5000 + shp_rand_below(&r, 4);
+				break;
+			}
 			base += shp_rand_below(&r, 3);
 			struct rte_mbuf *m = pkt_at(tts, len);
 
@@ -147,6 +154,8 @@ test_random_vs_reference(void **state)
 		assert_int_equal(t.backlog, bytes);
 	}
 	/* both paths were exercised a lot */
+	print_message("list inserts %lu, tree inserts %lu\n", list_ins,
+		      tree_ins);
 	assert_true(list_ins > 100000);
 	assert_true(tree_ins > 100000);
 	while (heap_n > 0) {

@@ -1,0 +1,926 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The command line interface, on librte_cmdline.
+ *
+ * Parsing, completion (TAB) and help (?) are librte_cmdline's. We drive its
+ * line editor (rdline) ourselves instead of cmdline_interact() so that:
+ *  - a wrong command gets one line saying what is wrong (not "Bad
+ *    arguments"): values are read by our own "word" tokens, which accept
+ *    any word and offer the valid ones for completion, and are checked by
+ *    the command, which names the bad value;
+ *  - the main lcore keeps doing its control duties (end of a replay,
+ *    periodic stats, signals) between key presses: we poll() stdin;
+ *  - command output goes through stdout in every mode (prompt, command
+ *    file, `load`): cmdline_printf() to an fd of -1 would lose it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+#include <cmdline.h>
+#include <cmdline_parse.h>
+#include <cmdline_parse_string.h>
+#include <cmdline_rdline.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include "classify.h"
+#include "cli.h"
+#include "control.h"
+#include "sch_bands.h"
+
+#define PROMPT "shaper> "
+#define MAX_LOAD_DEPTH 8
+#define REST_LEN 1024
+#define CLI_LINE_MAX 2048
+
+static struct shaper *S;
+static struct cmdline *cl;      /* parser state only: fds -1 */
+static bool failed;             /* set by a command that failed */
+static int load_depth;
+
+static void __rte_format_printf(1, 2)
+out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+}
+
+static void __rte_format_printf(1, 2)
+fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stdout);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	failed = true;
+}
+
+/* ---- our tokens ---------------------------------------------------- */
+
+enum word_kind {
+	WORD_CHOICE,   /* one word; completion from `choices` */
+	WORD_PORT,     /* one word; completion: all and the port ids */
+	WORD_REST,     /* the rest of the line; completion of its 1st word */
+};
+
+struct tok_word {
+	struct cmdline_token_hdr hdr;
+	enum word_kind kind;
+	const char *choices;   /* "a#b#c" */
+	const char *help;
+};
+
+static int
+word_parse(cmdline_parse_token_hdr_t *tk, const char *buf, void *res,
+	   unsigned int ressize)
+{
+	const struct tok_word *t = (const struct tok_word *)tk;
+	size_t len, cap;
+
+	if (buf == NULL)
+		return -1;
+	if (t->kind == WORD_REST) {
+		len = strcspn(buf, "\n\r");
+		while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+			len--;
+		cap = REST_LEN;
+	} else {
+		len = strcspn(buf, " \t\n\r");
+		cap = STR_TOKEN_SIZE;
+	}
+	if (len == 0)
+		return -1;
+	if (res != NULL) {
+		if (ressize < cap || len >= cap)
+			return -1;
+		memcpy(res, buf, len);
+		((char *)res)[len] = '\0';
+	}
+	return (int)len;
+}
+
+static int
+nb_choices(const char *c)
+{
+	int n = 1;
+
+	if (c == NULL)
+		return 0;
+	for (; *c; c++)
+		n += *c == '#';
+	return n;
+}
+
+static int
+word_complete_nb(cmdline_parse_token_hdr_t *tk)
+{
+	const struct tok_word *t = (const struct tok_word *)tk;
+
+	if (t->kind == WORD_PORT)
+		return 1 + S->nb_ports;
+	return nb_choices(t->choices);
+}
+
+static int
+word_complete_elt(cmdline_parse_token_hdr_t *tk, int idx, char *dst,
+		  unsigned int size)
+{
+	const struct tok_word *t = (const struct tok_word *)tk;
+	const char *c = t->choices;
+	size_t len;
+
+	if (t->kind == WORD_PORT) {
+		if (idx == 0)
+			snprintf(dst, size, "all");
+		else if (idx <= S->nb_ports)
+			snprintf(dst, size, "%u", S->port_ids[idx - 1]);
+		else
+			return -1;
+		return 0;
+	}
+	if (c == NULL)
+		return -1;
+	while (idx-- > 0) {
+		c = strchr(c, '#');
+		if (c == NULL)
+			return -1;
+		c++;
+	}
+	len = strcspn(c, "#");
+	if (len + 1 > size)
+		return -1;
+	memcpy(dst, c, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+static int
+word_help(cmdline_parse_token_hdr_t *tk, char *dst, unsigned int size)
+{
+	const struct tok_word *t = (const struct tok_word *)tk;
+
+	snprintf(dst, size, "%s", t->help);
+	return 0;
+}
+
+static struct cmdline_token_ops word_ops = {
+	.parse = word_parse,
+	.complete_get_nb = word_complete_nb,
+	.complete_get_elt = word_complete_elt,
+	.get_help = word_help,
+};
+
+#define TOKEN_WORD(st, field, k, ch, hlp) \
+	{ { &word_ops, offsetof(st, field) }, (k), (ch), (hlp) }
+#define TOKEN_KW(st, field, str) TOKEN_STRING_INITIALIZER(st, field, str)
+
+/* ---- results ---------------------------------------------------- */
+
+typedef char rest_t[REST_LEN];
+
+struct r_w1 { cmdline_fixed_string_t w1; };
+struct r_w2 { cmdline_fixed_string_t w1, w2; };
+struct r_w3 { cmdline_fixed_string_t w1, w2, w3; };
+struct r_w4 { cmdline_fixed_string_t w1, w2, w3, w4; };
+struct r_set { cmdline_fixed_string_t w1, w2, port; rest_t args; };
+struct r_rest2 { cmdline_fixed_string_t w1, w2; rest_t args; };
+struct r_rest1 { cmdline_fixed_string_t w1; rest_t args; };
+
+/* ---- helpers ---------------------------------------------------- */
+
+static void
+for_ports(int port, void (*fn)(struct shaper *, uint16_t))
+{
+	unsigned int i;
+
+	for (i = 0; i < S->nb_ports; i++)
+		if (port < 0 || port == S->port_ids[i])
+			fn(S, S->port_ids[i]);
+}
+
+/* The port word of a command, or -2 after saying why not. */
+static int
+port_of(const char *cmd, const char *word)
+{
+	char err[SHP_ERR_LEN];
+	int p = ctl_port_arg(S, word, err);
+
+	if (p == -2)
+		fail("%s: %s", cmd, err);
+	return p;
+}
+
+/* ---- help ---------------------------------------------------- */
+
+static const char help_show[] =
+"show config                 profile of every port, classifier, lcores\n"
+"show port stats all|P       counters, and pps and bit/s since the last\n"
+"                            show port stats\n"
+"show bands all|P            depth and counters of each band\n"
+"show netem all|P            netem profile, delay queue, impairments\n"
+"show tbf all|P              token bucket profile and its drops\n"
+"show drops                  drops per port and cause\n"
+"show lcores                 lcore roles, queues, poll loops\n";
+
+static const char help_set[] =
+"set netem all|P ARGS        netem profile (tc-netem syntax), e.g.\n"
+"                            set netem 1 delay 10ms 2ms loss 1%\n"
+"set netem all|P off         no netem (queued packets still leave on time)\n"
+"set tbf all|P ARGS          token bucket (tc-tbf syntax), e.g.\n"
+"                            set tbf all rate 10mbit burst 10kb limit 100kb\n"
+"set tbf all|P off           no token bucket\n"
+"set priomap P0 ... P15      band of each priority (16 values)\n"
+"set classify tos|dscp|pcp|none\n";
+
+static const char help_control[] =
+"clear stats                 counters shown (show, telemetry) start at 0\n"
+"start                       resume forwarding\n"
+"stop                        pause forwarding (queued packets wait)\n"
+"load FILE                   run a command file\n"
+"quit                        stop and exit (also Ctrl-D)\n"
+"help [show|set|control]     this text\n";
+
+static void
+cmd_help(void *res, struct cmdline *c, void *data)
+{
+	struct r_w2 *r = res;
+	const char *sec = data != NULL ? r->w2 : "all";
+
+	(void)c;
+	if (strcmp(sec, "show") == 0)
+		out("%s", help_show);
+	else if (strcmp(sec, "set") == 0)
+		out("%s", help_set);
+	else if (strcmp(sec, "control") == 0)
+		out("%s", help_control);
+	else if (strcmp(sec, "all") == 0)
+		out("Commands (TAB completes, ? lists the choices):\n%s%s%s",
+		    help_show, help_set, help_control);
+	else
+		fail("help: no section '%s' (show, set, control or all)", sec);
+}
+
+/* ---- show ---------------------------------------------------- */
+
+static void
+show_config(void)
+{
+	struct ctl_config c;
+	unsigned int i;
+
+	ctl_config_snapshot(&c);
+	out("forwarding: %s\n", c.paused ? "stopped" : "started");
+	out("bands: %u  ring_size: %u  burst: %u\n", c.bands,
+	    S->opt.ring_size, S->opt.burst);
+	out("classify: %s\n", c.classify);
+	out("priomap: %s\n", c.priomap);
+	out("seed: %" PRIu64 "%s\n", c.seed, S->opt.seed_set ? "" :
+	    " (default)");
+	for (i = 0; i < c.nb_ports; i++) {
+		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
+		out("  tbf: %s\n", c.tbf[i]);
+		out("  netem: %s\n", c.netem[i]);
+	}
+}
+
+static void
+show_port(struct shaper *s, uint16_t p)
+{
+	struct shp_port_sum sum;
+	const struct shp_port_ctr *c = &sum.c;
+	struct ctl_rate r;
+
+	ctl_port_sum(s, p, &sum);
+	ctl_port_rate(s, CTL_RATE_SHOW, p, &sum, &r);
+	out("  ######################## port %-2u ########################\n",
+	    p);
+	out("  rx_packets: %-14" PRIu64 " rx_bytes: %" PRIu64 "\n",
+	    c->rx_packets, c->rx_bytes);
+	out("  tx_packets: %-14" PRIu64 " tx_bytes: %" PRIu64 "\n",
+	    c->tx_packets, c->tx_bytes);
+	out("  egress_in: %-15" PRIu64 " queued: %-12" PRIu64 " dropped: %"
+	    PRIu64 "\n", sum.egress_in, sum.queued, sum.dropped);
+	out("  netem_queued: %-12" PRIu64 " tx_pending: %" PRIu64 "\n",
+	    c->netem_qlen, c->tx_pending);
+	out("  duplicated: %-14" PRIu64 " corrupted: %-9" PRIu64
+	    " reordered: %-9" PRIu64 " ecn_marked: %" PRIu64 "\n",
+	    c->duplicated, c->corrupted, c->reordered, c->ecn_marked);
+	out("  Throughput (since last show, %.3f s)\n", r.secs);
+	out("  rx_pps: %-18.0f rx_bps: %.0f\n", r.rx_pps, r.rx_bps);
+	out("  tx_pps: %-18.0f tx_bps: %.0f\n", r.tx_pps, r.tx_bps);
+	out("  ##########################################################\n");
+}
+
+static void
+show_bands(struct shaper *s, uint16_t p)
+{
+	struct shp_port_sum sum;
+	unsigned int b;
+
+	ctl_port_sum(s, p, &sum);
+	out("port %u: %u bands, non-empty bitmap 0x%x\n", p, s->opt.bands,
+	    shp_bands_bitmap(s->bands[p]));
+	out("  %-4s %10s %14s %14s %12s %12s %12s\n", "band", "depth",
+	    "enqueued", "dequeued", "dropped", "full", "pushed_out");
+	for (b = 0; b < s->opt.bands; b++)
+		out("  %-4u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12"
+		    PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", b,
+		    sum.band_depth[b], sum.c.band[b].enqueued,
+		    sum.c.band[b].dequeued, sum.band_dropped[b],
+		    sum.c.band[b].full, sum.c.band[b].pushed_out);
+}
+
+static void
+show_netem(struct shaper *s, uint16_t p)
+{
+	struct shp_port_sum sum;
+	const struct shp_port_ctr *c = &sum.c;
+	struct ctl_config *cfg = malloc(sizeof(*cfg));
+	unsigned int i;
+
+	ctl_port_sum(s, p, &sum);
+	if (cfg == NULL)
+		return;
+	ctl_config_snapshot(cfg);
+	for (i = 0; i < cfg->nb_ports; i++)
+		if (cfg->port_ids[i] == p)
+			out("port %u: netem %s\n", p, cfg->netem[i]);
+	free(cfg);
+	out("  netem_queued: %" PRIu64 "  duplicated: %" PRIu64
+	    "  corrupted: %" PRIu64 "  reordered: %" PRIu64
+	    "  ecn_marked: %" PRIu64 "  lost: %" PRIu64
+	    "  netem_limit: %" PRIu64 "\n", c->netem_qlen, c->duplicated,
+	    c->corrupted, c->reordered, c->ecn_marked,
+	    c->drops[SHP_DROP_LOST], c->drops[SHP_DROP_NETEM_LIMIT]);
+}
+
+static void
+show_tbf(struct shaper *s, uint16_t p)
+{
+	struct shp_port_sum sum;
+	struct ctl_config *cfg = malloc(sizeof(*cfg));
+	unsigned int i;
+
+	ctl_port_sum(s, p, &sum);
+	if (cfg == NULL)
+		return;
+	ctl_config_snapshot(cfg);
+	for (i = 0; i < cfg->nb_ports; i++)
+		if (cfg->port_ids[i] == p)
+			out("port %u: tbf %s\n", p, cfg->tbf[i]);
+	free(cfg);
+	out("  tbf_oversize: %" PRIu64 "  tbf_limit: %" PRIu64 "\n",
+	    sum.c.drops[SHP_DROP_TBF_OVERSIZE],
+	    sum.c.drops[SHP_DROP_TBF_LIMIT]);
+}
+
+static void
+show_drops(void)
+{
+	unsigned int i, d;
+
+	out("%-4s", "port");
+	for (d = 0; d < SHP_DROP_MAX; d++)
+		out(" %12s", shp_drop_names[d]);
+	out(" %12s\n", "dropped");
+	for (i = 0; i < S->nb_ports; i++) {
+		struct shp_port_sum sum;
+
+		ctl_port_sum(S, S->port_ids[i], &sum);
+		out("%-4u", S->port_ids[i]);
+		for (d = 0; d < SHP_DROP_MAX; d++)
+			out(" %12" PRIu64, sum.c.drops[d]);
+		out(" %12" PRIu64 "\n", sum.dropped);
+	}
+}
+
+static void
+show_lcores(void)
+{
+	unsigned int i, k;
+
+	out("lcore %u: main (control plane, prompt, telemetry data)\n",
+	    rte_get_main_lcore());
+	for (i = 0; i < S->nb_workers; i++) {
+		const struct worker *w = &S->workers[S->worker_ids[i]];
+
+		out("lcore %u: %s", w->lcore, w->rx && w->tx ? "rx+tx" :
+		    w->rx ? "rx" : "tx");
+		if (w->rx) {
+			out(", rx queues");
+			for (k = 0; k < w->nb_rxq; k++)
+				out(" %u/%u->%u", w->rxq[k].port,
+				    w->rxq[k].queue, w->rxq[k].egress);
+		}
+		if (w->tx) {
+			out(", egress ports");
+			for (k = 0; k < w->nb_egress; k++)
+				out(" %u", w->egress[k]);
+		}
+		out(", loops %" PRIu64 "\n",
+		    __atomic_load_n(&w->loops, __ATOMIC_RELAXED));
+	}
+}
+
+static void
+cmd_show1(void *res, struct cmdline *c, void *data)
+{
+	struct r_w2 *r = res;
+
+	(void)c; (void)data;
+	if (strcmp(r->w2, "config") == 0)
+		show_config();
+	else if (strcmp(r->w2, "drops") == 0)
+		show_drops();
+	else
+		show_lcores();
+}
+
+static void
+cmd_show_port(void *res, struct cmdline *c, void *data)
+{
+	struct r_w4 *r = res;
+	int p = port_of("show port stats", r->w4);
+
+	(void)c; (void)data;
+	if (p != -2)
+		for_ports(p, show_port);
+}
+
+static void
+cmd_show_stage(void *res, struct cmdline *c, void *data)
+{
+	struct r_w3 *r = res;
+	char what[32];
+	int p;
+
+	(void)c; (void)data;
+	snprintf(what, sizeof(what), "show %s", r->w2);
+	p = port_of(what, r->w3);
+	if (p == -2)
+		return;
+	if (strcmp(r->w2, "bands") == 0)
+		for_ports(p, show_bands);
+	else if (strcmp(r->w2, "netem") == 0)
+		for_ports(p, show_netem);
+	else
+		for_ports(p, show_tbf);
+}
+
+/* ---- set ---------------------------------------------------- */
+
+static void
+cmd_set_stage(void *res, struct cmdline *c, void *data)
+{
+	struct r_set *r = res;
+	char err[SHP_ERR_LEN], what[32];
+	int p, rc;
+
+	(void)c; (void)data;
+	snprintf(what, sizeof(what), "set %s", r->w2);
+	p = port_of(what, r->port);
+	if (p == -2)
+		return;
+	err[0] = '\0';
+	if (strcmp(r->w2, "netem") == 0)
+		rc = ctl_set_netem(S, p, r->args, err);
+	else
+		rc = ctl_set_tbf(S, p, r->args, err);
+	if (rc < 0)
+		fail("%s %s: %s (nothing changed)", what, r->port, err);
+}
+
+static void
+cmd_set_priomap(void *res, struct cmdline *c, void *data)
+{
+	struct r_rest2 *r = res;
+	char err[SHP_ERR_LEN];
+
+	(void)c; (void)data;
+	if (ctl_set_priomap(S, r->args, err) < 0)
+		fail("set priomap: %s (nothing changed)", err);
+}
+
+static void
+cmd_set_classify(void *res, struct cmdline *c, void *data)
+{
+	struct r_w3 *r = res;
+	char err[SHP_ERR_LEN];
+
+	(void)c; (void)data;
+	if (ctl_set_classify(S, r->w3, err) < 0)
+		fail("set classify: %s (nothing changed)", err);
+}
+
+/* ---- control ---------------------------------------------------- */
+
+static void
+cmd_word(void *res, struct cmdline *c, void *data)
+{
+	struct r_w1 *r = res;
+
+	(void)c; (void)data;
+	if (strcmp(r->w1, "start") == 0) {
+		ctl_pause(S, false);
+		out("forwarding started\n");
+	} else if (strcmp(r->w1, "stop") == 0) {
+		ctl_pause(S, true);
+		out("forwarding stopped (queued packets wait; start resumes)\n");
+	} else if (strcmp(r->w1, "quit") == 0) {
+		S->quit = true;
+	}
+}
+
+static void
+cmd_clear(void *res, struct cmdline *c, void *data)
+{
+	(void)res; (void)c; (void)data;
+	ctl_clear_stats(S);
+	out("counters cleared\n");
+}
+
+static void
+cmd_load(void *res, struct cmdline *c, void *data)
+{
+	struct r_rest1 *r = res;
+	bool outer_failed;
+
+	(void)c; (void)data;
+	if (load_depth >= MAX_LOAD_DEPTH) {
+		fail("load %s: files nested more than %d deep", r->args,
+		     MAX_LOAD_DEPTH);
+		return;
+	}
+	load_depth++;
+	outer_failed = cli_run_file(r->args) < 0;
+	load_depth--;
+	failed = outer_failed;
+}
+
+/* ---- the instruction table ---------------------------------------- */
+
+#define INST(name, fn, dat, hlp, ...) \
+	static cmdline_parse_inst_t name = { \
+		.f = fn, .data = dat, .help_str = hlp, \
+		.tokens = { __VA_ARGS__, NULL }, \
+	}
+
+static cmdline_parse_token_string_t t_help =
+	TOKEN_KW(struct r_w2, w1, "help");
+static struct tok_word t_help_sec =
+	TOKEN_WORD(struct r_w2, w2, WORD_CHOICE, "show#set#control#all",
+		   "section: show|set|control|all");
+INST(i_help, cmd_help, NULL, "help: list the commands", (void *)&t_help);
+INST(i_help_sec, cmd_help, (void *)1, "help SECTION: the commands of a "
+     "section", (void *)&t_help, (void *)&t_help_sec);
+
+static cmdline_parse_token_string_t t_show =
+	TOKEN_KW(struct r_w2, w1, "show");
+static cmdline_parse_token_string_t t_show1 =
+	TOKEN_KW(struct r_w2, w2, "config#drops#lcores");
+INST(i_show1, cmd_show1, NULL, "show config|drops|lcores",
+     (void *)&t_show, (void *)&t_show1);
+
+static cmdline_parse_token_string_t t_show_p =
+	TOKEN_KW(struct r_w4, w2, "port");
+static cmdline_parse_token_string_t t_show_p_stats =
+	TOKEN_KW(struct r_w4, w3, "stats");
+static struct tok_word t_show_p_port =
+	TOKEN_WORD(struct r_w4, w4, WORD_PORT, NULL, "all|P: port id");
+INST(i_show_port, cmd_show_port, NULL,
+     "show port stats all|P: counters and rates since the last call",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_stats,
+     (void *)&t_show_p_port);
+
+static cmdline_parse_token_string_t t_show_stage =
+	TOKEN_KW(struct r_w3, w2, "bands#netem#tbf");
+static struct tok_word t_show_stage_port =
+	TOKEN_WORD(struct r_w3, w3, WORD_PORT, NULL, "all|P: port id");
+INST(i_show_stage, cmd_show_stage, NULL, "show bands|netem|tbf all|P",
+     (void *)&t_show, (void *)&t_show_stage, (void *)&t_show_stage_port);
+
+static cmdline_parse_token_string_t t_set =
+	TOKEN_KW(struct r_set, w1, "set");
+static cmdline_parse_token_string_t t_set_netem =
+	TOKEN_KW(struct r_set, w2, "netem");
+static cmdline_parse_token_string_t t_set_tbf =
+	TOKEN_KW(struct r_set, w2, "tbf");
+static struct tok_word t_set_port =
+	TOKEN_WORD(struct r_set, port, WORD_PORT, NULL, "all|P: egress port");
+static struct tok_word t_set_netem_args =
+	TOKEN_WORD(struct r_set, args, WORD_REST,
+		   "off#delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
+		   "ecn#distribution#seed#noreorder",
+		   "ARGS: tc-netem words, or off");
+static struct tok_word t_set_tbf_args =
+	TOKEN_WORD(struct r_set, args, WORD_REST,
+		   "off#rate#burst#limit#latency#peakrate#mtu#overhead#mpu#"
+		   "linklayer",
+		   "ARGS: tc-tbf words, or off");
+INST(i_set_netem, cmd_set_stage, NULL,
+     "set netem all|P ARGS|off: change the netem profile live",
+     (void *)&t_set, (void *)&t_set_netem, (void *)&t_set_port,
+     (void *)&t_set_netem_args);
+INST(i_set_tbf, cmd_set_stage, NULL,
+     "set tbf all|P ARGS|off: change the token bucket live",
+     (void *)&t_set, (void *)&t_set_tbf, (void *)&t_set_port,
+     (void *)&t_set_tbf_args);
+
+static cmdline_parse_token_string_t t_set2 =
+	TOKEN_KW(struct r_rest2, w1, "set");
+static cmdline_parse_token_string_t t_set_priomap =
+	TOKEN_KW(struct r_rest2, w2, "priomap");
+static struct tok_word t_priomap_args =
+	TOKEN_WORD(struct r_rest2, args, WORD_REST, NULL,
+		   "P0 ... P15: band of each priority");
+INST(i_set_priomap, cmd_set_priomap, NULL,
+     "set priomap P0 ... P15: band of each priority 0..15",
+     (void *)&t_set2, (void *)&t_set_priomap, (void *)&t_priomap_args);
+
+static cmdline_parse_token_string_t t_set3 =
+	TOKEN_KW(struct r_w3, w1, "set");
+static cmdline_parse_token_string_t t_set_classify =
+	TOKEN_KW(struct r_w3, w2, "classify");
+static struct tok_word t_classify_mode =
+	TOKEN_WORD(struct r_w3, w3, WORD_CHOICE, "tos#dscp#pcp#none",
+		   "tos|dscp|pcp|none");
+INST(i_set_classify, cmd_set_classify, NULL,
+     "set classify tos|dscp|pcp|none: what gives the priority",
+     (void *)&t_set3, (void *)&t_set_classify, (void *)&t_classify_mode);
+
+static cmdline_parse_token_string_t t_clear =
+	TOKEN_KW(struct r_w2, w1, "clear");
+static cmdline_parse_token_string_t t_clear_stats =
+	TOKEN_KW(struct r_w2, w2, "stats");
+INST(i_clear, cmd_clear, NULL, "clear stats: counters shown start at 0",
+     (void *)&t_clear, (void *)&t_clear_stats);
+
+static cmdline_parse_token_string_t t_start =
+	TOKEN_KW(struct r_w1, w1, "start");
+static cmdline_parse_token_string_t t_stop =
+	TOKEN_KW(struct r_w1, w1, "stop");
+static cmdline_parse_token_string_t t_quit =
+	TOKEN_KW(struct r_w1, w1, "quit");
+INST(i_start, cmd_word, NULL, "start: resume forwarding",
+     (void *)&t_start);
+INST(i_stop, cmd_word, NULL, "stop: pause forwarding, queues wait",
+     (void *)&t_stop);
+INST(i_quit, cmd_word, NULL, "quit: stop and exit", (void *)&t_quit);
+
+static cmdline_parse_token_string_t t_load =
+	TOKEN_KW(struct r_rest1, w1, "load");
+static struct tok_word t_load_file =
+	TOKEN_WORD(struct r_rest1, args, WORD_REST, NULL, "FILE");
+INST(i_load, cmd_load, NULL, "load FILE: run a command file",
+     (void *)&t_load, (void *)&t_load_file);
+
+static cmdline_parse_ctx_t main_ctx[] = {
+	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_stage,
+	&i_set_netem, &i_set_tbf, &i_set_priomap, &i_set_classify,
+	&i_clear, &i_start, &i_stop, &i_load, &i_quit, NULL,
+};
+
+/* ---- errors the parser finds ---------------------------------------- */
+
+static const struct {
+	const char *prefix;
+	const char *usage;
+} usages[] = {
+	{ "help", "help [show|set|control|all]" },
+	{ "show port", "show port stats all|P" },
+	{ "show bands", "show bands all|P" },
+	{ "show netem", "show netem all|P" },
+	{ "show tbf", "show tbf all|P" },
+	{ "show config", "show config" },
+	{ "show drops", "show drops" },
+	{ "show lcores", "show lcores" },
+	{ "show", "show config|port stats|bands|netem|tbf|drops|lcores" },
+	{ "set netem", "set netem all|P ARGS|off" },
+	{ "set tbf", "set tbf all|P ARGS|off" },
+	{ "set priomap", "set priomap P0 ... P15" },
+	{ "set classify", "set classify tos|dscp|pcp|none" },
+	{ "set", "set netem|tbf|priomap|classify ..." },
+	{ "clear", "clear stats" },
+	{ "start", "start" },
+	{ "stop", "stop" },
+	{ "load", "load FILE" },
+	{ "quit", "quit" },
+};
+
+/* Does `line` start with the words of `prefix`? */
+static bool
+starts_with_words(const char *line, const char *prefix)
+{
+	while (*prefix) {
+		size_t n = strcspn(prefix, " ");
+
+		line += strspn(line, " \t");
+		if (strncmp(line, prefix, n) != 0 ||
+		    (line[n] != '\0' && strchr(" \t\r\n", line[n]) == NULL))
+			return false;
+		line += n;
+		prefix += n;
+		prefix += strspn(prefix, " ");
+	}
+	return true;
+}
+
+static void
+parse_error(const char *line, int rc)
+{
+	size_t n = strcspn(line, "\r\n");
+	unsigned int i;
+
+	if (rc == CMDLINE_PARSE_BAD_ARGS)
+		for (i = 0; i < RTE_DIM(usages); i++)
+			if (starts_with_words(line, usages[i].prefix)) {
+				fail("'%.*s': missing, unknown or extra words; "
+				     "usage: %s", (int)n, line,
+				     usages[i].usage);
+				return;
+			}
+	if (rc == CMDLINE_PARSE_AMBIGUOUS)
+		fail("'%.*s': ambiguous command", (int)n, line);
+	else
+		fail("unknown command '%.*s' (help lists the commands)",
+		     (int)strcspn(line + strspn(line, " \t"), " \t\r\n"),
+		     line + strspn(line, " \t"));
+}
+
+int
+cli_exec(const char *line)
+{
+	char buf[CLI_LINE_MAX + 2];
+	int rc;
+
+	/* cmdline_parse wants one line ending in a newline */
+	snprintf(buf, sizeof(buf), "%.*s\n", (int)strcspn(line, "\r\n"), line);
+	failed = false;
+	rc = cmdline_parse(cl, buf);
+	if (rc == CMDLINE_PARSE_AMBIGUOUS || rc == CMDLINE_PARSE_NOMATCH ||
+	    rc == CMDLINE_PARSE_BAD_ARGS)
+		parse_error(buf, rc);
+	fflush(stdout);
+	return failed ? -1 : 0;
+}
+
+int
+cli_run_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	int rc = 0;
+
+	if (f == NULL) {
+		fail("load %s: %s", path, strerror(errno));
+		fflush(stdout);
+		return -1;
+	}
+	while (!S->quit && getline(&line, &cap, f) > 0) {
+		const char *p = line + strspn(line, " \t");
+
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (*p == '\0' || *p == '#')
+			continue;
+		out(PROMPT "%s\n", p);
+		if (cli_exec(p) < 0) {
+			out("%s:%u: command failed: skipping the rest of %s\n",
+			    path, lineno, path);
+			rc = -1;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	fflush(stdout);
+	failed = rc < 0;
+	return rc;
+}
+
+/* ---- the prompt ---------------------------------------------------- */
+
+static int
+rdl_write(struct rdline *rdl, char c)
+{
+	(void)rdl;
+	return write(STDOUT_FILENO, &c, 1) == 1 ? 0 : -1;
+}
+
+static void
+rdl_validate(struct rdline *rdl, const char *buf, unsigned int size)
+{
+	(void)rdl; (void)size;
+	cli_exec(buf);
+}
+
+static int
+rdl_complete(struct rdline *rdl, const char *buf, char *dst,
+	     unsigned int size, int *state)
+{
+	(void)rdl;
+	return cmdline_complete(cl, buf, state, dst, size);
+}
+
+void
+cli_interact(struct shaper *s)
+{
+	struct termios saved, raw;
+	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+	struct rdline *rdl;
+
+	rdl = rdline_new(rdl_write, rdl_validate, rdl_complete, NULL);
+	if (rdl == NULL) {
+		fprintf(stderr, "dpdk-shaper: cannot start the prompt\n");
+		s->exit_code = 1;
+		return;
+	}
+	if (tty) {
+		/* As cmdline_stdin_new(): keys one by one, no echo (rdline
+		 * echoes), Ctrl-C a key (clears the line) not a signal. */
+		raw = saved;
+		raw.c_lflag &= ~(ICANON | ECHO | ISIG);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	fflush(stdout);
+	rdline_newline(rdl, PROMPT);
+	while (!s->quit) {
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		char buf[256];
+		bool printed;
+		ssize_t n, i;
+		int rc;
+
+		rc = poll(&pfd, 1, 50);
+		if (ctl_tick(s, true, &printed))
+			break;
+		if (printed)
+			rdline_redisplay(rdl);
+		if (rc <= 0)
+			continue;   /* timeout, or a signal (EINTR) */
+		n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {       /* end of input: quit */
+			out("\n");
+			break;
+		}
+		for (i = 0; i < n && !s->quit; i++) {
+			rc = rdline_char_in(rdl, buf[i]);
+			if (rc == RDLINE_RES_VALIDATED) {
+				const char *b = rdline_get_buffer(rdl);
+
+				if (b != NULL && strspn(b, " \t\r\n") <
+				    strlen(b))
+					rdline_add_history(rdl, b);
+				if (!s->quit)
+					rdline_newline(rdl, PROMPT);
+			} else if (rc == RDLINE_RES_EOF ||
+				   rc == RDLINE_RES_EXITED) {
+				out("\n");
+				s->quit = true;
+			}
+		}
+	}
+	fflush(stdout);
+	if (tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	rdline_free(rdl);
+}
+
+int
+cli_init(struct shaper *s)
+{
+	S = s;
+	cl = cmdline_new(main_ctx, PROMPT, -1, -1);
+	if (cl == NULL) {
+		fprintf(stderr, "dpdk-shaper: cannot create the command "
+			"parser\n");
+		return -1;
+	}
+	return 0;
+}
+
+void
+cli_fini(void)
+{
+	if (cl != NULL)
+		cmdline_free(cl);
+	cl = NULL;
+}

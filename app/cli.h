@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The command line interface (librte_cmdline): prompt and command files. */
+#ifndef SHAPER_CLI_H
+#define SHAPER_CLI_H
+
+#include <stdbool.h>
+
+#include "shaper.h"
+
+int cli_init(struct shaper *s);
+void cli_fini(void);
+
+/* Run one command line (no prompt). 0, or -1 if it failed. */
+int cli_exec(const char *line);
+
+/*
+ * Run a command file: each command is echoed after the prompt, then its
+ * output. '#' starts a comment line. The first failing command stops the
+ * file (the rest is skipped, which is said). 0, or -1 if a command failed
+ * or the file cannot be read.
+ */
+int cli_run_file(const char *path);
+
+/* The prompt on stdin/stdout until quit, EOF (Ctrl-D), a signal, or a
+ * replay end without prompt. Does the control duties meanwhile. */
+void cli_interact(struct shaper *s);
+
+#endif

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control plane. Runtime changes follow one pattern: build and check
+ * every new immutable object first (a bad value changes nothing), publish
+ * them (the stage's change() or a release store), wait for an RCU QSBR
+ * grace period (every worker went round its loop once, so none still
+ * holds an old pointer), then free the old objects.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_rcu_qsbr.h>
+
+#include "classify.h"
+#include "control.h"
+#include "shp_netem.h"
+#include "shp_tbf.h"
+
+/* Guards `snap` and `base`: written on the main lcore, read by telemetry
+ * callbacks. The data plane never takes it. */
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ctl_config snap;
+static struct shp_port_sum base[SHP_MAX_PORTS];   /* `clear stats` */
+
+struct rate_mark {
+	uint64_t tsc;
+	uint64_t rx_p, rx_b, tx_p, tx_b;
+};
+static struct rate_mark marks[CTL_RATE_SLOTS][SHP_MAX_PORTS];
+
+static bool replay_announced;
+static uint64_t last_periodic;
+
+const char *
+ctl_si(double v, char *buf, size_t len)
+{
+	static const char *const unit[] = { "", "k", "M", "G", "T" };
+	unsigned int u = 0;
+
+	while (v >= 1000.0 && u + 1 < RTE_DIM(unit)) {
+		v /= 1000.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.2f%s", v, unit[u]);
+	return buf;
+}
+
+/* The stage's own printer (netem adds its default limit). Main lcore. */
+static void
+stage_text(const struct shp_qdisc *q, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	buf[0] = '\0';
+	if (f == NULL) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	q->ops->dump(q, f);
+	fclose(f);
+	buf[len - 1] = '\0';
+}
+
+static void
+format_priomap(const uint8_t *map, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i <= SHP_PRIO_MAX && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%u", i ? "," : "",
+				map[i]);
+}
+
+/* Refresh the text copy; caller holds nothing, we take the lock. */
+static void
+snapshot_update(struct shaper *s)
+{
+	const struct shp_classifier *c = s->classifier;
+	static struct ctl_config n;   /* big: not on the stack */
+	unsigned int i;
+
+	memset(&n, 0, sizeof(n));
+	n.bands = s->opt.bands;
+	snprintf(n.classify, sizeof(n.classify), "%s",
+		 shp_classify_mode_name(c->mode));
+	format_priomap(c->priomap, n.priomap, sizeof(n.priomap));
+	n.paused = s->paused;
+	n.seed = s->opt.seed;
+	n.nb_ports = s->nb_ports;
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		n.port_ids[i] = p;
+		n.pair_of[i] = s->opt.pair_of[p];
+		stage_text(s->tbf[p], n.tbf[i], CTL_TEXT_LEN);
+		stage_text(s->netem[p], n.netem[i], CTL_TEXT_LEN);
+	}
+	pthread_mutex_lock(&ctl_lock);
+	snap = n;
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+void
+ctl_config_snapshot(struct ctl_config *c)
+{
+	pthread_mutex_lock(&ctl_lock);
+	*c = snap;
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+int
+ctl_init(struct shaper *s)
+{
+	unsigned int i;
+	uint64_t now = rte_get_timer_cycles();
+
+	for (i = 0; i < CTL_RATE_SLOTS; i++)
+		for (unsigned int p = 0; p < SHP_MAX_PORTS; p++)
+			marks[i][p].tsc = now;
+	last_periodic = now;
+	snapshot_update(s);
+	return 0;
+}
+
+static void
+grace_period(void)
+{
+	/* The main lcore is not a reader: it waits for every registered
+	 * worker to report a quiescent state. Workers that stopped went
+	 * offline and are not waited for. */
+	rte_rcu_qsbr_synchronize(shaper_rcu, RTE_QSBR_THRID_INVALID);
+}
+
+int
+ctl_port_arg(const struct shaper *s, const char *word, char *err)
+{
+	char *end;
+	unsigned long v;
+	unsigned int i;
+
+	if (strcmp(word, "all") == 0)
+		return -1;
+	errno = 0;
+	v = strtoul(word, &end, 10);
+	if (end != word && *end == '\0' && errno == 0 && v < SHP_MAX_PORTS)
+		for (i = 0; i < s->nb_ports; i++)
+			if (s->port_ids[i] == v)
+				return (int)v;
+	snprintf(err, SHP_ERR_LEN, "no port '%s': give all or a port id "
+		 "(0..%u)", word, s->nb_ports ? s->port_ids[s->nb_ports - 1] :
+		 0);
+	return -2;
+}
+
+static bool
+port_selected(int port, uint16_t p)
+{
+	return port < 0 || port == p;
+}
+
+int
+ctl_set_netem(struct shaper *s, int port, const char *args, char *err)
+{
+	struct shp_netem_conf *nc[SHP_MAX_PORTS] = { NULL };
+	const void *old[SHP_MAX_PORTS] = { NULL };
+	bool off = strcmp(args, "off") == 0;
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports && !off; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (!port_selected(port, p))
+			continue;
+		nc[i] = shp_netem_parse(args, err);
+		if (nc[i] == NULL) {
+			while (i-- > 0)
+				shp_netem_conf_free(nc[i]);
+			return -1;
+		}
+		if (s->opt.seed_set && !nc[i]->seed_set) {
+			nc[i]->seed = s->opt.seed;
+			nc[i]->seed_set = true;
+		}
+	}
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (port_selected(port, p))
+			old[i] = s->netem[p]->ops->change(s->netem[p], nc[i]);
+	}
+	grace_period();
+	for (i = 0; i < s->nb_ports; i++)
+		shp_netem_conf_free((struct shp_netem_conf *)(uintptr_t)old[i]);
+	snapshot_update(s);
+	return 0;
+}
+
+int
+ctl_set_tbf(struct shaper *s, int port, const char *args, char *err)
+{
+	struct shp_tbf_conf *tc[SHP_MAX_PORTS] = { NULL };
+	const void *old[SHP_MAX_PORTS] = { NULL };
+	bool off = strcmp(args, "off") == 0;
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports && !off; i++) {
+		if (!port_selected(port, s->port_ids[i]))
+			continue;
+		tc[i] = malloc(sizeof(*tc[i]));
+		if (tc[i] == NULL || shp_tbf_parse(args, tc[i], err) < 0) {
+			if (tc[i] == NULL)
+				snprintf(err, SHP_ERR_LEN, "out of memory");
+			do
+				free(tc[i]);
+			while (i-- > 0);
+			return -1;
+		}
+	}
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (port_selected(port, p))
+			old[i] = s->tbf[p]->ops->change(s->tbf[p], tc[i]);
+	}
+	grace_period();
+	for (i = 0; i < s->nb_ports; i++)
+		free((void *)(uintptr_t)old[i]);
+	snapshot_update(s);
+	return 0;
+}
+
+static void
+publish_classifier(struct shaper *s, struct shp_classifier *n)
+{
+	const struct shp_classifier *old = s->classifier;
+
+	__atomic_store_n(&s->classifier, n, __ATOMIC_RELEASE);
+	grace_period();
+	if (old != &s->opt.classifier)
+		free((void *)(uintptr_t)old);
+	snapshot_update(s);
+}
+
+int
+ctl_set_priomap(struct shaper *s, const char *text, char *err)
+{
+	struct shp_classifier *n = malloc(sizeof(*n));
+
+	if (n == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return -1;
+	}
+	*n = *s->classifier;
+	if (shp_priomap_parse(text, n->nb_bands, n->priomap, err) < 0) {
+		free(n);
+		return -1;
+	}
+	publish_classifier(s, n);
+	return 0;
+}
+
+int
+ctl_set_classify(struct shaper *s, const char *mode, char *err)
+{
+	struct shp_classifier *n;
+	enum shp_classify_mode m;
+
+	if (shp_classify_mode_parse(mode, &m, err) < 0)
+		return -1;
+	n = malloc(sizeof(*n));
+	if (n == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return -1;
+	}
+	*n = *s->classifier;
+	n->mode = m;
+	publish_classifier(s, n);
+	return 0;
+}
+
+void
+ctl_pause(struct shaper *s, bool paused)
+{
+	s->paused = paused;
+	snapshot_update(s);
+}
+
+void
+ctl_clear_stats(struct shaper *s)
+{
+	struct shp_port_sum now[SHP_MAX_PORTS];
+	uint64_t tsc = rte_get_timer_cycles();
+	unsigned int i, k;
+
+	for (i = 0; i < s->nb_ports; i++)
+		shaper_stats_port(s, s->port_ids[i], &now[i]);
+	pthread_mutex_lock(&ctl_lock);
+	for (i = 0; i < s->nb_ports; i++)
+		base[s->port_ids[i]] = now[i];
+	pthread_mutex_unlock(&ctl_lock);
+	for (k = 0; k < CTL_RATE_SLOTS; k++)
+		for (i = 0; i < SHP_MAX_PORTS; i++)
+			marks[k][i] = (struct rate_mark){ .tsc = tsc };
+}
+
+void
+ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
+{
+	shaper_stats_port(s, port, sum);
+	pthread_mutex_lock(&ctl_lock);
+	shp_stats_sub(sum, &base[port], s->opt.bands);
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+void
+ctl_port_rate(struct shaper *s, int slot, uint16_t port,
+	      const struct shp_port_sum *sum, struct ctl_rate *r)
+{
+	struct rate_mark *m = &marks[slot][port];
+	uint64_t tsc = rte_get_timer_cycles();
+	double secs = (double)(tsc - m->tsc) / rte_get_timer_hz();
+	const struct shp_port_ctr *c = &sum->c;
+
+	memset(r, 0, sizeof(*r));
+	r->secs = secs;
+	if (secs > 0) {
+		/* Counters read at slightly different moments (or a clear)
+		 * can step back: no negative rate. */
+#define RATE(now, was) ((now) > (was) ? (double)((now) - (was)) / secs : 0)
+		r->rx_pps = RATE(c->rx_packets, m->rx_p);
+		r->rx_bps = RATE(c->rx_bytes, m->rx_b) * 8;
+		r->tx_pps = RATE(c->tx_packets, m->tx_p);
+		r->tx_bps = RATE(c->tx_bytes, m->tx_b) * 8;
+#undef RATE
+	}
+	*m = (struct rate_mark){ .tsc = tsc, .rx_p = c->rx_packets,
+				 .rx_b = c->rx_bytes, .tx_p = c->tx_packets,
+				 .tx_b = c->tx_bytes };
+	(void)s;
+}
+
+void
+ctl_print_periodic(struct shaper *s, FILE *f)
+{
+	unsigned int i, b;
+	char a[16], bb[16], c[16], d[16];
+
+	fprintf(f, "%-4s %9s %9s %9s %9s %8s %-20s %10s\n", "port", "rx-pps",
+		"rx-bit/s", "tx-pps", "tx-bit/s", "queued", "band depths",
+		"dropped");
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		struct shp_port_sum sum;
+		struct ctl_rate r;
+		char depths[64];
+		size_t off = 0;
+
+		ctl_port_sum(s, p, &sum);
+		ctl_port_rate(s, CTL_RATE_PERIODIC, p, &sum, &r);
+		depths[0] = '\0';
+		for (b = 0; b < s->opt.bands && off < sizeof(depths); b++)
+			off += snprintf(depths + off, sizeof(depths) - off,
+					"%s%" PRIu64, b ? "/" : "",
+					sum.band_depth[b]);
+		fprintf(f, "%-4u %9s %9s %9s %9s %8" PRIu64 " %-20s %10" PRIu64
+			"\n", p, ctl_si(r.rx_pps, a, sizeof(a)),
+			ctl_si(r.rx_bps, bb, sizeof(bb)),
+			ctl_si(r.tx_pps, c, sizeof(c)),
+			ctl_si(r.tx_bps, d, sizeof(d)), sum.queued, depths,
+			sum.dropped);
+	}
+	fflush(f);
+}
+
+bool
+ctl_tick(struct shaper *s, bool interactive, bool *printed)
+{
+	if (printed != NULL)
+		*printed = false;
+	if (s->quit)
+		return true;
+	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {
+		if (!interactive)
+			return true;
+		replay_announced = true;
+		printf("\nreplay done: every input exhausted, every queue "
+		       "empty (quit to exit)\n");
+		if (printed != NULL)
+			*printed = true;
+	}
+	if (s->opt.stats_period != 0 &&
+	    rte_get_timer_cycles() - last_periodic >=
+	    s->opt.stats_period * rte_get_timer_hz()) {
+		last_periodic = rte_get_timer_cycles();
+		if (interactive)
+			printf("\n");
+		ctl_print_periodic(s, stdout);
+		if (printed != NULL)
+			*printed = true;
+	}
+	return false;
+}
+
+void
+ctl_fini(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (s->tbf[p] != NULL)
+			free((void *)(uintptr_t)s->tbf[p]->ops->change(
+				     s->tbf[p], NULL));
+		if (s->netem[p] != NULL)
+			shp_netem_conf_free((struct shp_netem_conf *)
+				(uintptr_t)s->netem[p]->ops->change(
+					s->netem[p], NULL));
+	}
+	if (s->classifier != NULL && s->classifier != &s->opt.classifier) {
+		free((void *)(uintptr_t)s->classifier);
+		s->classifier = &s->opt.classifier;
+	}
+}

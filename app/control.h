@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control plane: runtime changes (netem, tbf, priomap, classify) with
+ * RCU publication, the `clear stats` baseline, rates, the config snapshot
+ * read by telemetry, and the periodic duties of the main lcore.
+ *
+ * Every function here runs on the main lcore (CLI, command files, control
+ * loop) except ctl_*_snapshot/ctl_port_sum, which telemetry callbacks call
+ * from their own thread: those take ctl_lock and read only counters.
+ */
+#ifndef SHAPER_CONTROL_H
+#define SHAPER_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "shaper.h"
+
+#define CTL_TEXT_LEN 1024
+
+/* A copy of the configuration as text, safe to read from any thread. */
+struct ctl_config {
+	unsigned int bands;
+	char classify[8];
+	char priomap[64];
+	bool paused;
+	uint64_t seed;
+	unsigned int nb_ports;
+	uint16_t port_ids[SHP_MAX_PORTS];
+	int pair_of[SHP_MAX_PORTS];
+	char tbf[SHP_MAX_PORTS][CTL_TEXT_LEN];    /* "off" when none */
+	char netem[SHP_MAX_PORTS][CTL_TEXT_LEN];
+};
+
+int ctl_init(struct shaper *s);
+/* After the workers stopped: take every conf back and free it. */
+void ctl_fini(struct shaper *s);
+
+/* port < 0: every port. 0, or -1 with err (nothing changed). */
+int ctl_set_netem(struct shaper *s, int port, const char *args, char *err);
+int ctl_set_tbf(struct shaper *s, int port, const char *args, char *err);
+int ctl_set_priomap(struct shaper *s, const char *text, char *err);
+int ctl_set_classify(struct shaper *s, const char *mode, char *err);
+void ctl_pause(struct shaper *s, bool paused);
+void ctl_clear_stats(struct shaper *s);
+
+/* "all" -> -1, a port id -> it; -2 with err otherwise. */
+int ctl_port_arg(const struct shaper *s, const char *word, char *err);
+
+/* Sums since the last `clear stats` (any thread). */
+void ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum);
+void ctl_config_snapshot(struct ctl_config *c);
+
+/* Rates since the previous call with the same `slot`. */
+enum { CTL_RATE_SHOW, CTL_RATE_PERIODIC, CTL_RATE_SLOTS };
+struct ctl_rate {
+	double rx_pps, rx_bps, tx_pps, tx_bps;
+	double secs;
+};
+void ctl_port_rate(struct shaper *s, int slot, uint16_t port,
+		   const struct shp_port_sum *sum, struct ctl_rate *r);
+
+/* Compact table for --stats-period. */
+void ctl_print_periodic(struct shaper *s, FILE *f);
+
+/*
+ * One round of the main lcore's duties (replay end, periodic stats).
+ * Returns true when the shaper should stop (a signal, `quit`, the end of a
+ * replay without a prompt). `interactive`: the end of a replay is only
+ * announced.
+ */
+bool ctl_tick(struct shaper *s, bool interactive, bool *printed);
+
+/* Human number: 1.23M */
+const char *ctl_si(double v, char *buf, size_t len);
+
+#endif

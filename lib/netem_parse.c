@@ -1,0 +1,763 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The tc-netem grammar (iproute2 tc/q_netem.c behaviour: same keywords,
+ * abbreviations, optional numeric arguments recognised by a leading digit,
+ * defaults and cross-checks), with our unit rules (a time needs a unit) and
+ * one-line errors that name the offending word.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shp_netem.h"
+
+#define MAX_WORDS 128
+#define TC_LIB_DIR "/usr/lib/tc"
+
+struct parser {
+	int argc;
+	char **argv;
+	int i;                      /* current word */
+	char *err;
+	struct shp_netem_conf *c;
+	bool loss_seen;
+	bool reorder_seen;
+	bool gap_seen;
+};
+
+/* tc's matches(): word is a non-empty prefix of keyword. */
+static bool
+matches(const char *word, const char *keyword)
+{
+	size_t n = strlen(word);
+
+	return n > 0 && strncmp(word, keyword, n) == 0;
+}
+
+static const char *
+cur(const struct parser *p)
+{
+	return p->argv[p->i];
+}
+
+static const char *
+peek(const struct parser *p)
+{
+	return p->i + 1 < p->argc ? p->argv[p->i + 1] : NULL;
+}
+
+/* Optional numeric arguments are recognised as in tc, by their first
+ * character; we also take '-' and '.' so "-5%" gets a precise error
+ * instead of "unknown keyword". */
+static bool
+next_is_number(const struct parser *p)
+{
+	const char *s = peek(p);
+
+	if (s == NULL)
+		return false;
+	if (isdigit((unsigned char)s[0]))
+		return true;
+	return (s[0] == '-' || s[0] == '.') && isdigit((unsigned char)s[1]);
+}
+
+/* Move to the argument of the current keyword, which must exist. */
+static int
+need_arg(struct parser *p, const char *what)
+{
+	if (p->i + 1 >= p->argc) {
+		snprintf(p->err, SHP_ERR_LEN, "'%s' needs %s", cur(p), what);
+		return -1;
+	}
+	p->i++;
+	return 0;
+}
+
+/* Prefix the helper's message with the keyword being parsed. */
+static int
+ctx_err(struct parser *p, const char *kw, int rc)
+{
+	size_t k = strnlen(kw, 64) + 2, m;
+
+	if (rc >= 0)
+		return rc;
+	m = strnlen(p->err, SHP_ERR_LEN - 1);
+	if (k + m >= SHP_ERR_LEN)
+		m = SHP_ERR_LEN - 1 - k;
+	memmove(p->err + k, p->err, m);
+	memcpy(p->err, kw, k - 2);
+	p->err[k - 2] = ':';
+	p->err[k - 1] = ' ';
+	p->err[k + m] = '\0';
+	return rc;
+}
+
+static int
+get_time(struct parser *p, const char *kw, uint64_t *ns)
+{
+	return ctx_err(p, kw, shp_parse_time(cur(p), ns, p->err));
+}
+
+static int
+get_percent(struct parser *p, const char *kw, double *frac)
+{
+	return ctx_err(p, kw, shp_parse_percent(cur(p), frac, p->err));
+}
+
+static int
+get_u32(struct parser *p, const char *kw, uint32_t *v)
+{
+	uint64_t x;
+
+	if (ctx_err(p, kw, shp_parse_u64(cur(p), &x, p->err)) < 0)
+		return -1;
+	if (x > UINT32_MAX) {
+		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is too large", kw,
+			 cur(p));
+		return -1;
+	}
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int
+get_s32(struct parser *p, const char *kw, int32_t *v)
+{
+	const char *s = cur(p);
+	char *end;
+	long x;
+
+	x = strtol(s, &end, 0);
+	if (end == s || *end != '\0' || x < INT32_MIN || x > INT32_MAX) {
+		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is not an integer",
+			 kw, s);
+		return -1;
+	}
+	*v = (int32_t)x;
+	return 0;
+}
+
+/* tc reads limit and slot bytes with get_size (so "10k" is allowed). */
+static int
+get_size32(struct parser *p, const char *kw, uint32_t *v)
+{
+	uint64_t x;
+
+	if (ctx_err(p, kw, shp_parse_size(cur(p), &x, p->err)) < 0)
+		return -1;
+	if (x > UINT32_MAX) {
+		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is too large", kw,
+			 cur(p));
+		return -1;
+	}
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static void
+prob_set(struct shp_netem_prob *pr, double p, double corr, bool corr_set)
+{
+	pr->p = p;
+	pr->corr = corr;
+	pr->corr_set = corr_set;
+	pr->p_after_hit = p + corr * (1 - p);
+	pr->p_after_miss = p * (1 - corr);
+}
+
+/* P [CORR] */
+static int
+parse_prob(struct parser *p, const char *kw, struct shp_netem_prob *pr)
+{
+	double v, corr = 0;
+	bool corr_set = false;
+
+	if (need_arg(p, "a percentage") < 0 || get_percent(p, kw, &v) < 0)
+		return -1;
+	if (next_is_number(p)) {
+		p->i++;
+		if (get_percent(p, kw, &corr) < 0)
+			return -1;
+		corr_set = true;
+	}
+	prob_set(pr, v, corr, corr_set);
+	return 0;
+}
+
+static struct shp_netem_dist *
+get_dist(struct parser *p, const char *kw)
+{
+	const char *name = cur(p);
+	struct shp_netem_dist *d;
+	char path[512];
+
+	d = shp_netem_dist_builtin(name);
+	if (d != NULL)
+		return d;
+	if (strchr(name, '/') != NULL)
+		return shp_netem_dist_load(name, p->err);
+	/* like tc: NAME means TC_LIB_DIR/NAME.dist */
+	snprintf(path, sizeof(path), "%s/%s.dist",
+		 getenv("TC_LIB_DIR") ? getenv("TC_LIB_DIR") : TC_LIB_DIR,
+		 name);
+	d = shp_netem_dist_load(path, p->err);
+	if (d != NULL) {
+		snprintf(d->name, sizeof(d->name), "%s", name);
+		return d;
+	}
+	snprintf(p->err, SHP_ERR_LEN,
+		 "%s: unknown distribution '%s' (use uniform, normal, pareto, "
+		 "paretonormal or a table file path)", kw, name);
+	return NULL;
+}
+
+static int
+parse_delay(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *kw = cur(p);
+
+	if (need_arg(p, "a time") < 0 || get_time(p, kw, &c->latency) < 0)
+		return -1;
+	if (!next_is_number(p))
+		return 0;
+	p->i++;
+	if (get_time(p, kw, &c->jitter) < 0)
+		return -1;
+	if (!next_is_number(p))
+		return 0;
+	p->i++;
+	c->delay_corr_set = true;
+	return get_percent(p, kw, &c->delay_corr);
+}
+
+static int
+parse_loss(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *kw = cur(p);
+	const char *model;
+	double *v[5];
+	int i, nv;
+
+	if (p->loss_seen) {
+		snprintf(p->err, SHP_ERR_LEN, "'%s' given twice", kw);
+		return -1;
+	}
+	p->loss_seen = true;
+	if (need_arg(p, "a percentage or random, state, gemodel") < 0)
+		return -1;
+	model = cur(p);
+	if (strcmp(model, "random") == 0 || isdigit((unsigned char)model[0]) ||
+	    model[0] == '-' || model[0] == '.') {
+		if (strcmp(model, "random") != 0)
+			p->i--;   /* old syntax: loss P [CORR] */
+		c->loss_model = SHP_NETEM_LOSS_RANDOM;
+		return parse_prob(p, "loss", &c->loss);
+	}
+	if (strcmp(model, "state") == 0) {
+		c->loss_model = SHP_NETEM_LOSS_STATE;
+		v[0] = &c->state.p13;
+		v[1] = &c->state.p31;
+		v[2] = &c->state.p32;
+		v[3] = &c->state.p23;
+		v[4] = &c->state.p14;
+		nv = 5;
+	} else if (strcmp(model, "gemodel") == 0) {
+		c->loss_model = SHP_NETEM_LOSS_GEMODEL;
+		v[0] = &c->ge.p;
+		v[1] = &c->ge.r;
+		v[2] = &c->ge.h1;
+		v[3] = &c->ge.k1;
+		nv = 4;
+	} else {
+		snprintf(p->err, SHP_ERR_LEN,
+			 "%s: unknown loss model '%s' (use random, state, "
+			 "gemodel or a percentage)", kw, model);
+		return -1;
+	}
+	if (need_arg(p, "a percentage") < 0 || get_percent(p, model, v[0]) < 0)
+		return -1;
+	/* tc's defaults */
+	if (c->loss_model == SHP_NETEM_LOSS_STATE) {
+		c->state.p31 = 1 - c->state.p13;
+		c->state.p32 = 0;
+		c->state.p23 = 1;
+		c->state.p14 = 0;
+	} else {
+		c->ge.r = 1 - c->ge.p;
+		c->ge.h1 = 1;
+		c->ge.k1 = 0;
+	}
+	for (i = 1; i < nv && next_is_number(p); i++) {
+		p->i++;
+		if (get_percent(p, model, v[i]) < 0)
+			return -1;
+	}
+	if (c->loss_model == SHP_NETEM_LOSS_STATE) {
+		if (c->state.p13 + c->state.p14 > 1 + 1e-12) {
+			snprintf(p->err, SHP_ERR_LEN,
+				 "loss state: p13 + p14 exceed 100%% ('%s')",
+				 cur(p));
+			return -1;
+		}
+		if (c->state.p31 + c->state.p32 > 1 + 1e-12) {
+			snprintf(p->err, SHP_ERR_LEN,
+				 "loss state: p31 + p32 exceed 100%% ('%s')",
+				 cur(p));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+parse_reorder(struct parser *p)
+{
+	p->reorder_seen = true;
+	return parse_prob(p, "reorder", &p->c->reorder);
+}
+
+static int
+parse_rate(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *kw = cur(p);
+	uint64_t bps;
+
+	if (need_arg(p, "a rate") < 0)
+		return -1;
+	if (strchr(cur(p), '%') != NULL) {
+		snprintf(p->err, SHP_ERR_LEN,
+			 "%s: '%s': a rate relative to the link is not "
+			 "supported, give bit/s", kw, cur(p));
+		return -1;
+	}
+	if (ctx_err(p, kw, shp_parse_rate(cur(p), &bps, p->err)) < 0)
+		return -1;
+	c->rate = bps;
+	if (next_is_number(p)) {
+		p->i++;
+		if (get_s32(p, kw, &c->packet_overhead) < 0)
+			return -1;
+		if (next_is_number(p)) {
+			p->i++;
+			if (cur(p)[0] == '-') {
+				snprintf(p->err, SHP_ERR_LEN,
+					 "%s: cell size '%s' cannot be "
+					 "negative", kw, cur(p));
+				return -1;
+			}
+			if (get_u32(p, kw, &c->cell_size) < 0)
+				return -1;
+			if (next_is_number(p)) {
+				p->i++;
+				if (get_s32(p, kw, &c->cell_overhead) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+parse_slot(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *kw = cur(p);
+
+	if (next_is_number(p)) {
+		p->i++;
+		c->slot_mode = SHP_NETEM_SLOT_RANGE;
+		if (get_time(p, kw, &c->slot_min) < 0)
+			return -1;
+		c->slot_max = c->slot_min;
+		if (next_is_number(p)) {
+			p->i++;
+			if (get_time(p, kw, &c->slot_max) < 0)
+				return -1;
+			if (c->slot_max < c->slot_min) {
+				snprintf(p->err, SHP_ERR_LEN,
+					 "%s: max '%s' is below min", kw,
+					 cur(p));
+				return -1;
+			}
+		}
+	} else {
+		if (need_arg(p, "a time or 'distribution'") < 0)
+			return -1;
+		if (strcmp(cur(p), "distribution") != 0) {
+			snprintf(p->err, SHP_ERR_LEN,
+				 "%s: unknown slot parameter '%s'", kw,
+				 cur(p));
+			return -1;
+		}
+		if (need_arg(p, "a distribution") < 0)
+			return -1;
+		c->slot_mode = SHP_NETEM_SLOT_DIST;
+		if (strcmp(cur(p), "uniform") != 0) {
+			c->slot_dist = get_dist(p, "slot distribution");
+			if (c->slot_dist == NULL)
+				return -1;
+		}
+		if (need_arg(p, "a delay") < 0 ||
+		    get_time(p, kw, &c->slot_delay) < 0 ||
+		    need_arg(p, "a jitter") < 0 ||
+		    get_time(p, kw, &c->slot_jitter) < 0)
+			return -1;
+		if (c->slot_jitter == 0) {
+			snprintf(p->err, SHP_ERR_LEN,
+				 "%s: jitter '%s' must be positive", kw,
+				 cur(p));
+			return -1;
+		}
+	}
+	if (peek(p) != NULL && matches(peek(p), "packets")) {
+		p->i++;
+		if (need_arg(p, "a number of packets") < 0 ||
+		    get_u32(p, "slot packets", &c->slot_packets) < 0)
+			return -1;
+	}
+	if (peek(p) != NULL && matches(peek(p), "bytes")) {
+		p->i++;
+		if (need_arg(p, "a size") < 0 ||
+		    get_size32(p, "slot bytes", &c->slot_bytes) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Whole-conf checks tc makes after the words, plus ours. */
+static int
+check_conf(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+
+	if (c->reorder.p > 0) {
+		if (c->latency == 0) {
+			snprintf(p->err, SHP_ERR_LEN,
+				 "'reorder' needs a 'delay': reordering is "
+				 "not possible without one");
+			return -1;
+		}
+		if (c->gap == 0)
+			c->gap = 1;
+		if (c->noreorder) {
+			snprintf(p->err, SHP_ERR_LEN,
+				 "'noreorder' contradicts 'reorder'");
+			return -1;
+		}
+	} else if (c->gap > 0) {
+		snprintf(p->err, SHP_ERR_LEN,
+			 "'gap' needs a 'reorder' probability");
+		return -1;
+	} else if (p->reorder_seen) {
+		/* reorder 0%: nothing to do, as in tc */
+		prob_set(&c->reorder, 0, 0, false);
+	}
+	if (c->ecn && c->loss_model == SHP_NETEM_LOSS_NONE) {
+		snprintf(p->err, SHP_ERR_LEN, "'ecn' needs a 'loss' model");
+		return -1;
+	}
+	if (c->dist != NULL && (c->latency == 0 || c->jitter == 0)) {
+		snprintf(p->err, SHP_ERR_LEN,
+			 "'distribution' needs a 'delay' with a jitter");
+		return -1;
+	}
+	return 0;
+}
+
+struct shp_netem_conf *
+shp_netem_parse_argv(int argc, char **argv, char *err)
+{
+	struct parser p = { .argc = argc, .argv = argv, .err = err };
+	struct shp_netem_conf *c;
+	int rc = 0;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	p.c = c;
+	for (p.i = 0; p.i < argc && rc == 0; p.i++) {
+		const char *w = cur(&p);
+
+		/* tc's order decides what an abbreviation means */
+		if (matches(w, "limit")) {
+			rc = need_arg(&p, "a number of packets");
+			if (rc == 0)
+				rc = get_size32(&p, w, &c->limit);
+			c->limit_set = true;
+		} else if (matches(w, "latency") || matches(w, "delay")) {
+			rc = parse_delay(&p);
+		} else if (matches(w, "loss") || matches(w, "drop")) {
+			rc = parse_loss(&p);
+		} else if (matches(w, "seed")) {
+			rc = need_arg(&p, "a number");
+			if (rc == 0)
+				rc = ctx_err(&p, w, shp_parse_u64(cur(&p),
+							&c->seed, err));
+			c->seed_set = true;
+		} else if (matches(w, "ecn")) {
+			c->ecn = true;
+		} else if (matches(w, "reorder")) {
+			rc = parse_reorder(&p);
+		} else if (matches(w, "corrupt")) {
+			rc = parse_prob(&p, w, &c->corrupt);
+		} else if (matches(w, "gap")) {
+			rc = need_arg(&p, "a number of packets");
+			if (rc == 0)
+				rc = get_u32(&p, w, &c->gap);
+			p.gap_seen = true;
+		} else if (matches(w, "duplicate")) {
+			rc = parse_prob(&p, w, &c->duplicate);
+		} else if (matches(w, "distribution")) {
+			rc = need_arg(&p, "a distribution");
+			if (rc == 0 && c->dist != NULL) {
+				free(c->dist);
+				c->dist = NULL;
+			}
+			if (rc == 0 && strcmp(cur(&p), "uniform") != 0) {
+				c->dist = get_dist(&p, w);
+				if (c->dist == NULL)
+					rc = -1;
+			}
+		} else if (matches(w, "rate")) {
+			rc = parse_rate(&p);
+		} else if (matches(w, "slot")) {
+			rc = parse_slot(&p);
+		} else if (strcmp(w, "noreorder") == 0) {
+			c->noreorder = true;
+		} else {
+			snprintf(err, SHP_ERR_LEN, "unknown keyword '%s'", w);
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = check_conf(&p);
+	if (rc < 0) {
+		shp_netem_conf_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct shp_netem_conf *
+shp_netem_parse(const char *args, char *err)
+{
+	char *copy, *argv[MAX_WORDS];
+	struct shp_netem_conf *c;
+	int argc;
+
+	copy = strdup(args != NULL ? args : "");
+	if (copy == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	argc = shp_split_words(copy, argv, MAX_WORDS);
+	if (argc < 0) {
+		snprintf(err, SHP_ERR_LEN, "more than %d words", MAX_WORDS);
+		free(copy);
+		return NULL;
+	}
+	c = shp_netem_parse_argv(argc, argv, err);
+	free(copy);
+	return c;
+}
+
+void
+shp_netem_conf_free(struct shp_netem_conf *c)
+{
+	if (c == NULL)
+		return;
+	free(c->dist);
+	free(c->slot_dist);
+	free(c);
+}
+
+uint32_t
+shp_netem_default_limit(unsigned int pool_size)
+{
+	if (pool_size == 0)
+		return 1000;
+	return pool_size / 2 > 0 ? pool_size / 2 : 1;
+}
+
+/* ---- printing: exact, so that the text parses back to the same conf ---- */
+
+struct out {
+	char *buf;
+	size_t len;
+	size_t pos;   /* what would have been written */
+};
+
+static void __attribute__((format(printf, 2, 3)))
+put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	size_t room = o->pos < o->len ? o->len - o->pos : 0;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->pos += (size_t)n;
+}
+
+static void
+put_time(struct out *o, uint64_t ns)
+{
+	if (ns != 0 && ns % 1000000000 == 0)
+		put(o, " %" PRIu64 "s", ns / 1000000000);
+	else if (ns != 0 && ns % 1000000 == 0)
+		put(o, " %" PRIu64 "ms", ns / 1000000);
+	else if (ns != 0 && ns % 1000 == 0)
+		put(o, " %" PRIu64 "us", ns / 1000);
+	else
+		put(o, " %" PRIu64 "ns", ns);
+}
+
+/* Shortest %g that reads back to the same fraction. */
+static void
+put_percent(struct out *o, double frac)
+{
+	char s[64];
+	int prec;
+
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(s, sizeof(s), "%.*g", prec, frac * 100);
+		if (strtod(s, NULL) / 100 == frac &&
+		    (strchr(s, 'e') == NULL || prec == 17))
+			break;
+	}
+	put(o, " %s%%", s);
+}
+
+static void
+put_prob(struct out *o, const char *kw, const struct shp_netem_prob *pr)
+{
+	put(o, " %s", kw);
+	put_percent(o, pr->p);
+	if (pr->corr_set || pr->corr != 0)
+		put_percent(o, pr->corr);
+}
+
+static void
+put_rate(struct out *o, uint64_t bps)
+{
+	uint64_t bits = bps * 8;
+
+	if (bits % 1000000000 == 0)
+		put(o, " %" PRIu64 "gbit", bits / 1000000000);
+	else if (bits % 1000000 == 0)
+		put(o, " %" PRIu64 "mbit", bits / 1000000);
+	else if (bits % 1000 == 0)
+		put(o, " %" PRIu64 "kbit", bits / 1000);
+	else
+		put(o, " %" PRIu64 "bit", bits);
+}
+
+int
+shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
+{
+	struct out o = { .buf = buf, .len = len, .pos = 0 };
+
+	if (c == NULL)
+		return -1;
+	if (len > 0)
+		buf[0] = '\0';
+	if (c->limit_set)
+		put(&o, " limit %" PRIu32, c->limit);
+	if (c->latency != 0 || c->jitter != 0) {
+		put(&o, " delay");
+		put_time(&o, c->latency);
+		if (c->jitter != 0) {
+			put_time(&o, c->jitter);
+			if (c->delay_corr_set || c->delay_corr != 0)
+				put_percent(&o, c->delay_corr);
+		}
+	}
+	if (c->dist != NULL)
+		put(&o, " distribution %s", c->dist->name);
+	if (c->noreorder)
+		put(&o, " noreorder");
+	switch (c->loss_model) {
+	case SHP_NETEM_LOSS_RANDOM:
+		put_prob(&o, "loss random", &c->loss);
+		break;
+	case SHP_NETEM_LOSS_STATE:
+		put(&o, " loss state");
+		put_percent(&o, c->state.p13);
+		put_percent(&o, c->state.p31);
+		put_percent(&o, c->state.p32);
+		put_percent(&o, c->state.p23);
+		put_percent(&o, c->state.p14);
+		break;
+	case SHP_NETEM_LOSS_GEMODEL:
+		put(&o, " loss gemodel");
+		put_percent(&o, c->ge.p);
+		put_percent(&o, c->ge.r);
+		put_percent(&o, c->ge.h1);
+		put_percent(&o, c->ge.k1);
+		break;
+	case SHP_NETEM_LOSS_NONE:
+		break;
+	}
+	if (c->ecn)
+		put(&o, " ecn");
+	if (c->duplicate.p > 0)
+		put_prob(&o, "duplicate", &c->duplicate);
+	if (c->corrupt.p > 0)
+		put_prob(&o, "corrupt", &c->corrupt);
+	if (c->reorder.p > 0) {
+		put_prob(&o, "reorder", &c->reorder);
+		put(&o, " gap %" PRIu32, c->gap);
+	}
+	if (c->rate != 0) {
+		put(&o, " rate");
+		put_rate(&o, c->rate);
+		if (c->packet_overhead != 0 || c->cell_size != 0 ||
+		    c->cell_overhead != 0)
+			put(&o, " %" PRId32, c->packet_overhead);
+		if (c->cell_size != 0 || c->cell_overhead != 0)
+			put(&o, " %" PRIu32, c->cell_size);
+		if (c->cell_overhead != 0)
+			put(&o, " %" PRId32, c->cell_overhead);
+	}
+	if (c->slot_mode != SHP_NETEM_SLOT_OFF) {
+		if (c->slot_mode == SHP_NETEM_SLOT_RANGE) {
+			put(&o, " slot");
+			put_time(&o, c->slot_min);
+			put_time(&o, c->slot_max);
+		} else {
+			put(&o, " slot distribution %s",
+			    c->slot_dist ? c->slot_dist->name : "uniform");
+			put_time(&o, c->slot_delay);
+			put_time(&o, c->slot_jitter);
+		}
+		if (c->slot_packets != 0)
+			put(&o, " packets %" PRIu32, c->slot_packets);
+		if (c->slot_bytes != 0)
+			put(&o, " bytes %" PRIu32, c->slot_bytes);
+	}
+	if (c->seed_set)
+		put(&o, " seed %" PRIu64, c->seed);
+
+	/* drop the leading blank */
+	if (o.pos > 0) {
+		size_t n = o.pos - 1;
+
+		if (len > 0) {
+			size_t keep = n < len - 1 ? n : len - 1;
+
+			memmove(buf, buf + 1, keep);
+			buf[keep] = '\0';
+		}
+		return (int)n;
+	}
+	return 0;
+}

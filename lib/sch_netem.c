@@ -1,0 +1,852 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * netem: network emulator stage (Linux sch_netem semantics).
+ *
+ * The root of a port's chain: dequeue pulls what the child (tbf or bands)
+ * releases now, passes it through the impairments in the kernel's order
+ *
+ *     duplicate decision, loss (or ECN mark), corrupt, limit, reorder,
+ *     time_to_send, insert into the tfifo
+ *
+ * and returns the packets whose time_to_send has come, in time order.
+ * The stage never reads the clock; ctx->now (ns) is the only time.
+ *
+ * Where we do better than the kernel (see docs/netem.md): every random
+ * choice comes from seeded per-port streams (one per impairment, so turning
+ * one impairment on does not change another's pattern); correlated
+ * probabilities keep their mean (two-state Markov chains); delay correlation
+ * keeps the distribution (Gaussian copula); `noreorder` gives jitter without
+ * reordering; slot timing depends on packet times only, not on when we are
+ * polled; corrupt reaches every byte of multi-segment packets.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include "netem_tfifo.h"
+#include "shp_meta.h"
+#include "shp_netem.h"
+#include "shp_qdisc.h"
+#include "shp_rand.h"
+
+/* Random streams, one per impairment, all derived from (seed, port). */
+enum {
+	RS_LOSS,
+	RS_DUP,
+	RS_CORRUPT,
+	RS_REORDER,
+	RS_DELAY,
+	RS_SLOT,
+	RS_MAX
+};
+
+/* 4-state loss model states (netem numbering). */
+enum {
+	CLG_TX_GAP = 1,     /* transmitted, gap period */
+	CLG_TX_BURST = 2,   /* transmitted, burst period */
+	CLG_LOST_BURST = 3,
+	CLG_LOST_GAP = 4,   /* isolated loss */
+};
+
+#define GE_GOOD 0
+#define GE_BAD  1
+
+struct netem_sched_data {
+	const struct shp_netem_conf *conf; /* published by change() */
+	const struct shp_netem_conf *seen; /* conf the state below is for */
+	struct shp_tfifo tfifo;
+	uint32_t default_limit;
+
+	/* per-conf state, owned by the dequeuing lcore, reset on change */
+	struct shp_rand rs[RS_MAX];
+	bool loss_last, dup_last, corrupt_last, reorder_last;
+	uint8_t clg_state;
+	uint32_t counter;           /* packets since the last reorder */
+	double delay_z;             /* latent normal of the delay copula */
+	double spare;               /* second normal of the polar method */
+	bool have_spare;
+	struct {
+		bool armed;         /* a slot has been drawn */
+		uint64_t next;      /* next slot instant */
+		int64_t packets_left;
+		int64_t bytes_left;
+	} slot;
+};
+
+static inline struct netem_sched_data *
+netem_priv(const struct shp_qdisc *q)
+{
+	return q->priv;
+}
+
+static inline const struct shp_netem_conf *
+netem_conf(struct netem_sched_data *p)
+{
+	return __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+}
+
+/* ---------------------------------------------------------------- random */
+
+static inline bool
+netem_chance(struct shp_rand *r, bool *last, const struct shp_netem_prob *pr)
+{
+	double p = *last ? pr->p_after_hit : pr->p_after_miss;
+	bool hit = shp_rand_unit(r) < p;
+
+	*last = hit;
+	return hit;
+}
+
+/* Uniform in [0, n) for 64-bit n. */
+static inline uint64_t
+rand_below64(struct shp_rand *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)shp_rand_u64(r) * n) >> 64);
+}
+
+/* Standard normal, Marsaglia's polar method. */
+static double
+rand_normal(struct netem_sched_data *p, struct shp_rand *r)
+{
+	double u, v, s, f;
+
+	if (p->have_spare) {
+		p->have_spare = false;
+		return p->spare;
+	}
+	do {
+		u = 2 * shp_rand_unit(r) - 1;
+		v = 2 * shp_rand_unit(r) - 1;
+		s = u * u + v * v;
+	} while (s >= 1 || s == 0);
+	f = sqrt(-2 * log(s) / s);
+	p->spare = v * f;
+	p->have_spare = true;
+	return u * f;
+}
+
+/* mu + sigma * t / SCALE, rounded half away from zero like tabledist(). */
+static inline int64_t
+dist_scale(int64_t mu, int64_t sigma, int16_t t)
+{
+	int64_t x = sigma * t;
+
+	x += x >= 0 ? SHP_NETEM_DIST_SCALE / 2 : -SHP_NETEM_DIST_SCALE / 2;
+	return mu + x / SHP_NETEM_DIST_SCALE;
+}
+
+/*
+ * A value of dist(mu, sigma): uniform in [mu - sigma, mu + sigma) without a
+ * table. With u (in [0,1)) given, the value is the quantile at u (copula);
+ * otherwise it is drawn from r.
+ */
+static int64_t
+dist_value(const struct shp_netem_dist *d, int64_t mu, int64_t sigma,
+	   struct shp_rand *r, const double *u)
+{
+	uint32_t i;
+
+	if (sigma == 0)
+		return mu;
+	if (d == NULL) {
+		uint64_t off = u != NULL ? (uint64_t)(*u * 2 * sigma) :
+			rand_below64(r, 2 * (uint64_t)sigma);
+
+		return mu - sigma + (int64_t)off;
+	}
+	if (u != NULL) {
+		i = (uint32_t)(*u * d->size);
+		if (i >= d->size)
+			i = d->size - 1;
+	} else {
+		i = shp_rand_below(r, d->size);
+	}
+	return dist_scale(mu, sigma, d->table[i]);
+}
+
+/*
+ * Delay. With a correlation rho, a latent standard normal follows the AR(1)
+ * z' = rho z + sqrt(1 - rho^2) e, and the delay is the distribution's
+ * quantile at Phi(z'): consecutive delays are correlated (exactly rho for
+ * normal) while mean, deviation and shape stay those configured, unlike
+ * netem's averaging of uniforms, which narrows the distribution.
+ */
+static int64_t
+netem_delay(struct netem_sched_data *p, const struct shp_netem_conf *c)
+{
+	struct shp_rand *r = &p->rs[RS_DELAY];
+	double rho = c->delay_corr, u;
+
+	if (c->jitter == 0)
+		return (int64_t)c->latency;
+	if (rho == 0)
+		return dist_value(c->dist, c->latency, c->jitter, r, NULL);
+	p->delay_z = rho * p->delay_z + sqrt(1 - rho * rho) * rand_normal(p, r);
+	u = 0.5 * erfc(-p->delay_z / M_SQRT2);
+	return dist_value(c->dist, c->latency, c->jitter, r, &u);
+}
+
+/* ------------------------------------------------------------------ loss */
+
+static bool
+loss_4state(struct netem_sched_data *p, const struct shp_netem_conf *c)
+{
+	double u = shp_rand_unit(&p->rs[RS_LOSS]);
+
+	switch (p->clg_state) {
+	case CLG_TX_GAP:
+		if (u < c->state.p14) {
+			p->clg_state = CLG_LOST_GAP;
+			return true;
+		}
+		if (u < c->state.p14 + c->state.p13) {
+			p->clg_state = CLG_LOST_BURST;
+			return true;
+		}
+		return false;
+	case CLG_TX_BURST:
+		if (u < c->state.p23) {
+			p->clg_state = CLG_LOST_BURST;
+			return true;
+		}
+		return false;
+	case CLG_LOST_BURST:
+		if (u < c->state.p32) {
+			p->clg_state = CLG_TX_BURST;
+			return false;
+		}
+		if (u < c->state.p32 + c->state.p31) {
+			p->clg_state = CLG_TX_GAP;
+			return false;
+		}
+		return true;
+	case CLG_LOST_GAP:
+	default:
+		p->clg_state = CLG_TX_GAP;
+		return false;
+	}
+}
+
+/* Gilbert-Elliott: the state the packet found decides its loss chance. */
+static bool
+loss_gilbert_elliott(struct netem_sched_data *p,
+		     const struct shp_netem_conf *c)
+{
+	struct shp_rand *r = &p->rs[RS_LOSS];
+	double move = shp_rand_unit(r), lose = shp_rand_unit(r);
+
+	if (p->clg_state == GE_GOOD) {
+		if (move < c->ge.p)
+			p->clg_state = GE_BAD;
+		return lose < c->ge.k1;
+	}
+	if (move < c->ge.r)
+		p->clg_state = GE_GOOD;
+	return lose < c->ge.h1;
+}
+
+static inline bool
+netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c)
+{
+	switch (c->loss_model) {
+	case SHP_NETEM_LOSS_RANDOM:
+		return netem_chance(&p->rs[RS_LOSS], &p->loss_last, &c->loss);
+	case SHP_NETEM_LOSS_STATE:
+		return loss_4state(p, c);
+	case SHP_NETEM_LOSS_GEMODEL:
+		return loss_gilbert_elliott(p, c);
+	case SHP_NETEM_LOSS_NONE:
+	default:
+		return false;
+	}
+}
+
+/* ------------------------------------------------------- packet surgery */
+
+/*
+ * Make m's data safe to write: a clone or a shared buffer is replaced by a
+ * private copy (the only allocation besides duplicates, and only for
+ * packets someone else also holds). NULL if the pool is empty (m freed).
+ */
+static struct rte_mbuf *
+netem_make_writable(struct shp_qdisc *q, struct rte_mbuf *m)
+{
+	struct rte_mbuf *seg, *c;
+
+	for (seg = m; seg != NULL; seg = seg->next)
+		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
+			break;
+	if (seg == NULL)
+		return m;
+	c = q->pool != NULL ?
+		rte_pktmbuf_copy(m, q->pool, 0, UINT32_MAX) : NULL;
+	if (c != NULL)
+		*shp_meta(c) = *shp_meta(m);
+	rte_pktmbuf_free(m);
+	return c;
+}
+
+/* Where the IP header is, if in the first segment. */
+struct l3_loc {
+	uint32_t off;
+	uint16_t type;   /* RTE_ETHER_TYPE_IPV4 / _IPV6, host order */
+};
+
+static bool
+netem_find_ip(const struct rte_mbuf *m, struct l3_loc *loc)
+{
+	const struct rte_ether_hdr *eh;
+	const struct rte_vlan_hdr *vh;
+	uint32_t off = sizeof(*eh);
+	uint16_t type;
+	int tags;
+
+	if (m->data_len < off)
+		return false;
+	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	type = rte_be_to_cpu_16(eh->ether_type);
+	for (tags = 0; tags < 2 && (type == RTE_ETHER_TYPE_VLAN ||
+				    type == RTE_ETHER_TYPE_QINQ ||
+				    type == RTE_ETHER_TYPE_QINQ1); tags++) {
+		if (m->data_len < off + sizeof(*vh))
+			return false;
+		vh = rte_pktmbuf_mtod_offset(m, const struct rte_vlan_hdr *,
+					     off);
+		type = rte_be_to_cpu_16(vh->eth_proto);
+		off += sizeof(*vh);
+	}
+	if (type == RTE_ETHER_TYPE_IPV4) {
+		if (m->data_len < off + sizeof(struct rte_ipv4_hdr))
+			return false;
+	} else if (type == RTE_ETHER_TYPE_IPV6) {
+		if (m->data_len < off + sizeof(struct rte_ipv6_hdr))
+			return false;
+	} else {
+		return false;
+	}
+	loc->off = off;
+	loc->type = type;
+	return true;
+}
+
+/* ECN field of the packet at loc: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE. */
+static unsigned int
+netem_ecn_bits(const struct rte_mbuf *m, const struct l3_loc *loc)
+{
+	if (loc->type == RTE_ETHER_TYPE_IPV4) {
+		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+				const struct rte_ipv4_hdr *, loc->off);
+
+		if ((ip->version_ihl >> 4) != 4)
+			return 0;
+		return ip->type_of_service & 3;
+	} else {
+		const struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m,
+				const struct rte_ipv6_hdr *, loc->off);
+		uint32_t v = rte_be_to_cpu_32(ip6->vtc_flow);
+
+		if ((v >> 28) != 6)
+			return 0;
+		return (v >> 20) & 3;
+	}
+}
+
+static void
+netem_write_ce(struct rte_mbuf *m, const struct l3_loc *loc)
+{
+	if (loc->type == RTE_ETHER_TYPE_IPV4) {
+		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+				struct rte_ipv4_hdr *, loc->off);
+		uint16_t old = (uint16_t)(ip->version_ihl << 8 |
+					  ip->type_of_service);
+		uint16_t new = old | 3;
+		uint32_t sum;
+
+		ip->type_of_service |= 3;
+		/* RFC 1624: HC' = ~(~HC + ~m + m') */
+		sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum);
+		sum += (uint16_t)~old;
+		sum += new;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
+	} else {
+		struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m,
+				struct rte_ipv6_hdr *, loc->off);
+		uint32_t v = rte_be_to_cpu_32(ip6->vtc_flow);
+
+		ip6->vtc_flow = rte_cpu_to_be_32(v | (3u << 20));
+	}
+}
+
+/*
+ * INET_ECN_set_ce: 1 if the packet now carries CE (ECT(0)/ECT(1) marked, or
+ * CE already), 0 if it is not ECN-capable (then it is lost), -1 if it was
+ * freed for want of an mbuf to make it writable.
+ */
+static int
+netem_ecn_mark(struct shp_qdisc *q, struct rte_mbuf **mp,
+	       struct shp_ctx *ctx)
+{
+	struct l3_loc loc;
+	unsigned int ecn;
+
+	if (!netem_find_ip(*mp, &loc))
+		return 0;
+	ecn = netem_ecn_bits(*mp, &loc);
+	if (ecn == 0)
+		return 0;
+	if (ecn != 3) {
+		*mp = netem_make_writable(q, *mp);
+		if (*mp == NULL) {
+			ctx->ctr->drops[SHP_DROP_NO_MBUF]++;
+			return -1;
+		}
+		netem_write_ce(*mp, &loc);
+	}
+	return 1;
+}
+
+/* Flip one random bit anywhere in the packet (any segment). */
+static int
+netem_corrupt(struct shp_qdisc *q, struct netem_sched_data *p,
+	      struct rte_mbuf **mp, struct shp_ctx *ctx)
+{
+	struct shp_rand *r = &p->rs[RS_CORRUPT];
+	struct rte_mbuf *seg;
+	uint32_t pos, bit;
+
+	if ((*mp)->pkt_len == 0)
+		return 0;
+	pos = shp_rand_below(r, (*mp)->pkt_len);
+	bit = shp_rand_below(r, 8);
+	*mp = netem_make_writable(q, *mp);
+	if (*mp == NULL) {
+		ctx->ctr->drops[SHP_DROP_NO_MBUF]++;
+		return -1;
+	}
+	for (seg = *mp; pos >= seg->data_len; seg = seg->next)
+		pos -= seg->data_len;
+	*rte_pktmbuf_mtod_offset(seg, uint8_t *, pos) ^= (uint8_t)(1u << bit);
+	ctx->ctr->corrupted++;
+	return 1;
+}
+
+/* A real copy, never duplicated again; NULL (counted) if no mbuf. */
+static struct rte_mbuf *
+netem_duplicate(struct shp_qdisc *q, struct rte_mbuf *m, struct shp_ctx *ctx)
+{
+	struct shp_meta *meta = shp_meta(m), *cm;
+	struct rte_mbuf *c;
+
+	c = q->pool != NULL ?
+		rte_pktmbuf_copy(m, q->pool, 0, UINT32_MAX) : NULL;
+	if (c == NULL) {
+		/* the copy existed as far as accounting goes: one more in,
+		 * one more dropped for want of an mbuf */
+		ctx->ctr->duplicated++;
+		ctx->ctr->drops[SHP_DROP_NO_MBUF]++;
+		return NULL;
+	}
+	shp_meta_init(c, meta->rx_ns);
+	cm = shp_meta(c);
+	cm->prio = meta->prio;
+	cm->band = meta->band;
+	cm->flags = SHP_META_F_DUP;
+	ctx->ctr->duplicated++;
+	return c;
+}
+
+/* ------------------------------------------------------------------ time */
+
+/* Serialisation time at `rate`, with overheads and cells (netem's rule). */
+static uint64_t
+netem_packet_time(const struct shp_netem_conf *c, uint32_t pkt_len)
+{
+	int64_t len = (int64_t)pkt_len + c->packet_overhead;
+
+	if (len < 0)
+		len = 0;
+	if (c->cell_size != 0) {
+		int64_t cells = (len + c->cell_size - 1) / c->cell_size;
+
+		len = cells * ((int64_t)c->cell_size + c->cell_overhead);
+		if (len < 0)
+			len = 0;
+	}
+	return (uint64_t)(((unsigned __int128)len * 1000000000u) / c->rate);
+}
+
+static uint64_t
+netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		   const struct rte_mbuf *m, uint64_t now)
+{
+	int64_t delay = netem_delay(p, c);
+	uint64_t tts, last;
+	int has_last;
+
+	if (delay < 0)   /* a negative draw means "now", never the past */
+		delay = 0;
+	tts = now + (uint64_t)delay;
+	if (c->rate == 0 && !c->noreorder)
+		return tts;
+	/* the queue's latest time is its list tail (see netem_tfifo.h) */
+	last = shp_tfifo_tail_time(&p->tfifo, &has_last);
+	if (c->rate != 0) {
+		if (has_last && last > tts)
+			tts = last;
+		tts += netem_packet_time(c, m->pkt_len);
+	}
+	if (c->noreorder && has_last && last > tts)
+		tts = last;
+	return tts;
+}
+
+/* ----------------------------------------------------------------- slots */
+
+static void
+netem_slot_next(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		uint64_t from)
+{
+	struct shp_rand *r = &p->rs[RS_SLOT];
+	int64_t d;
+
+	if (c->slot_mode == SHP_NETEM_SLOT_RANGE)
+		d = (int64_t)(c->slot_min +
+			      rand_below64(r, c->slot_max - c->slot_min));
+	else
+		d = dist_value(c->slot_dist, c->slot_delay, c->slot_jitter,
+			       r, NULL);
+	if (d < 0)
+		d = 0;
+	p->slot.next = from + (uint64_t)d;
+	p->slot.packets_left = c->slot_packets ? c->slot_packets : INT64_MAX;
+	p->slot.bytes_left = c->slot_bytes ? c->slot_bytes : INT64_MAX;
+}
+
+/* ------------------------------------------------------------- enqueue */
+
+static bool netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
+			      const struct shp_netem_conf *c,
+			      struct rte_mbuf *m, struct shp_ctx *ctx);
+
+/* The copy goes through the same path, without duplication (as Linux
+ * re-enqueues it at the root with duplicate off). */
+static void
+netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
+		   const struct shp_netem_conf *c, struct rte_mbuf *copy,
+		   struct shp_ctx *ctx)
+{
+	netem_enqueue_one(q, p, c, copy, ctx);
+}
+
+static bool
+netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
+		  const struct shp_netem_conf *c, struct rte_mbuf *m,
+		  struct shp_ctx *ctx)
+{
+	struct rte_mbuf *copy = NULL;
+	uint32_t limit;
+	bool dup = false;
+	uint64_t tts;
+	int count = 1;
+
+	if (c->duplicate.p > 0 && !(shp_meta(m)->flags & SHP_META_F_DUP) &&
+	    netem_chance(&p->rs[RS_DUP], &p->dup_last, &c->duplicate)) {
+		dup = true;
+		count++;
+	}
+	if (c->loss_model != SHP_NETEM_LOSS_NONE && netem_loss_event(p, c)) {
+		int rc = c->ecn ? netem_ecn_mark(q, &m, ctx) : 0;
+
+		if (rc < 0)
+			return false;
+		if (rc > 0)
+			ctx->ctr->ecn_marked++;
+		else
+			count--;
+	}
+	if (count == 0) {
+		shp_drop(ctx, SHP_DROP_LOST, m);
+		return false;
+	}
+	if (count == 2) {
+		/* copied before the original is corrupted */
+		copy = netem_duplicate(q, m, ctx);
+	} else if (dup) {
+		/* duplicated then one copy lost: account both events, no
+		 * need to make the copy */
+		ctx->ctr->duplicated++;
+		ctx->ctr->drops[SHP_DROP_LOST]++;
+	}
+	if (c->corrupt.p > 0 &&
+	    netem_chance(&p->rs[RS_CORRUPT], &p->corrupt_last, &c->corrupt) &&
+	    netem_corrupt(q, p, &m, ctx) < 0) {
+		if (copy != NULL)
+			netem_enqueue_copy(q, p, c, copy, ctx);
+		return false;
+	}
+	/* keep room for the copy so qlen never exceeds the limit */
+	limit = c->limit_set ? c->limit : p->default_limit;
+	if (p->tfifo.qlen + (copy != NULL) >= limit) {
+		if (copy != NULL)
+			shp_drop(ctx, SHP_DROP_NETEM_LIMIT, copy);
+		shp_drop(ctx, SHP_DROP_NETEM_LIMIT, m);
+		return false;
+	}
+	if (copy != NULL)
+		netem_enqueue_copy(q, p, c, copy, ctx);
+
+	if (c->gap == 0 || p->counter < c->gap - 1 ||
+	    !netem_chance(&p->rs[RS_REORDER], &p->reorder_last, &c->reorder)) {
+		tts = netem_time_to_send(p, c, m, ctx->now);
+		p->counter++;
+	} else {
+		/* sent at once, ahead of the delayed ones */
+		tts = ctx->now;
+		p->counter = 0;
+		ctx->ctr->reordered++;
+	}
+	shp_meta(m)->time_to_send = tts;
+	shp_tfifo_insert(&p->tfifo, m);
+	return true;
+}
+
+static uint16_t
+netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
+		  const struct shp_netem_conf *c, struct rte_mbuf **pkts,
+		  uint16_t n, struct shp_ctx *ctx)
+{
+	uint16_t i, ok = 0;
+
+	if (c == NULL) {
+		/* off: due now, behind what is already due */
+		for (i = 0; i < n; i++) {
+			shp_meta(pkts[i])->time_to_send = ctx->now;
+			shp_tfifo_insert(&p->tfifo, pkts[i]);
+		}
+		return n;
+	}
+	for (i = 0; i < n; i++)
+		ok += netem_enqueue_one(q, p, c, pkts[i], ctx);
+	return ok;
+}
+
+/* --------------------------------------------------------------- control */
+
+static void
+netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
+		  const struct shp_netem_conf *c)
+{
+	struct shp_rand base;
+	int i;
+
+	p->seen = c;
+	if (c == NULL)
+		return;
+	shp_rand_seed(&base, c->seed_set ? c->seed : SHP_NETEM_DEFAULT_SEED,
+		      q->port);
+	for (i = 0; i < RS_MAX; i++)
+		shp_rand_seed(&p->rs[i], shp_rand_u64(&base), i);
+	p->loss_last = false;
+	p->dup_last = false;
+	p->corrupt_last = false;
+	p->reorder_last = false;
+	p->clg_state = c->loss_model == SHP_NETEM_LOSS_STATE ? CLG_TX_GAP :
+		GE_GOOD;
+	p->counter = 0;
+	p->delay_z = 0;
+	p->have_spare = false;
+	p->slot.armed = false;
+	p->slot.next = 0;
+	p->slot.packets_left = INT64_MAX;
+	p->slot.bytes_left = INT64_MAX;
+}
+
+/* The state belongs to one conf; a new conf (seen on the owner lcore)
+ * restarts it, as a tc change re-initialises netem. */
+static inline const struct shp_netem_conf *
+netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
+{
+	const struct shp_netem_conf *c = netem_conf(p);
+
+	if (unlikely(c != p->seen))
+		netem_reset_state(q, p, c);
+	return c;
+}
+
+static inline void
+netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
+{
+	ctx->ctr->netem_qlen = p->tfifo.qlen;
+}
+
+static int
+netem_init(struct shp_qdisc *q, const void *conf)
+{
+	struct netem_sched_data *p = netem_priv(q);
+
+	shp_tfifo_init(&p->tfifo);
+	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
+						   q->pool->size : 0);
+	p->conf = conf;
+	netem_reset_state(q, p, conf);
+	return 0;
+}
+
+static const void *
+netem_change(struct shp_qdisc *q, const void *conf)
+{
+	struct netem_sched_data *p = netem_priv(q);
+
+	return __atomic_exchange_n(&p->conf, (const struct shp_netem_conf *)conf,
+				   __ATOMIC_ACQ_REL);
+}
+
+static uint16_t
+netem_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	const struct shp_netem_conf *c = netem_sync_conf(q, p);
+	uint16_t ok;
+
+	ok = netem_enqueue_vec(q, p, c, pkts, n, ctx);
+	netem_gauge(p, ctx);
+	return ok;
+}
+
+/* Release due packets, honouring slots. A slot is an instant at which up to
+ * N packets / B bytes that are due leave; its timing is derived from packet
+ * times only, so the result does not depend on how often we are polled. */
+static uint16_t
+netem_release_slotted(struct netem_sched_data *p,
+		      const struct shp_netem_conf *c, struct rte_mbuf **pkts,
+		      uint16_t n, uint64_t now)
+{
+	uint16_t out = 0;
+
+	while (out < n) {
+		struct rte_mbuf *m = shp_tfifo_peek(&p->tfifo);
+		uint64_t tts;
+
+		if (m == NULL)
+			break;
+		tts = shp_meta(m)->time_to_send;
+		if (tts > now)
+			break;
+		/* the slot went by with nothing due: next one from here */
+		if (!p->slot.armed || p->slot.next < tts) {
+			netem_slot_next(p, c, tts);
+			p->slot.armed = true;
+		}
+		if (p->slot.next > now)
+			break;
+		pkts[out++] = shp_tfifo_pop(&p->tfifo);
+		p->slot.bytes_left -= m->pkt_len;
+		if (--p->slot.packets_left <= 0 || p->slot.bytes_left <= 0)
+			netem_slot_next(p, c, p->slot.next);
+	}
+	return out;
+}
+
+static uint16_t
+netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	const struct shp_netem_conf *c = netem_sync_conf(q, p);
+	uint16_t k, out;
+
+	if (q->child != NULL && n > 0) {
+		/* pkts doubles as the input vector: it is consumed before
+		 * the output is written */
+		k = q->child->ops->dequeue(q->child, pkts, n, ctx);
+		if (c == NULL && p->tfifo.qlen == 0) {
+			netem_gauge(p, ctx);
+			return k;   /* off and empty: straight through */
+		}
+		netem_enqueue_vec(q, p, c, pkts, k, ctx);
+	}
+	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
+		out = netem_release_slotted(p, c, pkts, n, ctx->now);
+	else
+		out = shp_tfifo_dequeue_due(&p->tfifo, ctx->now, pkts, n);
+	netem_gauge(p, ctx);
+	return out;
+}
+
+static struct rte_mbuf *
+netem_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	struct rte_mbuf *m = shp_tfifo_peek(&p->tfifo);
+
+	if (m == NULL || shp_meta(m)->time_to_send > ctx->now)
+		return NULL;
+	return m;
+}
+
+static void
+netem_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	uint32_t n = shp_tfifo_flush(&p->tfifo);
+
+	ctx->ctr->drops[SHP_DROP_FLUSHED] += n;
+	netem_gauge(p, ctx);
+}
+
+static void
+netem_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	const struct netem_sched_data *p = netem_priv(q);
+
+	st->qlen = p->tfifo.qlen;
+	st->backlog = p->tfifo.backlog;
+}
+
+static void
+netem_dump(const struct shp_qdisc *q, FILE *f)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	const struct shp_netem_conf *c = netem_conf(p);
+	char buf[1024];
+
+	if (c == NULL) {
+		fprintf(f, "off");
+		return;
+	}
+	shp_netem_conf_format(c, buf, sizeof(buf));
+	if (!c->limit_set)
+		fprintf(f, "limit %u%s%s", p->default_limit,
+			buf[0] ? " " : "", buf);
+	else
+		fprintf(f, "%s", buf);
+}
+
+static void
+netem_fini(struct shp_qdisc *q)
+{
+	struct netem_sched_data *p = netem_priv(q);
+
+	shp_tfifo_flush(&p->tfifo);
+}
+
+const struct shp_qdisc_ops shp_netem_ops = {
+	.id = "netem",
+	.priv_size = sizeof(struct netem_sched_data),
+	.init = netem_init,
+	.change = netem_change,
+	.enqueue = netem_enqueue,
+	.dequeue = netem_dequeue,
+	.peek = netem_peek,
+	.reset = netem_reset,
+	.stats = netem_stats,
+	.dump = netem_dump,
+	.fini = netem_fini,
+};

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * netem: the impairment and delay stage (Linux sch_netem semantics, tc-netem
+ * syntax), public part: the configuration object, its parser and its printer.
+ *
+ * A conf is built once by shp_netem_parse(), never modified afterwards, and
+ * handed to the stage through shp_netem_ops.init/change. It owns its
+ * distribution tables. The stage never frees a conf: whoever installed it
+ * frees it (after an RCU grace period when it was replaced live, or after
+ * shp_qdisc_destroy()).
+ *
+ * Grammar (tc-netem(8); keywords may be abbreviated as tc allows):
+ *   limit N
+ *   delay|latency TIME [JITTER [CORR]]
+ *   distribution uniform|normal|pareto|paretonormal|FILE
+ *   loss|drop [random] P [CORR]
+ *   loss|drop state P13 [P31 [P32 [P23 [P14]]]]
+ *   loss|drop gemodel P [R [1-H [1-K]]]
+ *   ecn
+ *   duplicate P [CORR]
+ *   corrupt P [CORR]
+ *   reorder P [CORR] [gap N]
+ *   rate RATE [PKTOVERHEAD [CELLSIZE [CELLOVERHEAD]]]
+ *   slot MIN [MAX] [packets N] [bytes B]
+ *   slot distribution D DELAY JITTER [packets N] [bytes B]
+ *   seed S
+ *   noreorder            (ours: jitter without reordering)
+ * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
+ * '%'. See docs/netem.md for semantics and where we differ from Linux.
+ */
+#ifndef SHP_NETEM_H
+#define SHP_NETEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shp_units.h"
+
+/* Distribution tables: inverse CDF scaled by this (iproute2 NETEM_DIST_SCALE). */
+#define SHP_NETEM_DIST_SCALE   8192
+#define SHP_NETEM_DIST_SIZE    4096   /* entries of the built-in tables */
+#define SHP_NETEM_DIST_MAX     16384  /* largest table file accepted (tc) */
+
+/* Seed used when the conf has no `seed`: runs are reproducible by default. */
+#define SHP_NETEM_DEFAULT_SEED 0x6e6574656d5eedULL
+
+struct shp_netem_dist {
+	char name[128];        /* built-in name, or the file as given */
+	bool builtin;
+	uint32_t size;
+	int16_t table[];       /* value = mu + sigma * table[i] / SCALE */
+};
+
+/*
+ * An event probability with lag-1 correlation. We draw it from a two-state
+ * Markov chain whose stationary probability is p and whose lag-1
+ * autocorrelation is corr, so the configured mean holds whatever corr is.
+ */
+struct shp_netem_prob {
+	double p;              /* 0..1 */
+	double corr;           /* 0..1 */
+	bool corr_set;         /* given in the text (for printing only) */
+	double p_after_hit;    /* P(event | previous event) = p + corr(1-p) */
+	double p_after_miss;   /* P(event | previous none)  = p(1-corr) */
+};
+
+enum shp_netem_loss_model {
+	SHP_NETEM_LOSS_NONE,
+	SHP_NETEM_LOSS_RANDOM,
+	SHP_NETEM_LOSS_STATE,   /* 4-state Markov (netem "state", GI) */
+	SHP_NETEM_LOSS_GEMODEL, /* Gilbert-Elliott */
+};
+
+enum shp_netem_slot_mode {
+	SHP_NETEM_SLOT_OFF,
+	SHP_NETEM_SLOT_RANGE,   /* uniform in [min, max) */
+	SHP_NETEM_SLOT_DIST,    /* dist(delay, jitter); slot_dist NULL = uniform */
+};
+
+struct shp_netem_conf {
+	bool limit_set;
+	uint32_t limit;             /* packets held; see shp_netem_default_limit */
+
+	uint64_t latency;           /* ns */
+	uint64_t jitter;            /* ns */
+	double delay_corr;          /* 0..1, Gaussian-copula AR(1) */
+	bool delay_corr_set;
+	struct shp_netem_dist *dist; /* NULL: uniform in [lat - jit, lat + jit) */
+	bool noreorder;
+
+	enum shp_netem_loss_model loss_model;
+	struct shp_netem_prob loss;            /* random */
+	struct { double p13, p31, p32, p23, p14; } state;
+	struct { double p, r, h1, k1; } ge;    /* h1 = "1-h", k1 = "1-k" */
+	bool ecn;
+
+	struct shp_netem_prob duplicate;
+	struct shp_netem_prob corrupt;
+	struct shp_netem_prob reorder;
+	uint32_t gap;               /* 0: no reordering */
+
+	uint64_t rate;              /* bytes per second, 0 = off */
+	int32_t packet_overhead;
+	uint32_t cell_size;
+	int32_t cell_overhead;
+
+	enum shp_netem_slot_mode slot_mode;
+	uint64_t slot_min, slot_max;           /* RANGE, ns */
+	struct shp_netem_dist *slot_dist;      /* DIST */
+	uint64_t slot_delay, slot_jitter;      /* DIST, ns */
+	uint32_t slot_packets;      /* 0 = unlimited */
+	uint32_t slot_bytes;        /* 0 = unlimited */
+
+	bool seed_set;
+	uint64_t seed;
+};
+
+/*
+ * Parse tc-netem arguments ("delay 10ms 2ms loss 1%"). Returns a new conf,
+ * or NULL with a one-line message naming the offending word in err
+ * (SHP_ERR_LEN bytes). An empty string gives a conf with no impairment.
+ * Distribution table files are read here.
+ */
+struct shp_netem_conf *shp_netem_parse(const char *args, char *err);
+
+/* Same from words already split (argv[0] is the first keyword). */
+struct shp_netem_conf *shp_netem_parse_argv(int argc, char **argv, char *err);
+
+void shp_netem_conf_free(struct shp_netem_conf *conf);
+
+/*
+ * tc-style text of conf; it parses back to an equal conf. Returns the
+ * length snprintf would have written (>= len means truncated), -1 on error.
+ */
+int shp_netem_conf_format(const struct shp_netem_conf *conf, char *buf,
+			  size_t len);
+
+/* The limit the stage uses for a conf without `limit`: half the pool
+ * (the other half stays for RX, bands and duplicates), 1000 without pool. */
+uint32_t shp_netem_default_limit(unsigned int pool_size);
+
+/* Built-in table ("normal", "pareto", "paretonormal"), freshly generated;
+ * NULL for another name. Free with free(). */
+struct shp_netem_dist *shp_netem_dist_builtin(const char *name);
+
+/* Read an iproute2 table file ('#' comments, whitespace-separated integers
+ * in -32768..32767, at most SHP_NETEM_DIST_MAX). NULL + err on error. */
+struct shp_netem_dist *shp_netem_dist_load(const char *path, char *err);
+
+#endif

@@ -1,0 +1,267 @@
+"""The prompt through a pipe and through a pseudo-terminal."""
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from conftest import (NULL_VDEVS, clean, numbers, outputs, run_piped,
+                      shaper_cmd)
+
+EVERY = [
+    "help",
+    "help show",
+    "help set",
+    "help control",
+    "show config",
+    "set netem all delay 10ms 1ms loss 1%",
+    "set netem 1 delay 5ms duplicate 2% reorder 10% gap 5",
+    "set tbf all rate 500mbit burst 64kb limit 256kb",
+    "set tbf 0 rate 100mbit burst 32kb latency 20ms",
+    "set priomap 0 1 2 0 1 2 0 1 2 0 1 2 0 1 2 0",
+    "set classify dscp",
+    "show config",
+    "show port stats all",
+    "show port stats 1",
+    "show bands all",
+    "show bands 0",
+    "show netem all",
+    "show netem 1",
+    "show tbf all",
+    "show tbf 0",
+    "show drops",
+    "show lcores",
+    "stop",
+    "show config",
+    "start",
+    "clear stats",
+    "show drops",
+    "set netem all off",
+    "set tbf 0 off",
+    "set tbf all off",
+    "set classify tos",
+    "show netem 0",
+    "show tbf all",
+    "quit",
+]
+
+
+def test_every_command_through_a_pipe(tmp_path):
+    r = run_piped(tmp_path, EVERY + ["show config"])
+    assert r.rc == 0, r.out
+    assert r.errors() == []
+    o = outputs(r.out)
+    assert "show config" not in o or len(o["show config"]) == 3, \
+        "commands after quit must not run"
+    assert "set netem all|P ARGS" in o["help"][0]
+    assert "show lcores" in o["help show"][0]
+    assert "set priomap" in o["help set"][0]
+    assert "clear stats" in o["help control"][0]
+    before, after, paused = o["show config"]
+    assert "classify: tos" in before and "netem: off" in before
+    assert "classify: dscp" in after
+    assert "priomap: 0,1,2,0,1,2,0,1,2,0,1,2,0,1,2,0" in after
+    assert "tbf: rate 100Mbit burst 32768b" in after
+    assert re.search(r"port 1 .*\n  tbf: rate 500Mbit.*\n  netem: limit \d+ "
+                     r"delay 5ms duplicate 2% reorder 10% gap 5", after)
+    assert "forwarding: stopped" in paused
+    stats = o["show port stats all"][0]
+    assert stats.count("####### port") == 2
+    n = numbers(o["show port stats 1"][0])
+    for k in ("rx_packets", "tx_packets", "rx_pps", "tx_bps", "egress_in"):
+        assert k in n
+    assert n["rx_packets"] > 0
+    assert o["show bands all"][0].count("band") >= 2
+    assert "port 0: 3 bands" in o["show bands 0"][0]
+    assert "netem limit" in o["show netem 1"][0]
+    assert "netem_queued:" in o["show netem 1"][0]
+    assert "tbf_oversize" in o["show tbf 0"][0]
+    assert "lost" in o["show drops"][0]
+    assert re.search(r"lcore 1: rx\+tx", o["show lcores"][0])
+    assert "forwarding stopped" in o["stop"][0]
+    assert "forwarding started" in o["start"][0]
+    assert "counters cleared" in o["clear stats"][0]
+    assert "port 0: netem off" in o["show netem 0"][0]
+    assert o["show tbf all"][-1].count("tbf off") == 2
+
+
+ERRORS = [
+    ("shw config", "unknown command 'shw'"),
+    ("show", "usage: show config|port stats"),
+    ("show foo", "usage: show config|port stats"),
+    ("show port stats", "usage: show port stats all|P"),
+    ("show port stats 9", "no port '9'"),
+    ("show port stats x", "no port 'x'"),
+    ("show bands 5", "show bands: no port '5'"),
+    ("show netem -1", "show netem: no port '-1'"),
+    ("show tbf abc", "show tbf: no port 'abc'"),
+    ("show config extra", "usage: show config"),
+    ("set", "usage: set netem|tbf|priomap|classify"),
+    ("set netem", "usage: set netem all|P ARGS|off"),
+    ("set netem all", "usage: set netem all|P ARGS|off"),
+    ("set netem 9 delay 1ms", "set netem: no port '9'"),
+    ("set netem all delay 10", "a time needs a unit"),
+    ("set netem 0 loss 200%", "loss"),
+    ("set netem all bogus 1", "bogus"),
+    ("set tbf all", "usage: set tbf all|P ARGS|off"),
+    ("set tbf 0 rate 1mbit", "burst"),
+    ("set tbf all rate fast burst 1kb limit 1kb", "fast"),
+    ("set priomap 1 2", "needs 16"),
+    ("set priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 3", "out of range"),
+    ("set priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", "more than 16"),
+    ("set classify foo", "classify 'foo'"),
+    ("set classify", "usage: set classify tos|dscp|pcp|none"),
+    ("help foo", "no section 'foo'"),
+    ("clear", "usage: clear stats"),
+    ("clear counters", "usage: clear stats"),
+    ("start now", "usage: start"),
+    ("stop 1", "usage: stop"),
+    ("quit now", "usage: quit"),
+    ("load", "usage: load FILE"),
+    ("load /nonexistent/file", "No such file"),
+]
+
+
+def test_every_error_path(tmp_path):
+    cmds = ["set netem 1 delay 7ms", "set tbf 0 rate 50mbit burst 20kb "
+            "limit 100kb", "show config"]
+    cmds += [c for c, _ in ERRORS] + ["show config", "quit"]
+    r = run_piped(tmp_path, cmds)
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    for cmd, want in ERRORS:
+        got = o[cmd][0]
+        lines = got.strip().splitlines()
+        assert len(lines) == 1, (cmd, got)
+        assert lines[0].startswith("error: "), (cmd, got)
+        assert want in lines[0], (cmd, got)
+    # nothing changed
+    assert o["show config"][0] == o["show config"][1]
+    assert len(r.errors()) == len(ERRORS)
+
+
+def test_eof_quits_and_stats_file(tmp_path):
+    r = run_piped(tmp_path, ["set netem all delay 1ms"])
+    assert r.rc == 0
+    for p in ("0", "1"):
+        a, b = __import__("conftest").conservation(r.stats["ports"][p])
+        assert a == b
+
+
+# ---- pseudo-terminal ------------------------------------------------------
+
+pexpect = pytest.importorskip("pexpect")
+
+
+@pytest.fixture
+def tty():
+    cmd = shaper_cmd(NULL_VDEVS, ["-i"])
+    c = pexpect.spawn(cmd[0], cmd[1:], encoding="utf-8", timeout=20)
+    c.expect_exact("shaper> ")
+    yield c
+    if c.isalive():
+        c.kill(signal.SIGKILL)
+    c.close()
+
+
+def completes(c, typed, want):
+    """Type `typed` then TAB; the line must then read `want`."""
+    c.send(typed + "\t")
+    c.expect_exact(want)
+    c.send("\x03")                       # Ctrl-C: clear the line
+    c.expect_exact("shaper> ")
+
+
+COMPLETIONS = [
+    ("he", "help "), ("help se", "help set "), ("help c", "help control "),
+    ("sh", "show "), ("show con", "show config "), ("show po", "show port "),
+    ("show port st", "show port stats "), ("show port stats a",
+                                           "show port stats all "),
+    ("show ba", "show bands "), ("show bands a", "show bands all "),
+    ("show ne", "show netem "), ("show t", "show tbf "),
+    ("show d", "show drops "), ("show l", "show lcores "),
+    ("se", "set "), ("set n", "set netem "), ("set netem a", "set netem all "),
+    ("set netem all of", "set netem all off "),
+    ("set netem 1 del", "set netem 1 delay "),
+    ("set netem 0 dup", "set netem 0 duplicate "),
+    ("set t", "set tbf "), ("set tbf all r", "set tbf all rate "),
+    ("set tbf 1 of", "set tbf 1 off "),
+    ("set p", "set priomap "), ("set c", "set classify "),
+    ("set classify ds", "set classify dscp "),
+    ("set classify n", "set classify none "),
+    ("cl", "clear "), ("clear s", "clear stats "),
+    ("star", "start "), ("sto", "stop "), ("lo", "load "), ("q", "quit "),
+]
+
+
+def test_tab_completion(tty):
+    for typed, want in COMPLETIONS:
+        completes(tty, typed, want)
+
+
+HELPS = [
+    ("", ["help", "show", "set", "clear", "start", "stop", "load", "quit"]),
+    ("help ", ["show", "set", "control", "all", "[RETURN]"]),
+    ("show ", ["config", "drops", "lcores", "port", "bands", "netem", "tbf"]),
+    ("show port ", ["stats"]),
+    ("show port stats ", ["all", " 0 ", " 1 ", "port id"]),
+    ("show netem ", ["all", " 0 ", " 1 "]),
+    ("set ", ["netem", "tbf", "priomap", "classify"]),
+    ("set netem ", ["all", " 0 ", " 1 ", "egress port"]),
+    ("set netem all ", ["off", "delay", "loss", "duplicate", "corrupt",
+                        "reorder", "rate", "slot", "limit"]),
+    ("set tbf 0 ", ["off", "rate", "burst", "limit", "latency"]),
+    ("set priomap ", ["P0 ... P15"]),
+    ("set classify ", ["tos", "dscp", "pcp", "none"]),
+    ("clear ", ["stats"]),
+    ("load ", ["FILE"]),
+    ("quit ", ["[RETURN]"]),
+]
+
+
+def test_question_mark_help(tty):
+    for typed, wants in HELPS:
+        tty.send(typed + "?")
+        # the listing ends with the line redrawn
+        tty.expect_exact("shaper> " + typed)
+        listing = clean(tty.before)
+        for w in wants:
+            assert w in listing, (typed, w, listing)
+        tty.send("\x03")
+        tty.expect_exact("shaper> ")
+
+
+def test_tty_commands_errors_and_quit(tty):
+    tty.sendline("set netem all delay 3ms")
+    tty.expect_exact("shaper> ")
+    tty.sendline("show netem 0")
+    tty.expect(r"port 0: netem limit \d+ delay 3ms")
+    tty.expect_exact("shaper> ")
+    tty.sendline("set classify bogus")
+    tty.expect(r"error: set classify: classify 'bogus'")
+    tty.expect_exact("shaper> ")
+    tty.sendline("frobnicate")
+    tty.expect_exact("error: unknown command 'frobnicate'")
+    tty.expect_exact("shaper> ")
+    tty.sendline("quit")
+    tty.expect(pexpect.EOF)
+    tty.close()
+    assert tty.exitstatus == 0
+
+
+def test_tty_sigint_exits_cleanly(tty):
+    tty.send("show con")                 # half a line
+    time.sleep(0.2)
+    tty.kill(signal.SIGINT)
+    tty.expect(pexpect.EOF, timeout=20)
+    tty.close()
+    assert tty.exitstatus == 0
+    assert "port 0: rx" in clean(tty.before)   # final counters printed
+
+
+def test_tty_ctrl_d_quits(tty):
+    tty.send("\x04")
+    tty.expect(pexpect.EOF)
+    tty.close()
+    assert tty.exitstatus == 0

@@ -1,0 +1,113 @@
+"""Telemetry endpoints against `show` and --stats-file; the periodic table."""
+import re
+import subprocess
+import time
+
+import pytest
+
+from conftest import (NULL_VDEVS, SAMPLE, clean, numbers, prefix,
+                      shaper_cmd, telemetry)
+
+pexpect = pytest.importorskip("pexpect")
+from pexpect.popen_spawn import PopenSpawn  # noqa: E402
+
+PORT_KEYS = ["rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "queued",
+             "egress_in", "dropped", "netem_queued", "tx_pending",
+             "duplicated", "corrupted", "reordered", "ecn_marked"]
+
+
+def test_endpoints_match_show_and_stats_file(tmp_path, need_telemetry_client):
+    import json
+    pre = prefix()
+    stats = tmp_path / "stats.json"
+    vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (SAMPLE, tmp_path / "o0.pcap"),
+             "net_pcap1,rx_pcap=%s,tx_pcap=%s" % (SAMPLE, tmp_path / "o1.pcap")]
+    cmd = shaper_cmd(vdevs, ["--replay", "-i", "--stats-file", str(stats),
+                             "--netem", "loss 5% duplicate 5%",
+                             "--tbf-port", "1", "rate 20mbit burst 10kb "
+                             "limit 20kb", "--seed", "7"], file_prefix=pre)
+    c = PopenSpawn(cmd, encoding="utf-8", timeout=60)
+    c.expect_exact("replay done")
+    tel = telemetry(pre, "/shaper/stats", "/shaper/drops", "/shaper/bands",
+                    "/shaper/config", "/shaper/lcores", "/shaper/stats,1",
+                    "/shaper/bands,0", "/shaper/stats,7")
+    st, dr, bd, cf, lc, st1, bd0, bad = tel
+    c.sendline("show port stats all")
+    c.sendline("show drops")
+    c.sendline("quit")
+    c.expect(pexpect.EOF)
+    out = clean(c.before)
+    c.wait()
+    with open(stats) as f:
+        file = json.load(f)["ports"]
+    assert bad is None
+    assert st1 == {"1": st["1"]}
+    assert set(bd0) == {"0_0", "0_1", "0_2"}
+    # the replay is over and everything drained: nothing moves any more
+    blocks = out.split("####### port")[1:]
+    assert len(blocks) == 2
+    for p, blk in zip(("0", "1"), blocks):
+        shown = numbers(blk)
+        for k in PORT_KEYS:
+            assert st[p][k] == file[p][k], k
+            assert shown[k] == st[p][k], k
+        assert dr[p] == file[p]["drops"]
+        for b, band in enumerate(file[p]["bands"]):
+            assert bd["%s_%d" % (p, b)] == band
+        drops_line = [l for l in out.splitlines()
+                      if re.match(r"^%s\s+\d" % p, l)][0].split()
+        assert [int(x) for x in drops_line[1:-1]] == \
+            list(file[p]["drops"].values())
+    assert st["1"]["tx_packets"] > 0 and st["1"]["duplicated"] > 0
+    assert dr["1"]["lost"] > 0
+    assert cf["global"]["bands"] == 3 and cf["global"]["classify"] == "tos"
+    assert cf["1"]["tbf"].startswith("rate 20Mbit")
+    assert "loss random 5%" in cf["0"]["netem"]
+    assert lc["1"]["role"] == "rx+tx" and lc["1"]["loops"] > 0
+
+
+def test_telemetry_follows_changes_and_clear(tmp_path, need_telemetry_client):
+    pre = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i"], file_prefix=pre)
+    c = PopenSpawn(cmd, encoding="utf-8", timeout=30)
+    c.expect_exact("workers")
+    c.sendline("set netem 0 delay 1ms")
+    c.sendline("set classify pcp")
+    c.sendline("stop")
+    c.expect_exact("forwarding stopped")
+    time.sleep(0.2)
+    cf, st = telemetry(pre, "/shaper/config", "/shaper/stats")
+    assert "delay 1ms" in cf["0"]["netem"] and cf["1"]["netem"] == "off"
+    assert cf["global"]["classify"] == "pcp"
+    assert cf["global"]["forwarding"] == "stopped"
+    assert st["0"]["rx_packets"] > 0
+    c.sendline("clear stats")
+    c.expect_exact("counters cleared")
+    (st,) = telemetry(pre, "/shaper/stats")
+    assert st["0"]["rx_packets"] == 0 and st["1"]["tx_packets"] == 0
+    c.sendline("start")
+    c.expect_exact("forwarding started")
+    time.sleep(0.5)
+    c.sendline("show port stats 0")
+    c.expect(r"rx_pps: (\d+)")
+    assert int(c.match.group(1)) > 1000
+    c.sendline("quit")
+    c.expect(pexpect.EOF)
+    assert c.wait() == 0
+
+
+def test_stats_period_table(tmp_path):
+    cmd = shaper_cmd(NULL_VDEVS, ["--stats-period", "1",
+                                  "--netem", "delay 1ms"])
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    time.sleep(3.8)
+    p.send_signal(2)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 0
+    heads = [l for l in out.splitlines() if l.startswith("port ") and
+             "rx-pps" in l]
+    assert len(heads) >= 2
+    rows = [l.split() for l in out.splitlines() if re.match(r"^[01] +\d", l)]
+    assert len(rows) >= 4
+    assert any(r[1].endswith("M") or r[1].endswith("k") for r in rows)
