@@ -19,13 +19,12 @@
 struct rte_rcu_qsbr *shaper_rcu;
 
 static inline void
-rx_queue(struct shaper *s, struct rxq_ref *r,
-	 struct shp_lcore_ctr *ctr, uint64_t now)
+rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	const struct shp_classifier *cls;
 	struct shp_port_ctr *in = &ctr->port[r->port];
-	struct shp_ctx ctx = { .now = now, .ctr = &ctr->port[r->egress] };
+	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
 	uint64_t bytes = 0;
 	uint16_t n, i;
 
@@ -36,15 +35,50 @@ rx_queue(struct shaper *s, struct rxq_ref *r,
 		return;
 	}
 	r->empty_polls = 0;
-	for (i = 0; i < n; i++) {
-		shp_meta_init(pkts[i], now);
+	/* Stamp with the time the burst arrived, not the loop's start: a
+	 * stale stamp would let netem send a packet early. */
+	ctx.now = shp_clock_now(&s->clock);
+	for (i = 0; i < n; i++)
 		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	}
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
-	shp_classify_burst(cls, pkts, n);
+	shp_classify_burst(cls, pkts, n, ctx.now);
 	shp_qdisc_enqueue(s->bands[r->egress], pkts, n, &ctx);
+}
+
+/*
+ * Transmit pkts[0..n) and count what the port took: bytes and the time each
+ * spent in the shaper (sojourn), read before the PMD may free them.
+ * Returns how many were sent.
+ */
+static inline uint16_t
+tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
+	 uint16_t n, uint64_t now)
+{
+	uint32_t len[SHP_MAX_BURST];
+	uint64_t soj[SHP_MAX_BURST];
+	uint64_t bytes = 0, sum = 0, mn = pc->sojourn_min_ns,
+		 mx = pc->sojourn_max_ns;
+	uint16_t i, sent;
+
+	for (i = 0; i < n; i++) {
+		len[i] = rte_pktmbuf_pkt_len(pkts[i]);
+		soj[i] = now - shp_meta(pkts[i])->rx_ns;
+	}
+	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
+	for (i = 0; i < sent; i++) {
+		bytes += len[i];
+		sum += soj[i];
+		mn = RTE_MIN(mn, soj[i]);
+		mx = RTE_MAX(mx, soj[i]);
+	}
+	pc->tx_packets += sent;
+	pc->tx_bytes += bytes;
+	pc->sojourn_sum_ns += sum;
+	pc->sojourn_min_ns = mn;
+	pc->sojourn_max_ns = mx;
+	return sent;
 }
 
 static inline void
@@ -55,41 +89,29 @@ tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
 	struct shp_ctx ctx = { .now = now, .ctr = pc };
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	uint16_t n, sent, i;
-	uint64_t bytes = 0;
 
 	if (e->npend > 0) {
 		/* The port refused these last time: they go first, and
 		 * nothing new is pulled until they are gone. */
-		sent = rte_eth_tx_burst(e->port, e->txq,
-					e->pending + e->pend_head, e->npend);
-		for (i = 0; i < sent; i++)
-			bytes += rte_pktmbuf_pkt_len(e->pending[e->pend_head + i]);
-		pc->tx_packets += sent;
-		pc->tx_bytes += bytes;
+		sent = tx_burst(e, pc, e->pending + e->pend_head, e->npend,
+				now);
 		e->pend_head += sent;
 		e->npend -= sent;
 		pc->tx_pending = e->npend;
 		if (e->npend > 0)
 			return;
-		bytes = 0;
 	}
 	n = shp_qdisc_dequeue(s->netem[e->port], pkts, s->opt.burst, &ctx);
 	if (n == 0)
 		return;
-	for (i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
+	sent = tx_burst(e, pc, pkts, n, now);
 	if (unlikely(sent < n)) {
-		for (i = sent; i < n; i++) {
-			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+		for (i = sent; i < n; i++)
 			e->pending[i - sent] = pkts[i];
-		}
 		e->pend_head = 0;
 		e->npend = n - sent;
 		pc->tx_pending = e->npend;
 	}
-	pc->tx_packets += sent;
-	pc->tx_bytes += bytes;
 }
 
 int
@@ -104,13 +126,11 @@ shaper_worker_main(void *arg)
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
 	while (!s->quit) {
-		uint64_t now = shp_clock_now(&s->clock);
-
 		if (w->rx && !s->paused && !w->rx_done) {
 			bool all_done = s->opt.replay;
 
 			for (k = 0; k < w->nb_rxq; k++) {
-				rx_queue(s, &w->rxq[k], ctr, now);
+				rx_queue(s, &w->rxq[k], ctr);
 				all_done &= w->rxq[k].empty_polls >=
 					    REPLAY_EMPTY_POLLS;
 			}
@@ -120,7 +140,8 @@ shaper_worker_main(void *arg)
 		}
 		if (w->tx && !s->paused)
 			for (k = 0; k < w->nb_egress; k++)
-				tx_port(s, &s->egress[w->egress[k]], ctr, now);
+				tx_port(s, &s->egress[w->egress[k]], ctr,
+					shp_clock_now(&s->clock));
 		rte_rcu_qsbr_quiescent(shaper_rcu, lcore);
 		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELEASE);
 	}

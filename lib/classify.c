@@ -123,23 +123,19 @@ shp_classify_prio(enum shp_classify_mode mode, const struct rte_mbuf *m)
 
 void
 shp_classify_burst(const struct shp_classifier *c, struct rte_mbuf **pkts,
-		   uint16_t n)
+		   uint16_t n, uint64_t rx_ns)
 {
 	uint16_t i;
 
 	if (c->mode == SHP_CLASSIFY_NONE) {
-		for (i = 0; i < n; i++) {
-			shp_meta(pkts[i])->prio = 0;
-			shp_meta(pkts[i])->band = c->priomap[0];
-		}
+		for (i = 0; i < n; i++)
+			shp_meta_rx(pkts[i], rx_ns, 0, c->priomap[0]);
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		struct shp_meta *meta = shp_meta(pkts[i]);
 		uint8_t prio = prio_of(c->mode, pkts[i]);
 
-		meta->prio = prio;
-		meta->band = c->priomap[prio];
+		shp_meta_rx(pkts[i], rx_ns, prio, c->priomap[prio]);
 	}
 }
 

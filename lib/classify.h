@@ -35,9 +35,10 @@ struct shp_classifier {
 uint8_t shp_classify_prio(enum shp_classify_mode mode,
 			  const struct rte_mbuf *m);
 
-/* Set meta->prio and meta->band of pkts[0..n). */
+/* Initialise the metadata of freshly received pkts[0..n): arrival time
+ * rx_ns, priority and band (shp_meta_rx). */
 void shp_classify_burst(const struct shp_classifier *c,
-			struct rte_mbuf **pkts, uint16_t n);
+			struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns);
 
 /* Default priomap for nb bands: Linux's 3-band map, clamped to nb-1. */
 void shp_priomap_default(uint8_t nb_bands, uint8_t priomap[16]);

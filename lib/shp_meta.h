@@ -21,10 +21,15 @@ struct shp_meta {
 	uint64_t time_to_send;   /* netem departure time (ns) */
 	RB_ENTRY(shp_meta) rb;   /* netem tfifo tree node */
 	struct shp_meta *next;   /* netem tfifo list fast path */
-	uint8_t prio;            /* TC_PRIO-style priority 0..15 */
-	uint8_t band;            /* band chosen through the priomap */
-	uint8_t flags;           /* SHP_META_F_* */
-	uint8_t pad[5];
+	union {
+		struct {
+			uint8_t prio;    /* TC_PRIO-style priority 0..15 */
+			uint8_t band;    /* band chosen through the priomap */
+			uint8_t flags;   /* SHP_META_F_* */
+			uint8_t pad[5];
+		};
+		uint64_t cls;    /* all of the above, for one store on RX */
+	};
 };
 
 /* priv_size to give rte_pktmbuf_pool_create(). */
@@ -51,9 +56,20 @@ shp_meta_init(struct rte_mbuf *m, uint64_t rx_ns)
 	meta->rx_ns = rx_ns;
 	meta->time_to_send = 0;
 	meta->next = NULL;
-	meta->prio = 0;
-	meta->band = 0;
-	meta->flags = 0;
+	meta->cls = 0;
+}
+
+/*
+ * What RX must set, in two stores: arrival time and classification.
+ * time_to_send and next belong to netem, which sets them on enqueue.
+ */
+static inline void
+shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
+{
+	struct shp_meta *meta = shp_meta(m);
+
+	meta->rx_ns = rx_ns;
+	meta->cls = (uint64_t)prio | (uint64_t)band << 8;
 }
 
 #endif

@@ -18,6 +18,16 @@ const char *const shp_drop_names[SHP_DROP_MAX] = {
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 void
+shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n)
+{
+	unsigned int l, p;
+
+	for (l = 0; l < n; l++)
+		for (p = 0; p < SHP_MAX_PORTS; p++)
+			blocks[l].port[p].sojourn_min_ns = UINT64_MAX;
+}
+
+void
 shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	      uint16_t port, unsigned int nb_bands, struct shp_port_sum *out)
 {
@@ -25,6 +35,7 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	unsigned int l, b, d;
 
 	memset(out, 0, sizeof(*out));
+	s->sojourn_min_ns = UINT64_MAX;
 	for (l = 0; l < n; l++) {
 		const struct shp_port_ctr *c = &blocks[l].port[port];
 
@@ -38,6 +49,11 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		s->corrupted += LD(c->corrupted);
 		s->reordered += LD(c->reordered);
 		s->ecn_marked += LD(c->ecn_marked);
+		s->sojourn_sum_ns += LD(c->sojourn_sum_ns);
+		s->sojourn_min_ns = RTE_MIN(s->sojourn_min_ns,
+					    LD(c->sojourn_min_ns));
+		s->sojourn_max_ns = RTE_MAX(s->sojourn_max_ns,
+					    LD(c->sojourn_max_ns));
 		s->netem_qlen += LD(c->netem_qlen);
 		s->tx_pending += LD(c->tx_pending);
 		for (b = 0; b < nb_bands; b++) {
@@ -127,6 +143,11 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			", \"reordered\": %" PRIu64 ", \"ecn_marked\": %" PRIu64,
 			c->netem_qlen, c->tx_pending, c->duplicated,
 			c->corrupted, c->reordered, c->ecn_marked);
+		fprintf(f, ",\n    \"sojourn_ns\": {\"min\": %" PRIu64
+			", \"avg\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+			c->tx_packets ? c->sojourn_min_ns : 0,
+			c->tx_packets ? c->sojourn_sum_ns / c->tx_packets : 0,
+			c->sojourn_max_ns);
 		fprintf(f, ",\n    \"bands\": [");
 		for (b = 0; b < nb_bands; b++) {
 			const struct shp_band_ctr *bc = &c->band[b];

@@ -59,6 +59,11 @@ struct shp_port_ctr {
 	uint64_t corrupted;
 	uint64_t reordered;
 	uint64_t ecn_marked;
+	/* time from RX to TX of what was sent (ns); min starts at
+	 * UINT64_MAX (shp_stats_init) */
+	uint64_t sojourn_sum_ns;
+	uint64_t sojourn_min_ns;
+	uint64_t sojourn_max_ns;
 	/* gauges, written only by the egress owner */
 	uint64_t netem_qlen;
 	uint64_t tx_pending;
@@ -78,6 +83,9 @@ struct shp_port_sum {
 	uint64_t egress_in;    /* packets that arrived for this egress port */
 	uint64_t dropped;      /* all causes */
 };
+
+/* Prepare zeroed counter blocks[0..n) (the sojourn minimum). */
+void shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n);
 
 /* Sum counter blocks[0..n) for port `port`. */
 void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,

@@ -1,55 +1,75 @@
 #!/usr/bin/env bash
-# Packets per second through dpdk-shaper (3 bands, tbf off, netem off)
-# and through dpdk-testpmd io forwarding, on the same vdevs (net_null with
-# copy=1, 64-byte frames) and the same lcores, one after the other in one
-# run. Prints both and the ratio. Never a test: figures only.
+# Packets per second through dpdk-shaper (3 bands, tbf off, netem off by
+# default) and through dpdk-testpmd io forwarding, on the same vdevs
+# (net_null with copy=1, 64-byte frames) and the same lcores (main + one
+# worker). The two alternate for ROUNDS rounds in one run, so a noisy
+# neighbour hits both; prints every round, the medians and their ratio.
+# Figures only: this is never a test.
 #
-# Usage: scripts/bench-forward.sh [SECONDS] [-- extra shaper options]
-#   e.g. scripts/bench-forward.sh 10 -- --tbf 'rate 100gbit burst 1mb
-#        limit 100mb' --netem 'delay 10ms 1ms loss 1%'
+# Usage: scripts/bench-forward.sh [SECONDS [ROUNDS]] [-- shaper options]
+#   e.g. scripts/bench-forward.sh 8 3 -- --mbufs 262144 \
+#        --tbf 'rate 100gbit burst 1mb limit 100mb' \
+#        --netem 'delay 10ms 1ms loss 1%'
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${1:-10}
-shift || true
+secs=8
+rounds=3
+[ $# -gt 0 ] && [ "$1" != "--" ] && { secs=$1; shift; }
+[ $# -gt 0 ] && [ "$1" != "--" ] && { rounds=$1; shift; }
 [ "${1:-}" = "--" ] && shift
 extra=("$@")
-label=${BENCH_LABEL:-"dpdk-shaper (3 bands${extra:+, ${extra[*]}})"}
-eal=(-l 0-1 --no-huge -m 2048 --no-pci --log-level '*:error'
+[ ${#extra[@]} -gt 0 ] || extra=(--mbufs 65536)
+eal=(-l 0-1 --no-huge --no-pci --log-level '*:error'
      --vdev net_null0,copy=1 --vdev net_null1,copy=1)
+# (testpmd 22.11 stops at once with --no-huge -m 3072; the shaper needs
+# room for large delay queues: memory is no factor in the figures)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# testpmd: average of the per-port Rx-pps lines after the first two seconds
-# (with --stats-period it runs until SIGINT, in the foreground, stdin open)
-(sleep $((secs + 1)); echo) | timeout -s INT "$secs" dpdk-testpmd \
-	"${eal[@]}" --file-prefix bt$$ -- --forward-mode=io --stats-period 1 \
-	--total-num-mbufs=65536 -a >"$tmp/testpmd.log" 2>&1 || true
-testpmd_pps=$(/usr/bin/python3 - "$tmp/testpmd.log" <<'PY'
+testpmd_run() {
+	# with --stats-period testpmd runs until SIGINT, in the foreground,
+	# with its stdin open; average the per-port Rx-pps after 2 periods
+	(sleep $((secs + 1)); echo) | timeout -s INT "$secs" dpdk-testpmd \
+		"${eal[@]}" -m 1024 --file-prefix bt$$ -- --forward-mode=io \
+		--stats-period 1 --total-num-mbufs=65536 -a \
+		>"$tmp/testpmd.log" 2>&1 || true
+	/usr/bin/python3 - "$tmp/testpmd.log" <<'PY'
 import re, sys
 v = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", open(sys.argv[1]).read())]
-# two ports print one line each per period; drop the first two periods
 v = v[4:]
 pairs = [v[i] + v[i + 1] for i in range(0, len(v) - 1, 2)]
 print(sum(pairs) / len(pairs) if pairs else 0)
 PY
-)
+}
 
-# dpdk-shaper: packets forwarded / time forwarding ran, from --stats-file
-timeout -s INT "$secs" ./build/app/dpdk-shaper "${eal[@]}" \
-	--file-prefix bs$$ -- --mbufs 65536 --stats-file "$tmp/s.json" \
-	"${extra[@]}" >"$tmp/shaper.log" 2>&1 || true
-shaper_pps=$(/usr/bin/python3 - "$tmp/s.json" <<'PY'
+shaper_run() {
+	# packets sent / time forwarding ran, from --stats-file
+	timeout -s INT "$secs" ./build/app/dpdk-shaper "${eal[@]}" -m 3072 \
+		--file-prefix bs$$ -- --stats-file "$tmp/s.json" \
+		"${extra[@]}" >"$tmp/shaper.log" 2>&1 || true
+	/usr/bin/python3 - "$tmp/s.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 tx = sum(p["tx_packets"] for p in s["ports"].values())
 print(tx / s["elapsed_s"])
 PY
-)
-/usr/bin/python3 - "$testpmd_pps" "$shaper_pps" "$secs" "$label" <<'PY'
-import sys
-t, s, secs, label = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
-print("net_null copy=1, 64 B, lcores 0-1 (main + 1 worker), %s s each" % secs)
-print("%-50s %8.2f Mpps" % ("dpdk-testpmd io forwarding", t / 1e6))
-print("%-50s %8.2f Mpps" % (label, s / 1e6))
+}
+
+echo "net_null copy=1, 64 B, lcores 0-1 (main + 1 worker), ${secs} s per run"
+echo "dpdk-shaper options: ${extra[*]}"
+t=() s=()
+for r in $(seq "$rounds"); do
+	t+=("$(testpmd_run)")
+	s+=("$(shaper_run)")
+	printf "round %d: testpmd %.2f Mpps, dpdk-shaper %.2f Mpps\n" "$r" \
+		"$(echo "${t[-1]} / 1000000" | bc -l)" \
+		"$(echo "${s[-1]} / 1000000" | bc -l)"
+done
+/usr/bin/python3 - "${t[*]}" "${s[*]}" <<'PY'
+import statistics, sys
+t = statistics.median(float(x) for x in sys.argv[1].split())
+s = statistics.median(float(x) for x in sys.argv[2].split())
+print("median: dpdk-testpmd io %.2f Mpps, dpdk-shaper %.2f Mpps"
+      % (t / 1e6, s / 1e6))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))
 PY

@@ -724,7 +724,7 @@ replay_run(struct replay *r)
 			continue;
 		}
 		shp_meta_init(m, t);
-		shp_classify_burst(&r->opt.classifier, &m, 1);
+		shp_classify_burst(&r->opt.classifier, &m, 1, t);
 		r->ctx.now = t;
 		r->ctx.ctr->rx_packets++;
 		r->ctx.ctr->rx_bytes += h->caplen;

@@ -19,10 +19,45 @@ REPO = Path(__file__).resolve().parents[2]
 TESTBED = REPO / "scripts" / "testbed"
 SHAPER = Path(os.environ.get("SHAPER_BIN", REPO / "build" / "app" / "dpdk-shaper"))
 TESTPMD = os.environ.get("TESTPMD_BIN", "/usr/bin/dpdk-testpmd")
-LCORES = os.environ.get("SHP_E2E_LCORES", "0-1")
-# ping/iperf3 run on this CPU set, away from the polling worker (lcore 1 = CPU 1),
-# so the test's own traffic tools do not preempt the poller
-TOOL_CPUS = os.environ.get("SHP_E2E_TOOL_CPUS", "0")
+# EAL lcores: "auto" = '-l 0-1' as in production (main lcore 0 on CPU 0, the
+# worker lcore 1 on CPU 1), except that on a 2-CPU machine whose CPU 1 is
+# busier than CPU 0 right now (other pollers pinned there) the worker is
+# placed on CPU 0 ('--lcores 0@1,1@0'). Or set SHP_E2E_LCORES=0-1 etc.
+LCORES = os.environ.get("SHP_E2E_LCORES", "auto")
+# ping/iperf3 run on this CPU set, away from the polling worker, so the
+# test's own traffic tools do not preempt the poller ("auto": the other CPU)
+TOOL_CPUS = os.environ.get("SHP_E2E_TOOL_CPUS", "auto")
+
+
+def _cpu_busy(interval=0.3):
+    def snap():
+        out = {}
+        for line in open("/proc/stat"):
+            if line.startswith("cpu") and line[3].isdigit():
+                f = line.split()
+                v = [int(x) for x in f[1:]]
+                out[f[0]] = (sum(v) - v[3] - v[4], sum(v))
+        return out
+    a = snap()
+    time.sleep(interval)
+    b = snap()
+    return {c: (b[c][0] - a[c][0]) / max(1, b[c][1] - a[c][1]) for c in b if c in a}
+
+
+def placement():
+    """(EAL lcore args, tool CPU list) for the next DPDK process."""
+    if LCORES != "auto":
+        return ["-l", LCORES], (TOOL_CPUS if TOOL_CPUS != "auto" else "0")
+    try:
+        busy = _cpu_busy()
+    except OSError:
+        busy = {}
+    if os.cpu_count() == 2 and busy.get("cpu1", 0) > busy.get("cpu0", 0) + 0.25:
+        return ["--lcores", "0@1,1@0"], (TOOL_CPUS if TOOL_CPUS != "auto" else "1")
+    return ["-l", "0-1"], (TOOL_CPUS if TOOL_CPUS != "auto" else "0")
+
+
+_TOOLS = {"cpus": TOOL_CPUS if TOOL_CPUS != "auto" else "0"}
 # dpdk-shaper/testpmd poll a core they normally own; on a shared 2-CPU machine
 # they run at this nice level so other load preempts the poller less often
 NICE = os.environ.get("SHP_E2E_NICE", "-10")
@@ -30,10 +65,6 @@ NICE = os.environ.get("SHP_E2E_NICE", "-10")
 # tc-tbf and tc-netem settings used by the tests (shaper and kernel alike)
 TBF = "rate 50mbit burst 32kb latency 50ms"
 RATE_BPS = 50e6
-
-
-class ToolMissing(Exception):
-    pass
 
 
 def run(args, timeout, check=True, **kw):
@@ -45,12 +76,6 @@ def run(args, timeout, check=True, **kw):
             " ".join(map(str, args)), p.returncode, p.stdout[-2000:],
             p.stderr[-2000:]))
     return p
-
-
-def need_tools(*names):
-    missing = [n for n in names if shutil.which(n) is None and not Path(n).exists()]
-    if missing:
-        raise ToolMissing("missing tool(s): " + ", ".join(missing))
 
 
 def privilege_problem():
@@ -65,19 +90,19 @@ def privilege_problem():
     if p.returncode != 0:
         return "cannot create a network namespace: " + p.stderr.strip()
     subprocess.run(["ip", "netns", "del", probe], timeout=10)
-    p = subprocess.run(["ip", "link", "add", "shpprobe%d" % (os.getpid() % 10000),
-                        "type", "veth", "peer", "name", "shpprobep"],
+    veth = "shpprobe%d" % (os.getpid() % 10000)
+    p = subprocess.run(["ip", "link", "add", veth, "type", "veth", "peer", "name", veth + "p"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=10)
     if p.returncode != 0:
         return "cannot create a veth pair: " + p.stderr.strip()
-    subprocess.run(["ip", "link", "del", "shpprobe%d" % (os.getpid() % 10000)],
-                   timeout=10)
+    subprocess.run(["ip", "link", "del", veth], timeout=10)
     return None
 
 
 class Testbed:
     __test__ = False
+
     def __init__(self, name):
         self.name = name
         self.env = {}
@@ -132,7 +157,8 @@ class Testbed:
         return {"a": self.addr_a, "b": self.addr_b}[side]
 
     def exec_args(self, side, args):
-        pin = ["taskset", "-c", TOOL_CPUS] if TOOL_CPUS and shutil.which("taskset") else []
+        cpus = _TOOLS["cpus"]
+        pin = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
         return ["ip", "netns", "exec", self.ns(side)] + pin + [str(a) for a in args]
 
     def next_port(self):
@@ -291,7 +317,8 @@ class DpdkProc:
         self.tag = tag
 
     def eal_args(self):
-        return ["-l", LCORES, "--no-huge", "-m", "512", "--no-pci",
+        lc, _TOOLS["cpus"] = placement()
+        return lc + ["--no-huge", "-m", "512", "--no-pci",
                 "--file-prefix", self.prefix, "--log-level", "lib.eal:notice",
                 "--vdev", "net_af_packet0,iface=%s" % self.tb.root_a,
                 "--vdev", "net_af_packet1,iface=%s" % self.tb.root_b]

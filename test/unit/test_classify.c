@@ -232,7 +232,7 @@ test_burst_priomap(void **state)
 	shp_priomap_default(3, c.priomap);
 	for (i = 0; i < 4; i++)
 		m[i] = mk(f, build(f, L_V4, tos[i]));
-	shp_classify_burst(&c, m, 4);
+	shp_classify_burst(&c, m, 4, 0);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(shp_meta(m[i])->band, want[i]);
 		rte_pktmbuf_free(m[i]);
