@@ -65,7 +65,8 @@ shaper_usage(FILE *f, const char *prog)
 "  --tbf-port P 'ARGS'    token bucket on egress port P only\n"
 "  --netem 'ARGS'         netem on every egress port, e.g. 'delay 10ms'\n"
 "  --netem-port P 'ARGS'  netem on egress port P only\n"
-"  --seed N               seed for every random choice (default 0)\n"
+"  --seed N               seed for netem profiles without their own `seed`\n"
+"                         (default: a fixed seed, so runs repeat exactly)\n"
 "  --config FILE          INI profile: [global] bands, priomap, classify,\n"
 "                         seed, ring_size, burst, mbufs; [port N] tbf, netem.\n"
 "                         Command-line options override the file.\n"
@@ -136,20 +137,8 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 	int c, i;
 
 	/* First the profile file, so that the command line wins. */
-	for (i = 1; i < argc; i++) {
-		const char *file = NULL;
-
-		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-			file = argv[++i];
-		else if (strncmp(argv[i], "--config=", 9) == 0)
-			file = argv[i] + 9;
-		if (file != NULL) {
-			if (shp_config_load(o, file, err) < 0)
-				return bad(err);
-			free(o->config_file);
-			o->config_file = strdup(file);
-		}
-	}
+	if (shp_config_preload(o, argc, argv, err) < 0)
+		return bad(err);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i", longopts, NULL)) != -1) {

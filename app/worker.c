@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "classify.h"
+#include "sch_bands.h"
 #include "shaper.h"
 #include "shp_meta.h"
 
@@ -25,8 +26,10 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	const struct shp_classifier *cls;
 	struct shp_port_ctr *in = &ctr->port[r->port];
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
-	uint64_t bytes = 0;
-	uint16_t n, i;
+	uint8_t band[SHP_MAX_BURST];
+	uint64_t bytes;
+	uint32_t used;
+	uint16_t n;
 
 	n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (n == 0) {
@@ -36,39 +39,62 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	}
 	r->empty_polls = 0;
 	/* Stamp with the time the burst arrived, not the loop's start: a
-	 * stale stamp would let netem send a packet early. */
+	 * stale stamp would let netem send a packet early. One pass stamps,
+	 * classifies and sums the bytes; the bands take its result as is. */
 	ctx.now = shp_clock_now(&s->clock);
-	for (i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
+	used = shp_classify_burst_bands(cls, pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
-	shp_classify_burst(cls, pkts, n, ctx.now);
-	shp_qdisc_enqueue(s->bands[r->egress], pkts, n, &ctx);
+	shp_bands_enqueue_vec(s->bands[r->egress], pkts, band, used, bytes, n,
+			      &ctx);
 }
 
 /*
  * Transmit pkts[0..n) and count what the port took: bytes and the time each
  * spent in the shaper (sojourn), read before the PMD may free them.
- * Returns how many were sent.
+ * bytes is the pkt_len sum of pkts[0..n) when the dequeue gave it
+ * (ctx->bytes), else UINT64_MAX. Returns how many were sent.
  */
+/* In a pipeline another lcore may stamp a packet just after we read the
+ * clock: clamp at 0 rather than wrap. */
+static inline uint64_t
+sojourn(struct rte_mbuf *m, uint64_t now)
+{
+	int64_t d = (int64_t)(now - shp_meta(m)->rx_ns);
+
+	return d > 0 ? (uint64_t)d : 0;
+}
+
 static inline uint16_t
 tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
-	 uint16_t n, uint64_t now)
+	 uint16_t n, uint64_t now, uint64_t bytes)
 {
 	uint32_t len[SHP_MAX_BURST];
 	uint64_t soj[SHP_MAX_BURST];
-	uint64_t bytes = 0, sum = 0, mn = pc->sojourn_min_ns,
-		 mx = pc->sojourn_max_ns;
+	uint64_t sum = 0, mn = pc->sojourn_min_ns, mx = pc->sojourn_max_ns;
 	uint16_t i, sent;
 
-	for (i = 0; i < n; i++) {
-		len[i] = rte_pktmbuf_pkt_len(pkts[i]);
-		soj[i] = now - shp_meta(pkts[i])->rx_ns;
+	if (bytes == UINT64_MAX) {
+		for (i = 0; i < n; i++) {
+			len[i] = rte_pktmbuf_pkt_len(pkts[i]);
+			soj[i] = sojourn(pkts[i], now);
+		}
+	} else {
+		for (i = 0; i < n; i++)
+			soj[i] = sojourn(pkts[i], now);
 	}
 	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
+	if (bytes == UINT64_MAX) {
+		bytes = 0;
+		for (i = 0; i < sent; i++)
+			bytes += len[i];
+	} else {
+		/* what the port refused is still ours to read */
+		for (i = sent; i < n; i++)
+			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+	}
 	for (i = 0; i < sent; i++) {
-		bytes += len[i];
 		sum += soj[i];
 		mn = RTE_MIN(mn, soj[i]);
 		mx = RTE_MAX(mx, soj[i]);
@@ -86,7 +112,7 @@ tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
 	uint64_t now)
 {
 	struct shp_port_ctr *pc = &ctr->port[e->port];
-	struct shp_ctx ctx = { .now = now, .ctr = pc };
+	struct shp_ctx ctx = { .now = now, .ctr = pc, .bytes = UINT64_MAX };
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	uint16_t n, sent, i;
 
@@ -94,7 +120,7 @@ tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
 		/* The port refused these last time: they go first, and
 		 * nothing new is pulled until they are gone. */
 		sent = tx_burst(e, pc, e->pending + e->pend_head, e->npend,
-				now);
+				now, UINT64_MAX);
 		e->pend_head += sent;
 		e->npend -= sent;
 		pc->tx_pending = e->npend;
@@ -104,7 +130,7 @@ tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
 	n = shp_qdisc_dequeue(s->netem[e->port], pkts, s->opt.burst, &ctx);
 	if (n == 0)
 		return;
-	sent = tx_burst(e, pc, pkts, n, now);
+	sent = tx_burst(e, pc, pkts, n, now, ctx.bytes);
 	if (unlikely(sent < n)) {
 		for (i = sent; i < n; i++)
 			e->pending[i - sent] = pkts[i];

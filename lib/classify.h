@@ -40,6 +40,16 @@ uint8_t shp_classify_prio(enum shp_classify_mode mode,
 void shp_classify_burst(const struct shp_classifier *c,
 			struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns);
 
+/*
+ * The same in the one pass the RX path needs: also writes each packet's
+ * band to band[0..n), its pkt_len sum to *bytes, and returns the set of
+ * bands used (bit b for band b), for shp_bands_enqueue_vec().
+ */
+uint32_t shp_classify_burst_bands(const struct shp_classifier *c,
+				  struct rte_mbuf **pkts, uint16_t n,
+				  uint64_t rx_ns, uint8_t *band,
+				  uint64_t *bytes);
+
 /* Default priomap for nb bands: Linux's 3-band map, clamped to nb-1. */
 void shp_priomap_default(uint8_t nb_bands, uint8_t priomap[16]);
 

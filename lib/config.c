@@ -317,6 +317,27 @@ out:
 }
 
 int
+shp_config_preload(struct shp_options *o, int argc, char **argv, char *err)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *file = NULL;
+
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			file = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			file = argv[i] + 9;
+		if (file == NULL)
+			continue;
+		if (shp_config_load(o, file, err) < 0 ||
+		    set_str(&o->config_file, file) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
 shp_options_finalize(struct shp_options *o, char *err)
 {
 	struct shp_classifier *c = &o->classifier;

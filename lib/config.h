@@ -77,6 +77,11 @@ int shp_option_set(struct shp_options *o, const char *name, int port,
 /* Load an INI profile. 0, or -1 with err naming file, section and key. */
 int shp_config_load(struct shp_options *o, const char *path, char *err);
 
+/* Load every `--config FILE` / `--config=FILE` of argv (up to a "--"),
+ * before the other options are applied so that the command line wins. */
+int shp_config_preload(struct shp_options *o, int argc, char **argv,
+		       char *err);
+
 /* Check everything that depends on more than one option (priomap against
  * bands, profiles parse) and fill the classifier. */
 int shp_options_finalize(struct shp_options *o, char *err);

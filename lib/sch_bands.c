@@ -97,18 +97,23 @@ mark_nonempty(struct bands_priv *p, uint32_t bits)
 		__atomic_fetch_or(&p->bitmap, bits, __ATOMIC_SEQ_CST);
 }
 
-/* Enqueue pkts[0..n), all for band b; the refused are dropped. */
+/*
+ * Enqueue pkts[0..n), all for band b; the refused are dropped. bytes is
+ * their pkt_len sum when the caller knows it, else UINT64_MAX.
+ */
 static inline uint16_t
 band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
-	 uint16_t n, struct shp_ctx *ctx)
+	 uint16_t n, uint64_t bytes, struct shp_ctx *ctx)
 {
 	struct shp_band_ctr *bc = &ctx->ctr->band[b];
-	uint64_t bytes = 0;
 	uint16_t ok, k;
 
 	ok = rte_ring_enqueue_burst(p->band[b].ring, (void **)pkts, n, NULL);
-	for (k = 0; k < ok; k++)
-		bytes += rte_pktmbuf_pkt_len(pkts[k]);
+	if (unlikely(ok < n) || bytes == UINT64_MAX) {
+		bytes = 0;
+		for (k = 0; k < ok; k++)
+			bytes += rte_pktmbuf_pkt_len(pkts[k]);
+	}
 	bc->enqueued += ok;
 	bc->enqueued_bytes += bytes;
 	if (unlikely(ok < n)) {
@@ -118,26 +123,28 @@ band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
 	return ok;
 }
 
-static uint16_t
-bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
-	      struct shp_ctx *ctx)
+/* pkts[i] goes to band[i]; used has bit b set for every band used. */
+static inline uint16_t
+enqueue_vec(struct bands_priv *p, struct rte_mbuf **pkts, uint8_t *band,
+	    uint32_t used, uint64_t bytes, uint16_t n, struct shp_ctx *ctx)
 {
-	struct bands_priv *p = priv(q);
-	uint8_t band[n];
-	uint32_t used = 0, bits = 0;
+	uint32_t bits = 0;
 	uint16_t i, accepted = 0;
 
 	if (n == 0)
 		return 0;
-	for (i = 0; i < n; i++) {
-		uint8_t b = shp_meta(pkts[i])->band;
-
-		band[i] = likely(b < p->nb_bands) ? b : p->nb_bands - 1;
-		used |= 1u << band[i];
+	if (unlikely(used >> p->nb_bands)) {
+		/* a band past the last: the last band takes it */
+		used = 0;
+		for (i = 0; i < n; i++) {
+			if (band[i] >= p->nb_bands)
+				band[i] = p->nb_bands - 1;
+			used |= 1u << band[i];
+		}
 	}
 	if (likely((used & (used - 1)) == 0)) {
 		/* one band: the whole vector goes as it is */
-		accepted = band_put(p, band[0], pkts, n, ctx);
+		accepted = band_put(p, band[0], pkts, n, bytes, ctx);
 		bits = accepted ? used : 0;
 	} else {
 		struct rte_mbuf *vec[n];
@@ -150,7 +157,7 @@ bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			for (i = 0; i < n; i++)
 				if (band[i] == b)
 					vec[cnt++] = pkts[i];
-			ok = band_put(p, b, vec, cnt, ctx);
+			ok = band_put(p, b, vec, cnt, UINT64_MAX, ctx);
 			accepted += ok;
 			if (ok > 0)
 				bits |= 1u << b;
@@ -159,6 +166,29 @@ bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (bits)
 		mark_nonempty(p, bits);
 	return accepted;
+}
+
+static uint16_t
+bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	uint8_t band[n ? n : 1];
+	uint32_t used = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		band[i] = shp_meta(pkts[i])->band;
+		used |= 1u << band[i];
+	}
+	return enqueue_vec(priv(q), pkts, band, used, UINT64_MAX, n, ctx);
+}
+
+uint16_t
+shp_bands_enqueue_vec(struct shp_qdisc *q, struct rte_mbuf **pkts,
+		      uint8_t *band, uint32_t used, uint64_t bytes,
+		      uint16_t n, struct shp_ctx *ctx)
+{
+	return enqueue_vec(priv(q), pkts, band, used, bytes, n, ctx);
 }
 
 /* Make the stash of band b non-empty; false when the band is empty. */
@@ -200,7 +230,7 @@ first_band(struct bands_priv *p)
 	return -1;
 }
 
-static inline void
+static inline uint64_t
 band_take(struct band *bd, struct shp_band_ctr *bc, struct rte_mbuf **out,
 	  uint16_t k)
 {
@@ -215,6 +245,7 @@ band_take(struct band *bd, struct shp_band_ctr *bc, struct rte_mbuf **out,
 	bd->cnt -= k;
 	bc->dequeued += k;
 	bc->dequeued_bytes += bytes;
+	return bytes;
 }
 
 /* Bytes in band b right now, from every lcore's counters. */
@@ -275,6 +306,7 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
+	uint64_t total = 0;
 	uint16_t got = 0;
 
 	bands_pushout(q, ctx);
@@ -294,7 +326,7 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		if (bd->cnt > 0) {
 			/* what peek took out of the ring goes first */
 			k = RTE_MIN((uint16_t)(n - got), bd->cnt);
-			band_take(bd, bc, pkts + got, k);
+			total += band_take(bd, bc, pkts + got, k);
 			got += k;
 			continue;
 		}
@@ -313,8 +345,10 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			bytes += rte_pktmbuf_pkt_len(pkts[got + i]);
 		bc->dequeued += k;
 		bc->dequeued_bytes += bytes;
+		total += bytes;
 		got += k;
 	}
+	ctx->bytes = total;
 	return got;
 }
 

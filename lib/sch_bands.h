@@ -29,6 +29,16 @@ struct shp_bands_conf {
 	unsigned int nb_ctr_blocks;
 };
 
+/*
+ * The RX path's enqueue, from what shp_classify_burst_bands() gathered in
+ * its pass: pkts[i] goes to band[i] (a band past the last is clamped, in
+ * place), used is the set of bands in band[], bytes the pkt_len sum of
+ * pkts[0..n). Same contract as enqueue otherwise.
+ */
+uint16_t shp_bands_enqueue_vec(struct shp_qdisc *q, struct rte_mbuf **pkts,
+			       uint8_t *band, uint32_t used, uint64_t bytes,
+			       uint16_t n, struct shp_ctx *ctx);
+
 /* Bytes allowed in all bands together; 0 = no limit. Control plane. */
 void shp_bands_set_limit(struct shp_qdisc *q, uint64_t bytes);
 

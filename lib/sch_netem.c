@@ -772,6 +772,7 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		}
 		netem_enqueue_vec(q, p, c, pkts, k, ctx);
 	}
+	ctx->bytes = UINT64_MAX;
 	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
 		out = netem_release_slotted(p, c, pkts, n, ctx->now);
 	else

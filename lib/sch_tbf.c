@@ -70,6 +70,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	const struct shp_tbf_conf *c;
 	struct shp_qdisc *child = q->child;
 	uint64_t now = ctx->now;
+	uint64_t bytes = 0;
 	int64_t elapsed;
 	uint16_t got = 0;
 
@@ -114,11 +115,13 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		if ((toks | ptoks) < 0)
 			break;
 		child->ops->dequeue(child, &pkts[got++], 1, ctx);
+		bytes += len;
 		p->t_c = now;
 		p->tokens = toks;
 		p->ptokens = ptoks;
 		elapsed = 0;
 	}
+	ctx->bytes = bytes;
 	return got;
 }
 

@@ -37,6 +37,14 @@ struct shp_qdisc;
 struct shp_ctx {
 	uint64_t now;                /* ns on the shaper clock */
 	struct shp_port_ctr *ctr;    /* the calling lcore's block for this port */
+	/*
+	 * Out, dequeue only: the pkt_len sum of the packets returned, when
+	 * the stage knows it without another pass; UINT64_MAX when not. The
+	 * caller sets UINT64_MAX before the call; a stage returning exactly
+	 * what its child's dequeue returned leaves it, any other stage sets
+	 * it (to the sum, or back to UINT64_MAX).
+	 */
+	uint64_t bytes;
 };
 
 /* Generic numbers every stage reports (ops->stats). */

@@ -204,22 +204,8 @@ parse_args(struct replay *r, int argc, char **argv)
 	int c, i, npos = 0;
 
 	/* The profile file first, so that the command line wins. */
-	for (i = 1; i < argc; i++) {
-		const char *file = NULL;
-
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-			file = argv[++i];
-		else if (strncmp(argv[i], "--config=", 9) == 0)
-			file = argv[i] + 9;
-		if (file != NULL) {
-			if (shp_config_load(o, file, err) < 0)
-				return fail(EXIT_USAGE, "%s", err);
-			free(o->config_file);
-			o->config_file = strdup(file);
-		}
-	}
+	if (shp_config_preload(o, argc, argv, err) < 0)
+		return fail(EXIT_USAGE, "%s", err);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
