@@ -242,7 +242,12 @@ int
 shaper_stages_init(struct shaper *s)
 {
 	const struct shp_options *o = &s->opt;
-	unsigned int i;
+	unsigned int i, lc, max_lc = 0;
+
+	/* Counter blocks above the highest lcore are never written: the
+	 * limit's byte sums need not read them. */
+	RTE_LCORE_FOREACH(lc)
+		max_lc = RTE_MAX(max_lc, lc + 1);
 
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -269,7 +274,9 @@ shaper_stages_init(struct shaper *s)
 			.name = name, .nb_bands = o->bands,
 			.ring_size = o->ring_size, .socket = socket,
 			.single_producer = nprod <= 1,
-			.ctr_blocks = s->ctr, .nb_ctr_blocks = RTE_MAX_LCORE,
+			.ctr_blocks = s->ctr,
+			.nb_ctr_blocks = rte_get_main_lcore() + 1 > max_lc ?
+					 rte_get_main_lcore() + 1 : max_lc,
 		};
 		s->bands[port] = shp_qdisc_create(&shp_bands_ops, NULL,
 						  s->pool, port, socket, &bc);

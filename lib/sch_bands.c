@@ -365,6 +365,22 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	return p->band[b].stash[p->band[b].head];
 }
 
+/* Anything queued can leave at once: the bands never hold a packet back. */
+static uint64_t
+bands_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	uint32_t bm = shp_bands_bitmap(q);
+
+	while (bm != 0) {
+		unsigned int b = __builtin_ctz(bm);
+
+		if (shp_bands_count(q, b) > 0)
+			return ctx->now;
+		bm &= bm - 1;
+	}
+	return UINT64_MAX;
+}
+
 /* Free every queued packet, counted as flushed (and pushed out of its band
  * so the band's depth returns to zero). */
 static void
@@ -443,6 +459,7 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.enqueue = bands_enqueue,
 	.dequeue = bands_dequeue,
 	.peek = bands_peek,
+	.next_time = bands_next_time,
 	.reset = bands_reset,
 	.stats = bands_stats,
 	.dump = bands_dump,

@@ -508,11 +508,10 @@ netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 
 /* ----------------------------------------------------------------- slots */
 
-static void
-netem_slot_next(struct netem_sched_data *p, const struct shp_netem_conf *c,
-		uint64_t from)
+/* The time from one slot (or a packet's due time) to the next slot. */
+static uint64_t
+netem_slot_draw(const struct shp_netem_conf *c, struct shp_rand *r)
 {
-	struct shp_rand *r = &p->rs[RS_SLOT];
 	int64_t d;
 
 	if (c->slot_mode == SHP_NETEM_SLOT_RANGE)
@@ -521,9 +520,14 @@ netem_slot_next(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	else
 		d = dist_value(c->slot_dist, c->slot_delay, c->slot_jitter,
 			       r, NULL);
-	if (d < 0)
-		d = 0;
-	p->slot.next = from + (uint64_t)d;
+	return d < 0 ? 0 : (uint64_t)d;
+}
+
+static void
+netem_slot_next(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		uint64_t from)
+{
+	p->slot.next = from + netem_slot_draw(c, &p->rs[RS_SLOT]);
 	p->slot.packets_left = c->slot_packets ? c->slot_packets : INT64_MAX;
 	p->slot.bytes_left = c->slot_bytes ? c->slot_bytes : INT64_MAX;
 }
@@ -603,7 +607,11 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 
 	if (c->gap == 0 || p->counter < c->gap - 1 ||
 	    !netem_chance(&p->rs[RS_REORDER], &p->reorder_last, &c->reorder)) {
-		tts = netem_time_to_send(p, c, m, ctx->now);
+		/* In a pipeline the TX lcore's clock may have been read just
+		 * before another lcore stamped this packet: a packet never
+		 * enters netem before it arrived. */
+		tts = netem_time_to_send(p, c, m, RTE_MAX(ctx->now,
+						       shp_meta(m)->rx_ns));
 		p->counter++;
 	} else {
 		/* sent at once, ahead of the delayed ones */
@@ -638,20 +646,28 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 
 /* --------------------------------------------------------------- control */
 
+/* The random streams of a conf, all derived from (seed, port). */
 static void
-netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
-		  const struct shp_netem_conf *c)
+netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
+		   struct shp_rand rs[RS_MAX])
 {
 	struct shp_rand base;
 	int i;
 
-	p->seen = c;
-	if (c == NULL)
-		return;
 	shp_rand_seed(&base, c->seed_set ? c->seed : SHP_NETEM_DEFAULT_SEED,
 		      q->port);
 	for (i = 0; i < RS_MAX; i++)
-		shp_rand_seed(&p->rs[i], shp_rand_u64(&base), i);
+		shp_rand_seed(&rs[i], shp_rand_u64(&base), i);
+}
+
+static void
+netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
+		  const struct shp_netem_conf *c)
+{
+	p->seen = c;
+	if (c == NULL)
+		return;
+	netem_seed_streams(q, c, p->rs);
 	p->loss_last = false;
 	p->dup_last = false;
 	p->corrupt_last = false;
@@ -781,6 +797,53 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	return out;
 }
 
+/*
+ * The instant netem_release_slotted lets a packet due at tts go (as the
+ * head of the queue, with the slot state as it is now): the armed slot if
+ * it is not before tts, else a slot drawn from tts. The draw is made on a
+ * copy of the stream; a conf not seen yet starts from fresh streams and
+ * no slot, as netem_sync_conf will.
+ */
+static uint64_t
+netem_slot_time(const struct shp_qdisc *q, const struct netem_sched_data *p,
+		const struct shp_netem_conf *c, uint64_t tts)
+{
+	struct shp_rand rs[RS_MAX];
+
+	if (c == p->seen) {
+		if (p->slot.armed && p->slot.next >= tts)
+			return p->slot.next;
+		rs[RS_SLOT] = p->rs[RS_SLOT];
+	} else {
+		netem_seed_streams(q, c, rs);
+	}
+	return tts + netem_slot_draw(c, &rs[RS_SLOT]);
+}
+
+/*
+ * The earlier of: when the head of the time queue leaves (its
+ * time_to_send, or its slot), and the child's next time (what the child
+ * releases enters here on that dequeue, due at or after it).
+ */
+static uint64_t
+netem_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	const struct shp_netem_conf *c = netem_conf(p);
+	struct rte_mbuf *m = shp_tfifo_peek(&p->tfifo);
+	uint64_t t = UINT64_MAX;
+
+	if (m != NULL) {
+		t = shp_meta(m)->time_to_send;
+		if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
+			t = netem_slot_time(q, p, c, t);
+		t = RTE_MAX(t, ctx->now);
+	}
+	if (q->child != NULL)
+		t = RTE_MIN(t, shp_qdisc_next_time(q->child, ctx));
+	return t;
+}
+
 static struct rte_mbuf *
 netem_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
@@ -846,6 +909,7 @@ const struct shp_qdisc_ops shp_netem_ops = {
 	.enqueue = netem_enqueue,
 	.dequeue = netem_dequeue,
 	.peek = netem_peek,
+	.next_time = netem_next_time,
 	.reset = netem_reset,
 	.stats = netem_stats,
 	.dump = netem_dump,

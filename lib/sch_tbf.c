@@ -12,12 +12,17 @@
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
 
-struct tbf_priv {
-	const struct shp_tbf_conf *conf;  /* published by change() */
-	const struct shp_tbf_conf *seen;  /* the conf the state belongs to */
+/* The buckets at their last checkpoint. */
+struct tbf_state {
 	uint64_t t_c;     /* ns of the last checkpoint */
 	int64_t tokens;   /* ticks */
 	int64_t ptokens;  /* ticks */
+};
+
+struct tbf_priv {
+	const struct shp_tbf_conf *conf;  /* published by change() */
+	const struct shp_tbf_conf *seen;  /* the conf the state belongs to */
+	struct tbf_state s;
 };
 
 static inline struct tbf_priv *
@@ -62,6 +67,49 @@ tbf_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	return q->child->ops->enqueue(q->child, pkts, n, ctx);
 }
 
+/* A new profile starts with full buckets (as tbf_change), at the first
+ * dequeue that sees it. */
+static inline struct tbf_state
+tbf_fresh(const struct shp_tbf_conf *c, uint64_t now)
+{
+	return (struct tbf_state){
+		.t_c = now, .tokens = c->buffer_t, .ptokens = c->mtu_t,
+	};
+}
+
+/* ns from a checkpoint after which the elapsed time is the whole bucket */
+static inline uint64_t
+tbf_cap_ns(const struct shp_tbf_conf *c)
+{
+	return ((uint64_t)c->buffer_t >> SHP_TBF_SHIFT) + 1;
+}
+
+/* Elapsed ticks from the checkpoint to now, capped at the bucket so an
+ * idle hour cannot overflow. */
+static inline int64_t
+tbf_elapsed(const struct shp_tbf_conf *c, const struct tbf_state *s,
+	    uint64_t now)
+{
+	if (now - s->t_c >= tbf_cap_ns(c))
+		return c->buffer_t;
+	return (int64_t)((now - s->t_c) << SHP_TBF_SHIFT);
+}
+
+/* What both buckets hold after a frame of wlen wire bytes leaves,
+ * `elapsed` ticks after the checkpoint s: it may leave iff both are >= 0. */
+static inline void
+tbf_charge(const struct shp_tbf_conf *c, const struct tbf_state *s,
+	   int64_t elapsed, uint64_t wlen, int64_t *toks, int64_t *ptoks)
+{
+	*ptoks = 0;
+	if (c->peakrate) {
+		*ptoks = RTE_MIN(elapsed + s->ptokens, c->mtu_t);
+		*ptoks -= shp_tbf_ticks(c->peak_mult, wlen);
+	}
+	*toks = RTE_MIN(elapsed + s->tokens, c->buffer_t);
+	*toks -= shp_tbf_ticks(c->rate_mult, wlen);
+}
+
 static uint16_t
 tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	    struct shp_ctx *ctx)
@@ -78,23 +126,14 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (c == NULL)
 		return child->ops->dequeue(child, pkts, n, ctx);
 	if (unlikely(c != p->seen)) {
-		/* A new profile starts with full buckets, as tbf_change. */
 		p->seen = c;
-		p->tokens = c->buffer_t;
-		p->ptokens = c->mtu_t;
-		p->t_c = now;
+		p->s = tbf_fresh(c, now);
 	}
-	/* Elapsed ticks, capped at the bucket so an idle hour cannot
-	 * overflow. */
-	if (now - p->t_c >= ((uint64_t)c->buffer_t >> SHP_TBF_SHIFT) + 1)
-		elapsed = c->buffer_t;
-	else
-		elapsed = (int64_t)((now - p->t_c) << SHP_TBF_SHIFT);
+	elapsed = tbf_elapsed(c, &p->s, now);
 
 	while (got < n) {
 		struct rte_mbuf *m = child->ops->peek(child, ctx);
-		int64_t toks, ptoks = 0;
-		uint64_t wlen;
+		int64_t toks, ptoks;
 		uint32_t len;
 
 		if (m == NULL)
@@ -105,24 +144,87 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			shp_drop(ctx, SHP_DROP_TBF_OVERSIZE, m);
 			continue;
 		}
-		wlen = shp_tbf_wire_len(c, len);
-		if (c->peakrate) {
-			ptoks = RTE_MIN(elapsed + p->ptokens, c->mtu_t);
-			ptoks -= shp_tbf_ticks(c->peak_mult, wlen);
-		}
-		toks = RTE_MIN(elapsed + p->tokens, c->buffer_t);
-		toks -= shp_tbf_ticks(c->rate_mult, wlen);
+		tbf_charge(c, &p->s, elapsed, shp_tbf_wire_len(c, len),
+			   &toks, &ptoks);
 		if ((toks | ptoks) < 0)
 			break;
 		child->ops->dequeue(child, &pkts[got++], 1, ctx);
 		bytes += len;
-		p->t_c = now;
-		p->tokens = toks;
-		p->ptokens = ptoks;
+		p->s.t_c = now;
+		p->s.tokens = toks;
+		p->s.ptokens = ptoks;
 		elapsed = 0;
 	}
 	ctx->bytes = bytes;
 	return got;
+}
+
+/*
+ * Earliest t >= s->t_c at which a bucket of `depth` ticks holding `have`
+ * at the checkpoint covers `cost`: min(elapsed(t) + have, depth) >= cost,
+ * elapsed as tbf_elapsed (whole ns, so the ticks still missing are rounded
+ * up to the next ns). UINT64_MAX if never.
+ */
+static uint64_t
+tbf_fill_time(const struct shp_tbf_conf *c, const struct tbf_state *s,
+	      int64_t have, int64_t depth, int64_t cost)
+{
+	uint64_t cap = tbf_cap_ns(c), dt;
+	int64_t need = cost - have;
+
+	if (cost > depth)
+		return UINT64_MAX;
+	if (need <= 0)
+		return s->t_c;
+	dt = ((uint64_t)need + (1u << SHP_TBF_SHIFT) - 1) >> SHP_TBF_SHIFT;
+	if (dt < cap)
+		return s->t_c + dt;
+	/* from cap on, elapsed is the whole rate bucket */
+	return c->buffer_t >= need ? s->t_c + cap : UINT64_MAX;
+}
+
+/*
+ * When tbf_dequeue would first let the child's head go: both buckets
+ * cover its cost (elapsed only grows with the clock, so the later of the
+ * two fill times). Reads the bucket state without changing it; the
+ * child's peek may fill its stash and run the pushout due at now.
+ */
+static uint64_t
+tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct tbf_priv *p = priv(q);
+	const struct shp_tbf_conf *c;
+	struct shp_qdisc *child = q->child;
+	uint64_t now = ctx->now, t_child, t, wlen;
+	struct tbf_state s;
+	int64_t toks, ptoks;
+	struct rte_mbuf *m;
+	uint32_t len;
+
+	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	t_child = shp_qdisc_next_time(child, ctx);
+	if (c == NULL || t_child == UINT64_MAX)
+		return t_child;
+	m = child->ops->peek(child, ctx);
+	if (m == NULL)   /* nothing at now: the child's time is all we know */
+		return t_child > now ? t_child : UINT64_MAX;
+	len = rte_pktmbuf_pkt_len(m);
+	if (len > c->max_size)   /* dequeue drops it at once */
+		return RTE_MAX(now, t_child);
+	s = c != p->seen ? tbf_fresh(c, now) : p->s;
+	wlen = shp_tbf_wire_len(c, len);
+	tbf_charge(c, &s, tbf_elapsed(c, &s, now), wlen, &toks, &ptoks);
+	if ((toks | ptoks) >= 0)
+		return RTE_MAX(now, t_child);
+	t = tbf_fill_time(c, &s, s.tokens, c->buffer_t,
+			  shp_tbf_ticks(c->rate_mult, wlen));
+	if (c->peakrate && t != UINT64_MAX)
+		t = RTE_MAX(t, tbf_fill_time(c, &s, s.ptokens, c->mtu_t,
+					     shp_tbf_ticks(c->peak_mult,
+							   wlen)));
+	if (t == UINT64_MAX)
+		return t;
+	return RTE_MAX(RTE_MAX(t, now), t_child);
 }
 
 static struct rte_mbuf *
@@ -161,6 +263,7 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.enqueue = tbf_enqueue,
 	.dequeue = tbf_dequeue,
 	.peek = tbf_peek,
+	.next_time = tbf_next_time,
 	.stats = tbf_stats,
 	.dump = tbf_dump,
 };
@@ -168,5 +271,5 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 int64_t
 shp_tbf_tokens(const struct shp_qdisc *q)
 {
-	return priv(q)->tokens;
+	return priv(q)->s.tokens;
 }

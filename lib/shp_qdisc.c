@@ -54,6 +54,14 @@ shp_qdisc_qlen_total(const struct shp_qdisc *q)
 	return n;
 }
 
+uint64_t
+shp_qdisc_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	if (q->ops->next_time != NULL)
+		return q->ops->next_time(q, ctx);
+	return shp_qdisc_qlen_total(q) > 0 ? ctx->now : UINT64_MAX;
+}
+
 void
 shp_qdisc_reset_all(struct shp_qdisc *q, struct shp_ctx *ctx)
 {

@@ -70,6 +70,14 @@ struct shp_qdisc_ops {
 			    uint16_t n, struct shp_ctx *ctx);
 	/* The packet dequeue would return next, or NULL; stays queued. */
 	struct rte_mbuf *(*peek)(struct shp_qdisc *q, struct shp_ctx *ctx);
+	/* Earliest clock value >= ctx->now at which dequeue could return a
+	 * packet, given what the stage and its children hold now; UINT64_MAX
+	 * when they hold nothing. Optional (NULL: ctx->now if qlen > 0).
+	 * Changes no stage state: a peek may fill the bands' stash and run
+	 * the byte-limit pushout due at ctx->now, as a dequeue at ctx->now
+	 * would first. For clocks that jump from event to event (the offline
+	 * tool); the live TX loop polls and does not use it. */
+	uint64_t (*next_time)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	/* Free everything held here (not in the child), counted as flushed. */
 	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
@@ -95,6 +103,10 @@ void shp_qdisc_destroy(struct shp_qdisc *q);
 
 /* Packets held by q and all its children. */
 uint32_t shp_qdisc_qlen_total(const struct shp_qdisc *q);
+
+/* q's next_time op, or its fallback: ctx->now when q or a child holds a
+ * packet, UINT64_MAX when none does. */
+uint64_t shp_qdisc_next_time(struct shp_qdisc *q, struct shp_ctx *ctx);
 
 /* Reset q and all its children. */
 void shp_qdisc_reset_all(struct shp_qdisc *q, struct shp_ctx *ctx);

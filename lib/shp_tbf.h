@@ -60,7 +60,7 @@ int shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err);
 struct shp_qdisc;
 
 /* Tokens (ticks) the bucket of a tbf stage holds now (owner lcore's view;
- * for `show tbf` and the offline tool's clock). */
+ * for `show tbf`). */
 int64_t shp_tbf_tokens(const struct shp_qdisc *q);
 
 /* tc-like text of a conf (round-trips through shp_tbf_parse). */

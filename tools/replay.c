@@ -10,8 +10,9 @@
  * (classify -> bands -> tbf -> netem) on a virtual clock driven by the
  * capture's timestamps. Every packet that leaves is written to OUT (a
  * nanosecond pcap) stamped with its departure time. The clock only ever
- * takes values at which something happens (an arrival, a token bucket
- * release, a netem departure), so departures are exact to the nanosecond.
+ * takes values at which something happens (an arrival, or the root's
+ * next_time: a token bucket release, a netem departure or slot), so
+ * departures are exact to the nanosecond.
  * See docs/replay.md.
  */
 #define _GNU_SOURCE
@@ -39,7 +40,6 @@
 #include "classify.h"
 #include "config.h"
 #include "pcap_io.h"
-#include "replay_clock.h"
 #include "sch_bands.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
@@ -55,10 +55,6 @@
 #define EXIT_USAGE 2
 #define EXIT_LEAK 3
 
-/* netem has no way to tell when its next slot opens: with `slot`, a due
- * packet waiting for its slot is polled for on this grid. */
-#define SLOT_STEP_NS 1000
-
 /* stdio buffer of the input and output captures */
 #define IO_BUF_SIZE (1u << 20)
 
@@ -70,9 +66,12 @@
 #define APP_POOL_CACHE 256
 #define APP_LCORES 2
 
-/* +1 ns steps (a stage did not do what the clock expected) in a row
- * before the run is declared stuck: never seen, a safety net. */
-#define MAX_BLIND_STEPS 10000000
+/* Times in a row the root's next_time named a clock value at which
+ * dequeue then did nothing (the clock steps 1 ns on), before the run is
+ * declared stuck: never seen, a safety net. */
+#define MAX_STALLS 10000000
+
+#define NEVER UINT64_MAX
 
 #define REPLAY_NS_PER_S UINT64_C(1000000000)
 
@@ -92,10 +91,9 @@ struct replay {
 	unsigned int nb_mbufs;
 	struct shp_lcore_ctr *ctr;
 	struct shp_ctx ctx;
-	struct shp_qdisc *bands, *tbf, *tap, *netem;
+	struct shp_qdisc *bands, *tbf, *netem;
 	struct shp_tbf_conf *tc;
 	struct shp_netem_conf *nc;
-	struct tbf_shadow shadow;
 
 	uint64_t now;          /* the virtual clock, ns */
 	uint64_t first_ts;
@@ -112,7 +110,8 @@ struct replay {
 	uint64_t snapped;      /* records shorter than the frame (snaplen) */
 	uint64_t out_of_order; /* left before a packet that arrived earlier */
 	uint64_t max_rx_out;
-	uint64_t events, slot_steps, blind_steps, blind_run;
+	uint64_t events;       /* clock values at which the root was dequeued */
+	uint64_t stalls, stall_run; /* next_time said now, nothing happened */
 	uint64_t stuck;        /* could never leave: flushed at the end */
 };
 
@@ -458,18 +457,31 @@ emit(struct replay *r, struct rte_mbuf *m)
 
 /* -------------------------------------------------------- the clock */
 
-/* Dequeue everything due at r->now: until the root returns nothing and
- * the bucket released nothing into netem. */
+/* Everything any stage did so far: what left, what was dropped anywhere,
+ * what the bands released (into the bucket and on to netem). */
+static uint64_t
+activity(const struct replay *r)
+{
+	const struct shp_port_ctr *c = r->ctx.ctr;
+	uint64_t n = c->tx_packets;
+	unsigned int i;
+
+	for (i = 0; i < SHP_DROP_MAX; i++)
+		n += c->drops[i];
+	for (i = 0; i < SHP_MAX_BANDS; i++)
+		n += c->band[i].dequeued;
+	return n;
+}
+
+/* Dequeue the root at r->now until it returns nothing; write what leaves. */
 static int
 run_at(struct replay *r)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
-	bool progress = false;
+	uint16_t k, i;
 
 	r->ctx.now = r->now;
-	for (;;) {
-		uint64_t released = r->shadow.released;
-		uint16_t k, i;
+	do {
 		uint64_t bytes = 0;
 		int rc = 0;
 
@@ -485,76 +497,51 @@ run_at(struct replay *r)
 			rte_pktmbuf_free_bulk(pkts, k);
 		if (rc < 0)
 			return -1;
-		if (k == 0 && r->shadow.released == released)
-			break;
-		progress = true;
-	}
-	if (progress)
-		r->blind_run = 0;
+	} while (k > 0);
 	return 0;
 }
 
-/* The next clock value > r->now at which a stage has something to do,
- * SHP_NEVER if none. */
-static uint64_t
-next_event(struct replay *r)
-{
-	struct shp_ctx c = r->ctx;
-	uint64_t e = SHP_NEVER, t;
-	struct rte_mbuf *m;
-
-	/* netem: its earliest packet (peek at the end of time) */
-	c.now = UINT64_MAX;
-	m = r->netem->ops->peek(r->netem, &c);
-	if (m != NULL) {
-		t = shp_meta(m)->time_to_send;
-		if (t > r->now) {
-			e = t;
-		} else if (r->nc != NULL &&
-			   r->nc->slot_mode != SHP_NETEM_SLOT_OFF) {
-			e = r->now + SLOT_STEP_NS;   /* waits for its slot */
-			r->slot_steps++;
-		} else {
-			e = r->now + 1;
-			r->blind_steps++;
-			r->blind_run++;
-		}
-	}
-	/* the bucket: when the bands' head can go */
-	c.now = r->now;
-	m = r->bands->ops->peek(r->bands, &c);
-	if (m != NULL) {
-		t = tbf_shadow_release_time(&r->shadow, r->now,
-					    rte_pktmbuf_pkt_len(m));
-		if (t != SHP_NEVER && t <= r->now) {
-			t = r->now + 1;
-			r->blind_steps++;
-			r->blind_run++;
-		}
-		e = RTE_MIN(e, t);
-	}
-	if (r->blind_run > MAX_BLIND_STEPS)
-		return SHP_NEVER;
-	return e;
-}
-
-/* Move the clock to `until`, running every event on the way; with
- * drain, until nothing is left to happen. */
+/*
+ * Move the clock to `until`, running every event on the way (events at
+ * `until` itself included: they come before an arrival at that time); with
+ * drain, until nothing is left to happen. An event is the root's
+ * next_time: the stages say when a dequeue can next return something.
+ * `fresh`: nothing was dequeued at r->now since the queues last changed
+ * from outside (an arrival).
+ */
 static int
 advance(struct replay *r, uint64_t until, bool drain)
 {
+	bool fresh = true;
+
 	for (;;) {
-		uint64_t e;
+		uint64_t t, before;
 
 		if (interrupted)
 			return 0;
+		r->ctx.now = r->now;
+		t = shp_qdisc_next_time(r->netem, &r->ctx);
+		if (t == NEVER || (!drain && t > until))
+			break;
+		if (t <= r->now) {
+			t = r->now;
+			if (!fresh) {
+				/* dequeue at now did nothing and the stages
+				 * still say now: step on (a safety net) */
+				r->stalls++;
+				if (++r->stall_run > MAX_STALLS)
+					break;
+				t = r->now + 1;
+			}
+		}
+		r->now = t;
+		r->events++;
+		before = activity(r);
 		if (run_at(r) < 0)
 			return -1;
-		e = next_event(r);
-		if (e == SHP_NEVER || (!drain && e > until))
-			break;
-		r->now = e;
-		r->events++;
+		fresh = activity(r) != before;
+		if (fresh)
+			r->stall_run = 0;
 	}
 	if (!drain && until > r->now)
 		r->now = until;
@@ -647,13 +634,7 @@ stages_init(struct replay *r)
 				  rte_socket_id(), r->tc);
 	if (r->tbf == NULL)
 		goto fail;
-	r->shadow.conf = r->tc;
-	r->shadow.tbf = r->tbf;
-	r->tap = shp_qdisc_create(&replay_tap_ops, r->tbf, r->pool, 0,
-				  rte_socket_id(), &r->shadow);
-	if (r->tap == NULL)
-		goto fail;
-	r->netem = shp_qdisc_create(&shp_netem_ops, r->tap, r->pool, 0,
+	r->netem = shp_qdisc_create(&shp_netem_ops, r->tbf, r->pool, 0,
 				    rte_socket_id(), r->nc);
 	if (r->netem == NULL)
 		goto fail;
@@ -669,10 +650,9 @@ stages_fini(struct replay *r)
 	if (r->netem != NULL && shp_qdisc_qlen_total(r->netem) > 0)
 		shp_qdisc_reset_all(r->netem, &r->ctx);
 	shp_qdisc_destroy(r->netem);
-	shp_qdisc_destroy(r->tap);
 	shp_qdisc_destroy(r->tbf);
 	shp_qdisc_destroy(r->bands);
-	r->netem = r->tap = r->tbf = r->bands = NULL;
+	r->netem = r->tbf = r->bands = NULL;
 }
 
 /* ---------------------------------------------------------- the run */
@@ -816,13 +796,9 @@ summary(struct replay *r, FILE *f)
 	if (r->stuck)
 		fprintf(f, "note: %" PRIu64 " packets could never leave "
 			"(counted as flushed)\n", r->stuck);
-	if (r->slot_steps)
-		fprintf(f, "note: netem slots: departures waiting for a slot "
-			"are on a %u ns grid\n", SLOT_STEP_NS);
-	if (r->blind_steps || r->shadow.resync)
-		fprintf(f, "note: clock anomalies: %" PRIu64 " blind steps, %"
-			PRIu64 " bucket resyncs (please report)\n",
-			r->blind_steps, r->shadow.resync);
+	if (r->stalls)
+		fprintf(f, "note: clock anomalies: %" PRIu64 " stalls "
+			"(please report)\n", r->stalls);
 	return ok;
 }
 

@@ -240,6 +240,61 @@ def test_tbf_rate_exact(tmp_path, netem):
     assert abs(sent * 1e9 / span - rate) / rate < 1e-4
 
 
+# ---------------------------------------------------------------- slots
+
+def slot_departures(due, interval, packets):
+    """Departure of each packet (due times in queue order) under netem's
+    slot rules (docs/netem.md), for a fixed slot interval: a slot is an
+    instant at which up to `packets` due packets leave; when its budget is
+    used up the next slot is `interval` after it; a packet that becomes due
+    after the slot instant went by unused opens a slot `interval` after its
+    due time."""
+    out, nxt, left = [], None, 0
+    for t in due:
+        if nxt is None or nxt < t:
+            nxt, left = t + interval, packets
+        out.append(nxt)
+        left -= 1
+        if left == 0:
+            nxt, left = nxt + interval, packets
+    return out
+
+
+@pytest.mark.parametrize("delay", [0, 3 * MS], ids=["slot", "delay+slot"])
+def test_slot_departures_exact(tmp_path, delay):
+    """Departures fall exactly on the slot instants the rules give (they
+    used to be polled for on a 1 us grid), in bursts of at most N."""
+    rnd = random.Random(11)
+    ts, t = [], T0
+    while len(ts) < 900:
+        # bursts faster than the slots drain them, then idle gaps long
+        # enough for slots to go by unused; nothing on a us grid
+        for _ in range(rnd.randint(1, 12)):
+            t += rnd.randint(1, 900_000)
+            ts.append(t)
+        t += rnd.choice((rnd.randint(1, 5 * MS), rnd.randint(20 * MS,
+                                                               60 * MS)))
+    frames = [pcaplib.eth_ipv4(0, rnd.randint(60, 1500), i)
+              for i in range(len(ts))]
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    netem = "slot 10ms 10ms packets 3"
+    if delay:
+        netem = "delay 3ms " + netem
+    proc = run(inp, out, "--netem", netem)
+    assert proc.returncode == 0, proc.stderr
+    assert "note:" not in proc.stdout, proc.stdout   # no grid, no anomaly
+    s = summary(proc.stdout)
+    assert s["drops"] == 0 and s["out"] == len(ts)
+    _, got = pcaplib.read(str(out))
+    assert [f for _, f in got] == frames       # FIFO: constant delay
+    want = slot_departures([a + delay for a in ts], 10 * MS, 3)
+    assert [d for d, _ in got] == want
+    # the rules were exercised: full slots, and slots opened by a packet
+    assert max(want.count(w) for w in set(want)) == 3
+    assert sum(1 for a, w in zip(ts, want) if w == a + delay + 10 * MS) > 10
+
+
 def test_priority_with_tbf(tmp_path):
     """Bands interleaved far above the rate: band 0 leaves before queued
     band 1, band 1 before band 2; the byte limit costs band 2."""

@@ -2,6 +2,7 @@
 /* Token bucket on a virtual clock. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -219,6 +220,154 @@ test_off_and_change(void **state)
 	assert_int_equal(ctr->port[0].drops[SHP_DROP_FLUSHED], 38);
 }
 
+/* A small LCG for the random states (reproducible). */
+static uint64_t
+lcg(uint64_t *x, uint64_t n)
+{
+	*x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (*x >> 33) % n;
+}
+
+/*
+ * Dequeue one packet at t; a dequeue that returns nothing changes no
+ * bucket state (the limit is far away, so no pushout either), so the
+ * same rig can be probed at several times.
+ */
+static uint16_t
+deq1_at(struct rig *r, uint64_t t)
+{
+	struct rte_mbuf *m;
+	uint16_t k;
+
+	r->ctx.now = t;
+	k = shp_qdisc_dequeue(r->tbf, &m, 1, &r->ctx);
+	if (k > 0)
+		rte_pktmbuf_free(m);
+	return k;
+}
+
+/*
+ * next_time against a search: from a few hundred random bucket states
+ * (random conf: rate, burst, peakrate, overhead, mpu, atm; random traffic
+ * and dequeue history), the time it names is the first nanosecond at
+ * which dequeue returns a packet: 1 ns at a time from now when that is
+ * near, else nothing at next_time - 1 and a packet at next_time.
+ */
+static void
+test_next_time(void **state)
+{
+	static const char *const rates[] = {
+		"1mbit", "3300kbit", "10mbit", "77mbit", "100mbit", "1gbit",
+		"2500mbit", "10gbit",
+	};
+	uint64_t x = 42, checks = 0, searched = 0;
+	int rig_no;
+
+	(void)state;
+	for (rig_no = 0; rig_no < 40; rig_no++) {
+		unsigned int ri = lcg(&x, RTE_DIM(rates));
+		char args[256];
+		struct rig r;
+		int step, n;
+
+		n = snprintf(args, sizeof(args), "rate %s burst %u limit 100mb",
+			     rates[ri], 1600 + (unsigned int)lcg(&x, 40000));
+		if (lcg(&x, 3) == 0)
+			n += snprintf(args + n, sizeof(args) - n,
+				      " peakrate %s mtu %u",
+				      ri + 1 < RTE_DIM(rates) ? rates[ri + 1] :
+				      "40gbit", 1600 + (unsigned int)lcg(&x, 400));
+		if (lcg(&x, 4) == 0)
+			n += snprintf(args + n, sizeof(args) - n,
+				      " overhead %u mpu %u%s",
+				      (unsigned int)lcg(&x, 40),
+				      (unsigned int)lcg(&x, 200),
+				      lcg(&x, 2) ? " linklayer atm" : "");
+		rig_init(&r, args);
+		/* the empty stage: nothing, ever */
+		assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx),
+				 UINT64_MAX);
+		for (step = 0; step < 12; step++) {
+			uint64_t now, nt, t;
+			int i, k = (int)lcg(&x, 6);
+
+			for (i = 0; i < k; i++) {
+				uint16_t len = 60 + lcg(&x, RTE_MIN(
+						r.conf.max_size, (uint64_t)1514) - 59);
+				struct rte_mbuf *m = test_pkt(pool, len, 0,
+							      r.ctx.now);
+
+				assert_non_null(m);
+				shp_meta(m)->band = lcg(&x, 3);
+				shp_qdisc_enqueue(r.bands, &m, 1, &r.ctx);
+			}
+			/* let some time go by, sometimes none, sometimes
+			 * more than the bucket needs to fill */
+			switch (lcg(&x, 4)) {
+			case 0:
+				break;
+			case 1:
+				r.ctx.now += lcg(&x, 2000);
+				break;
+			case 2:
+				r.ctx.now += lcg(&x, 2000000);
+				break;
+			default:
+				r.ctx.now += lcg(&x, 100000000);
+			}
+			now = r.ctx.now;
+			nt = shp_qdisc_next_time(r.tbf, &r.ctx);
+			assert_int_equal(r.ctx.now, now);
+			if (shp_qdisc_qlen_total(r.tbf) == 0) {
+				assert_int_equal(nt, UINT64_MAX);
+				continue;
+			}
+			assert_true(nt >= now && nt != UINT64_MAX);
+			/* asking again (peek filled the stash) says the same */
+			assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx), nt);
+			if (nt - now <= 200000) {
+				for (t = now; t < nt; t++)
+					assert_int_equal(deq1_at(&r, t), 0);
+				searched++;
+			} else {
+				assert_int_equal(deq1_at(&r, nt - 1), 0);
+			}
+			assert_int_equal(deq1_at(&r, nt), 1);
+			checks++;
+			/* sometimes drain what is due now as well */
+			if (lcg(&x, 2))
+				while (deq1_at(&r, nt) == 1)
+					;
+		}
+		rig_fini(&r);
+	}
+	print_message("next_time: %" PRIu64 " checks, %" PRIu64
+		      " by 1 ns search\n", checks, searched);
+	assert_true(checks >= 300);
+}
+
+/* An oversize head is due at once (dequeue drops it). */
+static void
+test_next_time_oversize(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	rig_init(&r, "rate 10mbit burst 1kb limit 1mb");
+	feed(&r, 500, 2);
+	assert_int_equal(deq1_at(&r, r.ctx.now), 1);
+	assert_int_equal(deq1_at(&r, r.ctx.now), 1);
+	feed(&r, 1500, 1);
+	feed(&r, 500, 1);
+	assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx), r.ctx.now);
+	assert_int_equal(deq1_at(&r, r.ctx.now), 0);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 1);
+	/* then the 500-byte frame: 400 us at 10 Mbit/s from the checkpoint
+	 * less what is left of the bucket */
+	assert_true(shp_qdisc_next_time(r.tbf, &r.ctx) > r.ctx.now);
+	rig_fini(&r);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -228,6 +377,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_peakrate),
 		cmocka_unit_test(test_oversize),
 		cmocka_unit_test(test_off_and_change),
+		cmocka_unit_test(test_next_time),
+		cmocka_unit_test(test_next_time_oversize),
 	};
 
 	(void)argc;
