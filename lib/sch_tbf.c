@@ -267,9 +267,3 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.stats = tbf_stats,
 	.dump = tbf_dump,
 };
-
-int64_t
-shp_tbf_tokens(const struct shp_qdisc *q)
-{
-	return priv(q)->s.tokens;
-}

@@ -57,12 +57,6 @@ shp_tbf_ticks(uint64_t mult, uint64_t wire_len)
 /* Parse tc-tbf words; 0 or -1 with err naming the bad word. */
 int shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err);
 
-struct shp_qdisc;
-
-/* Tokens (ticks) the bucket of a tbf stage holds now (owner lcore's view;
- * for `show tbf`). */
-int64_t shp_tbf_tokens(const struct shp_qdisc *q);
-
 /* tc-like text of a conf (round-trips through shp_tbf_parse). */
 int shp_tbf_format(const struct shp_tbf_conf *conf, char *buf, size_t len);
 

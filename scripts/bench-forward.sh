@@ -7,12 +7,13 @@
 # Figures only: this is never a test.
 #
 # Usage: scripts/bench-forward.sh [SECONDS [ROUNDS]] [-- shaper options]
+#   (defaults: 10 s, 3 rounds)
 #   e.g. scripts/bench-forward.sh 8 3 -- --mbufs 262144 \
 #        --tbf 'rate 100gbit burst 1mb limit 100mb' \
 #        --netem 'delay 10ms 1ms loss 1%'
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=8
+secs=10
 rounds=3
 [ $# -gt 0 ] && [ "$1" != "--" ] && { secs=$1; shift; }
 [ $# -gt 0 ] && [ "$1" != "--" ] && { rounds=$1; shift; }
@@ -28,7 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 testpmd_run() {
 	# with --stats-period testpmd runs until SIGINT, in the foreground,
-	# with its stdin open; average the per-port Rx-pps after 2 periods
+	# with its stdin open; average the per-port Rx-pps after the first
+	# period
 	(sleep $((secs + 1)); echo) | timeout -s INT "$secs" dpdk-testpmd \
 		"${eal[@]}" -m 1024 --file-prefix bt$$ -- --forward-mode=io \
 		--stats-period 1 --total-num-mbufs=65536 -a \
@@ -36,7 +38,7 @@ testpmd_run() {
 	/usr/bin/python3 - "$tmp/testpmd.log" <<'PY'
 import re, sys
 v = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", open(sys.argv[1]).read())]
-v = v[4:]
+v = v[2:] if len(v) > 2 else v   # the first period includes start-up
 pairs = [v[i] + v[i + 1] for i in range(0, len(v) - 1, 2)]
 print(sum(pairs) / len(pairs) if pairs else 0)
 PY
