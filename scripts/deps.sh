@@ -8,8 +8,7 @@ pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk libpcap-dev
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-scapy
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps
-	       nftables bc
-	       libclang-rt-14-dev clang)
+	       nftables bc)
 fi
 
 missing=()
