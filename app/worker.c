@@ -50,12 +50,6 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 			      &ctx);
 }
 
-/*
- * Transmit pkts[0..n) and count what the port took: bytes and the time each
- * spent in the shaper (sojourn), read before the PMD may free them.
- * bytes is the pkt_len sum of pkts[0..n) when the dequeue gave it
- * (ctx->bytes), else UINT64_MAX. Returns how many were sent.
- */
 /* In a pipeline another lcore may stamp a packet just after we read the
  * clock: clamp at 0 rather than wrap. */
 static inline uint64_t
@@ -66,6 +60,12 @@ sojourn(struct rte_mbuf *m, uint64_t now)
 	return d > 0 ? (uint64_t)d : 0;
 }
 
+/*
+ * Transmit pkts[0..n) and count what the port took: bytes and the time each
+ * spent in the shaper (sojourn), read before the PMD may free them.
+ * bytes is the pkt_len sum of pkts[0..n) when the dequeue gave it
+ * (ctx->bytes), else UINT64_MAX. Returns how many were sent.
+ */
 static inline uint16_t
 tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	 uint16_t n, uint64_t now, uint64_t bytes)
