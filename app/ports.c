@@ -156,6 +156,8 @@ shaper_lcores_assign(struct shaper *s)
 			r->port = port;
 			r->queue = q;
 			r->egress = (uint16_t)s->opt.pair_of[port];
+			r->tx_here = w->tx &&
+				     s->egress[r->egress].owner == w->lcore;
 		}
 	}
 	return 0;

@@ -22,6 +22,7 @@ struct rxq_ref {
 	uint16_t queue;
 	uint16_t egress;
 	uint32_t empty_polls;
+	bool tx_here;         /* this lcore also owns the egress port */
 };
 
 /* One egress port as its TX lcore sees it. */

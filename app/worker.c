@@ -19,6 +19,35 @@
 
 struct rte_rcu_qsbr *shaper_rcu;
 
+static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
+				struct rte_mbuf **pkts, uint16_t n,
+				uint64_t now, uint64_t bytes);
+
+/*
+ * Bypass (Linux's TCQ_F_CAN_BYPASS): when this lcore owns the egress port,
+ * nothing waits there and no stage would hold or alter a packet, enqueue
+ * followed by dequeue is a no-op: send the burst at once. Only for a burst
+ * that falls in one band, so strict priority within a burst is kept too.
+ * What the port refuses is queued as usual, at the head of its band.
+ */
+static inline uint16_t
+rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
+	  uint16_t n, uint32_t used, uint64_t bytes, struct shp_ctx *ctx)
+{
+	struct egress *e = &s->egress[r->egress];
+	struct shp_band_ctr *bc;
+	uint16_t sent;
+
+	if (!r->tx_here || (used & (used - 1)) != 0 || e->npend != 0 ||
+	    s->paused || !shp_qdisc_can_bypass(s->netem[r->egress]))
+		return 0;
+	sent = tx_burst(e, ctx->ctr, pkts, n, ctx->now, bytes);
+	bc = &ctx->ctr->band[__builtin_ctz(used)];
+	bc->enqueued += sent;
+	bc->dequeued += sent;
+	return sent;
+}
+
 static inline void
 rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 {
@@ -29,7 +58,7 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	uint8_t band[SHP_MAX_BURST];
 	uint64_t bytes;
 	uint32_t used;
-	uint16_t n;
+	uint16_t n, sent;
 
 	n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (n == 0) {
@@ -46,8 +75,18 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	used = shp_classify_burst_bands(cls, pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	shp_bands_enqueue_vec(s->bands[r->egress], pkts, band, used, bytes, n,
-			      &ctx);
+	sent = rx_bypass(s, r, pkts, n, used, bytes, &ctx);
+	if (sent == n)
+		return;
+	if (sent > 0) {
+		uint16_t i;
+
+		bytes = 0;
+		for (i = sent; i < n; i++)
+			bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	shp_bands_enqueue_vec(s->bands[r->egress], pkts + sent, band + sent,
+			      used, bytes, n - sent, &ctx);
 }
 
 /* In a pipeline another lcore may stamp a packet just after we read the

@@ -29,6 +29,7 @@ struct bands_priv {
 	uint64_t pushout_at; /* clock value of the last pushout pass */
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
+	bool single_producer;
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -57,6 +58,7 @@ bands_init(struct shp_qdisc *q, const void *arg)
 	p->ctr_blocks = conf->ctr_blocks;
 	p->nb_ctr_blocks = conf->nb_ctr_blocks;
 	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
+	p->single_producer = conf->single_producer;
 	if (conf->single_producer)
 		flags |= RING_F_SP_ENQ;
 	for (b = 0; b < p->nb_bands; b++) {
@@ -409,6 +411,18 @@ bands_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	}
 }
 
+/* Empty, and fed only by its consumer's lcore: no producer can be between
+ * an enqueue and setting its bit, so a clear bitmap means empty rings and
+ * stashes. */
+static bool
+bands_idle(const struct shp_qdisc *q)
+{
+	const struct bands_priv *p = priv(q);
+
+	return p->single_producer &&
+	       __atomic_load_n(&p->bitmap, __ATOMIC_RELAXED) == 0;
+}
+
 static void
 bands_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 {
@@ -461,6 +475,7 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.peek = bands_peek,
 	.next_time = bands_next_time,
 	.reset = bands_reset,
+	.idle = bands_idle,
 	.stats = bands_stats,
 	.dump = bands_dump,
 	.fini = bands_fini,

@@ -865,6 +865,15 @@ netem_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	netem_gauge(p, ctx);
 }
 
+/* Off and empty: a packet would leave at once, untouched. */
+static bool
+netem_idle(const struct shp_qdisc *q)
+{
+	struct netem_sched_data *p = netem_priv(q);
+
+	return netem_conf(p) == NULL && p->tfifo.qlen == 0;
+}
+
 static void
 netem_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 {
@@ -911,6 +920,7 @@ const struct shp_qdisc_ops shp_netem_ops = {
 	.peek = netem_peek,
 	.next_time = netem_next_time,
 	.reset = netem_reset,
+	.idle = netem_idle,
 	.stats = netem_stats,
 	.dump = netem_dump,
 	.fini = netem_fini,

@@ -233,6 +233,12 @@ tbf_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	return q->child->ops->peek(q->child, ctx);
 }
 
+static bool
+tbf_idle(const struct shp_qdisc *q)
+{
+	return __atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE) == NULL;
+}
+
 static void
 tbf_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 {
@@ -264,6 +270,7 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.dequeue = tbf_dequeue,
 	.peek = tbf_peek,
 	.next_time = tbf_next_time,
+	.idle = tbf_idle,
 	.stats = tbf_stats,
 	.dump = tbf_dump,
 };

@@ -24,6 +24,7 @@
 #ifndef SHP_QDISC_H
 #define SHP_QDISC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <rte_mbuf.h>
@@ -78,6 +79,12 @@ struct shp_qdisc_ops {
 	 * would first. For clocks that jump from event to event (the offline
 	 * tool); the live TX loop polls and does not use it. */
 	uint64_t (*next_time)(struct shp_qdisc *q, struct shp_ctx *ctx);
+	/* True when the stage holds nothing and, as configured now, would
+	 * hand a packet straight on: a caller that is the stage's only
+	 * producer and its consumer may then skip it (Linux's
+	 * TCQ_F_CAN_BYPASS for an empty pfifo_fast). Optional (NULL: never
+	 * idle). Owner lcore only. */
+	bool (*idle)(const struct shp_qdisc *q);
 	/* Free everything held here (not in the child), counted as flushed. */
 	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
@@ -103,6 +110,16 @@ void shp_qdisc_destroy(struct shp_qdisc *q);
 
 /* Packets held by q and all its children. */
 uint32_t shp_qdisc_qlen_total(const struct shp_qdisc *q);
+
+/* True when q and all its children are idle (see the idle op). */
+static inline bool
+shp_qdisc_can_bypass(const struct shp_qdisc *q)
+{
+	for (; q != NULL; q = q->child)
+		if (q->ops->idle == NULL || !q->ops->idle(q))
+			return false;
+	return true;
+}
 
 /* q's next_time op, or its fallback: ctx->now when q or a child holds a
  * packet, UINT64_MAX when none does. */
