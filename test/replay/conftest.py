@@ -38,24 +38,33 @@ class Run:
         return self.stats["ports"][str(p)]
 
 
-def eal_args(mode="rtc"):
+def eal_args(mode="rtc", prefix=None):
+    prefix = prefix or "rp%d_%s" % (os.getpid(), uuid.uuid4().hex[:8])
     return MODES[mode] + ["--no-huge", "-m", "512", "--no-pci",
-                          "--file-prefix", "rp%d_%s" % (os.getpid(),
-                                                        uuid.uuid4().hex[:8]),
-                          "--log-level", "*:error"]
+                          "--file-prefix", prefix, "--log-level", "*:error"]
+
+
+def forget_prefix(prefix):
+    """EAL leaves /var/run/dpdk/PREFIX behind even without hugepages."""
+    import shutil
+    shutil.rmtree(os.path.join("/var/run/dpdk", prefix), ignore_errors=True)
 
 
 def run_shaper(tmp_path, vdevs, app_args, mode="rtc", timeout=120,
                stats=True):
     stats_path = str(tmp_path / ("stats-%s.json" % uuid.uuid4().hex[:6]))
-    cmd = [BIN] + eal_args(mode)
+    prefix = "rp%d_%s" % (os.getpid(), uuid.uuid4().hex[:8])
+    cmd = [BIN] + eal_args(mode, prefix)
     for v in vdevs:
         cmd += ["--vdev", v]
     cmd += ["--"] + list(app_args)
     if stats:
         cmd += ["--stats-file", stats_path]
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          timeout=timeout)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True,
+                              timeout=timeout)
+    finally:
+        forget_prefix(prefix)
     return Run(proc, stats_path)
 
 
