@@ -180,15 +180,11 @@ ctl_set_netem(struct shaper *s, int port, const char *args, char *err)
 
 		if (!port_selected(port, p))
 			continue;
-		nc[i] = shp_netem_parse(args, err);
+		nc[i] = shp_profile_netem(&s->opt, args, err);
 		if (nc[i] == NULL) {
 			while (i-- > 0)
 				shp_netem_conf_free(nc[i]);
 			return -1;
-		}
-		if (s->opt.seed_set && !nc[i]->seed_set) {
-			nc[i]->seed = s->opt.seed;
-			nc[i]->seed_set = true;
 		}
 	}
 	for (i = 0; i < s->nb_ports; i++) {
@@ -215,13 +211,10 @@ ctl_set_tbf(struct shaper *s, int port, const char *args, char *err)
 	for (i = 0; i < s->nb_ports && !off; i++) {
 		if (!port_selected(port, s->port_ids[i]))
 			continue;
-		tc[i] = malloc(sizeof(*tc[i]));
-		if (tc[i] == NULL || shp_tbf_parse(args, tc[i], err) < 0) {
-			if (tc[i] == NULL)
-				snprintf(err, SHP_ERR_LEN, "out of memory");
-			do
+		tc[i] = shp_profile_tbf(args, err);
+		if (tc[i] == NULL) {
+			while (i-- > 0)
 				free(tc[i]);
-			while (i-- > 0);
 			return -1;
 		}
 	}

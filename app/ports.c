@@ -285,25 +285,16 @@ shaper_stages_init(struct shaper *s)
 		if (s->bands[port] == NULL)
 			goto fail;
 		text = shp_options_tbf(o, port);
-		if (text != NULL) {
-			tc = malloc(sizeof(*tc));
-			if (tc == NULL || shp_tbf_parse(text, tc, err) < 0)
-				goto bad;
-		}
+		if (text != NULL && (tc = shp_profile_tbf(text, err)) == NULL)
+			goto bad;
 		s->tbf[port] = shp_qdisc_create(&shp_tbf_ops, s->bands[port],
 						s->pool, port, socket, tc);
 		if (s->tbf[port] == NULL)
 			goto fail;
 		text = shp_options_netem(o, port);
-		if (text != NULL) {
-			nc = shp_netem_parse(text, err);
-			if (nc == NULL)
-				goto bad;
-			if (o->seed_set && !nc->seed_set) {
-				nc->seed = o->seed;
-				nc->seed_set = true;
-			}
-		}
+		if (text != NULL &&
+		    (nc = shp_profile_netem(o, text, err)) == NULL)
+			goto bad;
 		s->netem[port] = shp_qdisc_create(&shp_netem_ops,
 						  s->tbf[port], s->pool, port,
 						  socket, nc);

@@ -378,3 +378,31 @@ shp_options_netem(const struct shp_options *o, uint16_t port)
 	return pick(o->cli.netem[port], o->cli.netem_all, o->file.netem[port],
 		    o->file.netem_all);
 }
+
+struct shp_tbf_conf *
+shp_profile_tbf(const char *text, char *err)
+{
+	struct shp_tbf_conf *c = malloc(sizeof(*c));
+
+	if (c == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (shp_tbf_parse(text, c, err) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+struct shp_netem_conf *
+shp_profile_netem(const struct shp_options *o, const char *text, char *err)
+{
+	struct shp_netem_conf *c = shp_netem_parse(text, err);
+
+	if (c != NULL && o->seed_set && !c->seed_set) {
+		c->seed = o->seed;
+		c->seed_set = true;
+	}
+	return c;
+}

@@ -90,6 +90,14 @@ int shp_options_finalize(struct shp_options *o, char *err);
 const char *shp_options_tbf(const struct shp_options *o, uint16_t port);
 const char *shp_options_netem(const struct shp_options *o, uint16_t port);
 
+/* New immutable stage confs from profile text (tc syntax), for the
+ * program, the offline tool and the CLI alike: NULL with err on a bad
+ * profile or no memory. The netem one takes the global --seed when the
+ * text has no `seed` of its own. Free with free() / shp_netem_conf_free(). */
+struct shp_tbf_conf *shp_profile_tbf(const char *text, char *err);
+struct shp_netem_conf *shp_profile_netem(const struct shp_options *o,
+					 const char *text, char *err);
+
 /* "0:1,2:3" */
 int shp_pairs_parse(const char *s, int pair_of[SHP_MAX_PORTS], char *err);
 

@@ -107,13 +107,10 @@ get_percent(struct parser *p, const char *kw, double *frac)
 	return ctx_err(p, kw, shp_parse_percent(cur(p), frac, p->err));
 }
 
+/* x from the current word into a 32-bit field. */
 static int
-get_u32(struct parser *p, const char *kw, uint32_t *v)
+fit_u32(struct parser *p, const char *kw, uint64_t x, uint32_t *v)
 {
-	uint64_t x;
-
-	if (ctx_err(p, kw, shp_parse_u64(cur(p), &x, p->err)) < 0)
-		return -1;
 	if (x > UINT32_MAX) {
 		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is too large", kw,
 			 cur(p));
@@ -121,6 +118,16 @@ get_u32(struct parser *p, const char *kw, uint32_t *v)
 	}
 	*v = (uint32_t)x;
 	return 0;
+}
+
+static int
+get_u32(struct parser *p, const char *kw, uint32_t *v)
+{
+	uint64_t x;
+
+	if (ctx_err(p, kw, shp_parse_u64(cur(p), &x, p->err)) < 0)
+		return -1;
+	return fit_u32(p, kw, x, v);
 }
 
 static int
@@ -148,13 +155,7 @@ get_size32(struct parser *p, const char *kw, uint32_t *v)
 
 	if (ctx_err(p, kw, shp_parse_size(cur(p), &x, p->err)) < 0)
 		return -1;
-	if (x > UINT32_MAX) {
-		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is too large", kw,
-			 cur(p));
-		return -1;
-	}
-	*v = (uint32_t)x;
-	return 0;
+	return fit_u32(p, kw, x, v);
 }
 
 static void

@@ -258,23 +258,11 @@ parse_profiles(struct replay *r)
 	const char *text;
 
 	text = shp_options_tbf(o, 0);
-	if (text != NULL) {
-		r->tc = calloc(1, sizeof(*r->tc));
-		if (r->tc == NULL)
-			return fail(EXIT_RUNTIME, "out of memory");
-		if (shp_tbf_parse(text, r->tc, err) < 0)
-			return fail(EXIT_USAGE, "%s", err);
-	}
+	if (text != NULL && (r->tc = shp_profile_tbf(text, err)) == NULL)
+		return fail(EXIT_USAGE, "%s", err);
 	text = shp_options_netem(o, 0);
-	if (text != NULL) {
-		r->nc = shp_netem_parse(text, err);
-		if (r->nc == NULL)
-			return fail(EXIT_USAGE, "%s", err);
-		if (o->seed_set && !r->nc->seed_set) {
-			r->nc->seed = o->seed;
-			r->nc->seed_set = true;
-		}
-	}
+	if (text != NULL && (r->nc = shp_profile_netem(o, text, err)) == NULL)
+		return fail(EXIT_USAGE, "%s", err);
 	return 0;
 }
 
