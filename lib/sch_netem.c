@@ -6,7 +6,7 @@
  * releases now, passes it through the impairments in the kernel's order
  *
  *     duplicate decision, loss (or ECN mark), corrupt, limit, reorder,
- *     time_to_send, insert into the tfifo
+ *     time_to_send, insert into the time queue (netem_tq.h)
  *
  * and returns the packets whose time_to_send has come, in time order.
  * The stage never reads the clock; ctx->now (ns) is the only time.
@@ -27,7 +27,7 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
-#include "netem_tfifo.h"
+#include "netem_tq.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
 #include "shp_qdisc.h"
@@ -58,7 +58,7 @@ enum {
 struct netem_sched_data {
 	const struct shp_netem_conf *conf; /* published by change() */
 	const struct shp_netem_conf *seen; /* conf the state below is for */
-	struct shp_tfifo tfifo;
+	struct shp_tq tq;
 	uint32_t default_limit;
 
 	/* per-conf state, owned by the dequeuing lcore, reset on change */
@@ -76,6 +76,8 @@ struct netem_sched_data {
 		int64_t bytes_left;
 	} slot;
 };
+
+uint32_t shp_netem_tq_buckets = SHP_NETEM_TQ_BUCKETS;
 
 static inline struct netem_sched_data *
 netem_priv(const struct shp_qdisc *q)
@@ -494,8 +496,7 @@ netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	tts = now + (uint64_t)delay;
 	if (c->rate == 0 && !c->noreorder)
 		return tts;
-	/* the queue's latest time is its list tail (see netem_tfifo.h) */
-	last = shp_tfifo_tail_time(&p->tfifo, &has_last);
+	last = shp_tq_tail_time(&p->tq, &has_last);
 	if (c->rate != 0) {
 		if (has_last && last > tts)
 			tts = last;
@@ -596,7 +597,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	}
 	/* keep room for the copy so qlen never exceeds the limit */
 	limit = c->limit_set ? c->limit : p->default_limit;
-	if (p->tfifo.qlen + (copy != NULL) >= limit) {
+	if (p->tq.qlen + (copy != NULL) >= limit) {
 		if (copy != NULL)
 			shp_drop(ctx, SHP_DROP_NETEM_LIMIT, copy);
 		shp_drop(ctx, SHP_DROP_NETEM_LIMIT, m);
@@ -620,7 +621,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		ctx->ctr->reordered++;
 	}
 	shp_meta(m)->time_to_send = tts;
-	shp_tfifo_insert(&p->tfifo, m);
+	shp_tq_insert(&p->tq, m, ctx->now);
 	return true;
 }
 
@@ -635,7 +636,7 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 		/* off: due now, behind what is already due */
 		for (i = 0; i < n; i++) {
 			shp_meta(pkts[i])->time_to_send = ctx->now;
-			shp_tfifo_insert(&p->tfifo, pkts[i]);
+			shp_tq_insert(&p->tq, pkts[i], ctx->now);
 		}
 		return n;
 	}
@@ -667,6 +668,8 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	p->seen = c;
 	if (c == NULL)
 		return;
+	/* tables reach 4 sigma; uniform reaches 1 */
+	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter);
 	netem_seed_streams(q, c, p->rs);
 	p->loss_last = false;
 	p->dup_last = false;
@@ -698,7 +701,7 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
 static inline void
 netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 {
-	ctx->ctr->netem_qlen = p->tfifo.qlen;
+	ctx->ctr->netem_qlen = p->tq.qlen;
 }
 
 static int
@@ -706,9 +709,12 @@ netem_init(struct shp_qdisc *q, const void *conf)
 {
 	struct netem_sched_data *p = netem_priv(q);
 
-	shp_tfifo_init(&p->tfifo);
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
+	/* a queued packet is an mbuf of the pool: it bounds the calendar */
+	shp_tq_init(&p->tq, shp_netem_tq_buckets,
+		    q->pool != NULL ? q->pool->size : p->default_limit,
+		    q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY);
 	p->conf = conf;
 	netem_reset_state(q, p, conf);
 	return 0;
@@ -747,7 +753,7 @@ netem_release_slotted(struct netem_sched_data *p,
 	uint16_t out = 0;
 
 	while (out < n) {
-		struct rte_mbuf *m = shp_tfifo_peek(&p->tfifo);
+		struct rte_mbuf *m = shp_tq_peek(&p->tq);
 		uint64_t tts;
 
 		if (m == NULL)
@@ -762,7 +768,7 @@ netem_release_slotted(struct netem_sched_data *p,
 		}
 		if (p->slot.next > now)
 			break;
-		pkts[out++] = shp_tfifo_pop(&p->tfifo);
+		pkts[out++] = shp_tq_pop(&p->tq);
 		p->slot.bytes_left -= m->pkt_len;
 		if (--p->slot.packets_left <= 0 || p->slot.bytes_left <= 0)
 			netem_slot_next(p, c, p->slot.next);
@@ -782,7 +788,7 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		/* pkts doubles as the input vector: it is consumed before
 		 * the output is written */
 		k = q->child->ops->dequeue(q->child, pkts, n, ctx);
-		if (c == NULL && p->tfifo.qlen == 0) {
+		if (c == NULL && p->tq.qlen == 0) {
 			netem_gauge(p, ctx);
 			return k;   /* off and empty: straight through */
 		}
@@ -792,7 +798,7 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
 		out = netem_release_slotted(p, c, pkts, n, ctx->now);
 	else
-		out = shp_tfifo_dequeue_due(&p->tfifo, ctx->now, pkts, n);
+		out = shp_tq_dequeue_due(&p->tq, ctx->now, pkts, n);
 	netem_gauge(p, ctx);
 	return out;
 }
@@ -830,7 +836,7 @@ netem_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_conf(p);
-	struct rte_mbuf *m = shp_tfifo_peek(&p->tfifo);
+	struct rte_mbuf *m = shp_tq_peek(&p->tq);
 	uint64_t t = UINT64_MAX;
 
 	if (m != NULL) {
@@ -848,7 +854,7 @@ static struct rte_mbuf *
 netem_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
-	struct rte_mbuf *m = shp_tfifo_peek(&p->tfifo);
+	struct rte_mbuf *m = shp_tq_peek(&p->tq);
 
 	if (m == NULL || shp_meta(m)->time_to_send > ctx->now)
 		return NULL;
@@ -859,7 +865,7 @@ static void
 netem_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
-	uint32_t n = shp_tfifo_flush(&p->tfifo);
+	uint32_t n = shp_tq_flush(&p->tq);
 
 	ctx->ctr->drops[SHP_DROP_FLUSHED] += n;
 	netem_gauge(p, ctx);
@@ -871,7 +877,7 @@ netem_idle(const struct shp_qdisc *q)
 {
 	struct netem_sched_data *p = netem_priv(q);
 
-	return netem_conf(p) == NULL && p->tfifo.qlen == 0;
+	return netem_conf(p) == NULL && p->tq.qlen == 0;
 }
 
 static void
@@ -879,8 +885,8 @@ netem_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 {
 	const struct netem_sched_data *p = netem_priv(q);
 
-	st->qlen = p->tfifo.qlen;
-	st->backlog = p->tfifo.backlog;
+	st->qlen = p->tq.qlen;
+	st->backlog = p->tq.backlog;
 }
 
 static void
@@ -907,7 +913,7 @@ netem_fini(struct shp_qdisc *q)
 {
 	struct netem_sched_data *p = netem_priv(q);
 
-	shp_tfifo_flush(&p->tfifo);
+	shp_tq_fini(&p->tq);
 }
 
 const struct shp_qdisc_ops shp_netem_ops = {

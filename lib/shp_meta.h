@@ -26,7 +26,8 @@ struct shp_meta {
 			uint8_t prio;    /* TC_PRIO-style priority 0..15 */
 			uint8_t band;    /* band chosen through the priomap */
 			uint8_t flags;   /* SHP_META_F_* */
-			uint8_t pad[5];
+			uint8_t pad;
+			uint32_t seq;    /* netem arrival number (ties) */
 		};
 		uint64_t cls;    /* all of the above, for one store on RX */
 	};

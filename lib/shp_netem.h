@@ -140,6 +140,13 @@ int shp_netem_conf_format(const struct shp_netem_conf *conf, char *buf,
  * (the other half stays for RX, bands and duplicates), 1000 without pool. */
 uint32_t shp_netem_default_limit(unsigned int pool_size);
 
+/*
+ * Buckets of the calendar in front of the tfifo (netem_tq.h) for stages
+ * created from now on; 0: the tfifo alone (benchmarks compare the two).
+ */
+#define SHP_NETEM_TQ_BUCKETS 65536
+extern uint32_t shp_netem_tq_buckets;
+
 /* Built-in table ("normal", "pareto", "paretonormal"), freshly generated;
  * NULL for another name. Free with free(). */
 struct shp_netem_dist *shp_netem_dist_builtin(const char *name);

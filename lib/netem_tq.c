@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+#include <rte_common.h>
+#include <rte_malloc.h>
+#include <rte_prefetch.h>
+
+#include "netem_tq.h"
+
+#define SHP_TQ_NONE        UINT32_MAX
+#define CHUNK_ENTS         15     /* 16 + 15 * 16 bytes: four cache lines */
+#define READY_MAX          4096   /* bucket cap: ready + scratch = 128 KiB */
+#define INSERTION_SORT_MAX 24
+#define MIN_SHIFT          6      /* 64 ns */
+#define MAX_SHIFT          40
+#define HORIZON_BUCKETS    4096   /* buckets across twice the horizon */
+
+struct shp_tq_chunk {
+	uint32_t next;
+	uint32_t n;
+	uint64_t pad;
+	struct shp_tq_ent e[CHUNK_ENTS];
+} __rte_cache_aligned;
+
+bool
+shp_tq_init(struct shp_tq *q, uint32_t nb_bkt, uint32_t max_pkts, int socket)
+{
+	uint32_t i, nb_chunks;
+
+	memset(q, 0, sizeof(*q));
+	shp_tfifo_init(&q->tf);
+	q->shift = q->want_shift = 10;
+	if (nb_bkt == 0)
+		return true;
+	if (nb_bkt < 64 || !rte_is_power_of_2(nb_bkt))
+		nb_bkt = rte_align32pow2(RTE_MAX(nb_bkt, 64u));
+	/* a partly filled chunk per bucket at most, the rest full */
+	nb_chunks = RTE_MIN(nb_bkt, max_pkts) + max_pkts / CHUNK_ENTS + 1;
+	q->bkt = rte_malloc_socket("tq_bkt", sizeof(*q->bkt) * nb_bkt,
+				   RTE_CACHE_LINE_SIZE, socket);
+	q->occ = rte_zmalloc_socket("tq_occ", nb_bkt / 8, RTE_CACHE_LINE_SIZE,
+				    socket);
+	q->chunks = rte_malloc_socket("tq_chunks",
+				      sizeof(*q->chunks) * (size_t)nb_chunks,
+				      RTE_CACHE_LINE_SIZE, socket);
+	q->ready = rte_malloc_socket("tq_ready", sizeof(*q->ready) * READY_MAX,
+				     RTE_CACHE_LINE_SIZE, socket);
+	q->scratch = rte_malloc_socket("tq_scratch",
+				       sizeof(*q->scratch) * READY_MAX,
+				       RTE_CACHE_LINE_SIZE, socket);
+	if (q->bkt == NULL || q->occ == NULL || q->chunks == NULL ||
+	    q->ready == NULL || q->scratch == NULL) {
+		shp_tq_fini(q);
+		shp_tfifo_init(&q->tf);
+		return false;
+	}
+	q->nb_bkt = nb_bkt;
+	for (i = 0; i < nb_bkt; i++) {
+		q->bkt[i].head = q->bkt[i].tail = SHP_TQ_NONE;
+		q->bkt[i].count = 0;
+	}
+	for (i = 0; i < nb_chunks; i++)
+		q->chunks[i].next = i + 1 < nb_chunks ? i + 1 : SHP_TQ_NONE;
+	q->free_chunk = 0;
+	return true;
+}
+
+void
+shp_tq_fini(struct shp_tq *q)
+{
+	if (q->bkt != NULL || q->tf.qlen > 0)
+		shp_tq_flush(q);
+	rte_free(q->bkt);
+	rte_free(q->occ);
+	rte_free(q->chunks);
+	rte_free(q->ready);
+	rte_free(q->scratch);
+	q->bkt = NULL;
+	q->occ = NULL;
+	q->chunks = NULL;
+	q->ready = q->scratch = NULL;
+	q->nb_bkt = 0;
+}
+
+void
+shp_tq_set_horizon(struct shp_tq *q, uint64_t ns)
+{
+	unsigned int s = MIN_SHIFT;
+
+	if (q->nb_bkt == 0)
+		return;
+	while (s < MAX_SHIFT &&
+	       ((uint64_t)RTE_MIN(q->nb_bkt, (uint32_t)HORIZON_BUCKETS) << s) < 2 * ns)
+		s++;
+	q->want_shift = s;
+}
+
+/* ------------------------------------------------------------- insert */
+
+static inline bool
+tq_calendar_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts,
+		uint64_t now)
+{
+	struct shp_tq_bucket *bk;
+	struct shp_tq_chunk *ch;
+	uint64_t b;
+	uint32_t i;
+
+	if (q->c_len == 0) {
+		/* empty: a new width may apply, and the cursor restarts at
+		 * the present (the bucket of `now` is never filled, so
+		 * nothing in it can be behind a sorted ready array) */
+		q->shift = q->want_shift;
+		q->cur = now >> q->shift;
+		q->scan_from = q->cur + 1;
+		q->r_pos = q->r_n = 0;
+	}
+	b = tts >> q->shift;
+	if (b <= q->cur || b - q->cur >= q->nb_bkt)
+		return false;
+	bk = &q->bkt[b & (q->nb_bkt - 1)];
+	if (bk->count >= READY_MAX)
+		return false;
+	ch = bk->tail == SHP_TQ_NONE ? NULL : &q->chunks[bk->tail];
+	if (ch == NULL || ch->n == CHUNK_ENTS) {
+		struct shp_tq_chunk *nc;
+
+		i = q->free_chunk;
+		if (i == SHP_TQ_NONE)
+			return false;
+		nc = &q->chunks[i];
+		q->free_chunk = nc->next;
+		nc->next = SHP_TQ_NONE;
+		nc->n = 0;
+		if (ch == NULL) {
+			bk->head = i;
+			q->occ[(b & (q->nb_bkt - 1)) >> 6] |=
+				1ull << (b & 63);
+		} else {
+			ch->next = i;
+		}
+		bk->tail = i;
+		ch = nc;
+	}
+	ch->e[ch->n].tts = tts;
+	ch->e[ch->n].m = m;
+	ch->n++;
+	bk->count++;
+	q->c_len++;
+	q->b_len++;
+	if (b < q->scan_from)
+		q->scan_from = b;
+	return true;
+}
+
+/*
+ * Place the staged packets, in arrival order. The bucket headers and tail
+ * chunks they need are scattered over the calendar: fetch them for the
+ * whole group first, so the misses overlap instead of queueing.
+ */
+static void
+tq_commit(struct shp_tq *q)
+{
+	uint32_t mask = q->nb_bkt - 1, i, n = q->n_stage;
+	struct shp_tq_bucket *bk[SHP_TQ_STAGE];
+
+	for (i = 0; i < n; i++) {
+		uint64_t b = shp_meta(q->stage[i])->time_to_send >> q->shift;
+
+		bk[i] = &q->bkt[b & mask];
+		rte_prefetch0(bk[i]);
+	}
+	for (i = 0; i < n; i++)
+		if (bk[i]->tail != SHP_TQ_NONE)
+			rte_prefetch0(&q->chunks[bk[i]->tail]);
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = q->stage[i];
+
+		if (!tq_calendar_put(q, m, shp_meta(m)->time_to_send,
+				     q->stage_now)) {
+			q->to_tfifo++;
+			shp_tfifo_insert(&q->tf, m);
+		}
+	}
+	q->n_stage = 0;
+}
+
+static inline void
+tq_sync(struct shp_tq *q)
+{
+	if (q->n_stage > 0)
+		tq_commit(q);
+}
+
+void
+shp_tq_insert(struct shp_tq *q, struct rte_mbuf *m, uint64_t now)
+{
+	struct shp_meta *meta = shp_meta(m);
+	uint64_t tts = meta->time_to_send;
+
+	meta->seq = q->seq++;
+	if (q->qlen == 0 || tts > q->tail_tts)
+		q->tail_tts = tts;
+	q->qlen++;
+	q->backlog += m->pkt_len;
+	if (q->nb_bkt == 0) {
+		q->to_tfifo++;
+		shp_tfifo_insert(&q->tf, m);
+		return;
+	}
+	q->stage[q->n_stage++] = m;
+	q->stage_now = now;
+	if (q->n_stage == SHP_TQ_STAGE)
+		tq_commit(q);
+}
+
+/* ------------------------------------------------------------ buckets */
+
+/* The first non-empty bucket after cur (b_len > 0). */
+static uint64_t
+tq_next_bucket(struct shp_tq *q)
+{
+	uint64_t pos = q->scan_from, end = q->cur + q->nb_bkt;
+	uint32_t mask = q->nb_bkt - 1;
+
+	while (pos < end) {
+		uint32_t idx = (uint32_t)(pos & mask);
+		uint64_t w = q->occ[idx >> 6] >> (idx & 63);
+
+		if (w != 0) {
+			pos += (uint64_t)__builtin_ctzll(w);
+			q->scan_from = pos;
+			return pos;
+		}
+		pos += 64 - (idx & 63);
+	}
+	RTE_VERIFY(0);   /* b_len > 0 promises a bucket */
+	return end;
+}
+
+/* Stable: equal times keep their arrival order. */
+static void
+tq_sort(struct shp_tq_ent *a, struct shp_tq_ent *tmp, uint32_t n)
+{
+	struct shp_tq_ent *orig = a;
+	uint32_t i, j, w;
+
+	for (i = 1; i < n && a[i - 1].tts <= a[i].tts; i++)
+		;
+	if (i >= n)
+		return;   /* constant delay: arrival order is time order */
+	if (n <= INSERTION_SORT_MAX) {
+		for (i = 1; i < n; i++) {
+			struct shp_tq_ent x = a[i];
+
+			for (j = i; j > 0 && a[j - 1].tts > x.tts; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	/* bottom-up merge sort, runs of 8 by insertion first */
+	for (i = 0; i < n; i += 8) {
+		uint32_t end = RTE_MIN(i + 8, n), k;
+
+		for (k = i + 1; k < end; k++) {
+			struct shp_tq_ent x = a[k];
+
+			for (j = k; j > i && a[j - 1].tts > x.tts; j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+	}
+	for (w = 8; w < n; w *= 2) {
+		struct shp_tq_ent *t;
+
+		for (i = 0; i < n; i += 2 * w) {
+			uint32_t l = i, mid = RTE_MIN(i + w, n);
+			uint32_t r = mid, end = RTE_MIN(i + 2 * w, n), k = i;
+
+			while (l < mid && r < end)
+				tmp[k++] = a[r].tts < a[l].tts ? a[r++] : a[l++];
+			while (l < mid)
+				tmp[k++] = a[l++];
+			while (r < end)
+				tmp[k++] = a[r++];
+		}
+		t = a;
+		a = tmp;
+		tmp = t;
+	}
+	if (a != orig)
+		memcpy(orig, a, n * sizeof(*a));
+}
+
+/*
+ * Append bucket b (the first non-empty one after cur) to ready, sorted:
+ * every time in it is later than those already there. False if it does
+ * not fit (never when ready is empty: a bucket holds at most READY_MAX).
+ */
+static bool
+tq_activate(struct shp_tq *q, uint64_t b)
+{
+	uint32_t idx = (uint32_t)(b & (q->nb_bkt - 1));
+	struct shp_tq_bucket *bk = &q->bkt[idx];
+	uint32_t c, next, base, n = 0;
+
+	if (q->r_pos == q->r_n) {
+		q->r_pos = q->r_n = 0;
+	} else if (q->r_n + bk->count > READY_MAX) {
+		if (q->r_n - q->r_pos + bk->count > READY_MAX)
+			return false;
+		memmove(q->ready, q->ready + q->r_pos,
+			(q->r_n - q->r_pos) * sizeof(q->ready[0]));
+		q->r_n -= q->r_pos;
+		q->r_pos = 0;
+	}
+	base = q->r_n;
+	for (c = bk->head; c != SHP_TQ_NONE; c = next) {
+		struct shp_tq_chunk *ch = &q->chunks[c];
+
+		if (ch->next != SHP_TQ_NONE)
+			rte_prefetch0(&q->chunks[ch->next]);
+		memcpy(&q->ready[base + n], ch->e, ch->n * sizeof(ch->e[0]));
+		n += ch->n;
+		next = ch->next;
+		ch->next = q->free_chunk;
+		q->free_chunk = c;
+	}
+	q->occ[idx >> 6] &= ~(1ull << (idx & 63));
+	bk->head = bk->tail = SHP_TQ_NONE;
+	bk->count = 0;
+	q->b_len -= n;
+	q->cur = b;
+	q->scan_from = b + 1;
+	q->r_n = base + n;
+	tq_sort(q->ready + base, q->scratch, n);
+	return true;
+}
+
+/*
+ * Keep about 2n packets in ready when the next buckets are due within two
+ * bucket widths: the prefetch below then sees across bucket boundaries.
+ * (Taking a bucket early is always correct: later arrivals for it go to
+ * the tfifo.)
+ */
+static inline void
+tq_lookahead(struct shp_tq *q, uint64_t now, uint16_t n)
+{
+	while (q->r_n - q->r_pos < 2u * n && q->b_len > 0) {
+		uint64_t b = tq_next_bucket(q);
+
+		if ((b << q->shift) > now + (2ull << q->shift) ||
+		    !tq_activate(q, b))
+			break;
+	}
+}
+
+/*
+ * Make ready non-empty if the calendar holds anything that may be due by
+ * `now` (any time at all with now == UINT64_MAX). False if nothing.
+ */
+static inline bool
+tq_ready(struct shp_tq *q, uint64_t now)
+{
+	uint64_t b;
+
+	if (q->r_pos < q->r_n)
+		return true;
+	if (q->b_len == 0)
+		return false;
+	b = tq_next_bucket(q);
+	if ((b << q->shift) > now)
+		return false;   /* its earliest possible time is later */
+	tq_activate(q, b);
+	return true;
+}
+
+/* Does the ready head leave before the tfifo's first f? */
+static inline bool
+tq_ent_first(const struct shp_tq_ent *e, const struct shp_meta *f)
+{
+	if (e->tts != f->time_to_send)
+		return e->tts < f->time_to_send;
+	return (int32_t)(shp_meta(e->m)->seq - f->seq) < 0;
+}
+
+/* ------------------------------------------------------------ dequeue */
+
+/*
+ * Packets wait long enough to leave the caches, and TX reads each one's
+ * header, metadata and data. Warm the data of the k leaving now (their
+ * headers were warmed by the previous call) and the headers of the next n
+ * in ready, for the next call.
+ */
+static inline void
+tq_prefetch(const struct shp_tq *q, struct rte_mbuf **out, uint16_t k,
+	    uint16_t n)
+{
+	uint32_t i, end = RTE_MIN(q->r_pos + (uint32_t)n, q->r_n);
+
+	for (i = 0; i < k; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(out[i], void *));
+	for (i = q->r_pos; i < end; i++) {
+		const char *m = (const char *)q->ready[i].m;
+
+		rte_prefetch0(m);
+		rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(m + 2 * RTE_CACHE_LINE_SIZE);
+	}
+}
+
+static inline void
+tq_account(struct shp_tq *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		q->backlog -= pkts[i]->pkt_len;
+	q->qlen -= n;
+}
+
+uint16_t
+shp_tq_dequeue_due(struct shp_tq *q, uint64_t now, struct rte_mbuf **pkts,
+		   uint16_t n)
+{
+	uint16_t out = 0;
+
+	tq_sync(q);
+	while (out < n) {
+		struct shp_tq_ent *e;
+		struct shp_meta *f;
+
+		if (!tq_ready(q, now)) {
+			/* nothing in the calendar is due: what is due in the
+			 * tfifo is all earlier */
+			out += shp_tfifo_dequeue_due(&q->tf, now, pkts + out,
+						     n - out);
+			break;
+		}
+		e = &q->ready[q->r_pos];
+		if (q->tf.qlen == 0) {
+			uint32_t pos = q->r_pos, end = q->r_n;
+
+			uint16_t first = out;
+
+			while (out < n && pos < end && q->ready[pos].tts <= now)
+				pkts[out++] = q->ready[pos++].m;
+			q->c_len -= pos - q->r_pos;
+			q->r_pos = pos;
+			tq_lookahead(q, now, n);
+			tq_prefetch(q, pkts + first, out - first, n);
+			if (pos < end)
+				break;   /* full, or the next is not due */
+			continue;
+		}
+		f = shp_tfifo_first(&q->tf);
+		if (tq_ent_first(e, f)) {
+			if (e->tts > now)
+				break;
+			pkts[out++] = e->m;
+			q->r_pos++;
+			q->c_len--;
+		} else {
+			if (f->time_to_send > now)
+				break;
+			pkts[out++] = shp_tfifo_pop(&q->tf);
+		}
+	}
+	tq_account(q, pkts, out);
+	return out;
+}
+
+struct rte_mbuf *
+shp_tq_peek(struct shp_tq *q)
+{
+	struct shp_meta *f;
+
+	tq_sync(q);
+	f = shp_tfifo_first(&q->tf);
+	if (!tq_ready(q, UINT64_MAX))
+		return f == NULL ? NULL : shp_meta_mbuf(f);
+	if (f == NULL || tq_ent_first(&q->ready[q->r_pos], f))
+		return q->ready[q->r_pos].m;
+	return shp_meta_mbuf(f);
+}
+
+struct rte_mbuf *
+shp_tq_pop(struct shp_tq *q)
+{
+	struct rte_mbuf *m = shp_tq_peek(q);
+
+	if (m == NULL)
+		return NULL;
+	if (q->r_pos < q->r_n && q->ready[q->r_pos].m == m) {
+		q->r_pos++;
+		q->c_len--;
+	} else {
+		shp_tfifo_pop(&q->tf);
+	}
+	tq_account(q, &m, 1);
+	return m;
+}
+
+/* -------------------------------------------------------------- flush */
+
+uint32_t
+shp_tq_flush(struct shp_tq *q)
+{
+	struct rte_mbuf *batch[64];
+	uint32_t freed = 0, nb = 0, i;
+
+	tq_sync(q);
+
+#define TQ_FREE(mb) do {                                        \
+		batch[nb++] = (mb);                             \
+		if (nb == RTE_DIM(batch)) {                     \
+			rte_pktmbuf_free_bulk(batch, nb);       \
+			freed += nb;                            \
+			nb = 0;                                 \
+		}                                               \
+	} while (0)
+
+	for (i = q->r_pos; i < q->r_n; i++)
+		TQ_FREE(q->ready[i].m);
+	q->r_pos = q->r_n = 0;
+	/* buckets in time order, as a successor walk would */
+	while (q->b_len > 0) {
+		uint64_t b = tq_next_bucket(q);
+
+		tq_activate(q, b);
+		for (i = 0; i < q->r_n; i++)
+			TQ_FREE(q->ready[i].m);
+		q->r_pos = q->r_n = 0;
+	}
+#undef TQ_FREE
+	if (nb > 0)
+		rte_pktmbuf_free_bulk(batch, nb);
+	freed += nb;
+	q->c_len = 0;
+	freed += shp_tfifo_flush(&q->tf);
+	q->qlen = 0;
+	q->backlog = 0;
+	return freed;
+}

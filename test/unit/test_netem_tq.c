@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * netem's time queue (calendar in front of the tfifo): randomized property
+ * tests against a sorted reference (a binary heap on (time_to_send,
+ * arrival)) in every configuration that sends packets down each path
+ * (calendar, before the cursor, beyond the horizon, no free chunk, full
+ * bucket, width change), FIFO for equal keys across the two structures,
+ * the tail time, and flush freeing everything.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include <rte_mempool.h>
+
+#include "test_env.h"
+#include "netem_tq.h"
+#include "shp_rand.h"
+
+#define POOL_SIZE 16384
+
+static struct rte_mempool *pool;
+
+struct ref_item {
+	uint64_t tts;
+	uint64_t seq;
+	struct rte_mbuf *m;
+};
+
+static struct ref_item heap[POOL_SIZE];
+static unsigned int heap_n;
+
+static int
+ref_less(const struct ref_item *a, const struct ref_item *b)
+{
+	return a->tts < b->tts || (a->tts == b->tts && a->seq < b->seq);
+}
+
+static void
+ref_push(struct ref_item it)
+{
+	unsigned int i = heap_n++;
+
+	while (i > 0 && ref_less(&it, &heap[(i - 1) / 2])) {
+		heap[i] = heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	heap[i] = it;
+}
+
+static struct ref_item
+ref_pop(void)
+{
+	struct ref_item top = heap[0], last = heap[--heap_n];
+	unsigned int i = 0, c;
+
+	for (;;) {
+		c = 2 * i + 1;
+		if (c >= heap_n)
+			break;
+		if (c + 1 < heap_n && ref_less(&heap[c + 1], &heap[c]))
+			c++;
+		if (!ref_less(&heap[c], &last))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	heap[i] = last;
+	return top;
+}
+
+static struct rte_mbuf *
+pkt_at(uint64_t tts, uint16_t len)
+{
+	struct rte_mbuf *m = test_pkt(pool, len, 0, 0);
+
+	assert_non_null(m);
+	shp_meta(m)->time_to_send = tts;
+	return m;
+}
+
+struct shape {
+	const char *name;
+	uint32_t nb_bkt;
+	uint32_t max_pkts;      /* sizes the chunk pool */
+	uint64_t horizon;       /* ns */
+	uint64_t delay, jitter; /* ns, most packets */
+	uint32_t max_queued;
+};
+
+static void
+check_max(uint64_t *tail, uint64_t tts)
+{
+	if (heap_n == 0 || tts > *tail)
+		*tail = tts;
+}
+
+/*
+ * ops operations on a clock that moves forward: inserts (most at
+ * now + delay +- jitter, some at now, before the cursor, far beyond the
+ * horizon, or tied with the previous one), pops and dequeues of what is
+ * due, compared step by step with the reference.
+ */
+static void
+run_shape(const struct shape *sh, unsigned long ops)
+{
+	struct shp_tq q;
+	struct shp_rand r;
+	struct rte_mbuf *out[64];
+	uint64_t now = 1000000, seq = 0, bytes = 0, tail = 0, last_tts = now;
+	unsigned long i, cal_ins = 0, tf_ins = 0;
+
+	assert_true(shp_tq_init(&q, sh->nb_bkt, sh->max_pkts, SOCKET_ID_ANY));
+	shp_tq_set_horizon(&q, sh->horizon);
+	shp_rand_seed(&r, 777, sh->nb_bkt);
+	heap_n = 0;
+	for (i = 0; i < ops; i++) {
+		uint32_t x = shp_rand_below(&r, 100);
+
+		if (heap_n < sh->max_queued && (x < 55 || heap_n == 0)) {
+			uint16_t len = 60 + shp_rand_below(&r, 200);
+			uint64_t tts;
+			uint32_t kind = shp_rand_below(&r, 20);
+			struct rte_mbuf *m;
+
+			if (kind == 0)
+				tts = now;                           /* at once */
+			else if (kind == 1)
+				tts = now + shp_rand_below(&r, 200); /* cursor */
+			else if (kind == 2)
+				tts = now + 50 * sh->horizon +
+					shp_rand_below(&r, 1000);    /* far */
+			else if (kind <= 5)
+				tts = last_tts;                      /* a tie */
+			else
+				tts = now + sh->delay - sh->jitter +
+					shp_rand_below(&r, 2 * sh->jitter + 1);
+			last_tts = tts;
+			m = pkt_at(tts, len);
+			check_max(&tail, tts);
+			shp_tq_insert(&q, m, now);
+			ref_push((struct ref_item){ tts, seq++, m });
+			bytes += len;
+		} else if (x < 62) {
+			struct ref_item it = ref_pop();
+			struct rte_mbuf *m;
+
+			assert_ptr_equal(shp_tq_peek(&q), it.m);
+			m = shp_tq_pop(&q);
+			assert_ptr_equal(m, it.m);
+			bytes -= m->pkt_len;
+			rte_pktmbuf_free(m);
+		} else {
+			uint16_t n = 1 + shp_rand_below(&r, 64), k, j;
+
+			now += shp_rand_below(&r, 2 * sh->delay / 100 + 50);
+			k = shp_tq_dequeue_due(&q, now, out, n);
+			for (j = 0; j < k; j++) {
+				struct ref_item it = ref_pop();
+
+				assert_ptr_equal(out[j], it.m);
+				assert_true(it.tts <= now);
+				bytes -= out[j]->pkt_len;
+			}
+			/* never holds a due packet back */
+			if (k < n && heap_n > 0)
+				assert_true(heap[0].tts > now);
+			rte_pktmbuf_free_bulk(out, k);
+		}
+		assert_int_equal(q.qlen, heap_n);
+		assert_int_equal(q.backlog, bytes);
+		if (heap_n > 0) {
+			int valid;
+
+			assert_int_equal(shp_tq_tail_time(&q, &valid), tail);
+			assert_true(valid);
+		}
+	}
+	/* the insert split, after the last staged ones were placed */
+	(void)shp_tq_peek(&q);
+	tf_ins = q.to_tfifo;
+	cal_ins = seq - tf_ins;
+	print_message("%s: calendar %lu, tfifo %lu\n", sh->name, cal_ins,
+		      tf_ins);
+	assert_true(cal_ins > seq / 4);
+	assert_true(tf_ins > seq / 50);
+	/* drain in order, then flush an empty queue */
+	while (heap_n > 0) {
+		struct ref_item it = ref_pop();
+		struct rte_mbuf *m = shp_tq_pop(&q);
+
+		assert_ptr_equal(m, it.m);
+		rte_pktmbuf_free(m);
+	}
+	assert_null(shp_tq_pop(&q));
+	assert_int_equal(q.qlen, 0);
+	assert_int_equal(q.backlog, 0);
+	assert_int_equal(shp_tq_flush(&q), 0);
+	shp_tq_fini(&q);
+	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+}
+
+static void
+test_random_wide(void **state)
+{
+	/* plenty of buckets and chunks: mostly the calendar */
+	const struct shape sh = { "wide", 65536, POOL_SIZE, 20000, 10000,
+				  2000, 4000 };
+
+	(void)state;
+	run_shape(&sh, 1000000);
+}
+
+static void
+test_random_small(void **state)
+{
+	/* 64 buckets and few chunks: beyond the horizon and out of chunks */
+	const struct shape sh = { "small", 64, 300, 20000, 10000, 9000,
+				  4000 };
+
+	(void)state;
+	run_shape(&sh, 1000000);
+}
+
+static void
+test_random_dense(void **state)
+{
+	/* wide buckets, many packets in each: the merge sort */
+	const struct shape sh = { "dense", 4096, POOL_SIZE, 400000000,
+				  2000000, 1000000, 12000 };
+
+	(void)state;
+	run_shape(&sh, 300000);
+}
+
+/* Equal times leave in arrival order though they sit in both structures. */
+static void
+test_fifo_across(void **state)
+{
+	struct shp_tq q;
+	struct rte_mbuf *m[600], *out[64];
+	uint16_t k, got = 0;
+	int i;
+
+	(void)state;
+	/* 2 chunks: the rest of the ties overflow into the tfifo, while
+	 * later ties still find room after the first bucket was drained */
+	assert_true(shp_tq_init(&q, 64, 2, SOCKET_ID_ANY));
+	shp_tq_set_horizon(&q, 1000);
+	for (i = 0; i < 600; i++) {
+		m[i] = pkt_at(5000, 64);
+		shp_tq_insert(&q, m[i], 0);
+	}
+	assert_true(q.to_tfifo > 0 && q.to_tfifo < 600);
+	while ((k = shp_tq_dequeue_due(&q, 5000, out, 64)) > 0) {
+		for (i = 0; i < k; i++)
+			assert_ptr_equal(out[i], m[got + i]);
+		got += k;
+		rte_pktmbuf_free_bulk(out, k);
+	}
+	assert_int_equal(got, 600);
+	shp_tq_fini(&q);
+}
+
+/* More ties than a bucket holds: the rest goes to the tfifo, in order. */
+static void
+test_full_bucket(void **state)
+{
+	static struct rte_mbuf *m[6000];
+	struct rte_mbuf *out[32];
+	struct shp_tq q;
+	uint16_t k;
+	int i, got = 0;
+
+	(void)state;
+	assert_true(shp_tq_init(&q, 1024, POOL_SIZE, SOCKET_ID_ANY));
+	shp_tq_set_horizon(&q, 100000);
+	for (i = 0; i < 6000; i++) {
+		m[i] = pkt_at(50000 + (i % 3 == 0 ? 0 : 1), 64);
+		shp_tq_insert(&q, m[i], 0);
+	}
+	assert_int_equal(shp_tq_dequeue_due(&q, 49999, out, 32), 0);
+	/* the 2000 at 50000 first, then the 4000 at 50001, each FIFO */
+	while ((k = shp_tq_dequeue_due(&q, 60000, out, 32)) > 0) {
+		for (i = 0; i < k; i++, got++) {
+			int want = got < 2000 ? 3 * got :
+				(got - 2000) / 2 * 3 + 1 + (got - 2000) % 2;
+
+			assert_ptr_equal(out[i], m[want]);
+		}
+		rte_pktmbuf_free_bulk(out, k);
+	}
+	assert_int_equal(got, 6000);
+	assert_true(q.to_tfifo > 0);
+	shp_tq_fini(&q);
+}
+
+static void
+test_flush_frees_all(void **state)
+{
+	struct shp_rand r;
+	struct shp_tq q;
+	int i;
+
+	(void)state;
+	shp_rand_seed(&r, 99, 0);
+	assert_true(shp_tq_init(&q, 256, 1000, SOCKET_ID_ANY));
+	shp_tq_set_horizon(&q, 10000);
+	for (i = 0; i < 5000; i++)
+		shp_tq_insert(&q, pkt_at(shp_rand_below(&r, 100000), 64), 0);
+	/* part of it in ready, the rest in buckets and the tfifo */
+	assert_non_null(shp_tq_peek(&q));
+	assert_int_equal(shp_tq_flush(&q), 5000);
+	assert_int_equal(q.qlen, 0);
+	assert_null(shp_tq_peek(&q));
+	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	/* staged only, then fini frees */
+	for (i = 0; i < 10; i++)
+		shp_tq_insert(&q, pkt_at(5000, 64), 0);
+	shp_tq_fini(&q);
+	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+}
+
+/* Without a calendar (nb_bkt 0) the tfifo alone keeps the order. */
+static void
+test_no_calendar(void **state)
+{
+	struct shp_tq q;
+
+	(void)state;
+	assert_true(shp_tq_init(&q, 0, 0, SOCKET_ID_ANY));
+	assert_null(q.bkt);
+	shp_tq_insert(&q, pkt_at(30, 64), 0);
+	shp_tq_insert(&q, pkt_at(10, 64), 0);
+	shp_tq_insert(&q, pkt_at(20, 64), 0);
+	assert_int_equal(shp_meta(shp_tq_peek(&q))->time_to_send, 10);
+	assert_int_equal(q.to_tfifo, 3);
+	assert_int_equal(shp_tq_flush(&q), 3);
+	shp_tq_fini(&q);
+	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_wide),
+		cmocka_unit_test(test_random_small),
+		cmocka_unit_test(test_random_dense),
+		cmocka_unit_test(test_fifo_across),
+		cmocka_unit_test(test_full_bucket),
+		cmocka_unit_test(test_flush_frees_all),
+		cmocka_unit_test(test_no_calendar),
+	};
+
+	(void)argc;
+	(void)argv;
+	test_eal_init("netem_tq");
+	pool = test_pool("tq_pool", POOL_SIZE);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
