@@ -2,8 +2,9 @@
 /*
  * netem stage cost: TSC cycles per packet for enqueue + dequeue in steady
  * state with 1e4, 1e6 and 1e7 packets in flight, for a constant delay
- * (every packet takes the list fast path) and for a jittered one (uniform
- * delay in [D/2, 3D/2): most packets go through the rbtree).
+ * and for a jittered one (uniform delay in [D/2, 3D/2)), each with the
+ * tfifo alone (constant: the list fast path; jitter: mostly the rbtree)
+ * and with the calendar in front of it (netem_tq.h), side by side.
  *
  * A virtual clock advances 100 ns per packet; the delay is in-flight * 100
  * ns, so the queue holds the target number of packets. Bursts of 32 are
@@ -136,19 +137,31 @@ main(int argc, char **argv)
 	hz = (double)rte_get_tsc_hz();
 	printf("netem stage, enqueue+dequeue, bursts of %d, TSC %.2f GHz\n",
 	       BURST, hz / 1e9);
-	printf("%12s  %-22s %10s %8s %12s\n", "in flight", "delay",
-	       "cycles/pkt", "ns/pkt", "qlen at end");
+	printf("%12s  %-10s %-22s %10s %8s %12s\n", "in flight", "delay",
+	       "queue", "cycles/pkt", "ns/pkt", "qlen at end");
 	for (i = 0; i < RTE_DIM(sizes) && sizes[i] <= max; i++) {
 		for (j = 0; j < 2; j++) {
-			struct result r;
+			struct result r[2];
+			unsigned int c;
 
-			run_case(mp, sizes[i], j == 1, &r);
-			printf("%12" PRIu64 "  %-22s %10.1f %8.1f %12" PRIu64
-			       "\n", sizes[i],
-			       j ? "jitter (tree path)" :
-				   "constant (list path)",
-			       r.cycles_per_pkt, r.cycles_per_pkt / hz * 1e9,
-			       r.qlen);
+			/* the tfifo alone, then the calendar in front of it */
+			for (c = 0; c < 2; c++) {
+				shp_netem_tq_buckets = c ?
+					SHP_NETEM_TQ_BUCKETS : 0;
+				run_case(mp, sizes[i], j == 1, &r[c]);
+				printf("%12" PRIu64 "  %-10s %-22s %10.1f "
+				       "%8.1f %12" PRIu64 "\n", sizes[i],
+				       j ? "jitter" : "constant",
+				       c ? "calendar + tfifo" :
+				       j ? "tfifo (tree path)" :
+				       "tfifo (list path)",
+				       r[c].cycles_per_pkt,
+				       r[c].cycles_per_pkt / hz * 1e9,
+				       r[c].qlen);
+			}
+			printf("%12s  %-10s %-22s %10.2f\n", "", "",
+			       "ratio tfifo/calendar",
+			       r[0].cycles_per_pkt / r[1].cycles_per_pkt);
 			fflush(stdout);
 		}
 	}

@@ -8,11 +8,12 @@
 
 #define SHP_TQ_NONE        UINT32_MAX
 #define CHUNK_ENTS         15     /* 16 + 15 * 16 bytes: four cache lines */
-#define READY_MAX          4096   /* bucket cap: ready + scratch = 128 KiB */
+#define READY_MAX          SHP_TQ_BUCKET_MAX  /* ready + scratch: 2 MiB */
 #define INSERTION_SORT_MAX 24
-#define MIN_SHIFT          6      /* 64 ns */
+#define MIN_SHIFT          10     /* 1 us */
 #define MAX_SHIFT          40
-#define HORIZON_BUCKETS    4096   /* buckets across twice the horizon */
+#define SPREAD_BUCKETS     256ull
+#define REACH_BUCKETS      4096ull
 
 struct shp_tq_chunk {
 	uint32_t next;
@@ -82,14 +83,22 @@ shp_tq_fini(struct shp_tq *q)
 }
 
 void
-shp_tq_set_horizon(struct shp_tq *q, uint64_t ns)
+shp_tq_set_horizon(struct shp_tq *q, uint64_t reach, uint64_t spread)
 {
 	unsigned int s = MIN_SHIFT;
 
 	if (q->nb_bkt == 0)
 		return;
-	while (s < MAX_SHIFT &&
-	       ((uint64_t)RTE_MIN(q->nb_bkt, (uint32_t)HORIZON_BUCKETS) << s) < 2 * ns)
+	/*
+	 * Wide enough that a bucket holds a few dozen packets at high rates
+	 * (each bucket costs a chunk and a few misses: fewer, fuller ones
+	 * measured faster), and the tails being filled stay in cache: the
+	 * spread covers at most SPREAD_BUCKETS, twice the reach at most
+	 * REACH_BUCKETS (and the calendar spans more, for rate queueing).
+	 */
+	while (s < MAX_SHIFT && ((SPREAD_BUCKETS << s) < spread ||
+				 (REACH_BUCKETS << s) < 2 * reach ||
+				 ((uint64_t)q->nb_bkt << s) < 2 * reach))
 		s++;
 	q->want_shift = s;
 }
@@ -197,12 +206,19 @@ shp_tq_insert(struct shp_tq *q, struct rte_mbuf *m, uint64_t now)
 	struct shp_meta *meta = shp_meta(m);
 	uint64_t tts = meta->time_to_send;
 
+	bool in_order = q->qlen == 0 || tts >= q->tail_tts;
+
 	meta->seq = q->seq++;
-	if (q->qlen == 0 || tts > q->tail_tts)
+	if (in_order)
 		q->tail_tts = tts;
 	q->qlen++;
 	q->backlog += m->pkt_len;
-	if (q->nb_bkt == 0) {
+	/* In time order (constant delay, rate, noreorder) the list is the
+	 * cheaper path (measured: its link sits in the metadata line TX
+	 * reads anyway); the calendar takes over at the first packet out
+	 * of order, until it runs empty. */
+	if (q->nb_bkt == 0 ||
+	    (in_order && q->c_len == 0 && q->n_stage == 0)) {
 		q->to_tfifo++;
 		shp_tfifo_insert(&q->tf, m);
 		return;

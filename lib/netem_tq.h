@@ -36,6 +36,7 @@ struct shp_tq_ent {
 };
 
 #define SHP_TQ_STAGE 32
+#define SHP_TQ_BUCKET_MAX 65536   /* packets a bucket holds; more go to the tfifo */
 
 struct shp_tq_bucket {
 	uint32_t head;   /* first chunk, SHP_TQ_NONE if empty */
@@ -86,11 +87,13 @@ bool shp_tq_init(struct shp_tq *q, uint32_t nb_bkt, uint32_t max_pkts,
 void shp_tq_fini(struct shp_tq *q);   /* flushes, then frees the calendar */
 
 /*
- * Most packets will be due within `ns` of their arrival: choose the bucket
- * width so that twice this fits the calendar. Takes effect when the
- * calendar next runs empty (its packets keep their buckets).
+ * Most packets will be due within `reach` ns of their arrival, spread over
+ * `spread` ns (the jitter's range): choose the bucket width so that the
+ * spread covers a bounded number of buckets and the calendar twice the
+ * reach. Takes effect when the calendar next runs empty (its packets keep
+ * their buckets).
  */
-void shp_tq_set_horizon(struct shp_tq *q, uint64_t ns);
+void shp_tq_set_horizon(struct shp_tq *q, uint64_t reach, uint64_t spread);
 
 /* Queue m at shp_meta(m)->time_to_send; now is the current time. */
 void shp_tq_insert(struct shp_tq *q, struct rte_mbuf *m, uint64_t now);

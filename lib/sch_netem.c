@@ -669,7 +669,8 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (c == NULL)
 		return;
 	/* tables reach 4 sigma; uniform reaches 1 */
-	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter);
+	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter,
+			   (c->dist != NULL ? 8 : 2) * c->jitter);
 	netem_seed_streams(q, c, p->rs);
 	p->loss_last = false;
 	p->dup_last = false;

@@ -19,7 +19,8 @@
 #include "netem_tq.h"
 #include "shp_rand.h"
 
-#define POOL_SIZE 16384
+#define POOL_SIZE 32768
+#define FULL_N (SHP_TQ_BUCKET_MAX + 6000)  /* more than a bucket holds */
 
 static struct rte_mempool *pool;
 
@@ -113,7 +114,7 @@ run_shape(const struct shape *sh, unsigned long ops)
 	unsigned long i, cal_ins = 0, tf_ins = 0;
 
 	assert_true(shp_tq_init(&q, sh->nb_bkt, sh->max_pkts, SOCKET_ID_ANY));
-	shp_tq_set_horizon(&q, sh->horizon);
+	shp_tq_set_horizon(&q, sh->horizon, 2 * sh->jitter);
 	shp_rand_seed(&r, 777, sh->nb_bkt);
 	heap_n = 0;
 	for (i = 0; i < ops; i++) {
@@ -248,7 +249,10 @@ test_fifo_across(void **state)
 	/* 2 chunks: the rest of the ties overflow into the tfifo, while
 	 * later ties still find room after the first bucket was drained */
 	assert_true(shp_tq_init(&q, 64, 2, SOCKET_ID_ANY));
-	shp_tq_set_horizon(&q, 1000);
+	shp_tq_set_horizon(&q, 1000, 0);
+	/* a later packet first: the ties are out of order, for the calendar
+	 * (packets in time order would all take the list) */
+	shp_tq_insert(&q, pkt_at(6000, 64), 0);
 	for (i = 0; i < 600; i++) {
 		m[i] = pkt_at(5000, 64);
 		shp_tq_insert(&q, m[i], 0);
@@ -261,6 +265,9 @@ test_fifo_across(void **state)
 		rte_pktmbuf_free_bulk(out, k);
 	}
 	assert_int_equal(got, 600);
+	assert_int_equal(shp_tq_dequeue_due(&q, 6000, out, 64), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, 6000);
+	rte_pktmbuf_free(out[0]);
 	shp_tq_fini(&q);
 }
 
@@ -268,33 +275,48 @@ test_fifo_across(void **state)
 static void
 test_full_bucket(void **state)
 {
-	static struct rte_mbuf *m[6000];
-	struct rte_mbuf *out[32];
+	static struct rte_mbuf *m[FULL_N];
+	struct rte_mempool *small;
+	struct rte_mbuf *out[32], *late;
 	struct shp_tq q;
 	uint16_t k;
 	int i, got = 0;
 
 	(void)state;
-	assert_true(shp_tq_init(&q, 1024, POOL_SIZE, SOCKET_ID_ANY));
-	shp_tq_set_horizon(&q, 100000);
-	for (i = 0; i < 6000; i++) {
-		m[i] = pkt_at(50000 + (i % 3 == 0 ? 0 : 1), 64);
+	/* small mbufs: FULL_N of them fit the test's memory */
+	small = rte_pktmbuf_pool_create("tq_small", FULL_N + 1, 0,
+					SHP_MBUF_PRIV_SIZE,
+					RTE_PKTMBUF_HEADROOM + 128,
+					SOCKET_ID_ANY);
+	assert_non_null(small);
+	assert_true(shp_tq_init(&q, 1024, FULL_N, SOCKET_ID_ANY));
+	shp_tq_set_horizon(&q, 100000, 0);
+	/* one out of order first, so the calendar takes the ties */
+	late = test_pkt(small, 64, 0, 0);
+	shp_meta(late)->time_to_send = 60000;
+	shp_tq_insert(&q, late, 0);
+	for (i = 0; i < FULL_N; i++) {
+		m[i] = test_pkt(small, 64, 0, 0);
+		assert_non_null(m[i]);
+		shp_meta(m[i])->time_to_send = 50000 + (i % 3 == 0 ? 0 : 1);
 		shp_tq_insert(&q, m[i], 0);
 	}
 	assert_int_equal(shp_tq_dequeue_due(&q, 49999, out, 32), 0);
-	/* the 2000 at 50000 first, then the 4000 at 50001, each FIFO */
-	while ((k = shp_tq_dequeue_due(&q, 60000, out, 32)) > 0) {
+	/* the third at 50000 first, then the rest at 50001, each FIFO */
+	while ((k = shp_tq_dequeue_due(&q, 59999, out, 32)) > 0) {
 		for (i = 0; i < k; i++, got++) {
-			int want = got < 2000 ? 3 * got :
-				(got - 2000) / 2 * 3 + 1 + (got - 2000) % 2;
+			int t = (FULL_N + 2) / 3, want = got < t ? 3 * got :
+				(got - t) / 2 * 3 + 1 + (got - t) % 2;
 
 			assert_ptr_equal(out[i], m[want]);
 		}
 		rte_pktmbuf_free_bulk(out, k);
 	}
-	assert_int_equal(got, 6000);
-	assert_true(q.to_tfifo > 0);
-	shp_tq_fini(&q);
+	assert_int_equal(got, FULL_N);
+	assert_true(q.to_tfifo >= FULL_N - SHP_TQ_BUCKET_MAX);
+	shp_tq_fini(&q);   /* frees the one at 60000 */
+	assert_int_equal(rte_mempool_avail_count(small), FULL_N + 1);
+	rte_mempool_free(small);
 }
 
 static void
@@ -307,7 +329,7 @@ test_flush_frees_all(void **state)
 	(void)state;
 	shp_rand_seed(&r, 99, 0);
 	assert_true(shp_tq_init(&q, 256, 1000, SOCKET_ID_ANY));
-	shp_tq_set_horizon(&q, 10000);
+	shp_tq_set_horizon(&q, 10000, 0);
 	for (i = 0; i < 5000; i++)
 		shp_tq_insert(&q, pkt_at(shp_rand_below(&r, 100000), 64), 0);
 	/* part of it in ready, the rest in buckets and the tfifo */
