@@ -206,19 +206,19 @@ shp_tq_insert(struct shp_tq *q, struct rte_mbuf *m, uint64_t now)
 	struct shp_meta *meta = shp_meta(m);
 	uint64_t tts = meta->time_to_send;
 
-	bool in_order = q->qlen == 0 || tts >= q->tail_tts;
-
 	meta->seq = q->seq++;
-	if (in_order)
+	if (q->qlen == 0 || tts > q->tail_tts)
 		q->tail_tts = tts;
 	q->qlen++;
 	q->backlog += m->pkt_len;
-	/* In time order (constant delay, rate, noreorder) the list is the
-	 * cheaper path (measured: its link sits in the metadata line TX
-	 * reads anyway); the calendar takes over at the first packet out
-	 * of order, until it runs empty. */
-	if (q->nb_bkt == 0 ||
-	    (in_order && q->c_len == 0 && q->n_stage == 0)) {
+	/*
+	 * Packets in time order (constant delay, rate, noreorder) go to the
+	 * calendar too: the list's dequeue is a chain of dependent misses
+	 * once the packets are cold, and loss or any reuse of mbufs out of
+	 * order takes away the locality that hides them. Measured with
+	 * 'delay 10ms loss 1%': list 2.69 Mpps, calendar 5.72 (A/B runs).
+	 */
+	if (q->nb_bkt == 0) {
 		q->to_tfifo++;
 		shp_tfifo_insert(&q->tf, m);
 		return;
