@@ -30,6 +30,12 @@ struct bands_priv {
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
 	bool single_producer;
+	/* What the last peek returned, at the head of band `peeked_band`'s
+	 * stash: the next dequeue returns it first even if a producer has
+	 * since filled a higher band (Linux qdisc_peek_dequeued), so the
+	 * bucket charges the packet it takes. */
+	struct rte_mbuf *peeked;
+	unsigned int peeked_band;
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -312,6 +318,17 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint16_t got = 0;
 
 	bands_pushout(q, ctx);
+	if (p->peeked != NULL && n > 0) {
+		struct band *bd = &p->band[p->peeked_band];
+
+		/* (unless the pushout has dropped it meanwhile) */
+		if (bd->cnt > 0 && bd->stash[bd->head] == p->peeked) {
+			total += band_take(bd, &ctx->ctr->band[p->peeked_band],
+					   pkts, 1);
+			got = 1;
+		}
+		p->peeked = NULL;
+	}
 	while (got < n) {
 		uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
 		struct shp_band_ctr *bc;
@@ -362,9 +379,13 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 
 	bands_pushout(q, ctx);
 	b = first_band(p);
-	if (b < 0)
+	if (b < 0) {
+		p->peeked = NULL;
 		return NULL;
-	return p->band[b].stash[p->band[b].head];
+	}
+	p->peeked = p->band[b].stash[p->band[b].head];
+	p->peeked_band = b;
+	return p->peeked;
 }
 
 /* Anything queued can leave at once: the bands never hold a packet back. */
@@ -391,6 +412,7 @@ bands_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	struct bands_priv *p = priv(q);
 	unsigned int b;
 
+	p->peeked = NULL;
 	for (b = 0; b < p->nb_bands; b++) {
 		struct band *bd = &p->band[b];
 		struct shp_band_ctr *bc = &ctx->ctr->band[b];

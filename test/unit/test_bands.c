@@ -126,6 +126,48 @@ test_preemption(void **state)
 	shp_qdisc_destroy(q);
 }
 
+/*
+ * The packet a peek returned is the one the next dequeue returns, even if
+ * a higher band filled in between (another lcore's RX): the token bucket
+ * charges what it peeked, so it must take that packet.
+ */
+static void
+test_peek_then_dequeue_same(void **state)
+{
+	struct shp_qdisc *q = mkbands(3, 256);
+	struct shp_ctx c = ctx(1);
+	struct rte_mbuf *m, *hi, *peeked, *out[4];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		m = pkt(2, 64 + i);
+		shp_qdisc_enqueue(q, &m, 1, &c);
+	}
+	peeked = q->ops->peek(q, &c);
+	assert_non_null(peeked);
+	assert_int_equal(shp_meta(peeked)->band, 2);
+	hi = pkt(0, 100);
+	shp_qdisc_enqueue(q, &hi, 1, &c);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &c), 1);
+	assert_ptr_equal(out[0], peeked);
+	assert_int_equal(c.bytes, 64);
+	rte_pktmbuf_free(out[0]);
+	/* then priority again: the band-0 packet, then band 2 */
+	assert_int_equal(shp_qdisc_dequeue(q, out, 4, &c), 3);
+	assert_ptr_equal(out[0], hi);
+	assert_int_equal(shp_meta(out[1])->band, 2);
+	rte_pktmbuf_free_bulk(out, 3);
+	/* a peek that found nothing leaves nothing pending */
+	assert_null(q->ops->peek(q, &c));
+	m = pkt(1, 64);
+	shp_qdisc_enqueue(q, &m, 1, &c);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 4, &c), 1);
+	assert_ptr_equal(out[0], m);
+	rte_pktmbuf_free(out[0]);
+	shp_qdisc_destroy(q);
+}
+
 /* Random traffic: after every step the band dequeue picks equals the
  * lowest band whose ring (scanned directly) holds packets. */
 static void
@@ -311,6 +353,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_priority_fifo),
 		cmocka_unit_test(test_preemption),
+		cmocka_unit_test(test_peek_then_dequeue_same),
 		cmocka_unit_test(test_bitmap_equals_scan),
 		cmocka_unit_test(test_ring_full_counted),
 		cmocka_unit_test(test_limit_pushout),
