@@ -13,6 +13,7 @@
 #define MIN_SHIFT          10     /* 1 us */
 #define MAX_SHIFT          40
 #define SPREAD_BUCKETS     256ull
+#define PARTIAL_CHUNKS     8192u
 #define REACH_BUCKETS      4096ull
 
 struct shp_tq_chunk {
@@ -34,8 +35,11 @@ shp_tq_init(struct shp_tq *q, uint32_t nb_bkt, uint32_t max_pkts, int socket)
 		return true;
 	if (nb_bkt < 64 || !rte_is_power_of_2(nb_bkt))
 		nb_bkt = rte_align32pow2(RTE_MAX(nb_bkt, 64u));
-	/* a partly filled chunk per bucket at most, the rest full */
-	nb_chunks = RTE_MIN(nb_bkt, max_pkts) + max_pkts / CHUNK_ENTS + 1;
+	/* full chunks, plus a partly filled one per bucket being filled:
+	 * the widths keep those to a few thousand (if chunks run out,
+	 * packets go to the tfifo) */
+	nb_chunks = max_pkts / CHUNK_ENTS + RTE_MIN(max_pkts, PARTIAL_CHUNKS) +
+		1;
 	q->bkt = rte_malloc_socket("tq_bkt", sizeof(*q->bkt) * nb_bkt,
 				   RTE_CACHE_LINE_SIZE, socket);
 	q->occ = rte_zmalloc_socket("tq_occ", nb_bkt / 8, RTE_CACHE_LINE_SIZE,

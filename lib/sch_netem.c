@@ -25,6 +25,7 @@
 #include <rte_byteorder.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 
 #include "netem_tq.h"
@@ -713,9 +714,12 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
 	/* a queued packet is an mbuf of the pool: it bounds the calendar */
-	shp_tq_init(&p->tq, shp_netem_tq_buckets,
-		    q->pool != NULL ? q->pool->size : p->default_limit,
-		    q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY);
+	if (!shp_tq_init(&p->tq, shp_netem_tq_buckets,
+			 q->pool != NULL ? q->pool->size : p->default_limit,
+			 q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY))
+		RTE_LOG(WARNING, USER1, "netem: port %u: no memory for the "
+			"time calendar, jitter goes through the rbtree "
+			"(slower; give EAL more memory with -m)\n", q->port);
 	p->conf = conf;
 	netem_reset_state(q, p, conf);
 	return 0;
