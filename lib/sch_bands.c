@@ -36,6 +36,7 @@ struct bands_priv {
 	 * bucket charges the packet it takes. */
 	struct rte_mbuf *peeked;
 	unsigned int peeked_band;
+	unsigned int run_band;     /* of the last shp_bands_peek_run */
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -386,6 +387,35 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	p->peeked = p->band[b].stash[p->band[b].head];
 	p->peeked_band = b;
 	return p->peeked;
+}
+
+uint16_t
+shp_bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
+		   struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+	struct band *bd;
+	int b;
+
+	bands_pushout(q, ctx);
+	p->peeked = NULL;
+	b = first_band(p);
+	if (b < 0)
+		return 0;
+	bd = &p->band[b];
+	p->run_band = b;
+	*run = &bd->stash[bd->head];
+	return bd->cnt;
+}
+
+uint64_t
+shp_bands_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
+		   struct shp_ctx *ctx)
+{
+	struct bands_priv *p = priv(q);
+
+	return band_take(&p->band[p->run_band], &ctx->ctr->band[p->run_band],
+			 out, k);
 }
 
 /* Anything queued can leave at once: the bands never hold a packet back. */

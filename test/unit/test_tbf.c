@@ -68,6 +68,135 @@ feed(struct rig *r, uint16_t len, int n)
 	}
 }
 
+/* A plain FIFO child: tbf over it takes the generic peek-and-dequeue
+ * path, tbf over the bands the run path; both must decide the same. */
+#define FIFO_CAP 8192
+struct fifo {
+	struct rte_mbuf *m[FIFO_CAP];
+	unsigned int head, tail;
+};
+
+static uint16_t
+fifo_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	     struct shp_ctx *ctx)
+{
+	struct fifo *f = q->priv;
+	uint16_t i;
+
+	(void)ctx;
+	for (i = 0; i < n; i++)
+		f->m[f->tail++ % FIFO_CAP] = pkts[i];
+	return n;
+}
+
+static uint16_t
+fifo_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	     struct shp_ctx *ctx)
+{
+	struct fifo *f = q->priv;
+	uint16_t i;
+
+	ctx->bytes = 0;
+	for (i = 0; i < n && f->head != f->tail; i++) {
+		pkts[i] = f->m[f->head++ % FIFO_CAP];
+		ctx->bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	return i;
+}
+
+static struct rte_mbuf *
+fifo_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct fifo *f = q->priv;
+
+	(void)ctx;
+	return f->head != f->tail ? f->m[f->head % FIFO_CAP] : NULL;
+}
+
+static void
+fifo_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	const struct fifo *f = q->priv;
+
+	st->qlen = f->tail - f->head;
+	st->backlog = 0;
+}
+
+static const struct shp_qdisc_ops fifo_ops = {
+	.id = "fifo",
+	.priv_size = sizeof(struct fifo),
+	.enqueue = fifo_enqueue,
+	.dequeue = fifo_dequeue,
+	.peek = fifo_peek,
+	.stats = fifo_stats,
+};
+
+static void
+test_runs_match_generic(void **state)
+{
+	struct rig r;
+	struct shp_qdisc *fq, *ftbf;
+	struct rte_mbuf *a[32], *b[32], *m;
+	uint64_t x = 99, sent = 0, drops_b = 0;
+	struct shp_ctx fctx;
+	struct shp_port_ctr fctr;
+	int step, i;
+
+	(void)state;
+	rig_init(&r, "rate 100mbit burst 3kb peakrate 200mbit mtu 1800 "
+		 "limit 10mb");
+	memset(&fctr, 0, sizeof(fctr));
+	fq = shp_qdisc_create(&fifo_ops, NULL, pool, 0, SOCKET_ID_ANY, NULL);
+	ftbf = shp_qdisc_create(&shp_tbf_ops, fq, pool, 0, SOCKET_ID_ANY,
+				&r.conf);
+	assert_non_null(ftbf);
+	fctx = r.ctx;
+	fctx.ctr = &fctr;
+	for (step = 0; step < 20000; step++) {
+		uint16_t ka, kb, n;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		if (shp_bands_count(r.bands, 1) < 256) {
+			/* some longer than the peak bucket: oversize */
+			uint16_t len = 60 + (x >> 40) % 1980;
+
+			m = test_pkt(pool, len, 0, r.ctx.now);
+			assert_non_null(m);
+			shp_meta(m)->band = 1;
+			shp_qdisc_enqueue(r.bands, &m, 1, &r.ctx);
+			m = test_pkt(pool, len, 0, r.ctx.now);
+			assert_non_null(m);
+			shp_qdisc_enqueue(fq, &m, 1, &fctx);
+		}
+		n = 1 + (x >> 20) % 32;
+		ka = shp_qdisc_dequeue(r.tbf, a, n, &r.ctx);
+		kb = shp_qdisc_dequeue(ftbf, b, n, &fctx);
+		assert_int_equal(ka, kb);
+		assert_int_equal(r.ctx.bytes, fctx.bytes);
+		for (i = 0; i < ka; i++)
+			assert_int_equal(rte_pktmbuf_pkt_len(a[i]),
+					 rte_pktmbuf_pkt_len(b[i]));
+		sent += ka;
+		rte_pktmbuf_free_bulk(a, ka);
+		rte_pktmbuf_free_bulk(b, kb);
+		r.ctx.now += (x >> 50) % 30000;
+		fctx.now = r.ctx.now;
+	}
+	drops_b = fctr.drops[SHP_DROP_TBF_OVERSIZE];
+	print_message("sent %" PRIu64 ", oversize %" PRIu64 "\n", sent,
+		      drops_b);
+	assert_true(sent > 2000);
+	assert_true(drops_b > 100);
+	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], drops_b);
+	while ((m = fifo_peek(fq, &fctx)) != NULL) {
+		fifo_dequeue(fq, &m, 1, &fctx);
+		rte_pktmbuf_free(m);
+	}
+	shp_qdisc_destroy(ftbf);
+	shp_qdisc_destroy(fq);
+	rig_fini(&r);
+}
+
 /* Long-run rate within 0.1% over 1e5 packets of mixed sizes. */
 static void
 test_rate(void **state)
@@ -373,6 +502,7 @@ main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
+		cmocka_unit_test(test_runs_match_generic),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_peakrate),
 		cmocka_unit_test(test_oversize),
