@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "shp_netem.h"
+#include "shp_qdisc.h"
 
 #define MAX_WORDS 128
 #define TC_LIB_DIR "/usr/lib/tc"
@@ -482,6 +483,7 @@ shp_netem_parse_argv(int argc, char **argv, char *err)
 		snprintf(err, SHP_ERR_LEN, "out of memory");
 		return NULL;
 	}
+	c->id = shp_conf_new_id();
 	p.c = c;
 	for (p.i = 0; p.i < argc && rc == 0; p.i++) {
 		const char *w = cur(&p);

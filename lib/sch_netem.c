@@ -58,7 +58,7 @@ enum {
 
 struct netem_sched_data {
 	const struct shp_netem_conf *conf; /* published by change() */
-	const struct shp_netem_conf *seen; /* conf the state below is for */
+	uint64_t seen;      /* id of the conf the state below is for, 0: off */
 	struct shp_tq tq;
 	uint32_t default_limit;
 
@@ -666,7 +666,7 @@ static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
 {
-	p->seen = c;
+	p->seen = c != NULL ? c->id : 0;
 	if (c == NULL)
 		return;
 	/* tables reach 4 sigma; uniform reaches 1 */
@@ -695,7 +695,7 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
 {
 	const struct shp_netem_conf *c = netem_conf(p);
 
-	if (unlikely(c != p->seen))
+	if (unlikely((c != NULL ? c->id : 0) != p->seen))
 		netem_reset_state(q, p, c);
 	return c;
 }
@@ -821,7 +821,7 @@ netem_slot_time(const struct shp_qdisc *q, const struct netem_sched_data *p,
 {
 	struct shp_rand rs[RS_MAX];
 
-	if (c == p->seen) {
+	if (c->id == p->seen) {
 		if (p->slot.armed && p->slot.next >= tts)
 			return p->slot.next;
 		rs[RS_SLOT] = p->rs[RS_SLOT];

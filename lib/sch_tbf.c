@@ -22,7 +22,7 @@ struct tbf_state {
 
 struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
-	const struct shp_tbf_conf *seen;  /* the conf the state belongs to */
+	uint64_t seen;    /* id of the conf the state belongs to */
 	struct tbf_state s;
 };
 
@@ -47,6 +47,7 @@ tbf_init(struct shp_qdisc *q, const void *conf)
 		return -1;
 	}
 	priv(q)->conf = conf;
+	priv(q)->seen = UINT64_MAX;   /* no conf yet: the first is fresh */
 	apply_limit(q, conf);
 	return 0;
 }
@@ -186,8 +187,8 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	if (c == NULL)
 		return child->ops->dequeue(child, pkts, n, ctx);
-	if (unlikely(c != p->seen)) {
-		p->seen = c;
+	if (unlikely(c->id != p->seen)) {
+		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
 	}
 	elapsed = tbf_elapsed(c, &p->s, now);
@@ -274,7 +275,7 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	len = rte_pktmbuf_pkt_len(m);
 	if (len > c->max_size)   /* dequeue drops it at once */
 		return RTE_MAX(now, t_child);
-	s = c != p->seen ? tbf_fresh(c, now) : p->s;
+	s = c->id != p->seen ? tbf_fresh(c, now) : p->s;
 	wlen = shp_tbf_wire_len(c, len);
 	tbf_charge(c, &s, tbf_elapsed(c, &s, now), wlen, &toks, &ptoks);
 	if ((toks | ptoks) >= 0)

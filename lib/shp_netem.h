@@ -81,6 +81,7 @@ enum shp_netem_slot_mode {
 struct shp_netem_conf {
 	bool limit_set;
 	uint32_t limit;             /* packets held; see shp_netem_default_limit */
+	uint64_t id;                /* shp_conf_new_id() at parse */
 
 	uint64_t latency;           /* ns */
 	uint64_t jitter;            /* ns */

@@ -4,6 +4,14 @@
 
 #include "shp_qdisc.h"
 
+uint64_t
+shp_conf_new_id(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 struct shp_qdisc *
 shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
 		 struct rte_mempool *pool, uint16_t port, int socket,

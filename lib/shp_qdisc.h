@@ -101,6 +101,13 @@ struct shp_qdisc {
 	void *priv;
 };
 
+/*
+ * A number no conf had before (from 1). Stages tell a newly published
+ * conf from the one their state belongs to by this, not by its address:
+ * a freed conf's address can come back for the next one.
+ */
+uint64_t shp_conf_new_id(void);
+
 /* Allocate (on socket) and init a stage; NULL with errno/rte_errno on error. */
 struct shp_qdisc *shp_qdisc_create(const struct shp_qdisc_ops *ops,
 				   struct shp_qdisc *child,

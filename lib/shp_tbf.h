@@ -34,6 +34,7 @@ struct shp_tbf_conf {
 	uint64_t peak_mult;  /* ns per byte << 32 at peakrate */
 	int64_t buffer_t;    /* bucket depth in ticks (ns << SHP_TBF_SHIFT) */
 	int64_t mtu_t;       /* peak bucket depth in ticks */
+	uint64_t id;         /* shp_conf_new_id() at parse */
 };
 
 /* Tokens are kept in ticks of 2^-10 ns: integer nanoseconds would be 0.4%

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <rte_common.h>
 
+#include "shp_qdisc.h"
 #include "shp_tbf.h"
 
 #define MAX_WORDS 32
@@ -217,6 +218,7 @@ shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 		c.limit = (uint64_t)lim;
 	}
 	shp_tbf_derive(&c);
+	c.id = shp_conf_new_id();
 	*conf = c;
 	return 0;
 bad_sub:

@@ -349,6 +349,35 @@ test_off_and_change(void **state)
 	assert_int_equal(ctr->port[0].drops[SHP_DROP_FLUSHED], 38);
 }
 
+/*
+ * A new conf published at the address of one the stage already ran (the
+ * old one freed and the memory reused, while the worker did not look)
+ * still starts a fresh bucket: stages tell confs apart by id.
+ */
+static void
+test_new_conf_same_address(void **state)
+{
+	struct rig r;
+	struct rte_mbuf *out[64];
+	char err[SHP_ERR_LEN];
+	uint16_t k;
+
+	(void)state;
+	rig_init(&r, "rate 1mbit burst 2kb limit 1mb");
+	feed(&r, 1000, 40);
+	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 2);
+	rte_pktmbuf_free_bulk(out, 2);
+	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 0);
+	/* same address, new profile: a 10 kB bucket, full */
+	assert_int_equal(shp_tbf_parse("rate 1mbit burst 10kb limit 1mb",
+				       &r.conf, err), 0);
+	r.tbf->ops->change(r.tbf, &r.conf);
+	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	assert_int_equal(k, 10);
+	rte_pktmbuf_free_bulk(out, k);
+	rig_fini(&r);
+}
+
 /* A small LCG for the random states (reproducible). */
 static uint64_t
 lcg(uint64_t *x, uint64_t n)
@@ -507,6 +536,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_peakrate),
 		cmocka_unit_test(test_oversize),
 		cmocka_unit_test(test_off_and_change),
+		cmocka_unit_test(test_new_conf_same_address),
 		cmocka_unit_test(test_next_time),
 		cmocka_unit_test(test_next_time_oversize),
 	};
