@@ -38,7 +38,7 @@ if [ "${SHP_BENCH_HUGE:-0}" = 1 ]; then
 	mem_t=() mem_s=()
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" /var/run/dpdk/bt$$ /var/run/dpdk/bs$$' EXIT
 
 testpmd_run() {
 	# with --stats-period testpmd runs until SIGINT, in the foreground,

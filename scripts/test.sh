@@ -20,6 +20,10 @@ status=0
 
 meson test -C build --print-errorlogs --num-processes 2 "$@"
 [ $? -eq 0 ] || status=1
+# the unit tests' EAL run directories (t_NAME_PID), once their process is gone
+for d in /var/run/dpdk/t_*_[0-9]*; do
+	if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then rm -rf "$d"; fi
+done
 unit_ok=$($py -c "import json;print(sum(1 for l in open('build/meson-logs/testlog.json') if json.loads(l)['result']=='OK'))")
 unit_total=$($py -c "print(sum(1 for l in open('build/meson-logs/testlog.json')))")
 
