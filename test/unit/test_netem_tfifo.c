@@ -14,59 +14,14 @@
 #include "test_env.h"
 #include "netem_tfifo.h"
 #include "shp_rand.h"
+#include "ref_heap.h"
 
 #define POOL_SIZE 8192
 
 static struct rte_mempool *pool;
 
-/* ---- reference: min-heap on (tts, seq) ---- */
-struct ref_item {
-	uint64_t tts;
-	uint64_t seq;
-	struct rte_mbuf *m;
-};
-
-static struct ref_item heap[POOL_SIZE];
-static unsigned int heap_n;
-
-static int
-ref_less(const struct ref_item *a, const struct ref_item *b)
-{
-	return a->tts < b->tts || (a->tts == b->tts && a->seq < b->seq);
-}
-
-static void
-ref_push(struct ref_item it)
-{
-	unsigned int i = heap_n++;
-
-	while (i > 0 && ref_less(&it, &heap[(i - 1) / 2])) {
-		heap[i] = heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	heap[i] = it;
-}
-
-static struct ref_item
-ref_pop(void)
-{
-	struct ref_item top = heap[0], last = heap[--heap_n];
-	unsigned int i = 0, c;
-
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= heap_n)
-			break;
-		if (c + 1 < heap_n && ref_less(&heap[c + 1], &heap[c]))
-			c++;
-		if (!ref_less(&heap[c], &last))
-			break;
-		heap[i] = heap[c];
-		i = c;
-	}
-	heap[i] = last;
-	return top;
-}
+static struct ref_item heap_items[POOL_SIZE];
+static struct ref_heap ref = { heap_items, 0 };
 
 static struct rte_mbuf *
 pkt_at(uint64_t tts, uint16_t len)
@@ -92,11 +47,11 @@ test_random_vs_reference(void **state)
 	(void)state;
 	shp_rand_seed(&r, 12345, 0);
 	shp_tfifo_init(&t);
-	heap_n = 0;
+	ref.n = 0;
 	for (ops = 0; ops < 1000000; ops++) {
 		uint32_t x = shp_rand_below(&r, 100);
 
-		if (heap_n < 4000 && (x < 52 || heap_n == 0)) {
+		if (ref.n < 4000 && (x < 52 || ref.n == 0)) {
 			uint64_t tts;
 			uint16_t len = 60 + shp_rand_below(&r, 200);
 			uint32_t before;
@@ -121,10 +76,10 @@ test_random_vs_reference(void **state)
 				tree_ins++;
 			else
 				list_ins++;
-			ref_push((struct ref_item){ tts, seq++, m });
+			ref_push(&ref, (struct ref_item){ tts, seq++, m });
 			bytes += len;
 		} else if (x < 90) {
-			struct ref_item it = ref_pop();
+			struct ref_item it = ref_pop(&ref);
 			struct rte_mbuf *m;
 
 			assert_ptr_equal(shp_tfifo_peek(&t), it.m);
@@ -134,23 +89,23 @@ test_random_vs_reference(void **state)
 			rte_pktmbuf_free(m);
 		} else {
 			/* everything due at a random instant, in order */
-			uint64_t now = heap[0].tts + shp_rand_below(&r, 300);
+			uint64_t now = ref.a[0].tts + shp_rand_below(&r, 300);
 			uint16_t k, i;
 
 			k = shp_tfifo_dequeue_due(&t, now, out, 32);
 			for (i = 0; i < k; i++) {
-				struct ref_item it = ref_pop();
+				struct ref_item it = ref_pop(&ref);
 
 				assert_ptr_equal(out[i], it.m);
 				assert_true(it.tts <= now);
 				bytes -= out[i]->pkt_len;
 			}
 			/* nothing due left behind unless the burst was full */
-			if (k < 32 && heap_n > 0)
-				assert_true(heap[0].tts > now);
+			if (k < 32 && ref.n > 0)
+				assert_true(ref.a[0].tts > now);
 			rte_pktmbuf_free_bulk(out, k);
 		}
-		assert_int_equal(t.qlen, heap_n);
+		assert_int_equal(t.qlen, ref.n);
 		assert_int_equal(t.backlog, bytes);
 	}
 	/* both paths were exercised a lot */
@@ -158,8 +113,8 @@ test_random_vs_reference(void **state)
 		      tree_ins);
 	assert_true(list_ins > 100000);
 	assert_true(tree_ins > 100000);
-	while (heap_n > 0) {
-		struct ref_item it = ref_pop();
+	while (ref.n > 0) {
+		struct ref_item it = ref_pop(&ref);
 		struct rte_mbuf *m = shp_tfifo_pop(&t);
 
 		assert_ptr_equal(m, it.m);

@@ -18,59 +18,15 @@
 #include "test_env.h"
 #include "netem_tq.h"
 #include "shp_rand.h"
+#include "ref_heap.h"
 
 #define POOL_SIZE 32768
 #define FULL_N (SHP_TQ_BUCKET_MAX + 6000)  /* more than a bucket holds */
 
 static struct rte_mempool *pool;
 
-struct ref_item {
-	uint64_t tts;
-	uint64_t seq;
-	struct rte_mbuf *m;
-};
-
-static struct ref_item heap[POOL_SIZE];
-static unsigned int heap_n;
-
-static int
-ref_less(const struct ref_item *a, const struct ref_item *b)
-{
-	return a->tts < b->tts || (a->tts == b->tts && a->seq < b->seq);
-}
-
-static void
-ref_push(struct ref_item it)
-{
-	unsigned int i = heap_n++;
-
-	while (i > 0 && ref_less(&it, &heap[(i - 1) / 2])) {
-		heap[i] = heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	heap[i] = it;
-}
-
-static struct ref_item
-ref_pop(void)
-{
-	struct ref_item top = heap[0], last = heap[--heap_n];
-	unsigned int i = 0, c;
-
-	for (;;) {
-		c = 2 * i + 1;
-		if (c >= heap_n)
-			break;
-		if (c + 1 < heap_n && ref_less(&heap[c + 1], &heap[c]))
-			c++;
-		if (!ref_less(&heap[c], &last))
-			break;
-		heap[i] = heap[c];
-		i = c;
-	}
-	heap[i] = last;
-	return top;
-}
+static struct ref_item heap_items[POOL_SIZE];
+static struct ref_heap ref = { heap_items, 0 };
 
 static struct rte_mbuf *
 pkt_at(uint64_t tts, uint16_t len)
@@ -94,7 +50,7 @@ struct shape {
 static void
 check_max(uint64_t *tail, uint64_t tts)
 {
-	if (heap_n == 0 || tts > *tail)
+	if (ref.n == 0 || tts > *tail)
 		*tail = tts;
 }
 
@@ -116,11 +72,11 @@ run_shape(const struct shape *sh, unsigned long ops)
 	assert_true(shp_tq_init(&q, sh->nb_bkt, sh->max_pkts, SOCKET_ID_ANY));
 	shp_tq_set_horizon(&q, sh->horizon, 2 * sh->jitter);
 	shp_rand_seed(&r, 777, sh->nb_bkt);
-	heap_n = 0;
+	ref.n = 0;
 	for (i = 0; i < ops; i++) {
 		uint32_t x = shp_rand_below(&r, 100);
 
-		if (heap_n < sh->max_queued && (x < 55 || heap_n == 0)) {
+		if (ref.n < sh->max_queued && (x < 55 || ref.n == 0)) {
 			uint16_t len = 60 + shp_rand_below(&r, 200);
 			uint64_t tts;
 			uint32_t kind = shp_rand_below(&r, 20);
@@ -142,10 +98,10 @@ run_shape(const struct shape *sh, unsigned long ops)
 			m = pkt_at(tts, len);
 			check_max(&tail, tts);
 			shp_tq_insert(&q, m, now);
-			ref_push((struct ref_item){ tts, seq++, m });
+			ref_push(&ref, (struct ref_item){ tts, seq++, m });
 			bytes += len;
 		} else if (x < 62) {
-			struct ref_item it = ref_pop();
+			struct ref_item it = ref_pop(&ref);
 			struct rte_mbuf *m;
 
 			assert_ptr_equal(shp_tq_peek(&q), it.m);
@@ -159,20 +115,20 @@ run_shape(const struct shape *sh, unsigned long ops)
 			now += shp_rand_below(&r, 2 * sh->delay / 100 + 50);
 			k = shp_tq_dequeue_due(&q, now, out, n);
 			for (j = 0; j < k; j++) {
-				struct ref_item it = ref_pop();
+				struct ref_item it = ref_pop(&ref);
 
 				assert_ptr_equal(out[j], it.m);
 				assert_true(it.tts <= now);
 				bytes -= out[j]->pkt_len;
 			}
 			/* never holds a due packet back */
-			if (k < n && heap_n > 0)
-				assert_true(heap[0].tts > now);
+			if (k < n && ref.n > 0)
+				assert_true(ref.a[0].tts > now);
 			rte_pktmbuf_free_bulk(out, k);
 		}
-		assert_int_equal(q.qlen, heap_n);
+		assert_int_equal(q.qlen, ref.n);
 		assert_int_equal(q.backlog, bytes);
-		if (heap_n > 0) {
+		if (ref.n > 0) {
 			int valid;
 
 			assert_int_equal(shp_tq_tail_time(&q, &valid), tail);
@@ -188,8 +144,8 @@ run_shape(const struct shape *sh, unsigned long ops)
 	assert_true(cal_ins > seq / 4);
 	assert_true(tf_ins > seq / 50);
 	/* drain in order, then flush an empty queue */
-	while (heap_n > 0) {
-		struct ref_item it = ref_pop();
+	while (ref.n > 0) {
+		struct ref_item it = ref_pop(&ref);
 		struct rte_mbuf *m = shp_tq_pop(&q);
 
 		assert_ptr_equal(m, it.m);
