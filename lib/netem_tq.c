@@ -72,8 +72,7 @@ shp_tq_init(struct shp_tq *q, uint32_t nb_bkt, uint32_t max_pkts, int socket)
 void
 shp_tq_fini(struct shp_tq *q)
 {
-	if (q->bkt != NULL || q->tf.qlen > 0)
-		shp_tq_flush(q);
+	shp_tq_flush(q);
 	rte_free(q->bkt);
 	rte_free(q->occ);
 	rte_free(q->chunks);

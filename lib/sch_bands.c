@@ -36,7 +36,7 @@ struct bands_priv {
 	 * bucket charges the packet it takes. */
 	struct rte_mbuf *peeked;
 	unsigned int peeked_band;
-	unsigned int run_band;     /* of the last shp_bands_peek_run */
+	unsigned int run_band;     /* of the last peek_run */
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -389,9 +389,11 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	return p->peeked;
 }
 
-uint16_t
-shp_bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
-		   struct shp_ctx *ctx)
+/* A run is the top band's stash (at most STASH): a higher band filled
+ * meanwhile waits for the next run, as for the next dequeue burst. */
+static uint16_t
+bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
+	       struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
 	struct band *bd;
@@ -408,9 +410,9 @@ shp_bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
 	return bd->cnt;
 }
 
-uint64_t
-shp_bands_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
-		   struct shp_ctx *ctx)
+static uint64_t
+bands_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
+	       struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
 
@@ -525,6 +527,8 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.enqueue = bands_enqueue,
 	.dequeue = bands_dequeue,
 	.peek = bands_peek,
+	.peek_run = bands_peek_run,
+	.take_run = bands_take_run,
 	.next_time = bands_next_time,
 	.reset = bands_reset,
 	.idle = bands_idle,

@@ -50,23 +50,4 @@ unsigned int shp_bands_count(const struct shp_qdisc *q, unsigned int b);
 
 unsigned int shp_bands_nb(const struct shp_qdisc *q);
 
-/*
- * For the token bucket in front of the bands (consumer lcore): the packets
- * at the head of the highest-priority non-empty band, in the order dequeue
- * returns them, left queued (*run points into the band's stash; at most
- * 32). 0 when all bands are empty. Runs the pushout due at ctx->now, as a
- * peek does. A bucket charges them in order, then takes the ones it lets
- * go with shp_bands_take_run: one call per run instead of a peek and a
- * one-packet dequeue per packet. (A higher band filled meanwhile waits for
- * the next run, as it waits for the next burst of a plain dequeue.)
- */
-uint16_t shp_bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
-			    struct shp_ctx *ctx);
-
-/* Dequeue the first k packets of the run the last peek_run returned (k no
- * more than it returned, nothing else done to the bands in between) into
- * out; returns their bytes. */
-uint64_t shp_bands_take_run(struct shp_qdisc *q, uint16_t k,
-			    struct rte_mbuf **out, struct shp_ctx *ctx);
-
 #endif

@@ -787,6 +787,7 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 {
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_sync_conf(q, p);
+	uint64_t backlog;
 	uint16_t k, out;
 
 	if (q->child != NULL && n > 0) {
@@ -799,11 +800,13 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		}
 		netem_enqueue_vec(q, p, c, pkts, k, ctx);
 	}
-	ctx->bytes = UINT64_MAX;
+	backlog = p->tq.backlog;
 	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
 		out = netem_release_slotted(p, c, pkts, n, ctx->now);
 	else
 		out = shp_tq_dequeue_due(&p->tq, ctx->now, pkts, n);
+	/* the queue counted the bytes leaving: TX need not again */
+	ctx->bytes = backlog - p->tq.backlog;
 	netem_gauge(p, ctx);
 	return out;
 }

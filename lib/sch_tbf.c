@@ -112,66 +112,38 @@ tbf_charge(const struct shp_tbf_conf *c, const struct tbf_state *s,
 	*toks -= shp_tbf_ticks(c->rate_mult, wlen);
 }
 
-/*
- * The same decisions as the loop in tbf_dequeue, packet by packet, over
- * the runs the bands expose: charge each packet at the head in order and
- * take all that may leave in one call (measured: see docs/benchmarks.md).
- */
-static uint16_t
-tbf_dequeue_runs(struct shp_qdisc *q, const struct shp_tbf_conf *c,
-		 int64_t elapsed, struct rte_mbuf **pkts, uint16_t n,
-		 struct shp_ctx *ctx)
+/* The child's next run, or the packet its peek returns as a run of 1. */
+static inline uint16_t
+child_peek_run(struct shp_qdisc *child, struct rte_mbuf **one,
+	       struct rte_mbuf *const **run, struct shp_ctx *ctx)
 {
-	struct tbf_priv *p = priv(q);
-	struct shp_qdisc *child = q->child;
-	uint64_t bytes = 0;
-	uint16_t got = 0;
-
-	while (got < n) {
-		struct rte_mbuf *const *run;
-		uint16_t cnt = shp_bands_peek_run(child, &run, ctx), k;
-		bool oversize = false, stop = false;
-
-		if (cnt == 0)
-			break;
-		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
-		for (k = 0; k < cnt; k++) {
-			uint32_t len = rte_pktmbuf_pkt_len(run[k]);
-			int64_t toks, ptoks;
-
-			if (unlikely(len > c->max_size)) {
-				oversize = true;
-				break;
-			}
-			tbf_charge(c, &p->s, elapsed,
-				   shp_tbf_wire_len(c, len), &toks, &ptoks);
-			if ((toks | ptoks) < 0) {
-				stop = true;
-				break;
-			}
-			p->s.t_c = ctx->now;
-			p->s.tokens = toks;
-			p->s.ptokens = ptoks;
-			elapsed = 0;
-		}
-		if (k > 0) {
-			bytes += shp_bands_take_run(child, k, pkts + got, ctx);
-			got += k;
-		}
-		if (oversize) {
-			struct rte_mbuf *m;
-
-			shp_bands_take_run(child, 1, &m, ctx);
-			shp_drop(ctx, SHP_DROP_TBF_OVERSIZE, m);
-			continue;
-		}
-		if (stop)
-			break;
-	}
-	ctx->bytes = bytes;
-	return got;
+	if (child->ops->peek_run != NULL)
+		return child->ops->peek_run(child, run, ctx);
+	*one = child->ops->peek(child, ctx);
+	*run = one;
+	return *one != NULL;
 }
 
+/* (a peek followed by a dequeue returns the peeked packet) */
+static inline uint64_t
+child_take_run(struct shp_qdisc *child, uint16_t k, struct rte_mbuf **out,
+	       struct shp_ctx *ctx)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (child->ops->take_run != NULL)
+		return child->ops->take_run(child, k, out, ctx);
+	k = child->ops->dequeue(child, out, k, ctx);
+	for (i = 0; i < k; i++)
+		bytes += rte_pktmbuf_pkt_len(out[i]);
+	return bytes;
+}
+
+/*
+ * Charge the packets at the head of the child in order, as Linux tbf
+ * does one by one, and take all that may leave in one call per run.
+ */
 static uint16_t
 tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	    struct shp_ctx *ctx)
@@ -192,32 +164,46 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		p->s = tbf_fresh(c, now);
 	}
 	elapsed = tbf_elapsed(c, &p->s, now);
-	if (child->ops == &shp_bands_ops)
-		return tbf_dequeue_runs(q, c, elapsed, pkts, n, ctx);
-
 	while (got < n) {
-		struct rte_mbuf *m = child->ops->peek(child, ctx);
-		int64_t toks, ptoks;
-		uint32_t len;
+		struct rte_mbuf *const *run;
+		struct rte_mbuf *one;
+		uint16_t cnt = child_peek_run(child, &one, &run, ctx), k;
+		bool oversize = false, stop = false;
 
-		if (m == NULL)
+		if (cnt == 0)
 			break;
-		len = rte_pktmbuf_pkt_len(m);
-		if (unlikely(len > c->max_size)) {
-			child->ops->dequeue(child, &m, 1, ctx);
-			shp_drop(ctx, SHP_DROP_TBF_OVERSIZE, m);
-			continue;
+		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
+		for (k = 0; k < cnt; k++) {
+			uint32_t len = rte_pktmbuf_pkt_len(run[k]);
+			int64_t toks, ptoks;
+
+			if (unlikely(len > c->max_size)) {
+				oversize = true;
+				break;
+			}
+			tbf_charge(c, &p->s, elapsed,
+				   shp_tbf_wire_len(c, len), &toks, &ptoks);
+			if ((toks | ptoks) < 0) {
+				stop = true;
+				break;
+			}
+			p->s.t_c = now;
+			p->s.tokens = toks;
+			p->s.ptokens = ptoks;
+			elapsed = 0;
 		}
-		tbf_charge(c, &p->s, elapsed, shp_tbf_wire_len(c, len),
-			   &toks, &ptoks);
-		if ((toks | ptoks) < 0)
+		if (k > 0) {
+			bytes += child_take_run(child, k, pkts + got, ctx);
+			got += k;
+		}
+		if (oversize) {
+			struct rte_mbuf *m;
+
+			child_take_run(child, 1, &m, ctx);
+			shp_drop(ctx, SHP_DROP_TBF_OVERSIZE, m);
+		} else if (stop) {
 			break;
-		child->ops->dequeue(child, &pkts[got++], 1, ctx);
-		bytes += len;
-		p->s.t_c = now;
-		p->s.tokens = toks;
-		p->s.ptokens = ptoks;
-		elapsed = 0;
+		}
 	}
 	ctx->bytes = bytes;
 	return got;

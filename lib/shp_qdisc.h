@@ -71,6 +71,16 @@ struct shp_qdisc_ops {
 			    uint16_t n, struct shp_ctx *ctx);
 	/* The packet dequeue would return next, or NULL; stays queued. */
 	struct rte_mbuf *(*peek)(struct shp_qdisc *q, struct shp_ctx *ctx);
+	/* Optional, for a gate in front (tbf): the packets dequeue would
+	 * return next, left queued (*run points into the stage; 0 if none),
+	 * then take_run removes the first k of them (no other call in
+	 * between) and returns their bytes. One call per run instead of a
+	 * peek and a one-packet dequeue per packet. Without them a run is
+	 * the one packet peek returns. */
+	uint16_t (*peek_run)(struct shp_qdisc *q, struct rte_mbuf *const **run,
+			     struct shp_ctx *ctx);
+	uint64_t (*take_run)(struct shp_qdisc *q, uint16_t k,
+			     struct rte_mbuf **out, struct shp_ctx *ctx);
 	/* Earliest clock value >= ctx->now at which dequeue could return a
 	 * packet, given what the stage and its children hold now; UINT64_MAX
 	 * when they hold nothing. Optional (NULL: ctx->now if qlen > 0).
