@@ -363,3 +363,20 @@ def test_latency_histograms(tmp_path, procs, need_prometheus, with_latency):
     assert m(ms, s + "_bucket", port=0, le="1e-06") == 4
     assert m(ms, s + "_count", port=0) == 4
     assert m(ms, s + "_sum", port=0) == pytest.approx(1e-6)
+
+
+def test_listen_errors(tmp_path, need_prometheus):
+    """A bad --listen and a port in use: one line, no server left."""
+    p = subprocess.run([PY, EXPORTER, "--file-prefix", "x", "--listen",
+                        "9105"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "ADDR:PORT" in p.stderr, p.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        p = subprocess.run([PY, EXPORTER, "--file-prefix", "x", "--listen",
+                            "127.0.0.1:%d" % port], capture_output=True,
+                           text=True, timeout=30)
+    assert p.returncode == 1, p.stderr
+    assert "cannot listen on 127.0.0.1:%d" % port in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
