@@ -167,12 +167,15 @@ def test_delay_from_one_clock_and_from_two(tmp_path, mpl):
     out = [(t + 7 * MS, f) for t, f in inp]
     a = mod.analyse(inp, out)
     assert set(a["delay_ms"]) == {7.0} and a["note"] is None
-    skew = 3600 * 10**9
-    far = [(t + skew, f) for t, f in out]
-    a = mod.analyse(inp, far)
-    assert set(a["delay_ms"]) == {0.0} and "different clocks" in a["note"]
-    a = mod.analyse(inp, far, clock_offset_ns=skew)
-    assert set(a["delay_ms"]) == {7.0}
+    for skew in (3600 * 10**9, -3600 * 10**9):   # ahead, behind
+        far = [(t + skew, f) for t, f in out]
+        a = mod.analyse(inp, far)
+        assert set(a["delay_ms"]) == {0.0}, skew
+        assert "different clocks" in a["note"] and a["lost"] == []
+        # departure times on the input's time line
+        assert a["dep_s"][0] == (ts[0] - a["t0"]) / 1e9 == 0
+        a = mod.analyse(inp, far, clock_offset_ns=skew)
+        assert set(a["delay_ms"]) == {7.0} and a["lost"] == []
 
 
 def test_errors(tmp_path):
