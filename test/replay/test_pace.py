@@ -23,8 +23,8 @@ N, SIZE = 2500, 1000       # 1000-byte frames every ms: 8 Mbit/s, 2.5 s
 # the packets in, plus 10. The live stages run on the real clock: a worker
 # that loses its CPU for a few ms (2 CPUs shared by many processes here)
 # gets the packets of that gap at once, and the bucket's limit is checked
-# before it can send them. On an idle machine the counts differed by
-# under 1% of the input.
+# before it can send them. On this 2-CPU machine under load the counts
+# differed by under 1% of the input (docs/usage.md).
 def tolerance(n):
     return n * 3 // 100 + 10
 
