@@ -223,8 +223,9 @@ rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 
 	if (n == 0)
 		return;
-	used = shp_classify_burst_bands(s->classifier, pkts, n, ctx.now, band,
-					&bytes);
+	used = shp_classify_burst_bands(__atomic_load_n(&s->classifier,
+							__ATOMIC_ACQUIRE),
+					pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
 	shp_bands_enqueue_vec(s->bands[r->egress], pkts, band, used, bytes, n,

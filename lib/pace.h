@@ -34,7 +34,7 @@ struct shp_pace {
 	uint64_t clk0;          /* shaper clock when it was read, ns */
 	uint64_t last_due;
 	uint16_t head, n;       /* held: pkts[head .. head + n) */
-	/* read on the control lcore for the summary */
+	/* how often the order was kept over the timestamps (tests) */
 	uint64_t unstamped;     /* no timestamp: passed on behind the last */
 	uint64_t backwards;     /* earlier than the one before: likewise */
 	struct rte_mbuf *pkts[SHP_PACE_MAX];

