@@ -612,6 +612,8 @@ emit(struct replay *r, struct rte_mbuf *m)
 
 /* -------------------------------------------------------- the clock */
 
+static void progress(struct replay *r, bool last);
+
 /* Everything any stage did so far: what left, what was dropped anywhere,
  * what the bands released (into the bucket and on to netem). */
 static uint64_t
@@ -690,7 +692,8 @@ advance(struct replay *r, uint64_t until, bool drain)
 			}
 		}
 		r->now = t;
-		r->events++;
+		if ((++r->events % PROGRESS_EVERY) == 0)
+			progress(r, false);
 		before = activity(r);
 		if (run_at(r) < 0)
 			return -1;
@@ -1155,12 +1158,15 @@ summary(struct replay *r, FILE *f)
 	if (c->drops[SHP_DROP_TBF_OVERSIZE] > 0 && r->tc != NULL)
 		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
 			"than what tbf's bucket holds (burst %" PRIu64
-			" bytes) and could never pass (tbf_oversize): the "
-			"largest frame is %u bytes, give burst at least that "
+			" bytes%s) and could never pass (tbf_oversize): the "
+			"largest frame is %u bytes, give %s at least that "
 			"(tbf counts frames without the 4-byte FCS)\n",
 			c->drops[SHP_DROP_TBF_OVERSIZE],
 			100.0 * (double)c->drops[SHP_DROP_TBF_OVERSIZE] /
-			(double)offered, r->tc->burst, r->max_len);
+			(double)offered, r->tc->burst,
+			r->tc->peakrate ? ", or mtu with peakrate" : "",
+			r->max_len, r->tc->peakrate ? "burst and mtu" :
+			"burst");
 	if (r->nc != NULL && r->nc->jitter != 0 && !r->nc->noreorder &&
 	    r->out_pkts > 0 && 2 * r->out_of_order > r->out_pkts)
 		fprintf(f, "note: %.1f%% of packets left out of order: a "
