@@ -225,9 +225,10 @@ pace_init(struct shaper *s)
 
 		for (k = 0; k < w->nb_rxq; k++) {
 			struct rxq_ref *r = &w->rxq[k];
-			struct rte_eth_dev_info info;
+			struct rte_eth_dev_info info = { 0 };
 
 			if (rte_eth_dev_info_get(r->port, &info) != 0 ||
+			    info.driver_name == NULL ||
 			    strcmp(info.driver_name, "net_pcap") != 0) {
 				fprintf(stderr, "dpdk-shaper: --pace: port %u "
 					"(%s) gives no capture times; --pace "

@@ -58,7 +58,7 @@ shp_pcap_time_ns(pcap_t *p, const struct pcap_pkthdr *h, uint64_t *ns)
 	else
 		sec = (uint64_t)h->ts.tv_sec;
 	/* tv_usec holds nanoseconds (< 1e9) at nanosecond precision */
-	if (sec >= SHP_PCAP_TIME_LIMIT / 1000000000u)
+	if (sec > SHP_PCAP_TIME_LIMIT / 1000000000u)
 		return -1;
 	*ns = sec * 1000000000u + (uint64_t)h->ts.tv_usec;
 	return *ns < SHP_PCAP_TIME_LIMIT ? 0 : -1;

@@ -70,6 +70,20 @@ def test_out_dash_writes_stdout(tmp_path):
     assert summary(proc.stderr.decode()) == s
 
 
+def test_out_dash_on_a_terminal_refused(tmp_path):
+    inp = tmp_path / "in.pcap"
+    capture(inp)
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run([REPLAY_BIN, str(inp), "-"], stdout=slave,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert proc.returncode == 2
+    assert "terminal" in proc.stderr and proc.stderr.count("\n") == 1
+
+
 def test_in_dash_reads_stdin(tmp_path):
     inp, ref, out = (tmp_path / n for n in ("in.pcap", "ref.pcap",
                                             "out.pcap"))
@@ -316,6 +330,10 @@ def test_pcapng_64bit_times(tmp_path):
     s = ok_run(inp, out, "--netem", "delay 5ms")
     assert s["in"] == s["out"] == 20
     assert s["min"] == s["max"] == 5 * MS
+    # the last nanosecond the clock takes, plus 2 s: no wrap
+    write_pcapng(str(inp), frames[:1], [(1 << 63) - 1])
+    s = ok_run(inp, out, "--netem", "delay 2s")
+    assert s["out"] == 1 and s["min"] == s["max"] == 2 * S
     write_pcapng(str(inp), frames, [(1 << 63) + i for i in range(20)])
     out2 = tmp_path / "out2.pcap"
     proc = run(inp, out2, "--netem", "delay 5ms")
