@@ -14,9 +14,9 @@ T0 = 1_700_000_000 * 10**9
 
 # 8 Mbit/s into a 6 Mbit/s bucket: a quarter of the bytes must go, at the
 # pace the capture gives them. Read at line rate, all but a bucket and a
-# limit's worth would.
+# limit's worth would. Then netem loses 2% of what passes.
 PROFILE = ["--tbf", "rate 6mbit burst 50kb limit 50kb", "--netem",
-           "delay 5ms"]
+           "delay 5ms loss 2%", "--seed", "7"]
 N, SIZE = 2500, 1000       # 1000-byte frames every ms: 8 Mbit/s, 2.5 s
 
 # How far a live count may be from the offline tool's, per cause: 3% of
@@ -51,6 +51,7 @@ def test_pace_matches_offline(tmp_path, mode):
     capture(inp)
     off = offline_counts(tmp_path, inp)
     assert off["drops"]["tbf_limit"] > 300       # the profile bites
+    assert off["drops"]["lost"] > 20
 
     t0 = time.monotonic()
     run = run_shaper(tmp_path, [pcap_port(inp, tx)],
