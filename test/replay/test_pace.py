@@ -12,21 +12,30 @@ from conftest import (BIN, REPLAY_BIN, Run, assert_conserved, eal_args,
 MS = 10**6
 T0 = 1_700_000_000 * 10**9
 
-# 8 Mbit/s into a 6 Mbit/s bucket: a quarter of the bytes must go, at the
-# pace the capture gives them. Read at line rate, all but a bucket and a
-# limit's worth would. Then netem loses 2% of what passes.
-PROFILE = ["--tbf", "rate 6mbit burst 50kb limit 50kb", "--netem",
+# 8 Mbit/s into a 10 Mbit/s bucket (the issue's case): at the capture's
+# pace nothing overflows; read at line rate, all but a bucket and a limit's
+# worth would. Then netem loses 2% of what passes: its draws follow the
+# packets' order, so the same packets reaching it give the same count.
+PROFILE = ["--tbf", "rate 10mbit burst 300kb limit 1mb", "--netem",
            "delay 5ms loss 2%", "--seed", "7"]
-N, SIZE = 2500, 1000       # 1000-byte frames every ms: 8 Mbit/s, 2.5 s
+N, SIZE = 4000, 1000       # 1000-byte frames every ms: 8 Mbit/s, 4 s
+SPAN_S = N / 1000
 
-# How far a live count may be from the offline tool's, per cause: 3% of
-# the packets in, plus 10. The live stages run on the real clock: a worker
-# that loses its CPU for a few ms (2 CPUs shared by many processes here)
-# gets the packets of that gap at once, and the bucket's limit is checked
-# before it can send them. On this 2-CPU machine under load the counts
-# differed by under 1% of the input (docs/usage.md).
+# How far a live count may be from the offline tool's, per cause: 1% of
+# the packets in, plus 5. The live stages run on the real clock: a worker
+# that loses its CPU receives the packets of that gap at once, and the
+# bucket cannot send what it could have during the gap beyond its burst.
+# Here burst and limit absorb a stall of up to 1.3 s at 8 Mbit/s; a
+# saturated bucket would not absorb any (docs/usage.md).
 def tolerance(n):
-    return n * 3 // 100 + 10
+    return n // 100 + 5
+
+
+# Longer than that, the machine did not give the run the time it needs
+# (seen here: a 1.5 s stall on 2 CPUs shared by many jobs): the run is
+# repeated once, saying why. The stall is read from the output capture
+# (net_pcap stamps each packet as it writes it).
+STALL_S = 1.0
 
 
 def capture(path):
@@ -46,39 +55,51 @@ def offline_counts(tmp_path, inp):
     return json.loads(js.read_text())["ports"]["0"]
 
 
-def test_pace_matches_offline(tmp_path, mode):
-    inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
-    capture(inp)
-    off = offline_counts(tmp_path, inp)
-    assert off["drops"]["tbf_limit"] > 300       # the profile bites
-    assert off["drops"]["lost"] > 20
-
+def paced_run(tmp_path, inp, tx, mode):
     t0 = time.monotonic()
     run = run_shaper(tmp_path, [pcap_port(inp, tx)],
                      ["--replay", "--pace"] + PROFILE, mode)
     wall = time.monotonic() - t0
     assert run.rc == 0, run.err
+    _, got = pcaplib.read(str(tx))
+    stall = max(b - a for (a, _), (b, _) in zip(got, got[1:])) / 1e9
+    return run, wall, got, stall
+
+
+def test_pace_matches_offline(tmp_path, mode):
+    inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    capture(inp)
+    off = offline_counts(tmp_path, inp)
+    assert off["drops"]["lost"] > 40
+    assert sum(off["drops"].values()) == off["drops"]["lost"]
+
+    run, wall, got, stall = paced_run(tmp_path, inp, tx, mode)
+    if stall > STALL_S:
+        print("the run stalled %.2f s (more than the %.1f s it may): "
+              "once more" % (stall, STALL_S))
+        run, wall, got, stall = paced_run(tmp_path, inp, tx, mode)
     assert "as fast as" not in run.out
     live = run.port(0)
     assert_conserved(run)
     assert live["rx_packets"] == N
     tol = tolerance(N)
     for cause, n in off["drops"].items():
-        assert abs(live["drops"][cause] - n) <= tol, (cause, live, off)
+        assert abs(live["drops"][cause] - n) <= tol, \
+            "%s: live %d, offline %d (longest stall %.2f s)" % (
+                cause, live["drops"][cause], n, stall)
     assert abs(live["tx_packets"] - off["tx_packets"]) <= tol
     # it took the capture's time, and netem's 5 ms is in every delay
-    assert wall >= 2.4, wall
+    assert wall >= SPAN_S - 0.1, wall
     assert live["sojourn_ns"]["min"] >= 5 * MS
-    # the output spans the capture's time, not a line-rate burst (net_pcap
-    # stamps a packet when it writes it)
-    _, got = pcaplib.read(str(tx))
+    # the output spans the capture's time, not a line-rate burst
     assert len(got) == live["tx_packets"]
-    assert got[-1][0] - got[0][0] >= 2.4e9
+    assert got[-1][0] - got[0][0] >= (SPAN_S - 0.1) * 1e9
 
 
 def test_unpaced_replay_says_so(tmp_path):
     """Without --pace the same replay reads the capture at line rate, and
-    says so in one line: the bucket's limit takes almost everything."""
+    says so in one line: the queue in front of the bucket overflows, where
+    the offline tool drops nothing there."""
     inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
     capture(inp)
     run = run_shaper(tmp_path, [pcap_port(inp, tx)], ["--replay"] + PROFILE)
@@ -86,8 +107,11 @@ def test_unpaced_replay_says_so(tmp_path):
     lines = [x for x in run.out.splitlines() if "as fast as" in x]
     assert len(lines) == 1 and "--pace" in lines[0], run.out
     off = offline_counts(tmp_path, inp)
-    assert run.port(0)["drops"]["tbf_limit"] > \
-        off["drops"]["tbf_limit"] + tolerance(N)
+    assert off["drops"]["tbf_limit"] == off["drops"]["band_full"] == 0
+    # the whole capture at once: the band rings (1024 packets) and the
+    # bucket's limit overflow
+    d = run.port(0)["drops"]
+    assert d["band_full"] + d["tbf_limit"] > N // 4, d
 
 
 def test_pace_refuses_ports_without_capture_times(tmp_path):
