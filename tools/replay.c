@@ -1097,7 +1097,11 @@ summary(struct replay *r, FILE *f)
 		dropped += c->drops[d];
 	queued = r->netem != NULL ? shp_qdisc_qlen_total(r->netem) : 0;
 	span = r->started ? r->now - r->first_ts : 0;
-	if (interrupted)
+	if (interrupted && r->out_stdout)
+		fprintf(f, "interrupted: summary of the first %" PRIu64
+			" packets; the capture on standard output is cut "
+			"short\n", r->in_pkts);
+	else if (interrupted)
 		fprintf(f, "interrupted: summary of the first %" PRIu64
 			" packets; %s not written\n", r->in_pkts, r->out_path);
 	fprintf(f, "%s -> %s: %" PRIu64 ".%09" PRIu64 " s of virtual time\n",
