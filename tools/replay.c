@@ -148,6 +148,17 @@ struct replay {
 
 static volatile sig_atomic_t interrupted;
 
+/* A progress line is on the terminal: clear it before any other text. */
+static bool progress_shown;
+
+static void
+progress_clear(void)
+{
+	if (progress_shown)
+		fprintf(stderr, "\r\033[K");
+	progress_shown = false;
+}
+
 static void
 on_signal(int sig)
 {
@@ -229,6 +240,7 @@ fail(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -908,14 +920,13 @@ progress(struct replay *r, bool last)
 	struct timespec now;
 	uint64_t span;
 
+	if (last) {
+		progress_clear();
+		return;
+	}
 	if (!r->tty || r->progress_s <= 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (last) {
-		if (r->wall_last.tv_sec != 0)
-			fprintf(stderr, "\r\033[K");
-		return;
-	}
 	if (wall_since(r->wall_last.tv_sec ? &r->wall_last : &r->wall0,
 		       &now) < r->progress_s)
 		return;
@@ -925,16 +936,16 @@ progress(struct replay *r, bool last)
 		" out, %.3f s of capture, %.1f s elapsed", r->in_pkts,
 		r->out_pkts, (double)span / 1e9, wall_since(&r->wall0, &now));
 	fflush(stderr);
+	progress_shown = true;
 }
 
 static int
-replay_run(struct replay *r)
+replay_loop(struct replay *r)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	int rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &r->wall0);
 	while (!interrupted && (rc = pcap_next_ex(r->in, &h, &data)) == 1) {
 		struct rte_mbuf *m;
 		uint64_t t;
@@ -981,13 +992,23 @@ replay_run(struct replay *r)
 			    pcap_geterr(r->in));
 	if (!interrupted && advance(r, 0, true) < 0)
 		return fail(EXIT_RUNTIME, "out of memory");
-	progress(r, true);
 	/* What is still held (stuck, or in flight at Ctrl-C) is freed and
 	 * counted as flushed: the summary balances either way. */
 	r->stuck = shp_qdisc_qlen_total(r->netem);
 	if (r->stuck > 0)
 		shp_qdisc_reset_all(r->netem, &r->ctx);
 	return 0;
+}
+
+static int
+replay_run(struct replay *r)
+{
+	int code;
+
+	clock_gettime(CLOCK_MONOTONIC, &r->wall0);
+	code = replay_loop(r);
+	progress(r, true);
+	return code;
 }
 
 /* ----------------------------------------------------------- summary */
