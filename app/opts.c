@@ -13,6 +13,7 @@ enum {
 	OPT_TBF_PORT, OPT_NETEM, OPT_NETEM_PORT, OPT_CONFIG, OPT_STATS_PERIOD,
 	OPT_STATS_FILE, OPT_REPLAY, OPT_RX_LCORES, OPT_TX_LCORES, OPT_MBUFS,
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
+	OPT_PACE,
 };
 
 static const struct option longopts[] = {
@@ -28,6 +29,7 @@ static const struct option longopts[] = {
 	{"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"replay", no_argument, NULL, OPT_REPLAY},
+	{"pace", no_argument, NULL, OPT_PACE},
 	{"rx-lcores", required_argument, NULL, OPT_RX_LCORES},
 	{"tx-lcores", required_argument, NULL, OPT_TX_LCORES},
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
@@ -87,7 +89,11 @@ shaper_usage(FILE *f, const char *prog)
 "\n"
 "Running:\n"
 "  --replay               exit once every rx_pcap input is exhausted and\n"
-"                         every queue has drained\n"
+"                         every queue has drained (the input is read as\n"
+"                         fast as it is polled, unless --pace)\n"
+"  --pace                 replay rx_pcap= captures at their own timing\n"
+"                         (like tcpreplay): each packet enters when its\n"
+"                         offset in the capture has elapsed\n"
 "  --stats-period S       print a table of per-port pps, bit/s, band\n"
 "                         depths and drops every S seconds (default 0: off)\n"
 "  --stats-file PATH      write every counter as JSON on exit\n"
@@ -154,6 +160,9 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			continue;
 		case OPT_REPLAY:
 			o->replay = true;
+			continue;
+		case OPT_PACE:
+			o->pace = true;
 			continue;
 		case OPT_CONFIG:
 			continue;

@@ -13,6 +13,7 @@
 #include "shp_stats.h"
 
 struct rte_rcu_qsbr;
+struct shp_pace;
 extern struct rte_rcu_qsbr *shaper_rcu;
 
 #define MAX_RXQ_PER_LCORE 64
@@ -23,6 +24,7 @@ struct rxq_ref {
 	uint16_t egress;
 	uint32_t empty_polls;
 	bool tx_here;         /* this lcore also owns the egress port */
+	struct shp_pace *pace; /* --pace: what was read and is not due yet */
 };
 
 /* One egress port as its TX lcore sees it. */

@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "classify.h"
+#include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
 #include "shp_meta.h"
@@ -48,6 +49,28 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	return sent;
 }
 
+/*
+ * --pace: a burst is read only when the queue's pacer holds nothing, and
+ * held until due (lib/pace.h). Returns what is due now, *stamp set to its
+ * time. While something is held the input is not exhausted.
+ */
+static inline uint16_t
+rx_paced(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
+	 uint64_t *stamp)
+{
+	uint64_t now = shp_clock_now(&s->clock);
+	uint16_t n;
+
+	if (shp_pace_held(r->pace) == 0) {
+		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+		if (n == 0)
+			return 0;
+		shp_pace_hold(r->pace, pkts, n, now);
+	}
+	r->empty_polls = 0;
+	return shp_pace_release(r->pace, now, pkts, stamp);
+}
+
 static inline void
 rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 {
@@ -60,7 +83,10 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	uint32_t used;
 	uint16_t n, sent;
 
-	n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+	if (unlikely(r->pace != NULL))
+		n = rx_paced(s, r, pkts, &ctx.now);
+	else
+		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (n == 0) {
 		if (r->empty_polls < REPLAY_EMPTY_POLLS)
 			r->empty_polls++;
@@ -69,8 +95,10 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	r->empty_polls = 0;
 	/* Stamp with the time the burst arrived, not the loop's start: a
 	 * stale stamp would let netem send a packet early. One pass stamps,
-	 * classifies and sums the bytes; the bands take its result as is. */
-	ctx.now = shp_clock_now(&s->clock);
+	 * classifies and sums the bytes; the bands take its result as is.
+	 * Paced packets carry the time they were due. */
+	if (likely(r->pace == NULL))
+		ctx.now = shp_clock_now(&s->clock);
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
 	used = shp_classify_burst_bands(cls, pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
@@ -179,6 +207,31 @@ tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
 	}
 }
 
+/* At shutdown, what a pacer still holds joins the bands, to be sent or
+ * flushed (and counted) with everything else queued. */
+static void
+rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
+{
+	struct rte_mbuf *pkts[SHP_PACE_MAX];
+	struct shp_port_ctr *in = &ctr->port[r->port];
+	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress],
+			       .now = shp_clock_now(&s->clock) };
+	uint8_t band[SHP_PACE_MAX];
+	uint64_t bytes;
+	uint32_t used;
+	uint16_t n = shp_pace_take_all(r->pace, pkts);
+
+	if (n == 0)
+		return;
+	used = shp_classify_burst_bands(__atomic_load_n(&s->classifier,
+							__ATOMIC_ACQUIRE),
+					pkts, n, ctx.now, band, &bytes);
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	shp_bands_enqueue_vec(s->bands[r->egress], pkts, band, used, bytes, n,
+			      &ctx);
+}
+
 int
 shaper_worker_main(void *arg)
 {
@@ -210,6 +263,9 @@ shaper_worker_main(void *arg)
 		rte_rcu_qsbr_quiescent(shaper_rcu, lcore);
 		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELEASE);
 	}
+	for (k = 0; k < w->nb_rxq; k++)
+		if (w->rxq[k].pace != NULL)
+			rx_unpace(s, &w->rxq[k], ctr);
 	rte_rcu_qsbr_thread_offline(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_unregister(shaper_rcu, lcore);
 	return 0;

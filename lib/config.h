@@ -51,6 +51,7 @@ struct shp_options {
 	unsigned int stats_period;
 	char *stats_file;
 	bool replay;
+	bool pace;                    /* replay at the capture's timing */
 	char *rx_lcores;
 	char *tx_lcores;
 	char *config_file;
