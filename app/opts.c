@@ -13,6 +13,7 @@ enum {
 	OPT_TBF_PORT, OPT_NETEM, OPT_NETEM_PORT, OPT_CONFIG, OPT_STATS_PERIOD,
 	OPT_STATS_FILE, OPT_REPLAY, OPT_RX_LCORES, OPT_TX_LCORES, OPT_MBUFS,
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
+	OPT_MAX_LATE,
 };
 
 static const struct option longopts[] = {
@@ -33,6 +34,7 @@ static const struct option longopts[] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"burst", required_argument, NULL, OPT_BURST},
+	{"max-late", required_argument, NULL, OPT_MAX_LATE},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"interactive", no_argument, NULL, 'i'},
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
@@ -80,6 +82,11 @@ shaper_usage(FILE *f, const char *prog)
 "                         RX and TX in one loop (run to completion); two or\n"
 "                         more: the first half RX, the rest TX (pipeline).\n"
 "  --burst N              packets per burst, 1..%d (default %u)\n"
+"  --max-late TIME        when an egress port's oldest due packet is later\n"
+"                         than TIME (tc time syntax), the emulator is behind:\n"
+"                         new arrivals for that port are dropped and counted\n"
+"                         as `overload` until it has caught up (default\n"
+"                         100us; 0 never drops, letting delay grow instead)\n"
 "  --mbufs N              mbuf pool size (default: per port\n"
 "                         bands*ring-size + 2048 descriptors + 8*burst,\n"
 "                         plus 16384 per port for the netem delay queue,\n"
