@@ -86,7 +86,8 @@ shaper_usage(FILE *f, const char *prog)
 "                         than TIME (tc time syntax), the emulator is behind:\n"
 "                         new arrivals for that port are dropped and counted\n"
 "                         as `overload` until it has caught up (default\n"
-"                         100us; 0 never drops, letting delay grow instead)\n"
+"                         100us; with --replay: 0; 0 never drops, letting\n"
+"                         delay grow instead)\n"
 "  --mbufs N              mbuf pool size (default: per port\n"
 "                         bands*ring-size + 2048 descriptors + 8*burst,\n"
 "                         plus 16384 per port for the netem delay queue,\n"
@@ -194,5 +195,10 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 	}
 	if (shp_options_finalize(o, err) < 0)
 		return bad(err);
+	/* A capture read as fast as possible is no real load: its packets
+	 * wait in the bands rather than being dropped as overload, unless
+	 * asked for. */
+	if (o->replay && !o->max_late_set)
+		o->max_late_ns = 0;
 	return 0;
 }

@@ -103,7 +103,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	 * stale stamp would let netem send a packet early. One pass stamps,
 	 * classifies and sums the bytes; the bands take its result as is. */
 	ctx.now = shp_clock_now(&s->clock);
-	k = shp_admit(&w->admit, ctx.now, n, cost, s->opt.burst);
+	k = shp_admit(&w->admit, ctx.now, n, cost, s->opt.burst,
+		      s->opt.max_late_ns);
 	if (unlikely(k < n)) {
 		overload(in, ctx.ctr, pkts + k, n - k);
 		if (k == 0)

@@ -225,6 +225,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 			return -1;
 		}
 		o->max_late_ns = x;
+		o->max_late_set = true;
 		return 0;
 	}
 	if (strcmp(name, "stats-period") == 0)

@@ -50,6 +50,7 @@ struct shp_options {
 	/* overload: a chain whose oldest due packet is later than this
 	 * drops new arrivals as `overload` (0: never) */
 	uint64_t max_late_ns;
+	bool max_late_set;
 	/* run */
 	unsigned int stats_period;
 	char *stats_file;

@@ -144,7 +144,6 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
  * Costs are ns << SHP_COST_SHIFT.
  */
 #define SHP_COST_SHIFT 8
-#define SHP_ADMIT_DEPTH_NS 20000   /* credit kept for a burst: 20 us */
 #define SHP_ADMIT_MARGIN 9         /* cost x (1 + 1/9): ~10% headroom */
 #define SHP_COST_WARMUP 16         /* samples taken at their minimum */
 
@@ -192,13 +191,18 @@ shp_admit_cost(const struct shp_admit *a)
 	return cost + cost / SHP_ADMIT_MARGIN;
 }
 
-/* How many of n arrivals at `now` may be admitted at `cost` each (the
- * rest are overload); cost 0: all. burst: the largest n. */
+/*
+ * How many of n arrivals at `now` may be admitted at `cost` each (the
+ * rest are overload); cost 0: all. The credit holds at most `depth_ns` of
+ * work (arrivals above the rate for that long are admitted: they make no
+ * packet later than that; the caller passes --max-late), and never less
+ * than two bursts' worth (burst: the largest n).
+ */
 static inline uint16_t
 shp_admit(struct shp_admit *a, uint64_t now, uint16_t n, uint64_t cost,
-	  uint16_t burst)
+	  uint16_t burst, uint64_t depth_ns)
 {
-	uint64_t depth = (uint64_t)SHP_ADMIT_DEPTH_NS << SHP_COST_SHIFT;
+	uint64_t depth = depth_ns << SHP_COST_SHIFT;
 	uint64_t k;
 
 	if (depth < 2 * cost * burst)

@@ -146,7 +146,8 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 		s->offered += got;
 		n = r.behind ? 0 : got;
 		if (pace && n > 0)
-			n = shp_admit(&adm, s->vt, n, shp_admit_cost(&adm), BURST);
+			n = shp_admit(&adm, s->vt, n, shp_admit_cost(&adm), BURST,
+				       MAX_LATE);
 		if (n < got) {
 			s->overload += got - n;
 			if (s->first_overload == 0)
