@@ -87,7 +87,15 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	uint64_t bytes;
 	uint32_t used;
 	uint16_t n, k, sent;
+	uint64_t t0;
+	bool behind;
 
+	/* the poll's own cost is part of what admitting costs */
+	t0 = shp_clock_now(&s->clock);
+	shp_admit_refill(&w->admit, t0, cost, s->opt.burst);
+	behind = s->egress[r->egress].behind;
+	if (!behind && !shp_admit_ready(&w->admit, cost, s->opt.burst))
+		return;
 	n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (n == 0) {
 		if (r->empty_polls < REPLAY_EMPTY_POLLS)
@@ -95,20 +103,23 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		return;
 	}
 	r->empty_polls = 0;
-	if (unlikely(s->egress[r->egress].behind)) {
+	if (unlikely(behind)) {
 		overload(in, ctx.ctr, pkts, n);
+		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) - t0);
 		return;
 	}
 	/* Stamp with the time the burst arrived, not the loop's start: a
 	 * stale stamp would let netem send a packet early. One pass stamps,
 	 * classifies and sums the bytes; the bands take its result as is. */
 	ctx.now = shp_clock_now(&s->clock);
-	k = shp_admit(&w->admit, ctx.now, n, cost, s->opt.burst,
-		      s->opt.max_late_ns);
+	k = shp_admit(&w->admit, n, cost);
 	if (unlikely(k < n)) {
 		overload(in, ctx.ctr, pkts + k, n - k);
-		if (k == 0)
+		if (k == 0) {
+			shp_admit_charge(&w->admit,
+					 shp_clock_now(&s->clock) - t0);
 			return;
+		}
 		n = k;
 	}
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
@@ -128,8 +139,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	shp_bands_enqueue_vec(s->bands[r->egress], pkts + sent, band + sent,
 			      used, bytes, n - sent, &ctx);
 	if (2 * n >= s->opt.burst)
-		shp_cost_sample(&w->admit.rx,
-				shp_clock_now(&s->clock) - ctx.now, n);
+		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
 }
 
 /* In a pipeline another lcore may stamp a packet just after we read the

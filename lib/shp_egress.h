@@ -131,7 +131,8 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
  * is late for all of it one delay later, and the cycle repeats. So
  * arrivals are paced at what admitting *and* releasing a packet cost:
  * each packet admitted spends `rx + tx` ns of a credit that refills with
- * the clock; what exceeds it is dropped as overload.
+ * the clock; what exceeds it is dropped as overload, and the time spent
+ * dropping comes off the credit too (shp_admit_charge).
  *
  * The costs are marginal ones, measured on bursts of at least half the
  * burst size, where the loop's fixed work is spread thin, so a lightly
@@ -139,11 +140,12 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
  * for two full bursts, so measurements go on while pacing bites. The first
  * samples (page faults on first touch, cold caches) are taken at their
  * minimum, and later ones at most double the estimate per sample. Until
- * the release cost is measured it is taken as twice the admission cost,
+ * the release cost is measured it is taken as four times the admission cost,
  * which errs on the side of dropping during the first delay.
  * Costs are ns << SHP_COST_SHIFT.
  */
 #define SHP_COST_SHIFT 8
+#define SHP_ADMIT_DEPTH_NS 20000   /* burst credit: 20 us of work */
 #define SHP_ADMIT_MARGIN 9         /* cost x (1 + 1/9): ~10% headroom */
 #define SHP_COST_WARMUP 16         /* samples taken at their minimum */
 
@@ -187,23 +189,21 @@ shp_admit_cost(const struct shp_admit *a)
 
 	if (a->rx.ns == 0)
 		return 0;
-	cost = a->rx.ns + (a->tx.ns != 0 ? a->tx.ns : 2 * a->rx.ns);
+	cost = a->rx.ns + (a->tx.ns != 0 ? a->tx.ns : 4 * a->rx.ns);
 	return cost + cost / SHP_ADMIT_MARGIN;
 }
 
 /*
- * How many of n arrivals at `now` may be admitted at `cost` each (the
- * rest are overload); cost 0: all. The credit holds at most `depth_ns` of
- * work (arrivals above the rate for that long are admitted: they make no
- * packet later than that; the caller passes --max-late), and never less
- * than two bursts' worth (burst: the largest n).
+ * Refill the credit with the clock. It holds at most SHP_ADMIT_DEPTH_NS of
+ * work (never less than two bursts' worth): arrivals above the rate are
+ * admitted for that long, and the packets of such a burst leave at most
+ * about that much late when their time comes, well within --max-late.
  */
-static inline uint16_t
-shp_admit(struct shp_admit *a, uint64_t now, uint16_t n, uint64_t cost,
-	  uint16_t burst, uint64_t depth_ns)
+static inline void
+shp_admit_refill(struct shp_admit *a, uint64_t now, uint64_t cost,
+		 uint16_t burst)
 {
-	uint64_t depth = depth_ns << SHP_COST_SHIFT;
-	uint64_t k;
+	uint64_t depth = (uint64_t)SHP_ADMIT_DEPTH_NS << SHP_COST_SHIFT;
 
 	if (depth < 2 * cost * burst)
 		depth = 2 * cost * burst;
@@ -213,6 +213,28 @@ shp_admit(struct shp_admit *a, uint64_t now, uint16_t n, uint64_t cost,
 			a->credit = depth;
 		a->last_ns = now;
 	}
+}
+
+/*
+ * Is it worth polling RX now? Only with credit for half a burst at least:
+ * a poll whose packets would mostly be dropped costs the lcore their
+ * reception and their freeing, and an lcore that polls as fast as it can
+ * while over its rate spends itself on dropping (receive livelock). Not
+ * polled, a NIC keeps them and counts what it must drop (imissed).
+ */
+static inline bool
+shp_admit_ready(const struct shp_admit *a, uint64_t cost, uint16_t burst)
+{
+	return cost == 0 || a->credit >= cost * ((burst + 1) / 2);
+}
+
+/* How many of n arrivals may be admitted at `cost` each (the rest are
+ * overload); cost 0: all. */
+static inline uint16_t
+shp_admit(struct shp_admit *a, uint16_t n, uint64_t cost)
+{
+	uint64_t k;
+
 	if (cost == 0)
 		return n;
 	k = a->credit / cost;
@@ -220,6 +242,16 @@ shp_admit(struct shp_admit *a, uint64_t now, uint16_t n, uint64_t cost,
 		k = n;
 	a->credit -= k * cost;
 	return (uint16_t)k;
+}
+
+/* Work that admitted nothing (polling and dropping arrivals) still took
+ * the lcore's time: it comes off the credit. */
+static inline void
+shp_admit_charge(struct shp_admit *a, uint64_t ns)
+{
+	uint64_t c = ns << SHP_COST_SHIFT;
+
+	a->credit = a->credit > c ? a->credit - c : 0;
 }
 
 #endif
