@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "shp_clock.h"
+#include "shp_egress.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
 
@@ -35,6 +36,10 @@ struct egress {
 	uint16_t pend_head;
 	struct rte_mbuf **pending;
 	unsigned int owner;   /* lcore id */
+	/* Written by the owner only when it changes, read by RX lcores once
+	 * per burst: the chain's oldest due packet is later than
+	 * --max-late, so what arrives for it now is dropped (`overload`). */
+	volatile bool behind;
 };
 
 struct worker {
@@ -45,6 +50,10 @@ struct worker {
 	struct rxq_ref rxq[MAX_RXQ_PER_LCORE];
 	uint16_t egress[SHP_MAX_PORTS];   /* port ids this lcore transmits */
 	bool rx_done;                     /* replay: every input exhausted */
+	struct shp_admit admit;           /* pacing of arrivals, costs */
+	/* tx cost (shp_admit) published now and then for pipeline RX
+	 * lcores, which pace at the TX lcore's rate */
+	volatile uint32_t tx_cost_pub;
 	uint64_t loops;                   /* poll rounds, for quiescence */
 };
 

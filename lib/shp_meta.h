@@ -61,8 +61,9 @@ shp_meta_init(struct rte_mbuf *m, uint64_t rx_ns)
 }
 
 /*
- * What RX must set, in two stores: arrival time and classification.
- * time_to_send and next belong to netem, which sets them on enqueue.
+ * What RX must set: arrival time, classification, and no send time yet
+ * (0: netem has not scheduled it; TX then measures lateness from the
+ * arrival). next belongs to netem, which sets it on enqueue.
  */
 static inline void
 shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
@@ -70,6 +71,7 @@ shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
 	struct shp_meta *meta = shp_meta(m);
 
 	meta->rx_ns = rx_ns;
+	meta->time_to_send = 0;
 	meta->cls = (uint64_t)prio | (uint64_t)band << 8;
 }
 

@@ -12,6 +12,7 @@ const char *const shp_drop_names[SHP_DROP_MAX] = {
 	[SHP_DROP_NETEM_LIMIT] = "netem_limit",
 	[SHP_DROP_LOST] = "lost",
 	[SHP_DROP_FLUSHED] = "flushed",
+	[SHP_DROP_OVERLOAD] = "overload",
 };
 
 /* Relaxed loads: the owner may be writing; each u64 load is whole. */
@@ -82,6 +83,8 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		out->queued += out->band_depth[b];
 		out->egress_in += bs->enqueued + bs->full;
 	}
+	/* dropped on arrival, before any band */
+	out->egress_in += s->drops[SHP_DROP_OVERLOAD];
 	for (d = 0; d < SHP_DROP_MAX; d++)
 		out->dropped += s->drops[d];
 }

@@ -31,6 +31,9 @@ enum shp_drop {
 	SHP_DROP_NETEM_LIMIT,  /* netem delay queue full */
 	SHP_DROP_LOST,         /* netem loss model */
 	SHP_DROP_FLUSHED,      /* freed at shutdown or reset while queued */
+	SHP_DROP_OVERLOAD,     /* arrived while its egress chain was behind
+				* schedule (--max-late): the emulator's own
+				* limit, not the profile's */
 	SHP_DROP_MAX
 };
 
