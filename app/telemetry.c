@@ -2,7 +2,8 @@
 /*
  * librte_telemetry endpoints (dpdk-telemetry.py -f PREFIX):
  *
- *   /shaper/stats[,P]   per port: the --stats-file port counters
+ *   /shaper/stats[,P]   per port: the --stats-file port counters (and
+ *                       its "nic" object as nic_* keys)
  *   /shaper/drops[,P]   per port: drops by cause (stats-file "drops")
  *   /shaper/bands[,P]   per "P_B" (port P, band B): the stats-file band keys
  *   /shaper/config      global settings and each port's tbf/netem profile
@@ -75,6 +76,11 @@ port_counters(struct rte_tel_data *d, const struct shp_port_sum *s)
 	rte_tel_data_add_dict_u64(d, "corrupted", c->corrupted);
 	rte_tel_data_add_dict_u64(d, "reordered", c->reordered);
 	rte_tel_data_add_dict_u64(d, "ecn_marked", c->ecn_marked);
+	/* the stats file's "nic" object, flat: one level of containers */
+	rte_tel_data_add_dict_u64(d, "nic_imissed", s->nic.imissed);
+	rte_tel_data_add_dict_u64(d, "nic_ierrors", s->nic.ierrors);
+	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", s->nic.rx_nombuf);
+	rte_tel_data_add_dict_u64(d, "nic_oerrors", s->nic.oerrors);
 }
 
 static void

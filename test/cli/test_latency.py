@@ -91,8 +91,9 @@ def test_show_latency_and_telemetry_match_stats_file(tmp_path,
                       "--netem", "delay 2ms 1ms"], file_prefix=pre)
     c = PopenSpawn(cmd, encoding="utf-8", timeout=60)
     c.expect_exact("replay done")
-    all_, one, bad = telemetry(pre, "/shaper/latency", "/shaper/latency,1",
-                               "/shaper/latency,5")
+    all_, one, bad, st = telemetry(pre, "/shaper/latency",
+                                   "/shaper/latency,1", "/shaper/latency,5",
+                                   "/shaper/stats")
     c.sendline("show port latency")
     c.sendline("show port latency 1")
     c.sendline("show port latency 7")
@@ -142,6 +143,8 @@ def test_show_latency_and_telemetry_match_stats_file(tmp_path,
         # the first and last buckets hold min and max
         assert uppers[0] >= want["min"] and uppers[-1] >= want["max"]
         assert len(uppers) == 1 or uppers[-2] < want["max"]
+    for p in ("0", "1"):
+        assert {k: st[p]["nic_" + k] for k in NIC} == ports[p]["nic"]
     assert "show port latency: no port '7'" in out
     assert re.search(r"NIC drops: imissed: 0 +ierrors: 0 +rx_nombuf: 0 +"
                      r"oerrors: 0", out)
@@ -152,9 +155,17 @@ def test_stats_period_latency_columns(tmp_path):
                                   "--netem-port", "1", "delay 1ms"])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
-    time.sleep(2.8)
+    # wait for two rows of port 1 (a loaded machine starts slowly)
+    out, seen, t0 = "", 0, time.monotonic()
+    while seen < 2 and time.monotonic() - t0 < 30:
+        line = p.stdout.readline()
+        if not line:
+            break
+        out += line
+        seen += bool(re.match(r"^1 +\d", line))
     p.send_signal(2)
-    out, _ = p.communicate(timeout=30)
+    rest, _ = p.communicate(timeout=30)
+    out += rest
     assert p.returncode == 0, out
     heads = [l for l in out.splitlines() if l.startswith("port ") and
              "rx-pps" in l]
