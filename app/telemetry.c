@@ -202,44 +202,26 @@ hist_summary(const struct shp_hist_summary *h)
 /*
  * The non-empty buckets as pairs upper_bound_ns, count (not cumulative),
  * flattened into one array: 22.11's telemetry nests containers one level
- * deep and holds RTE_TEL_MAX_ARRAY_ENTRIES values per array. Adjacent
- * buckets are merged (halving the resolution: 32, 16, ... per power of
- * two) until at most 128 pairs remain; an upper bound is always a real bucket edge.
+ * deep and caps an array at RTE_TEL_MAX_ARRAY_ENTRIES values. At most 128
+ * pairs, so that both histograms of a port stay well inside the client's
+ * 16 KiB reply: more are merged into coarser buckets (shp_hist_export).
  */
+#define TEL_MAX_PAIRS (RTE_TEL_MAX_ARRAY_ENTRIES / 4)
+
 static struct rte_tel_data *
 hist_buckets(const struct shp_hist *h)
 {
+	uint64_t upper[TEL_MAX_PAIRS], count[TEL_MAX_PAIRS];
 	struct rte_tel_data *c = rte_tel_data_alloc();
-	unsigned int i, merge, n;
+	unsigned int i, n;
 
 	if (c == NULL)
 		return NULL;
 	rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
-	for (merge = 1; merge <= SHP_HIST_SUB; merge *= 2) {
-		for (n = 0, i = 0; i < SHP_HIST_BUCKETS; i += merge) {
-			unsigned int k;
-
-			for (k = 0; k < merge; k++)
-				if (h->bucket[i + k] != 0) {
-					n++;
-					break;
-				}
-		}
-		/* both histograms of a port stay well inside the
-		 * client's 16 KiB reply */
-		if (2 * n <= RTE_TEL_MAX_ARRAY_ENTRIES / 2)
-			break;
-	}
-	for (i = 0; i < SHP_HIST_BUCKETS; i += merge) {
-		uint64_t cnt = 0;
-		unsigned int k;
-
-		for (k = 0; k < merge; k++)
-			cnt += h->bucket[i + k];
-		if (cnt == 0)
-			continue;
-		rte_tel_data_add_array_u64(c, shp_hist_upper(i + merge - 1));
-		rte_tel_data_add_array_u64(c, cnt);
+	n = shp_hist_export(h, TEL_MAX_PAIRS, upper, count);
+	for (i = 0; i < n; i++) {
+		rte_tel_data_add_array_u64(c, upper[i]);
+		rte_tel_data_add_array_u64(c, count[i]);
 	}
 	return c;
 }

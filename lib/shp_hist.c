@@ -112,3 +112,33 @@ shp_hist_summarize(const struct shp_hist *h, struct shp_hist_summary *s)
 	s->p99 = shp_hist_quantile(h, 990000);
 	s->p999 = shp_hist_quantile(h, 999000);
 }
+
+unsigned int
+shp_hist_export(const struct shp_hist *h, unsigned int max, uint64_t *upper,
+		uint64_t *count)
+{
+	unsigned int i, k, n, merge;
+
+	for (merge = 1; merge < SHP_HIST_SUB; merge *= 2) {
+		for (n = 0, i = 0; i < SHP_HIST_BUCKETS && n <= max;
+		     i += merge)
+			for (k = 0; k < merge; k++)
+				if (h->bucket[i + k] != 0) {
+					n++;
+					break;
+				}
+		if (n <= max)
+			break;
+	}
+	for (n = 0, i = 0; i < SHP_HIST_BUCKETS && n < max; i += merge) {
+		uint64_t c = 0;
+
+		for (k = 0; k < merge; k++)
+			c += h->bucket[i + k];
+		if (c == 0)
+			continue;
+		upper[n] = shp_hist_upper(i + merge - 1);
+		count[n++] = c;
+	}
+	return n;
+}

@@ -140,4 +140,15 @@ uint64_t shp_hist_quantile(const struct shp_hist *h, uint32_t q_ppm);
 
 void shp_hist_summarize(const struct shp_hist *h, struct shp_hist_summary *s);
 
+/*
+ * The non-empty buckets in increasing order, for an exporter (Prometheus'
+ * `le`): upper[k] is a bucket's inclusive upper bound, count[k] its own
+ * count (not cumulative). When more than max (>= 32) are non-empty,
+ * aligned groups of 2, 4, ... 64 adjacent buckets are merged until they
+ * fit, so an upper bound is always a real bucket edge. Returns how many
+ * pairs were written.
+ */
+unsigned int shp_hist_export(const struct shp_hist *h, unsigned int max,
+			     uint64_t *upper, uint64_t *count);
+
 #endif

@@ -291,6 +291,49 @@ test_summary(void **state)
 	free(h);
 }
 
+/* Export for Prometheus: every value counted once, in increasing real
+ * bucket edges, exact buckets when they fit, coarser when they do not. */
+static void
+test_export(void **state)
+{
+	static uint64_t up[SHP_HIST_BUCKETS], cnt[SHP_HIST_BUCKETS];
+	struct shp_hist *h = hist_new();
+	unsigned int k, n, i, nonempty = 0;
+	uint64_t total;
+
+	(void)state;
+	assert_int_equal(shp_hist_export(h, 128, up, cnt), 0);
+	for (k = 0; k < 1000; k++)
+		shp_hist_record(h, 10000000 + rnd() % 100000);
+	for (i = 0; i < SHP_HIST_BUCKETS; i++)
+		nonempty += h->bucket[i] != 0;
+	n = shp_hist_export(h, 128, up, cnt);
+	assert_int_equal(n, nonempty);    /* few: exactly the buckets */
+	for (i = 0, k = 0; i < SHP_HIST_BUCKETS; i++)
+		if (h->bucket[i] != 0) {
+			assert_int_equal(up[k], shp_hist_upper(i));
+			assert_int_equal(cnt[k++], h->bucket[i]);
+		}
+	/* many: log-uniform over the whole range fills ~2000 buckets */
+	for (k = 0; k < N; k++)
+		shp_hist_record(h, draw(D_LOGUNIF));
+	for (unsigned int max = 32; max <= 1024; max *= 2) {
+		n = shp_hist_export(h, max, up, cnt);
+		assert_true(n <= max && n > max / 4);
+		for (i = 0, total = 0; i < n; i++) {
+			assert_true(cnt[i] > 0);
+			assert_true(i == 0 || up[i] > up[i - 1]);
+			/* an edge: the next value starts another bucket */
+			assert_int_not_equal(shp_hist_index(up[i]),
+					     shp_hist_index(up[i] + 1));
+			total += cnt[i];
+		}
+		assert_int_equal(total, h->count);
+		assert_true(up[0] >= h->min && up[n - 1] >= h->max);
+	}
+	free(h);
+}
+
 int
 main(void)
 {
@@ -301,6 +344,7 @@ main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_sub),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_export),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
