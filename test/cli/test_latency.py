@@ -151,8 +151,13 @@ def test_show_latency_and_telemetry_match_stats_file(tmp_path,
 
 
 def test_stats_period_latency_columns(tmp_path):
-    cmd = shaper_cmd(NULL_VDEVS, ["--stats-period", "1",
-                                  "--netem-port", "1", "delay 1ms"])
+    """net_null at full speed, netem on port 1 only: mbufs go round the
+    pool between the ports, so a packet for port 0 often reuses an mbuf
+    that last carried a send time (RX must clear it)."""
+    stats = tmp_path / "s.json"
+    cmd = shaper_cmd(NULL_VDEVS, ["--stats-period", "1", "--stats-file",
+                                  str(stats), "--netem-port", "1",
+                                  "delay 1ms"])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     # wait for two rows of port 1 (a loaded machine starts slowly)
@@ -181,3 +186,11 @@ def test_stats_period_latency_columns(tmp_path):
     # port 1: every packet held 1 ms by netem
     for r in rows:
         assert ns(r[-1]) >= 1e6 and ns(r[-2]) < ns(r[-1])
+    with open(stats) as f:
+        ports = json.load(f)["ports"]
+    p0, p1 = ports["0"], ports["1"]
+    assert p0["tx_packets"] > 10000 and p1["tx_packets"] > 10000
+    assert p0["latency"]["lateness_ns"]["count"] == 0
+    assert p1["latency"]["lateness_ns"]["count"] == p1["tx_packets"]
+    for p in (p0, p1):
+        assert p["latency"]["sojourn_ns"]["count"] == p["tx_packets"]

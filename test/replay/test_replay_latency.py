@@ -1,7 +1,8 @@
-"""dpdk-shaper-replay prints lateness and sojourn as dpdk-shaper reports
-them. On the virtual clock lateness is 0 by construction: a nonzero value
-means a stage announced a send time it did not keep (or, for slots, that
-the send time TX measures from is not the slot)."""
+"""Lateness and sojourn: the live shaper (run to completion and pipeline)
+and dpdk-shaper-replay, which prints them as dpdk-shaper reports them. On
+the virtual clock lateness is 0 by construction: a nonzero value means a
+stage announced a send time it did not keep (or, for slots, that the send
+time TX measures from is not the slot)."""
 import random
 import re
 import subprocess
@@ -9,7 +10,7 @@ import subprocess
 import pytest
 
 import pcaplib
-from conftest import REPLAY_BIN
+from conftest import REPLAY_BIN, assert_conserved, pcap_port, run_shaper
 
 MS = 10**6
 T0 = 1_700_000_000 * 10**9
@@ -64,3 +65,23 @@ def test_no_netem_no_lateness(tmp_path):
     assert latency(out, "lateness")["count"] == 0
     s = latency(out, "sojourn")
     assert s["count"] == 200 and s["max"] == soj[-1] == 0
+
+
+def test_live_lateness_and_sojourn(tmp_path, mode):
+    """Every packet netem delayed has a lateness and a sojourn, recorded on
+    whichever lcore transmits; the packet late by the most stayed at
+    least the delay plus that (exact extremes, no timing assumption)."""
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(rx), [pcaplib.eth_ipv4(0, 300, i) for i in range(500)])
+    run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                     ["--replay", "--netem", "delay 20ms"], mode)
+    assert run.rc == 0, run.err
+    p = run.port(0)
+    late, soj = p["latency"]["lateness_ns"], p["latency"]["sojourn_ns"]
+    assert p["tx_packets"] == 500
+    assert late["count"] == soj["count"] == 500
+    assert soj["min"] >= 20 * MS
+    assert soj["max"] >= 20 * MS + late["max"]
+    for h in (late, soj):
+        assert [h[k] for k in KEYS[1:]] == sorted(h[k] for k in KEYS[1:])
+    assert_conserved(run)
