@@ -194,3 +194,4 @@ def test_stats_period_latency_columns(tmp_path):
     assert p1["latency"]["lateness_ns"]["count"] == p1["tx_packets"]
     for p in (p0, p1):
         assert p["latency"]["sojourn_ns"]["count"] == p["tx_packets"]
+

@@ -85,3 +85,22 @@ def test_live_lateness_and_sojourn(tmp_path, mode):
     for h in (late, soj):
         assert [h[k] for k in KEYS[1:]] == sorted(h[k] for k in KEYS[1:])
     assert_conserved(run)
+
+
+def test_nic_drops_reported(tmp_path):
+    """The port's own drops: net_pcap counts rx_nombuf (and loses the
+    record it read) when the pool is empty, which it is as soon as netem
+    holds every mbuf. Those packets never entered the shaper: they are in
+    `nic`, not in `drops`, and conservation still holds."""
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(rx), [pcaplib.eth_ipv4(0, 200, i) for i in range(5000)])
+    run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                     ["--replay", "--mbufs", "1024", "--netem",
+                      "delay 200ms limit 100000"])
+    assert run.rc == 0, run.err
+    p = run.port(0)
+    assert p["nic"]["rx_nombuf"] > 0, p
+    assert p["rx_packets"] + p["nic"]["rx_nombuf"] <= 5000
+    assert p["dropped"] == 0
+    assert "rx_nombuf %d" % p["nic"]["rx_nombuf"] in run.out
+    assert_conserved(run)
