@@ -297,10 +297,9 @@ void
 ctl_clear_stats(struct shaper *s)
 {
 	struct shp_port_sum now[SHP_MAX_PORTS];
+	struct shp_latency *lat[SHP_MAX_PORTS];
 	uint64_t tsc = rte_get_timer_cycles();
 	unsigned int i, k;
-
-	struct shp_latency *lat[SHP_MAX_PORTS];
 
 	for (i = 0; i < s->nb_ports; i++) {
 		shaper_stats_port(s, s->port_ids[i], &now[i]);
