@@ -181,8 +181,9 @@ sojourn(struct rte_mbuf *m, uint64_t now)
 }
 
 /*
- * Transmit pkts[0..n) and count what the port took: bytes and the time each
- * spent in the shaper (sojourn), read before the PMD may free them.
+ * Transmit pkts[0..n) and count what the port took: bytes, the time each
+ * spent in the shaper (sojourn) and how late netem's send time was kept
+ * (lateness), read before the PMD may free them.
  * bytes is the pkt_len sum of pkts[0..n) when the dequeue gave it
  * (ctx->bytes), else UINT64_MAX. Returns how many were sent.
  */
@@ -191,7 +192,7 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	 uint16_t n, uint64_t now, uint64_t bytes)
 {
 	uint32_t len[SHP_MAX_BURST];
-	uint64_t soj[SHP_MAX_BURST];
+	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
 	uint64_t sum = 0, mn = pc->sojourn_min_ns, mx = pc->sojourn_max_ns;
 	uint16_t i, sent;
 
@@ -199,10 +200,13 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 		for (i = 0; i < n; i++) {
 			len[i] = rte_pktmbuf_pkt_len(pkts[i]);
 			soj[i] = sojourn(pkts[i], now);
+			tts[i] = shp_meta(pkts[i])->time_to_send;
 		}
 	} else {
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			soj[i] = sojourn(pkts[i], now);
+			tts[i] = shp_meta(pkts[i])->time_to_send;
+		}
 	}
 	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
 	if (bytes == UINT64_MAX) {
@@ -224,6 +228,7 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	pc->sojourn_sum_ns += sum;
 	pc->sojourn_min_ns = mn;
 	pc->sojourn_max_ns = mx;
+	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
 	return sent;
 }
 

@@ -774,6 +774,9 @@ netem_release_slotted(struct netem_sched_data *p,
 		if (p->slot.next > now)
 			break;
 		pkts[out++] = shp_tq_pop(&p->tq);
+		/* its slot is when it is due: TX measures lateness from it
+		 * (only once out of the queue, which is ordered by it) */
+		shp_meta(m)->time_to_send = p->slot.next;
 		p->slot.bytes_left -= m->pkt_len;
 		if (--p->slot.packets_left <= 0 || p->slot.bytes_left <= 0)
 			netem_slot_next(p, c, p->slot.next);
