@@ -168,7 +168,12 @@ def test_stats_file_live_schema(tmp_path):
     assert set(p) == {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes",
                       "queued", "egress_in", "dropped", "netem_queued",
                       "tx_pending", "duplicated", "corrupted", "reordered",
-                      "ecn_marked", "sojourn_ns", "bands", "drops"}
+                      "ecn_marked", "sojourn_ns", "bands", "drops",
+                      "latency", "nic"}
+    # no NIC offline; latency as the live program reports it
+    assert set(p["nic"].values()) == {0}
+    assert p["latency"]["sojourn_ns"]["count"] == p["tx_packets"]
+    assert p["latency"]["lateness_ns"]["max"] == 0
     assert p["rx_packets"] == s["in"] and p["tx_packets"] == s["out"]
     assert p["tx_bytes"] == s["out_bytes"]
     assert p["drops"] == s["by_cause"] and p["dropped"] == s["drops"]
