@@ -1257,6 +1257,7 @@ write_stats(struct replay *r)
 	if (path == NULL)
 		return 0;
 	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	shp_latency_summarize(&replay_lat, &sum);
 	snprintf(tmp, sizeof(tmp), "%s.partial-%d", path, (int)getpid());
 	f = fopen(tmp, "w");
 	if (f == NULL)
