@@ -3,6 +3,11 @@
  * dpdk-shaper: options, EAL, ports, lcores; the main lcore is the control
  * plane (signals, periodic stats, replay end, shutdown).
  */
+#define _GNU_SOURCE  /* nftw */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +36,167 @@ on_signal(int sig)
 	shaper.quit = true;
 }
 
+/*
+ * First thing in main: a SIGINT or SIGTERM during the EAL's start-up
+ * (0.3-3 s) only sets quit, and the run ends as soon as set-up is
+ * complete, with its stats file. A SIGINT ignored or blocked by whoever
+ * started us (`cmd &` in a script) would make Ctrl-C or `kill -INT` do
+ * nothing: the handler replaces SIG_IGN, and both are unblocked.
+ * SA_RESTART: the EAL's own system calls are not cut short.
+ */
+static void
+signals_init(void)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/* An option of ours among the EAL options (`--` forgotten) would end in
+ * the EAL's hundred-line usage and "Invalid argument": name it instead. */
+static int
+check_misplaced(int eal_argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < eal_argc; i++)
+		if (shaper_is_app_option(argv[i])) {
+			fprintf(stderr, "dpdk-shaper: '%s' is a dpdk-shaper "
+				"option: it goes after '--' (dpdk-shaper [EAL "
+				"options] -- [dpdk-shaper options])\n",
+				argv[i]);
+			return -1;
+		}
+	return 0;
+}
+
+/* The value of an EAL option given as `--name V` or `--name=V`. */
+static const char *
+eal_value(int eal_argc, char **argv, const char *name)
+{
+	size_t n = strlen(name);
+	const char *v = NULL;
+	int i;
+
+	for (i = 1; i < eal_argc; i++) {
+		if (strcmp(argv[i], name) == 0 && i + 1 < eal_argc)
+			v = argv[++i];
+		else if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
+			v = argv[i] + n + 1;
+	}
+	return v;
+}
+
+static bool
+eal_flag(int eal_argc, char **argv, const char *name)
+{
+	int i;
+
+	for (i = 1; i < eal_argc; i++)
+		if (strcmp(argv[i], name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A primary process with the same --file-prefix holds a lock on its
+ * runtime directory's config file; the EAL would fail with "Cannot create
+ * lock ... Is another primary process running?" and rte_errno 0. Say it
+ * in one line before starting anything. The directory is the EAL's:
+ * /var/run/dpdk/PREFIX for root, else $XDG_RUNTIME_DIR (or /tmp)/dpdk.
+ */
+static int
+check_prefix_free(int eal_argc, char **argv)
+{
+	const char *prefix = eal_value(eal_argc, argv, "--file-prefix");
+	const char *base = "/var/run", *xdg = getenv("XDG_RUNTIME_DIR");
+	char path[PATH_MAX];
+	struct flock lk = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int fd, rc;
+
+	if (eal_flag(eal_argc, argv, "--no-shconf") ||
+	    eal_flag(eal_argc, argv, "--in-memory") ||
+	    eal_value(eal_argc, argv, "--proc-type") != NULL)
+		return 0;  /* no lock taken, or secondary on purpose */
+	if (getuid() != 0)
+		base = xdg != NULL ? xdg : "/tmp";
+	snprintf(path, sizeof(path), "%s/dpdk/%s/config", base,
+		 prefix != NULL ? prefix : "rte");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	rc = fcntl(fd, F_GETLK, &lk);
+	close(fd);
+	if (rc == 0 && lk.l_type != F_UNLCK) {
+		fprintf(stderr, "dpdk-shaper: another DPDK process (pid %d) "
+			"runs with file prefix '%s': give this one its own, "
+			"e.g. --file-prefix shaper2\n", (int)lk.l_pid,
+			prefix != NULL ? prefix : "rte");
+		return -1;
+	}
+	return 0;
+}
+
+/* net_pcap opens tx_pcap= at probe time and, if it cannot, the port is
+ * just missing ("no ports"): say which file instead. */
+static int
+check_tx_pcap(const char *v)
+{
+	const char *p;
+
+	for (p = strstr(v, "tx_pcap="); p != NULL;
+	     p = strstr(p + 1, "tx_pcap=")) {
+		char path[4096], dir[4096];
+		size_t len = strcspn(p + 8, ",");
+
+		if (len >= sizeof(path))
+			len = sizeof(path) - 1;
+		memcpy(path, p + 8, len);
+		path[len] = '\0';
+		snprintf(dir, sizeof(dir), "%s", path);
+		if (access(path, F_OK) == 0 ? access(path, W_OK) != 0 :
+		    access(dirname(dir), W_OK) != 0) {
+			fprintf(stderr, "dpdk-shaper: tx_pcap %s: cannot write "
+				"it: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The EAL's run directory (/var/run/dpdk/PREFIX, about 12 MB of memory
+ * maps and sockets): rte_eal_cleanup() leaves it behind, so every run
+ * would leave one. Removed after the cleanup, when nothing of ours uses
+ * it; after a crash it remains (docs/usage.md).
+ */
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)flag; (void)f;
+	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static void
+remove_run_dir(const char *dir)
+{
+	if (dir[0] != '\0' &&
+	    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 &&
+	    errno != ENOENT)
+		fprintf(stderr, "dpdk-shaper: warning: cannot remove %s: %s\n",
+			dir, strerror(errno));
+}
+
 /* Refuse captures net_pcap would replay wrongly, before anything starts. */
 static int
 check_vdev_pcaps(int argc, char **argv)
@@ -47,6 +213,8 @@ check_vdev_pcaps(int argc, char **argv)
 			v = argv[i] + 7;
 		if (v == NULL)
 			continue;
+		if (check_tx_pcap(v) < 0)
+			return -1;
 		for (p = strstr(v, "rx_pcap="); p != NULL;
 		     p = strstr(p + 1, "rx_pcap=")) {
 			char path[4096];
@@ -67,9 +235,37 @@ check_vdev_pcaps(int argc, char **argv)
 	return 0;
 }
 
+/* A profile for a port that does not exist would shape nothing: refuse
+ * it, naming where it came from and the ports there are. */
+static int
+check_profile_ports(struct shaper *s)
+{
+	const struct shp_options *o = &s->opt;
+	char list[SHP_ERR_LEN], from[SHP_ERR_LEN];
+	unsigned int p;
+
+	for (p = 0; p < SHP_MAX_PORTS; p++) {
+		if (rte_eth_dev_is_valid_port(p))
+			continue;
+		if (o->cli.tbf[p] != NULL || o->cli.netem[p] != NULL)
+			snprintf(from, sizeof(from), "--%s-port %u",
+				 o->cli.tbf[p] != NULL ? "tbf" : "netem", p);
+		else if (o->file.tbf[p] != NULL || o->file.netem[p] != NULL)
+			snprintf(from, sizeof(from), "%s: [port %u]",
+				 o->config_file, p);
+		else
+			continue;
+		fprintf(stderr, "dpdk-shaper: %s: there is no port %u (%s)\n",
+			from, p, shaper_ports_text(s, list, sizeof(list)));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 setup(struct shaper *s)
 {
+	char list[SHP_ERR_LEN];
 	uint16_t port;
 	unsigned int i;
 	size_t sz;
@@ -98,21 +294,24 @@ setup(struct shaper *s)
 			s->opt.pair_of[b] = a;
 		}
 	}
+	if (check_profile_ports(s) < 0)
+		return -2;
+	for (i = 0; i < SHP_MAX_PORTS; i++)
+		if (s->opt.pair_of[i] >= 0 && !rte_eth_dev_is_valid_port(i)) {
+			fprintf(stderr, "dpdk-shaper: --pairs: there is no "
+				"port %u (%s)\n", i,
+				shaper_ports_text(s, list, sizeof(list)));
+			return -2;
+		}
 	for (i = 0; i < s->nb_ports; i++) {
 		port = s->port_ids[i];
-		if (s->opt.pair_of[port] < 0 ||
-		    !rte_eth_dev_is_valid_port(s->opt.pair_of[port])) {
-			fprintf(stderr, "dpdk-shaper: --pairs: port %u has no "
-				"valid peer\n", port);
+		if (s->opt.pair_of[port] < 0) {
+			fprintf(stderr, "dpdk-shaper: --pairs: port %u is in "
+				"no pair (%s)\n", port,
+				shaper_ports_text(s, list, sizeof(list)));
 			return -2;
 		}
 	}
-	for (i = 0; i < SHP_MAX_PORTS; i++)
-		if (s->opt.pair_of[i] >= 0 && !rte_eth_dev_is_valid_port(i)) {
-			fprintf(stderr, "dpdk-shaper: --pairs: port %u does "
-				"not exist (%u ports)\n", i, s->nb_ports);
-			return -2;
-		}
 	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * RTE_MAX_LCORE,
 			     RTE_CACHE_LINE_SIZE);
 	if (s->ctr == NULL)
@@ -161,10 +360,11 @@ int
 main(int argc, char **argv)
 {
 	struct shaper *s = &shaper;
-	struct sigaction sa;
+	char run_dir[PATH_MAX] = "";
 	int eal_argc, ret;
 	bool pdump_ok = false;
 
+	signals_init();
 	for (eal_argc = 0; eal_argc < argc; eal_argc++)
 		if (strcmp(argv[eal_argc], "--") == 0)
 			break;
@@ -187,24 +387,32 @@ main(int argc, char **argv)
 				shaper_usage(stdout, "dpdk-shaper");
 				return 0;
 			}
+		if (check_misplaced(eal_argc, argv) < 0)
+			return 2;
 		if (shaper_parse_args(s, app_argc, app_argv) < 0)
 			return 2;
 		if (app_argc > 1 || eal_argc < argc)
 			argv[eal_argc] = "--";
 	}
+	if (s->opt.cmdline_file != NULL &&
+	    cli_check_file(s->opt.cmdline_file) < 0)
+		return 2;
 	if (check_vdev_pcaps(eal_argc, argv) < 0)
 		return 2;
+	if (check_prefix_free(eal_argc, argv) < 0)
+		return 1;
 	ret = rte_eal_init(eal_argc, argv);
 	if (ret < 0) {
-		fprintf(stderr, "dpdk-shaper: cannot initialise the EAL: %s\n",
-			rte_strerror(rte_errno));
+		if (rte_errno != 0)
+			fprintf(stderr, "dpdk-shaper: cannot initialise the "
+				"EAL: %s\n", rte_strerror(rte_errno));
+		else
+			fprintf(stderr, "dpdk-shaper: cannot initialise the "
+				"EAL (its messages above say why)\n");
 		return 1;
 	}
+	snprintf(run_dir, sizeof(run_dir), "%s", rte_eal_get_runtime_dir());
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 
 	ret = setup(s);
 	if (ret < 0) {
@@ -224,10 +432,12 @@ main(int argc, char **argv)
 	/* dpdk-dumpcap / dpdk-pdump attach as secondary processes (needs
 	 * shared config: hugepages, no --no-shconf/--in-memory). */
 	pdump_ok = rte_pdump_init() == 0;
-	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
-	/* The main lcore is the control plane: a command file first, then
-	 * the prompt (which polls the control duties between keys) or the
-	 * control loop. See docs/cli.md. */
+	if (s->quit)
+		printf("dpdk-shaper: signal during start-up: stopping\n");
+	/* The main lcore is the control plane: a command file first, before
+	 * any worker polls a port (no packet leaves with a profile the file
+	 * was about to change), then the prompt (which polls the control
+	 * duties between keys) or the control loop. See docs/cli.md. */
 	if (s->opt.cmdline_file != NULL &&
 	    cli_run_file(s->opt.cmdline_file) < 0 && !s->opt.interactive) {
 		printf("dpdk-shaper: --cmdline-file %s failed: stopping, exit "
@@ -239,6 +449,7 @@ main(int argc, char **argv)
 		printf("dpdk-shaper: --cmdline-file %s done\n",
 		       s->opt.cmdline_file);
 	}
+	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
 	if (s->opt.interactive)
 		cli_interact(s);
 	else
@@ -264,5 +475,6 @@ out:
 	if (s->pool != NULL && check_pool(s) < 0)
 		s->exit_code = 3;
 	rte_eal_cleanup();
+	remove_run_dir(run_dir);
 	return s->exit_code;
 }

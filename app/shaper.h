@@ -74,6 +74,9 @@ extern struct shaper shaper;
 /* opts.c */
 int shaper_parse_args(struct shaper *s, int argc, char **argv);
 void shaper_usage(FILE *f, const char *prog);
+/* argv[i] is one of our options (--netem, --netem=..., -i): for telling a
+ * user who forgot `--` what went wrong. */
+bool shaper_is_app_option(const char *arg);
 
 /* ports.c */
 int shaper_ports_init(struct shaper *s);
@@ -81,6 +84,8 @@ int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);
 void shaper_ports_close(struct shaper *s);
 unsigned int shaper_pool_size(const struct shaper *s);
+/* "the ports are 0, 1", for messages about a port that does not exist */
+const char *shaper_ports_text(const struct shaper *s, char *buf, size_t len);
 
 /* worker.c */
 int shaper_worker_main(void *arg);
