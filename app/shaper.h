@@ -78,6 +78,13 @@ void shaper_usage(FILE *f, const char *prog);
  * user who forgot `--` what went wrong. */
 bool shaper_is_app_option(const char *arg);
 
+/* startup.c: checks of the EAL arguments (argv[1..eal_argc-1]) before
+ * the EAL starts, each 0 or -1 after one line; the run directory */
+int shaper_check_misplaced(int eal_argc, char **argv);
+int shaper_check_tx_pcaps(int eal_argc, char **argv);
+int shaper_check_prefix_free(int eal_argc, char **argv);
+void shaper_run_dir_remove(const char *dir);
+
 /* ports.c */
 int shaper_ports_init(struct shaper *s);
 int shaper_lcores_assign(struct shaper *s);
