@@ -53,6 +53,27 @@ def shaper_cmd(vdevs, app_args, file_prefix=None, huge=False, binary=None,
     return cmd + ["--"] + list(app_args)
 
 
+def wait_started(proc):
+    """Read PROC's stdout up to the line set-up ends with ("dpdk-shaper: N
+    ports, ..."): a test that times something from the start must not
+    count the EAL's start-up, which takes seconds on a loaded machine (a
+    signal during it ends the run at once). The lines read, to prepend to
+    what communicate() returns."""
+    # byte by byte from the pipe: a buffered read would take lines that
+    # communicate(), which reads the pipe itself, then never sees
+    got, line = "", b""
+    while True:
+        c = os.read(proc.stdout.fileno(), 1)
+        if not c:
+            raise AssertionError("dpdk-shaper did not start: " + got)
+        line += c
+        if c == b"\n":
+            got += line.decode(errors="replace")
+            if re.match(rb"dpdk-shaper: \d+ ports?, ", line):
+                return got
+            line = b""
+
+
 def clean(text):
     """Output as a terminal would show it: no CRs, no VT100 sequences."""
     text = re.sub(r"\x1b(\[[0-9;]*[A-Za-z]|[ME78])", "", text)
