@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "shp_netem.h"
 
@@ -183,4 +184,40 @@ out:
 	free(data);
 	fclose(f);
 	return d;
+}
+
+struct shp_netem_dist *
+shp_netem_dist_find(const char *name, char *err)
+{
+	const char *dirs[] = {
+		getenv("TC_LIB_DIR"),
+#ifdef SHP_MULTIARCH
+		"/usr/lib/" SHP_MULTIARCH "/tc",
+#endif
+		"/usr/lib/tc",
+	};
+	char path[4096], tried[SHP_ERR_LEN] = "";
+	struct shp_netem_dist *d;
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i] == NULL || dirs[i][0] == '\0')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.dist", dirs[i], name);
+		if (access(path, F_OK) == 0) {
+			d = shp_netem_dist_load(path, err);
+			if (d != NULL)
+				snprintf(d->name, sizeof(d->name), "%s", name);
+			return d;
+		}
+		n += snprintf(tried + n, n < sizeof(tried) ? sizeof(tried) - n :
+			      0, "%s%s%s", n ? ", " : "", i == 0 ?
+			      "$TC_LIB_DIR=" : "", dirs[i]);
+		if (n >= sizeof(tried))
+			n = sizeof(tried) - 1;
+	}
+	snprintf(err, SHP_ERR_LEN, "unknown distribution '%s': no %s.dist in "
+		 "%s (built in: uniform, normal, pareto, paretonormal; or give "
+		 "a table file's path)", name, name, tried);
+	return NULL;
 }

@@ -16,7 +16,6 @@
 #include "shp_qdisc.h"
 
 #define MAX_WORDS 128
-#define TC_LIB_DIR "/usr/lib/tc"
 
 struct parser {
 	int argc;
@@ -193,26 +192,18 @@ get_dist(struct parser *p, const char *kw)
 {
 	const char *name = cur(p);
 	struct shp_netem_dist *d;
-	char path[512];
+	char err[SHP_ERR_LEN];
 
 	d = shp_netem_dist_builtin(name);
 	if (d != NULL)
 		return d;
 	if (strchr(name, '/') != NULL)
 		return shp_netem_dist_load(name, p->err);
-	/* like tc: NAME means TC_LIB_DIR/NAME.dist */
-	snprintf(path, sizeof(path), "%s/%s.dist",
-		 getenv("TC_LIB_DIR") ? getenv("TC_LIB_DIR") : TC_LIB_DIR,
-		 name);
-	d = shp_netem_dist_load(path, p->err);
-	if (d != NULL) {
-		snprintf(d->name, sizeof(d->name), "%s", name);
-		return d;
-	}
-	snprintf(p->err, SHP_ERR_LEN,
-		 "%s: unknown distribution '%s' (use uniform, normal, pareto, "
-		 "paretonormal or a table file path)", kw, name);
-	return NULL;
+	/* like tc: NAME means NAME.dist in iproute2's table directory */
+	d = shp_netem_dist_find(name, err);
+	if (d == NULL)
+		snprintf(p->err, SHP_ERR_LEN, "%s: %s", kw, err);
+	return d;
 }
 
 static int

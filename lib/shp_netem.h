@@ -156,4 +156,10 @@ struct shp_netem_dist *shp_netem_dist_builtin(const char *name);
  * in -32768..32767, at most SHP_NETEM_DIST_MAX). NULL + err on error. */
 struct shp_netem_dist *shp_netem_dist_load(const char *path, char *err);
 
+/* iproute2's table NAME.dist (`distribution experimental`), looked up as
+ * tc does in $TC_LIB_DIR, then where Debian's iproute2 installs them
+ * (/usr/lib/<multiarch>/tc), then /usr/lib/tc. NULL + err naming every
+ * directory tried, or the file's own error if one was found. */
+struct shp_netem_dist *shp_netem_dist_find(const char *name, char *err);
+
 #endif

@@ -2,18 +2,22 @@
 # Installs what is missing, builds, and runs every test: the C unit tests
 # (meson test, cmocka), the replay tests and the end-to-end tests (pytest).
 # Prints each runner's summary and a closing "N passed, N failed" line;
-# exits non-zero if anything failed.
+# exits non-zero if anything failed. Arguments go to `meson test`.
+#
+# SHP_TEST_SUITES="replay cli" limits the pytest suites (default: all of
+# replay cli e2e), e.g. on a machine where the e2e network namespaces
+# would collide with another run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test || exit 1
+# (build.sh configures build/ again if the dependencies found changed,
+# e.g. cmocka just installed by deps.sh)
 scripts/build.sh || exit 1
 # An AddressSanitizer build of the program for the reconfiguration-under-
 # load test (test/cli/test_reconfig_load.py).
-if [ ! -f build-asan/build.ninja ]; then
-	meson setup build-asan -Db_sanitize=address -Db_lundef=false \
-		-Dbuildtype=debugoptimized >/dev/null || exit 1
-fi
-ninja -C build-asan app/dpdk-shaper >/dev/null || exit 1
+scripts/build.sh --dir build-asan --setup "-Db_sanitize=address \
+	-Db_lundef=false -Dbuildtype=debugoptimized" app/dpdk-shaper \
+	>/dev/null || exit 1
 
 py=/usr/bin/python3   # Debian's, with python3-pytest and python3-scapy
 status=0
@@ -24,12 +28,13 @@ meson test -C build --print-errorlogs --num-processes 2 "$@"
 for d in /var/run/dpdk/t_*_[0-9]*; do
 	if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then rm -rf "$d"; fi
 done
-unit_ok=$($py -c "import json;print(sum(1 for l in open('build/meson-logs/testlog.json') if json.loads(l)['result']=='OK'))")
-unit_total=$($py -c "print(sum(1 for l in open('build/meson-logs/testlog.json')))")
+log=build/meson-logs/testlog.json
+unit_ok=$($py -c "import json;print(sum(1 for l in open('$log') if json.loads(l)['result']=='OK'))")
+unit_total=$($py -c "print(sum(1 for l in open('$log')))")
 
 # One pytest run per suite: each has its own conftest helpers.
 py_total=0 py_fail=0 py_skip=0
-for suite in replay cli e2e; do
+for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
 	junit=build/pytest-$suite.xml
 	echo "== pytest test/$suite"
 	$py -m pytest "test/$suite" -q -rs -p no:cacheprovider \

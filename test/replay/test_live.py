@@ -73,9 +73,19 @@ def test_sigint_flushes_and_accounts(tmp_path):
                                       "--stats-file", str(stats)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+    # from the end of set-up: a signal during the EAL's start-up (seconds
+    # on a loaded machine) ends the run before any packet is read. Byte by
+    # byte: communicate() reads the pipe itself, past any Python buffer.
+    head = b""
+    while not head.endswith(b"\n") or b"dpdk-shaper: 1 port" not in head:
+        c = os.read(proc.stdout.fileno(), 1)   # unbuffered: see below
+        assert c, head
+        head += c
+    head = head.decode()
     time.sleep(1.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
+    out = head + out
     proc.returncode = proc.returncode
     run = Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
               str(stats))
