@@ -282,7 +282,7 @@ test_rejections(void **state)
 	parse_bad("delay -10ms", "'-10ms'", "negative");
 	parse_bad("delay 10ms -1ms", "'-1ms'", "negative");
 	parse_bad("loss state 1% -5%", "'-5%'", "negative");
-	parse_bad("rate 1mbit 20 -5", "'-5'", "negative");
+	parse_bad("rate 1mbit 20 1.5", "'1.5'", "integer");
 	/* cross-checks */
 	parse_bad("reorder 25%", "reorder", "delay");
 	parse_bad("reorder 25% gap 3", "reorder", "delay");
@@ -454,9 +454,15 @@ test_format(void **state)
 		   "delay 10ms reorder 25% 50% gap 1");
 	round_trip("reorder 25% gap 5 delay 10ms",
 		   "delay 10ms reorder 25% gap 5");
-	round_trip("rate 5kbit 20 100 5", "rate 5kbit 20 100 5");
-	round_trip("rate 100mbit -14", "rate 100mbit -14");
-	round_trip("rate 1234567bit", "rate 1234568bit");  /* bytes/s */
+	round_trip("rate 5kbit 20 100 5", "rate 5Kbit 20 100 5");
+	round_trip("rate 100mbit -14", "rate 100Mbit -14");
+	/* bytes/s, truncated as iproute2's get_rate */
+	round_trip("rate 1234567bit", "rate 1234560bit");
+	/* a bare rate is bits per second (tc(8)) */
+	round_trip("rate 1000000", "rate 1Mbit");
+	round_trip("rate 1tibit", "rate 1099511627776bit");
+	/* no cell size, a cell overhead (tc's NEXT_IS_SIGNED_NUMBER) */
+	round_trip("rate 1mbit 20 -5", "rate 1Mbit 20 0 -5");
 	round_trip("slot 800us 1ms packets 32 bytes 64k",
 		   "slot 800us 1ms packets 32 bytes 65536");
 	round_trip("slot distribution pareto 1ms 200us",
