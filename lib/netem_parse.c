@@ -381,6 +381,12 @@ check_conf(struct parser *p)
 		/* reorder 0%: nothing to do, as in tc */
 		prob_set(&c->reorder, 0, 0, false);
 	}
+	/* 0%: off whatever the correlation, so that the printer, which
+	 * leaves it out, reads back the same conf */
+	if (c->duplicate.p == 0)
+		prob_set(&c->duplicate, 0, 0, false);
+	if (c->corrupt.p == 0)
+		prob_set(&c->corrupt, 0, 0, false);
 	if (c->ecn && c->loss_model == SHP_NETEM_LOSS_NONE) {
 		return shp_tc_fail(&p->a, "'ecn' needs a 'loss' model");
 	}
@@ -602,7 +608,7 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 	if (c->latency != 0 || c->jitter != 0) {
 		put(&o, " delay");
 		put_time(&o, c->latency);
-		if (c->jitter != 0) {
+		if (c->jitter != 0 || c->delay_corr_set) {
 			put_time(&o, c->jitter);
 			if (c->delay_corr_set || c->delay_corr != 0)
 				put_percent(&o, c->delay_corr);

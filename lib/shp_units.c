@@ -55,15 +55,16 @@ static int
 scaled(const char *num, const char *unit, double v, double scale,
        unsigned int div, uint64_t *out)
 {
-	unsigned __int128 r;
-	unsigned long long x;
+	unsigned __int128 r = 0;
+	const char *d;
 
 	if (strspn(num, "0123456789") == (size_t)(unit - num)) {
-		errno = 0;
-		x = strtoull(num, NULL, 10);
-		if (errno != 0)
-			return -1;
-		r = (unsigned __int128)x * (uint64_t)scale / div;
+		for (d = num; d < unit; d++) {
+			r = r * 10 + (unsigned int)(*d - '0');
+			if (r > (unsigned __int128)UINT64_MAX << 16)
+				return -1;
+		}
+		r = r * (uint64_t)scale / div;
 		if (r > UINT64_MAX)
 			return -1;
 		*out = (uint64_t)r;
@@ -254,30 +255,26 @@ shp_fmt_time(char *buf, size_t len, uint64_t ns)
 }
 
 /* Exact as well, in tc's spelling (Kbit, Mbit, ...); a rate whose bits
- * do not fit 64 bits is printed in bytes (Bps). */
+ * do not fit 64 bits and that no unit divides is printed in bytes (Bps). */
 void
 shp_fmt_rate(char *buf, size_t len, uint64_t bps)
 {
 	static const struct { const char *name; uint64_t div; } u[] = {
 		{"Tbit", 1000000000000ULL}, {"Gbit", 1000000000},
-		{"Mbit", 1000000}, {"Kbit", 1000},
+		{"Mbit", 1000000}, {"Kbit", 1000}, {"bit", 1},
 	};
-	uint64_t bits;
+	unsigned __int128 bits = (unsigned __int128)bps * 8;
 	size_t i;
 
-	if (bps > UINT64_MAX / 8) {
-		snprintf(buf, len, "%" PRIu64 "Bps", bps);
-		return;
-	}
-	bits = bps * 8;
 	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
-		if (bits >= u[i].div && bits % u[i].div == 0) {
-			snprintf(buf, len, "%" PRIu64 "%s", bits / u[i].div,
-				 u[i].name);
+		if (bits >= u[i].div && bits % u[i].div == 0 &&
+		    bits / u[i].div <= UINT64_MAX) {
+			snprintf(buf, len, "%" PRIu64 "%s",
+				 (uint64_t)(bits / u[i].div), u[i].name);
 			return;
 		}
 	}
-	snprintf(buf, len, "%" PRIu64 "bit", bits);
+	snprintf(buf, len, "%" PRIu64 "Bps", bps);
 }
 
 void

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The tc-tbf grammar (iproute2 tc/q_tbf.c: keywords abbreviated as tc
- * allows, in its order of tests) and the bucket the kernel derives from it
+ * The tc-tbf grammar (iproute2 tc/q_tbf.c: the keywords it lets be
+ * abbreviated, in its order of tests) and the bucket the kernel derives from it
  * (tbf_change, psched_ratecfg_precompute, psched_l2t_ns).
  */
 #include <inttypes.h>
@@ -127,7 +127,9 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
 	for (a->i = 0; a->i < a->argc; a->i++) {
 		const char *w = shp_tc_cur(a);
 
-		/* q_tbf.c's order decides what an abbreviation means */
+		/* as q_tbf.c: these may be abbreviated (in this order of
+		 * precedence), buffer, maxburst, mtu, minburst, mpu and
+		 * rate may not */
 		if (shp_tc_matches(w, "limit")) {
 			if (shp_tc_next(a, "a size") ||
 			    shp_tc_size(a, "limit", &c->limit))
@@ -139,17 +141,17 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
 				return -1;
 			*have_limit |= 2;
 		} else if (shp_tc_matches(w, "burst") ||
-			   shp_tc_matches(w, "buffer") ||
-			   shp_tc_matches(w, "maxburst")) {
+			   strcmp(w, "buffer") == 0 ||
+			   strcmp(w, "maxburst") == 0) {
 			if (shp_tc_next(a, "a size") ||
 			    get_burst(a, "burst", &c->burst))
 				return -1;
-		} else if (shp_tc_matches(w, "mtu") ||
-			   shp_tc_matches(w, "minburst")) {
+		} else if (strcmp(w, "mtu") == 0 ||
+			   strcmp(w, "minburst") == 0) {
 			if (shp_tc_next(a, "a size") ||
 			    get_burst(a, "mtu", &c->mtu))
 				return -1;
-		} else if (shp_tc_matches(w, "mpu")) {
+		} else if (strcmp(w, "mpu") == 0) {
 			uint64_t mpu;
 
 			if (shp_tc_next(a, "a size") ||
@@ -159,7 +161,7 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
 				return shp_tc_fail(a, "mpu: '%s' is above %u",
 						   shp_tc_cur(a), UINT16_MAX);
 			c->mpu = (uint32_t)mpu;
-		} else if (shp_tc_matches(w, "rate")) {
+		} else if (strcmp(w, "rate") == 0) {
 			if (shp_tc_next(a, "a rate") ||
 			    shp_tc_rate(a, "rate", &c->rate))
 				return -1;
