@@ -207,6 +207,16 @@ test_fmt_exact(void **state)
 	assert_string_equal(buf, "987654312bit");
 	shp_fmt_rate(buf, sizeof(buf), 1250000);
 	assert_string_equal(buf, "10Mbit");
+	{
+		struct shp_tbf_conf c;
+		char line[256];
+
+		assert_int_equal(shp_tbf_parse("rate 123456789bps burst 10kb "
+					       "latency 1234567ns", &c, err), 0);
+		shp_tbf_format(&c, line, sizeof(line));
+		assert_string_equal(line, "rate 987654312bit burst 10240b "
+				    "latency 1234567ns");
+	}
 	for (i = 0; i < RTE_DIM(times); i++) {
 		shp_fmt_time(buf, sizeof(buf), times[i]);
 		assert_int_equal(shp_parse_time(buf, &v, err), 0);
