@@ -26,7 +26,9 @@
  *   seed S
  *   noreorder            (ours: jitter without reordering)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
- * '%'. See docs/netem.md for semantics and where we differ from Linux.
+ * '%'; a bare RATE is bits per second. Words are read by the tc word parser
+ * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
+ * See docs/netem.md for semantics and where we differ from Linux.
  */
 #ifndef SHP_NETEM_H
 #define SHP_NETEM_H

@@ -133,3 +133,33 @@ def test_overload_is_dropped_not_delayed(tmp_path):
         assert soj["min"] >= 10_000_000, soj
         assert soj["max"] <= 12_000_000, soj
     assert_conserved(run, ingress_of={0: 1, 1: 0})
+
+
+def test_streams_live_as_offline(tmp_path, mode):
+    """Issue 11.5, live: switching `duplicate 10%` on changes none of
+    `loss 10%`'s decisions (a packet kept is still kept; a lost one is at
+    most sent once, when it was duplicated: the copy stands for it), and
+    the live decisions are the offline tool's (the draws depend on seed,
+    port, impairment and arrival number only)."""
+    import collections
+    import test_offline
+    rx = tmp_path / "in.pcap"
+    pcaplib.write(str(rx), frames(2000))
+    seen = []
+    for extra in ("", " duplicate 10%"):
+        tx = tmp_path / ("out%d.pcap" % len(seen))
+        run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                         ["--replay", "--ring-size", "4096", "--netem",
+                          "loss 10% seed 7" + extra], mode)
+        assert run.rc == 0, run.err
+        assert run.port(0)["rx_packets"] == 2000
+        seen.append(collections.Counter(
+            pcaplib.seq_of(f) for _, f in pcaplib.read(str(tx))[1]))
+    off = tmp_path / "off.pcap"
+    test_offline.ok_run(rx, off, "--netem", "loss 10% seed 7")
+    offline = {pcaplib.seq_of(f) for _, f in pcaplib.read(str(off))[1]}
+    kept, both = set(seen[0]), seen[1]
+    assert 1700 < len(kept) < 1900, len(kept)
+    assert kept == offline
+    assert not [k for k in kept if both[k] == 0]
+    assert not [k for k in both if k not in kept and both[k] > 1]
