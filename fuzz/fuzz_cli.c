@@ -95,8 +95,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 	}
 	setup_shaper(&shaper);
-	/* command output is exercised, not read */
-	if (freopen("/dev/null", "w", stdout) == NULL)
+	/* command output is exercised, not read (SHP_FUZZ_CLI_OUT=1 keeps
+	 * it, to see what an input does) */
+	if (getenv("SHP_FUZZ_CLI_OUT") == NULL &&
+	    freopen("/dev/null", "w", stdout) == NULL)
 		abort();
 	return 0;
 }
