@@ -121,7 +121,7 @@ elif [ "$rc" -ne 0 ]; then
 	echo "soak: FAIL: exit status $rc (3: mbufs missing from the pool)"
 	fail=1
 fi
-if grep -E "mbuf leak|ERROR: AddressSanitizer|runtime error" "$dir/err"; then
+if grep -E "mbuf leak|ERROR: [A-Za-z]*Sanitizer|runtime error" "$dir/err"; then
 	echo "soak: FAIL: see above"
 	fail=1
 fi
