@@ -148,7 +148,8 @@ dist_read(const char *path, size_t *len, char *err)
 		snprintf(err, SHP_ERR_LEN, "distribution '%s': not a regular "
 			 "file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" :
 			 S_ISFIFO(st.st_mode) ? "a FIFO" :
-			 S_ISCHR(st.st_mode) ? "a character device" : "special");
+			 S_ISCHR(st.st_mode) ? "a character device" :
+			 "a device or socket");
 		close(fd);
 		return NULL;
 	}
