@@ -43,6 +43,8 @@
 #define SHP_NETEM_DIST_SCALE   8192
 #define SHP_NETEM_DIST_SIZE    4096   /* entries of the built-in tables */
 #define SHP_NETEM_DIST_MAX     16384  /* largest table file accepted (tc) */
+/* Bytes of a table file: 16384 values with comments fit in a tenth. */
+#define SHP_NETEM_DIST_FILE_MAX (1 << 20)
 
 /* Seed used when the conf has no `seed`: runs are reproducible by default. */
 #define SHP_NETEM_DEFAULT_SEED 0x6e6574656d5eedULL
@@ -155,7 +157,9 @@ extern uint32_t shp_netem_tq_buckets;
 struct shp_netem_dist *shp_netem_dist_builtin(const char *name);
 
 /* Read an iproute2 table file ('#' comments, whitespace-separated integers
- * in -32768..32767, at most SHP_NETEM_DIST_MAX). NULL + err on error. */
+ * in -32768..32767, at most SHP_NETEM_DIST_MAX of them in at most
+ * SHP_NETEM_DIST_FILE_MAX bytes; a regular file only, never a FIFO or a
+ * device). NULL + err on error. */
 struct shp_netem_dist *shp_netem_dist_load(const char *path, char *err);
 
 /* iproute2's table NAME.dist (`distribution experimental`), looked up as

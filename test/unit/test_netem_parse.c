@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <rte_common.h>
 
@@ -435,6 +436,49 @@ test_table_files(void **state)
 		  "/nonexistent/x.dist", NULL);
 }
 
+/* A table is read on the control thread: anything that is not a regular
+ * file of bounded size is refused, never read (defect 8: /dev/zero grew
+ * the process by gigabytes, a FIFO blocked it). */
+static void
+test_table_file_bounds(void **state)
+{
+	char dir[] = "/tmp/netem_bounds_XXXXXX";
+	char path[64], args[256];
+	FILE *f;
+	long i;
+
+	(void)state;
+	parse_bad("delay 10ms 1ms distribution /dev/zero", "/dev/zero",
+		  "not a regular file");
+	assert_non_null(mkdtemp(dir));
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", dir);
+	parse_bad(args, "directory", NULL);
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", path);
+	parse_bad(args, "FIFO", "not a regular file");
+	unlink(path);
+
+	/* valid values, padded with comments past the byte bound */
+	snprintf(path, sizeof(path), "%s/big.dist", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "1 2 3\n");
+	for (i = 0; i <= SHP_NETEM_DIST_FILE_MAX / 64; i++)
+		fprintf(f, "# %061ld\n", i);
+	fclose(f);
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", path);
+	parse_bad(args, "bytes", NULL);
+	/* the same values within it are fine */
+	f = fopen(path, "w");
+	fprintf(f, "1 2 3\n# short\n");
+	fclose(f);
+	shp_netem_conf_free(parse_ok(args));
+	unlink(path);
+	rmdir(dir);
+}
+
 static void
 test_format(void **state)
 {
@@ -804,6 +848,7 @@ main(void)
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_builtin_tables),
 		cmocka_unit_test(test_table_files),
+		cmocka_unit_test(test_table_file_bounds),
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_format_random),
 		cmocka_unit_test(test_slot_twice),
