@@ -4,7 +4,7 @@
  *
  * An emulator promises that a packet leaves when the profile says, or is
  * dropped and counted. At an offered load above what the lcore carries,
- * two things keep that promise:
+ * three things keep that promise:
  *
  *  - Due packets first. A round dequeues the chain's root again as long as
  *    it has due work left, up to a budget, before the caller polls RX
@@ -15,6 +15,9 @@
  *    left and the oldest packet still waiting is later than max_late, the
  *    chain is behind; the caller then drops new arrivals for it at once
  *    (SHP_DROP_OVERLOAD) until a round ends caught up.
+ *
+ *  - Arrivals paced at what the lcore carries (shp_admit, below), so that
+ *    what is admitted now can be released on time a delay later.
  *
  * Kept free of ports and of the clock's source so that the rule is tested
  * on a virtual clock (test/unit/test_egress.c); app/worker.c instantiates
@@ -59,7 +62,6 @@ struct shp_egress_io {
 };
 
 struct shp_round {
-	uint16_t sent_bursts;  /* dequeue calls that returned packets */
 	uint32_t released;     /* packets given to the port */
 	uint16_t refused;      /* the port took fewer than given: they are */
 	uint16_t last_n;       /* pkts[last_n - refused, last_n) */
@@ -83,7 +85,6 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 	uint64_t now = io->now(io->arg);
 	bool more;
 
-	r->sent_bursts = 0;
 	r->released = 0;
 	r->refused = 0;
 	r->last_n = 0;
@@ -107,7 +108,6 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 		if (more)
 			due = shp_due_time(pkts[n - 1]);
 		sent = io->tx(io->arg, pkts, n, now, ctx->bytes);
-		r->sent_bursts++;
 		r->released += sent;
 		if (unlikely(sent < n)) {
 			r->refused = n - sent;
