@@ -72,11 +72,36 @@ shaper_stats_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
 	shp_stats_latency(s->ctr, RTE_MAX_LCORE, port, out);
 }
 
+/* Say plainly when the emulator, not the profile, was the bottleneck, and
+ * what each worker measured it could carry (lib/shp_egress.h). */
+static void
+overload_note(struct shaper *s, FILE *f, uint64_t n)
+{
+	unsigned int i;
+
+	fprintf(f, "note: %" PRIu64 " packets were dropped as `overload`: "
+		"more arrived than the emulator could carry on time\n", n);
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *w = &s->workers[s->worker_ids[i]];
+		double rx = w->admit.rx.ns / (double)(1 << SHP_COST_SHIFT);
+		double tx = w->admit.tx.ns / (double)(1 << SHP_COST_SHIFT);
+
+		if (w->admit.rx.ns == 0 && w->admit.tx.ns == 0)
+			continue;
+		fprintf(f, "  lcore %u measured %.1f ns to admit and %.1f ns "
+			"to release a packet", w->lcore, rx, tx);
+		if (w->rx && w->tx && rx + tx > 0)
+			fprintf(f, ": about %.2f Mpps", 1e3 / (rx + tx));
+		fprintf(f, "\n");
+	}
+}
+
 void
 shaper_stats_print(struct shaper *s, FILE *f)
 {
 	struct shp_latency *lat = malloc(sizeof(*lat));
 	unsigned int i, b, d;
+	uint64_t overload = 0;
 
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -114,8 +139,11 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			shp_hist_summary_print(f, "  lateness_ns:", &sum.lateness);
 			shp_hist_summary_print(f, "  sojourn_ns: ", &sum.sojourn);
 		}
+		overload += c->drops[SHP_DROP_OVERLOAD];
 	}
 	free(lat);
+	if (overload > 0)
+		overload_note(s, f, overload);
 	fflush(f);
 }
 
