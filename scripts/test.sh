@@ -34,6 +34,20 @@ unit_ok=$($py -c "import json;print(sum(1 for l in open('$log') if json.loads(l)
 unit_total=$($py -c "print(sum(1 for l in open('$log')))")
 
 # One pytest run per suite: each has its own conftest helpers.
+# tests, failures (errors included) and skips of a pytest junit file
+junit_counts() {
+	$py - "$1" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+try:
+    r = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print(0, 1, 0); sys.exit()
+s = r if r.tag == "testsuite" else r.find("testsuite")
+print(int(s.get("tests")),
+      int(s.get("failures")) + int(s.get("errors")), int(s.get("skipped")))
+PYEOF
+}
+
 py_total=0 py_fail=0 py_skip=0
 for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
 	junit=build/pytest-$suite.xml
@@ -41,18 +55,7 @@ for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
 	$py -m pytest "test/$suite" -q -rs -p no:cacheprovider \
 		--junitxml="$junit"
 	[ $? -eq 0 ] || status=1
-	read -r t f k < <($py - "$junit" <<'PYEOF'
-import sys, xml.etree.ElementTree as ET
-try:
-    r = ET.parse(sys.argv[1]).getroot()
-except Exception:
-    print(0, 1, 0); sys.exit()
-s = r if r.tag == "testsuite" else r.find("testsuite")
-t = int(s.get("tests")); f = int(s.get("failures")) + int(s.get("errors"))
-k = int(s.get("skipped"))
-print(t, f, k)
-PYEOF
-)
+	read -r t f k < <(junit_counts "$junit")
 	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
 done
 # ---- sanitizers and fuzzing (issue 15) --------------------------------
@@ -84,17 +87,7 @@ PYEOF
 	SHAPER_BUILD="$PWD/build-san" $py -m pytest test/replay -q -rs \
 		-p no:cacheprovider --junitxml="$junit"
 	[ $? -eq 0 ] || status=1
-	read -r t f k < <($py - "$junit" <<'PYEOF'
-import sys, xml.etree.ElementTree as ET
-try:
-    r = ET.parse(sys.argv[1]).getroot()
-except Exception:
-    print(0, 1, 0); sys.exit()
-s = r if r.tag == "testsuite" else r.find("testsuite")
-print(int(s.get("tests")),
-      int(s.get("failures")) + int(s.get("errors")), int(s.get("skipped")))
-PYEOF
-)
+	read -r t f k < <(junit_counts "$junit")
 	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
 else
 	echo "sanitizer build failed"
