@@ -134,6 +134,7 @@ band_counters(struct tel_dict *t, const struct shp_port_sum *s,
 	put_u64(t, "depth", s->band_depth[b]);
 	put_u64(t, "full", bc->full);
 	put_u64(t, "pushed_out", bc->pushed_out);
+	put_u64(t, "flushed", bc->flushed);
 }
 
 enum what { W_STATS, W_DROPS, W_BANDS };

@@ -141,7 +141,8 @@ def test_bands_beyond_one_reply_pages_and_never_leaks(need_telemetry_client):
             (page,) = telemetry(pre, "/shaper/bands,%d" % p)
             assert set(page) == {"%d_%d" % (p, b) for b in range(16)}
             assert all(set(v) == {"enqueued", "dequeued", "dropped",
-                                  "depth", "full", "pushed_out"}
+                                  "depth", "full", "pushed_out",
+                                  "flushed"}
                        for v in page.values())
         (st,) = telemetry(pre, "/shaper/stats")
         assert set(st) == {str(p) for p in range(18)}
