@@ -153,7 +153,8 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 
 		st[n++] = (struct tc_stage){
 			.kind = "tbf", .handle = 2,
-			.sent_b = deq_b, .sent_p = deq_p > over ? deq_p - over : 0,
+			.sent_b = deq_b,
+			.sent_p = deq_p > over ? deq_p - over : 0,
 			.dropped = over + c->drops[SHP_DROP_TBF_LIMIT],
 			.backlog_b = bl_b, .backlog_p = bl_p,
 		};

@@ -95,9 +95,9 @@ shaper_summary_print(struct shaper *s, FILE *f)
 		shaper_stats_port(s, cfg->port_ids[i], &sum);
 		fprintf(f, "  port %u: tbf %s; netem %s\n", cfg->port_ids[i],
 			cfg->tbf[i], cfg->netem[i]);
-		fprintf(f, "    received %" PRIu64 " pkts %.3f Mbit/s, sent %" PRIu64
-			" pkts %.3f Mbit/s, dropped %" PRIu64 ", still queued %"
-			PRIu64 "\n", c->rx_packets,
+		fprintf(f, "    received %" PRIu64 " pkts %.3f Mbit/s, sent %"
+			PRIu64 " pkts %.3f Mbit/s, dropped %" PRIu64 ", still "
+			"queued %" PRIu64 "\n", c->rx_packets,
 			secs > 0 ? c->rx_bytes * 8 / secs / 1e6 : 0,
 			c->tx_packets,
 			secs > 0 ? c->tx_bytes * 8 / secs / 1e6 : 0,
