@@ -234,6 +234,8 @@ static const char help_show[] =
 "show qdisc [all|P]          each port's chain as tc -s qdisc show\n"
 "show port stats all|P       counters, and pps and bit/s since the last\n"
 "                            show port stats\n"
+"show port latency [all|P]   lateness and sojourn: count, min, p50, p90,\n"
+"                            p99, p99.9, max (ns, since clear stats)\n"
 "show bands all|P            depth and counters of each band\n"
 "show netem all|P            netem profile, delay queue, impairments\n"
 "show tbf all|P              token bucket profile and its drops\n"
@@ -325,10 +327,34 @@ show_port(struct shaper *s, uint16_t p)
 	out("  duplicated: %-14" PRIu64 " corrupted: %-9" PRIu64
 	    " reordered: %-9" PRIu64 " ecn_marked: %" PRIu64 "\n",
 	    c->duplicated, c->corrupted, c->reordered, c->ecn_marked);
+	out("  NIC drops: imissed: %-9" PRIu64 " ierrors: %-9" PRIu64
+	    " rx_nombuf: %-9" PRIu64 " oerrors: %" PRIu64 "\n",
+	    sum.nic.imissed, sum.nic.ierrors, sum.nic.rx_nombuf,
+	    sum.nic.oerrors);
 	out("  Throughput (since last show, %.3f s)\n", r.secs);
 	out("  rx_pps: %-18.0f rx_bps: %.0f\n", r.rx_pps, r.rx_bps);
 	out("  tx_pps: %-18.0f tx_bps: %.0f\n", r.tx_pps, r.tx_bps);
 	out("  ##########################################################\n");
+}
+
+/* The distributions since `clear stats`, in ns, as the stats file keys
+ * them (there: since start). */
+static void
+show_latency(struct shaper *s, uint16_t p)
+{
+	struct shp_latency *lat = malloc(sizeof(*lat));
+	struct shp_port_sum sum;
+
+	if (lat == NULL) {
+		fail("show port latency: out of memory");
+		return;
+	}
+	ctl_port_latency(s, p, lat);
+	shp_latency_summarize(lat, &sum);
+	free(lat);
+	out("port %u latency (ns):\n", p);
+	shp_hist_summary_print(stdout, "  lateness_ns:", &sum.lateness);
+	shp_hist_summary_print(stdout, "  sojourn_ns: ", &sum.sojourn);
 }
 
 static void
@@ -481,6 +507,17 @@ cmd_show_port(void *res, struct cmdline *c, void *data)
 	(void)c; (void)data;
 	if (p != -2)
 		for_ports(p, show_port);
+}
+
+static void
+cmd_show_latency(void *res, struct cmdline *c, void *data)
+{
+	struct r_w4 *r = res;
+	int p = data != NULL ? port_of("show port latency", r->w4) : -1;
+
+	(void)c;
+	if (p != -2)
+		for_ports(p, show_latency);
 }
 
 static void
@@ -696,6 +733,16 @@ INST(i_show_port, cmd_show_port, NULL,
      (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_stats,
      (void *)&t_show_p_port);
 
+static cmdline_parse_token_string_t t_show_p_lat =
+	TOKEN_KW(struct r_w4, w3, "latency");
+INST(i_show_lat, cmd_show_latency, NULL,
+     "show port latency: lateness and sojourn percentiles of every port",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_lat);
+INST(i_show_lat_port, cmd_show_latency, (void *)1,
+     "show port latency all|P: lateness and sojourn percentiles (ns)",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_lat,
+     (void *)&t_show_p_port);
+
 static cmdline_parse_token_string_t t_show_stage =
 	TOKEN_KW(struct r_w3, w2, "bands#netem#tbf#qdisc");
 static struct tok_word t_show_stage_port =
@@ -779,7 +826,8 @@ INST(i_load, cmd_load, NULL, "load FILE: run a command file",
      (void *)&t_load, (void *)&t_load_file);
 
 static cmdline_parse_ctx_t main_ctx[] = {
-	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_stage,
+	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
+	&i_show_lat_port, &i_show_stage,
 	&i_set_netem, &i_set_tbf, &i_set_priomap, &i_set_classify,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit, NULL,
 };
@@ -791,6 +839,7 @@ static const struct {
 	const char *usage;
 } usages[] = {
 	{ "help", "help [show|set|control|all]" },
+	{ "show port latency", "show port latency [all|P]" },
 	{ "show port", "show port stats all|P" },
 	{ "show bands", "show bands all|P" },
 	{ "show netem", "show netem all|P" },

@@ -33,6 +33,12 @@ struct rate_mark {
 };
 static struct rate_mark marks[CTL_RATE_SLOTS][SHP_MAX_PORTS];
 
+/* Latency histograms (32 KiB a port, so on the heap): the `clear stats`
+ * baseline, and what --stats-period showed last (its rows are per
+ * period). Same lock as `base`. */
+static struct shp_latency *lat_base[SHP_MAX_PORTS];
+static struct shp_latency *lat_period[SHP_MAX_PORTS];
+
 static bool replay_announced;
 static uint64_t last_periodic;
 static uint64_t periodic_dropped[SHP_MAX_PORTS];   /* at the last table */
@@ -294,15 +300,32 @@ void
 ctl_clear_stats(struct shaper *s)
 {
 	struct shp_port_sum now[SHP_MAX_PORTS];
+	struct shp_latency *lat[SHP_MAX_PORTS];
 	uint64_t tsc = rte_get_timer_cycles();
 	unsigned int i, k;
 
-	for (i = 0; i < s->nb_ports; i++)
+	for (i = 0; i < s->nb_ports; i++) {
 		shaper_stats_port(s, s->port_ids[i], &now[i]);
+		lat[i] = malloc(sizeof(*lat[i]));
+		if (lat[i] != NULL)
+			shaper_stats_latency(s, s->port_ids[i], lat[i]);
+	}
 	pthread_mutex_lock(&ctl_lock);
-	for (i = 0; i < s->nb_ports; i++)
-		base[s->port_ids[i]] = now[i];
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		struct shp_latency *old = lat_base[p];
+
+		base[p] = now[i];
+		/* no memory: latency keeps counting from the previous clear */
+		lat_base[p] = lat[i] != NULL ? lat[i] : old;
+		lat[i] = lat[i] != NULL ? old : NULL;
+		/* the next periodic row starts from the clear */
+		free(lat_period[p]);
+		lat_period[p] = NULL;
+	}
 	pthread_mutex_unlock(&ctl_lock);
+	for (i = 0; i < s->nb_ports; i++)
+		free(lat[i]);
 	for (k = 0; k < CTL_RATE_SLOTS; k++)
 		for (i = 0; i < SHP_MAX_PORTS; i++)
 			marks[k][i] = (struct rate_mark){ .tsc = tsc };
@@ -316,6 +339,66 @@ ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 	pthread_mutex_lock(&ctl_lock);
 	shp_stats_sub(sum, &base[port], s->opt.bands);
 	pthread_mutex_unlock(&ctl_lock);
+}
+
+void
+ctl_port_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
+{
+	shaper_stats_latency(s, port, out);
+	pthread_mutex_lock(&ctl_lock);
+	if (lat_base[port] != NULL) {
+		shp_hist_sub(&out->lateness, &lat_base[port]->lateness);
+		shp_hist_sub(&out->sojourn, &lat_base[port]->sojourn);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+const char *
+ctl_ns(uint64_t ns, char *buf, size_t len)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1fus", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+/* p99.9 of lateness and sojourn over the packets sent since the previous
+ * row (since start or `clear stats` for the first); "-" when none. */
+static void
+period_p999(struct shaper *s, uint16_t p, char *late, char *soj, size_t len)
+{
+	struct shp_latency *cur = malloc(sizeof(*cur));
+	struct shp_latency *d = malloc(sizeof(*d));
+	struct shp_port_sum sum;
+
+	snprintf(late, len, "-");
+	snprintf(soj, len, "-");
+	if (cur == NULL || d == NULL) {
+		free(cur);
+		free(d);
+		return;
+	}
+	ctl_port_latency(s, p, cur);
+	*d = *cur;
+	pthread_mutex_lock(&ctl_lock);
+	if (lat_period[p] != NULL) {
+		shp_hist_sub(&d->lateness, &lat_period[p]->lateness);
+		shp_hist_sub(&d->sojourn, &lat_period[p]->sojourn);
+	}
+	free(lat_period[p]);
+	lat_period[p] = cur;
+	pthread_mutex_unlock(&ctl_lock);
+	shp_latency_summarize(d, &sum);
+	if (sum.lateness.count > 0)
+		ctl_ns(sum.lateness.p999, late, len);
+	if (sum.sojourn.count > 0)
+		ctl_ns(sum.sojourn.p999, soj, len);
+	free(d);
 }
 
 void
@@ -357,17 +440,19 @@ ctl_print_periodic(struct shaper *s, FILE *f)
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 	fprintf(f, "%s, forwarding for %.1f s\n", when,
 		(double)(shp_clock_now(&s->clock) - s->start_ns) / 1e9);
-	fprintf(f, "%-4s %9s %9s %9s %9s %8s %-20s %10s %10s\n", "port",
-		"rx-pps", "rx-bit/s", "tx-pps", "tx-bit/s", "queued",
-		"band depths", "dropped", "+dropped");
+	fprintf(f, "%-4s %9s %9s %9s %9s %8s %-20s %10s %10s %10s %10s\n",
+		"port", "rx-pps", "rx-bit/s", "tx-pps", "tx-bit/s", "queued",
+		"band depths", "dropped", "+dropped", "late-p99.9",
+		"soj-p99.9");
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		struct shp_port_sum sum;
 		struct ctl_rate r;
-		char depths[64];
+		char depths[64], late[16], soj[16];
 		size_t off = 0;
 
 		ctl_port_sum(s, p, &sum);
+		period_p999(s, p, late, soj, sizeof(late));
 		ctl_port_rate(s, CTL_RATE_PERIODIC, p, &sum, &r);
 		depths[0] = '\0';
 		for (b = 0; b < s->opt.bands && off < sizeof(depths); b++)
@@ -376,12 +461,13 @@ ctl_print_periodic(struct shaper *s, FILE *f)
 					sum.band_depth[b]);
 		/* +dropped: in this period (since the previous table) */
 		fprintf(f, "%-4u %9s %9s %9s %9s %8" PRIu64 " %-20s %10" PRIu64
-			" %10" PRIu64 "\n", p, ctl_si(r.rx_pps, a, sizeof(a)),
+			" %10" PRIu64 " %10s %10s\n", p,
+			ctl_si(r.rx_pps, a, sizeof(a)),
 			ctl_si(r.rx_bps, bb, sizeof(bb)),
 			ctl_si(r.tx_pps, c, sizeof(c)),
 			ctl_si(r.tx_bps, d, sizeof(d)), sum.queued, depths,
 			sum.dropped, sum.dropped > periodic_dropped[p] ?
-			sum.dropped - periodic_dropped[p] : 0);
+			sum.dropped - periodic_dropped[p] : 0, late, soj);
 		periodic_dropped[p] = sum.dropped;
 	}
 	fflush(f);
@@ -431,6 +517,11 @@ ctl_fini(struct shaper *s)
 			shp_netem_conf_free((struct shp_netem_conf *)
 				(uintptr_t)s->netem[p]->ops->change(
 					s->netem[p], NULL));
+	}
+	for (i = 0; i < SHP_MAX_PORTS; i++) {
+		free(lat_base[i]);
+		free(lat_period[i]);
+		lat_base[i] = lat_period[i] = NULL;
 	}
 	if (s->classifier != NULL && s->classifier != &s->opt.classifier) {
 		free((void *)(uintptr_t)s->classifier);

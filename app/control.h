@@ -51,6 +51,8 @@ int ctl_port_arg(const struct shaper *s, const char *word, char *err);
 /* Sums since the last `clear stats` (any thread). */
 void ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum);
 void ctl_config_snapshot(struct ctl_config *c);
+/* Latency histograms since the last `clear stats` (any thread). */
+void ctl_port_latency(struct shaper *s, uint16_t port, struct shp_latency *out);
 
 /* Rates since the previous call with the same `slot`. */
 enum { CTL_RATE_SHOW, CTL_RATE_PERIODIC, CTL_RATE_SLOTS };
@@ -74,5 +76,7 @@ bool ctl_tick(struct shaper *s, bool interactive, bool *printed);
 
 /* Human number: 1.23M */
 const char *ctl_si(double v, char *buf, size_t len);
+/* Human time: 950ns, 12.3us, 10.02ms, 1.50s */
+const char *ctl_ns(uint64_t ns, char *buf, size_t len);
 
 #endif

@@ -120,6 +120,8 @@ setup(struct shaper *s)
 	shp_stats_init(s->ctr, RTE_MAX_LCORE);
 	if (shaper_lcores_assign(s) < 0)
 		return -2;
+	if (shaper_latency_init(s) < 0)
+		return -1;
 	s->nb_mbufs = shaper_pool_size(s);
 	s->pool = rte_pktmbuf_pool_create("shaper_pool", s->nb_mbufs, 256,
 					  SHP_MBUF_PRIV_SIZE,
@@ -266,6 +268,8 @@ out:
 		rte_pdump_uninit();
 	cli_fini();
 	ctl_fini(s);
+	if (s->ctr != NULL)
+		shaper_latency_fini(s);
 	shaper_ports_close(s);
 	if (s->pool != NULL && check_pool(s) < 0)
 		s->exit_code = 3;

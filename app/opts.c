@@ -13,6 +13,8 @@ enum {
 	OPT_TBF_PORT, OPT_NETEM, OPT_NETEM_PORT, OPT_CONFIG, OPT_STATS_PERIOD,
 	OPT_STATS_FILE, OPT_REPLAY, OPT_RX_LCORES, OPT_TX_LCORES, OPT_MBUFS,
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
+	OPT_PACE,
+	OPT_MAX_LATE,
 };
 
 static const struct option longopts[] = {
@@ -28,11 +30,13 @@ static const struct option longopts[] = {
 	{"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"replay", no_argument, NULL, OPT_REPLAY},
+	{"pace", no_argument, NULL, OPT_PACE},
 	{"rx-lcores", required_argument, NULL, OPT_RX_LCORES},
 	{"tx-lcores", required_argument, NULL, OPT_TX_LCORES},
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"burst", required_argument, NULL, OPT_BURST},
+	{"max-late", required_argument, NULL, OPT_MAX_LATE},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"interactive", no_argument, NULL, 'i'},
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
@@ -80,6 +84,14 @@ shaper_usage(FILE *f, const char *prog)
 "                         RX and TX in one loop (run to completion); two or\n"
 "                         more: the first half RX, the rest TX (pipeline).\n"
 "  --burst N              packets per burst, 1..%d (default %u)\n"
+"  --max-late TIME        when an egress port's oldest due packet is later\n"
+"                         than TIME (tc time syntax), the emulator is behind:\n"
+"                         new arrivals for that port are dropped and counted\n"
+"                         as `overload` until it has caught up (default\n"
+"                         100us; with --replay but not --pace: 0; 0 never\n"
+"                         drops, letting delay grow instead; arrivals are\n"
+"                         also paced at what the lcore carries, see\n"
+"                         docs/usage.md)\n"
 "  --mbufs N              mbuf pool size (default: per port\n"
 "                         bands*ring-size + 2048 descriptors + 8*burst,\n"
 "                         plus 16384 per port for the netem delay queue,\n"
@@ -87,7 +99,11 @@ shaper_usage(FILE *f, const char *prog)
 "\n"
 "Running:\n"
 "  --replay               exit once every rx_pcap input is exhausted and\n"
-"                         every queue has drained\n"
+"                         every queue has drained (the input is read as\n"
+"                         fast as it is polled, unless --pace)\n"
+"  --pace                 replay rx_pcap= captures at their own timing\n"
+"                         (like tcpreplay): each packet enters when its\n"
+"                         offset in the capture has elapsed\n"
 "  --stats-period S       print a table of per-port pps, bit/s, band\n"
 "                         depths and drops every S seconds (default 0: off)\n"
 "  --stats-file PATH      write every counter as JSON on exit\n"
@@ -155,6 +171,9 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 		case OPT_REPLAY:
 			o->replay = true;
 			continue;
+		case OPT_PACE:
+			o->pace = true;
+			continue;
 		case OPT_CONFIG:
 			continue;
 		case OPT_TBF_PORT:
@@ -187,5 +206,10 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 	}
 	if (shp_options_finalize(o, err) < 0)
 		return bad(err);
+	/* A capture read as fast as possible is no real load: its packets
+	 * wait in the bands rather than being dropped as overload, unless
+	 * asked for (or paced: then it is a real load). */
+	if (o->replay && !o->pace && !o->max_late_set)
+		o->max_late_ns = 0;
 	return 0;
 }

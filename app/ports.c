@@ -8,6 +8,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
 #include "shp_netem.h"
@@ -17,6 +18,8 @@
 #define NB_TXD 1024
 #define POOL_CACHE 256
 #define NETEM_RESERVE 16384
+/* net_pcap's RX timestamp: the record's time in microseconds */
+#define PCAP_TS_NS_PER_UNIT 1000
 
 unsigned int
 shaper_pool_size(const struct shaper *s)
@@ -182,6 +185,10 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* net_pcap stamps every packet without being asked (and does not
+	 * advertise the offload); ask those that want to be asked */
+	if (s->opt.pace && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
 	rc = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
 	if (rc != 0)
 		return rc;
@@ -201,6 +208,50 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 		return rc;
 	rte_eth_promiscuous_enable(port); /* not every PMD supports it */
 	return rte_eth_dev_start(port);
+}
+
+/*
+ * --pace: a pacer for every RX queue. Only net_pcap gives capture times
+ * (a NIC's timestamps are its own clock, not a capture's): refuse others.
+ */
+static int
+pace_init(struct shaper *s)
+{
+	unsigned int l;
+	uint16_t k;
+
+	for (l = 0; l < RTE_MAX_LCORE; l++) {
+		struct worker *w = &s->workers[l];
+
+		for (k = 0; k < w->nb_rxq; k++) {
+			struct rxq_ref *r = &w->rxq[k];
+			struct rte_eth_dev_info info = { 0 };
+
+			if (rte_eth_dev_info_get(r->port, &info) != 0 ||
+			    info.driver_name == NULL ||
+			    strcmp(info.driver_name, "net_pcap") != 0) {
+				fprintf(stderr, "dpdk-shaper: --pace: port %u "
+					"(%s) gives no capture times; --pace "
+					"replays rx_pcap= captures (net_pcap)\n",
+					r->port, info.driver_name ?
+					info.driver_name : "?");
+				return -2;
+			}
+			r->pace = rte_zmalloc_socket("pace", sizeof(*r->pace),
+						     RTE_CACHE_LINE_SIZE,
+						     rte_eth_dev_socket_id(
+							     r->port));
+			if (r->pace == NULL)
+				return -1;
+			if (shp_pace_init(r->pace, PCAP_TS_NS_PER_UNIT) < 0) {
+				fprintf(stderr, "dpdk-shaper: --pace: port %u "
+					"has no RX timestamp field\n",
+					r->port);
+				return -2;
+			}
+		}
+	}
+	return 0;
 }
 
 int
@@ -225,6 +276,12 @@ shaper_ports_init(struct shaper *s)
 			return -1;
 		}
 	}
+	if (s->opt.pace)
+		return pace_init(s);
+	if (s->opt.replay)
+		printf("dpdk-shaper: --replay reads the input as fast as it is "
+		       "polled, ignoring its timestamps (--pace keeps the "
+		       "capture's timing)\n");
 	return 0;
 }
 

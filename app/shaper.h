@@ -9,10 +9,12 @@
 
 #include "config.h"
 #include "shp_clock.h"
+#include "shp_egress.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
 
 struct rte_rcu_qsbr;
+struct shp_pace;
 extern struct rte_rcu_qsbr *shaper_rcu;
 
 #define MAX_RXQ_PER_LCORE 64
@@ -23,6 +25,7 @@ struct rxq_ref {
 	uint16_t egress;
 	uint32_t empty_polls;
 	bool tx_here;         /* this lcore also owns the egress port */
+	struct shp_pace *pace; /* --pace: what was read and is not due yet */
 };
 
 /* One egress port as its TX lcore sees it. */
@@ -33,6 +36,10 @@ struct egress {
 	uint16_t pend_head;
 	struct rte_mbuf **pending;
 	unsigned int owner;   /* lcore id */
+	/* Written by the owner only when it changes, read by RX lcores once
+	 * per burst: the chain's oldest due packet is later than
+	 * --max-late, so what arrives for it now is dropped (`overload`). */
+	volatile bool behind;
 };
 
 struct worker {
@@ -43,6 +50,10 @@ struct worker {
 	struct rxq_ref rxq[MAX_RXQ_PER_LCORE];
 	uint16_t egress[SHP_MAX_PORTS];   /* port ids this lcore transmits */
 	bool rx_done;                     /* replay: every input exhausted */
+	struct shp_admit admit;           /* pacing of arrivals, costs */
+	/* tx cost (shp_admit) published now and then for pipeline RX
+	 * lcores, which pace at the TX lcore's rate */
+	volatile uint32_t tx_cost_pub;
 	uint64_t loops;                   /* poll rounds, for quiescence */
 };
 
@@ -93,5 +104,9 @@ void shaper_stats_port(struct shaper *s, uint16_t port,
 void shaper_stats_print(struct shaper *s, FILE *f);
 void shaper_summary_print(struct shaper *s, FILE *f);
 int shaper_stats_write(struct shaper *s, const char *path);
+int shaper_latency_init(struct shaper *s);
+void shaper_latency_fini(struct shaper *s);
+void shaper_stats_latency(struct shaper *s, uint16_t port,
+			  struct shp_latency *out);
 
 #endif

@@ -3,7 +3,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 
 #include "control.h"
 #include "shaper.h"
@@ -11,12 +13,70 @@
 void
 shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 {
+	struct rte_eth_stats st;
+
 	shp_stats_sum(s->ctr, RTE_MAX_LCORE, port, s->opt.bands, sum);
+	/* what the port itself dropped or refused, next to our causes */
+	if (rte_eth_stats_get(port, &st) == 0) {
+		sum->nic.imissed = st.imissed;
+		sum->nic.ierrors = st.ierrors;
+		sum->nic.rx_nombuf = st.rx_nombuf;
+		sum->nic.oerrors = st.oerrors;
+	}
+}
+
+/*
+ * Latency histograms for the lcore that transmits on each port (the
+ * egress owner: both tx_port and the RX bypass run there), on its socket.
+ * After shaper_lcores_assign, before the workers start.
+ */
+int
+shaper_latency_init(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		unsigned int lc = s->egress[port].owner;
+		struct shp_latency *l;
+
+		l = rte_malloc_socket("latency", sizeof(*l),
+				      RTE_CACHE_LINE_SIZE,
+				      (int)rte_lcore_to_socket_id(lc));
+		if (l == NULL) {
+			fprintf(stderr, "dpdk-shaper: no memory for the "
+				"latency histograms of port %u\n", port);
+			return -1;
+		}
+		shp_latency_init(l);
+		s->ctr[lc].port[port].lat = l;
+	}
+	return 0;
+}
+
+void
+shaper_latency_fini(struct shaper *s)
+{
+	unsigned int l, p;
+
+	for (l = 0; l < RTE_MAX_LCORE; l++)
+		for (p = 0; p < SHP_MAX_PORTS; p++) {
+			rte_free(s->ctr[l].port[p].lat);
+			s->ctr[l].port[p].lat = NULL;
+		}
+}
+
+/* Summed over lcores, since start. */
+void
+shaper_stats_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
+{
+	shp_stats_latency(s->ctr, RTE_MAX_LCORE, port, out);
 }
 
 void
 shaper_stats_print(struct shaper *s, FILE *f)
 {
+	struct shp_latency *lat = malloc(sizeof(*lat));
 	unsigned int i, b, d;
 
 	for (i = 0; i < s->nb_ports; i++) {
@@ -45,7 +105,18 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			" ecn_marked %" PRIu64 "\n", c->netem_qlen,
 			c->duplicated, c->corrupted, c->reordered,
 			c->ecn_marked);
+		fprintf(f, "  nic: imissed %" PRIu64 " ierrors %" PRIu64
+			" rx_nombuf %" PRIu64 " oerrors %" PRIu64 "\n",
+			sum.nic.imissed, sum.nic.ierrors, sum.nic.rx_nombuf,
+			sum.nic.oerrors);
+		if (lat != NULL) {
+			shaper_stats_latency(s, port, lat);
+			shp_latency_summarize(lat, &sum);
+			shp_hist_summary_print(f, "  lateness_ns:", &sum.lateness);
+			shp_hist_summary_print(f, "  sojourn_ns: ", &sum.sojourn);
+		}
 	}
+	free(lat);
 	fflush(f);
 }
 
@@ -53,11 +124,20 @@ int
 shaper_stats_write(struct shaper *s, const char *path)
 {
 	struct shp_port_sum sums[SHP_MAX_PORTS];
+	struct shp_latency *lat = malloc(sizeof(*lat));
 	unsigned int i;
 	FILE *f;
 
-	for (i = 0; i < s->nb_ports; i++)
+	if (lat == NULL) {
+		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
+		return -1;
+	}
+	for (i = 0; i < s->nb_ports; i++) {
 		shaper_stats_port(s, s->port_ids[i], &sums[i]);
+		shaper_stats_latency(s, s->port_ids[i], lat);
+		shp_latency_summarize(lat, &sums[i]);
+	}
+	free(lat);
 	f = fopen(path, "w");
 	if (f == NULL) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);

@@ -2,11 +2,14 @@
 /*
  * librte_telemetry endpoints (dpdk-telemetry.py -f PREFIX):
  *
- *   /shaper/stats[,P]   per port: the --stats-file port counters
+ *   /shaper/stats[,P]   per port: the --stats-file port counters (and
+ *                       its "nic" object as nic_* keys)
  *   /shaper/drops[,P]   per port: drops by cause (stats-file "drops")
  *   /shaper/bands[,P]   per "P_B" (port P, band B): the stats-file band keys
  *   /shaper/config      global settings and each port's tbf/netem profile
  *   /shaper/lcores      role and poll loops of each lcore
+ *   /shaper/latency[,P] per port: lateness and sojourn percentiles (ns);
+ *                       with P also the non-empty buckets
  *
  * Numbers are the ones `show` prints (since the last `clear stats`).
  *
@@ -111,6 +114,11 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	put_u64(t, "corrupted", c->corrupted);
 	put_u64(t, "reordered", c->reordered);
 	put_u64(t, "ecn_marked", c->ecn_marked);
+	/* the stats file's "nic" object, flat: one level of containers */
+	put_u64(t, "nic_imissed", s->nic.imissed);
+	put_u64(t, "nic_ierrors", s->nic.ierrors);
+	put_u64(t, "nic_rx_nombuf", s->nic.rx_nombuf);
+	put_u64(t, "nic_oerrors", s->nic.oerrors);
 }
 
 static void
@@ -285,6 +293,108 @@ tel_bands(const char *cmd, const char *params, struct rte_tel_data *d)
 	return per_port(cmd, params, d, W_BANDS);
 }
 
+/* count, min, p50, p90, p99, p99_9, max: the stats-file keys */
+static struct rte_tel_data *
+hist_summary(const struct shp_hist_summary *h)
+{
+	struct rte_tel_data *c = rte_tel_data_alloc();
+
+	if (c == NULL)
+		return NULL;
+	rte_tel_data_start_dict(c);
+	rte_tel_data_add_dict_u64(c, "count", h->count);
+	rte_tel_data_add_dict_u64(c, "min", h->min);
+	rte_tel_data_add_dict_u64(c, "p50", h->p50);
+	rte_tel_data_add_dict_u64(c, "p90", h->p90);
+	rte_tel_data_add_dict_u64(c, "p99", h->p99);
+	/* telemetry refuses '.' in a name */
+	rte_tel_data_add_dict_u64(c, "p99_9", h->p999);
+	rte_tel_data_add_dict_u64(c, "max", h->max);
+	return c;
+}
+
+/*
+ * The non-empty buckets as pairs upper_bound_ns, count (not cumulative),
+ * flattened into one array: 22.11's telemetry nests containers one level
+ * deep and caps an array at RTE_TEL_MAX_ARRAY_ENTRIES values. At most 128
+ * pairs, so that both histograms of a port stay well inside the client's
+ * 16 KiB reply: more are merged into coarser buckets (shp_hist_export).
+ */
+#define TEL_MAX_PAIRS (RTE_TEL_MAX_ARRAY_ENTRIES / 4)
+
+static struct rte_tel_data *
+hist_buckets(const struct shp_hist *h)
+{
+	uint64_t upper[TEL_MAX_PAIRS], count[TEL_MAX_PAIRS];
+	struct rte_tel_data *c = rte_tel_data_alloc();
+	unsigned int i, n;
+
+	if (c == NULL)
+		return NULL;
+	rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
+	n = shp_hist_export(h, TEL_MAX_PAIRS, upper, count);
+	for (i = 0; i < n; i++) {
+		rte_tel_data_add_array_u64(c, upper[i]);
+		rte_tel_data_add_array_u64(c, count[i]);
+	}
+	return c;
+}
+
+/* Keys "P_lateness_ns", "P_sojourn_ns" (and "P_lateness_buckets",
+ * "P_sojourn_buckets" when one port is asked for), as /shaper/bands keys
+ * "P_B": one level of containers. Since the last `clear stats`. */
+static int
+tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint16_t ports[SHP_MAX_PORTS];
+	struct shp_latency *lat = malloc(sizeof(*lat));
+	int n, i, rc = 0;
+
+	(void)cmd;
+	if (lat == NULL)
+		return -1;
+	pthread_mutex_lock(&tel_lock);
+	n = alive ? select_ports(params, ports) : -1;
+	if (n < 0) {
+		rc = -1;
+		goto out;
+	}
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < n; i++) {
+		static const char *const name[2] = { "lateness", "sojourn" };
+		struct shp_port_sum sum;
+		unsigned int k;
+
+		ctl_port_latency(S, ports[i], lat);
+		shp_latency_summarize(lat, &sum);
+		for (k = 0; k < 2; k++) {
+			const struct shp_hist *h = k ? &lat->sojourn :
+				&lat->lateness;
+			struct rte_tel_data *c;
+			char key[32];
+
+			c = hist_summary(k ? &sum.sojourn : &sum.lateness);
+			if (c == NULL)
+				break;
+			snprintf(key, sizeof(key), "%u_%s_ns", ports[i],
+				 name[k]);
+			add_container(d, key, c);
+			if (n > 1)
+				continue;
+			c = hist_buckets(h);
+			if (c == NULL)
+				break;
+			snprintf(key, sizeof(key), "%u_%s_buckets", ports[i],
+				 name[k]);
+			add_container(d, key, c);
+		}
+	}
+out:
+	pthread_mutex_unlock(&tel_lock);
+	free(lat);
+	return rc;
+}
+
 static int
 tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -393,6 +503,9 @@ shaper_telemetry_init(struct shaper *s)
 		"Global settings and each port's tbf and netem profile");
 	rc |= rte_telemetry_register_cmd("/shaper/lcores", tel_lcores,
 		"Role and poll loops of each lcore");
+	rc |= rte_telemetry_register_cmd("/shaper/latency", tel_latency,
+		"Per-port lateness and sojourn percentiles (ns); with a port "
+		"id also the buckets as upper_bound_ns, count pairs");
 	return rc == 0 ? 0 : -1;
 }
 

@@ -9,13 +9,20 @@
 #include <rte_rcu_qsbr.h>
 
 #include "classify.h"
+#include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
+#include "shp_egress.h"
 #include "shp_meta.h"
 
 /* A pcap input returns nothing only once exhausted; a few empty polls in a
  * row make sure. */
 #define REPLAY_EMPTY_POLLS 64
+
+/* Packets, in bursts, a TX round may send per port before RX is polled
+ * again: several times what one RX poll brings, so that a backlog of due
+ * packets shrinks while RX goes on. */
+#define TX_BUDGET_BURSTS 8
 
 struct rte_rcu_qsbr *shaper_rcu;
 
@@ -54,8 +61,52 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	return sent;
 }
 
+/*
+ * --pace: a burst is read only when the queue's pacer holds nothing, and
+ * held until due (lib/pace.h). Returns what is due now, *stamp set to its
+ * time. While something is held the input is not exhausted.
+ */
+static inline uint16_t
+rx_paced(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
+	 uint64_t *stamp)
+{
+	uint64_t now = shp_clock_now(&s->clock);
+	uint16_t n;
+
+	if (shp_pace_held(r->pace) == 0) {
+		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+		if (n == 0)
+			return 0;
+		shp_pace_hold(r->pace, pkts, n, now);
+	}
+	r->empty_polls = 0;
+	return shp_pace_release(r->pace, now, pkts, stamp);
+}
+
+/*
+ * The egress chain is behind schedule: the emulator, not the profile, is
+ * the bottleneck. What arrives now is dropped at once, before it costs any
+ * more work, so that what is already scheduled leaves on time and the
+ * chain catches up; counted as `overload` on the egress port.
+ */
+static void
+overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
+	 struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	out->drops[SHP_DROP_OVERLOAD] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
 static inline void
-rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
+rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
+	 struct shp_lcore_ctr *ctr, uint64_t cost)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	const struct shp_classifier *cls;
@@ -64,19 +115,47 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	uint8_t band[SHP_MAX_BURST];
 	uint64_t bytes;
 	uint32_t used;
-	uint16_t n, sent;
+	uint16_t n, k, sent;
+	uint64_t t0;
+	bool behind;
 
-	n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+	/* the poll's own cost is part of what admitting costs */
+	t0 = shp_clock_now(&s->clock);
+	shp_admit_refill(&w->admit, t0, cost, s->opt.burst);
+	behind = s->egress[r->egress].behind;
+	if (!behind && !shp_admit_ready(&w->admit, cost, s->opt.burst))
+		return;
+	if (unlikely(r->pace != NULL))
+		n = rx_paced(s, r, pkts, &ctx.now);
+	else
+		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (n == 0) {
 		if (r->empty_polls < REPLAY_EMPTY_POLLS)
 			r->empty_polls++;
 		return;
 	}
 	r->empty_polls = 0;
+	if (unlikely(behind)) {
+		overload(in, ctx.ctr, pkts, n);
+		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) - t0);
+		return;
+	}
 	/* Stamp with the time the burst arrived, not the loop's start: a
 	 * stale stamp would let netem send a packet early. One pass stamps,
-	 * classifies and sums the bytes; the bands take its result as is. */
-	ctx.now = shp_clock_now(&s->clock);
+	 * classifies and sums the bytes; the bands take its result as is.
+	 * Paced packets carry the time they were due. */
+	if (likely(r->pace == NULL))
+		ctx.now = shp_clock_now(&s->clock);
+	k = shp_admit(&w->admit, n, cost);
+	if (unlikely(k < n)) {
+		overload(in, ctx.ctr, pkts + k, n - k);
+		if (k == 0) {
+			shp_admit_charge(&w->admit,
+					 shp_clock_now(&s->clock) - t0);
+			return;
+		}
+		n = k;
+	}
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
 	used = shp_classify_burst_bands(cls, pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
@@ -93,6 +172,8 @@ rx_queue(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 	}
 	shp_bands_enqueue_vec(s->bands[r->egress], pkts + sent, band + sent,
 			      used, bytes, n - sent, &ctx);
+	if (2 * n >= s->opt.burst)
+		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
 }
 
 /* In a pipeline another lcore may stamp a packet just after we read the
@@ -106,8 +187,9 @@ sojourn(struct rte_mbuf *m, uint64_t now)
 }
 
 /*
- * Transmit pkts[0..n) and count what the port took: bytes and the time each
- * spent in the shaper (sojourn), read before the PMD may free them.
+ * Transmit pkts[0..n) and count what the port took: bytes, the time each
+ * spent in the shaper (sojourn) and how late netem's send time was kept
+ * (lateness), read before the PMD may free them.
  * bytes is the pkt_len sum of pkts[0..n) when the dequeue gave it
  * (ctx->bytes), else UINT64_MAX. Returns how many were sent.
  */
@@ -116,7 +198,7 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	 uint16_t n, uint64_t now, uint64_t bytes)
 {
 	uint32_t len[SHP_MAX_BURST];
-	uint64_t soj[SHP_MAX_BURST];
+	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
 	uint64_t sum = 0, mn = pc->sojourn_min_ns, mx = pc->sojourn_max_ns;
 	uint16_t i, sent;
 
@@ -124,10 +206,13 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 		for (i = 0; i < n; i++) {
 			len[i] = rte_pktmbuf_pkt_len(pkts[i]);
 			soj[i] = sojourn(pkts[i], now);
+			tts[i] = shp_meta(pkts[i])->time_to_send;
 		}
 	} else {
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			soj[i] = sojourn(pkts[i], now);
+			tts[i] = shp_meta(pkts[i])->time_to_send;
+		}
 	}
 	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
 	if (bytes == UINT64_MAX) {
@@ -149,40 +234,143 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	pc->sojourn_sum_ns += sum;
 	pc->sojourn_min_ns = mn;
 	pc->sojourn_max_ns = mx;
+	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
 	return sent;
 }
 
+/* Publish whether the chain is behind; written only on a change so that
+ * RX lcores reading it keep their copy of the line. */
 static inline void
-tx_port(struct shaper *s, struct egress *e, struct shp_lcore_ctr *ctr,
-	uint64_t now)
+set_behind(struct egress *e, bool b)
+{
+	if (b != e->behind)
+		e->behind = b;
+}
+
+struct tx_arg {
+	struct shaper *s;
+	struct egress *e;
+	struct shp_port_ctr *pc;
+};
+
+static inline uint64_t
+tx_now(void *arg)
+{
+	return shp_clock_now(&((struct tx_arg *)arg)->s->clock);
+}
+
+static inline uint16_t
+tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
+	uint64_t bytes)
+{
+	struct tx_arg *a = arg;
+
+	return tx_burst(a->e, a->pc, pkts, n, now, bytes);
+}
+
+/* One TX round for an egress port (shp_egress_round: due packets first,
+ * then whether the chain is behind). */
+static inline void
+tx_port(struct shaper *s, struct worker *w, struct egress *e,
+	struct shp_lcore_ctr *ctr, unsigned int budget)
 {
 	struct shp_port_ctr *pc = &ctr->port[e->port];
-	struct shp_ctx ctx = { .now = now, .ctr = pc, .bytes = UINT64_MAX };
+	struct tx_arg a = { .s = s, .e = e, .pc = pc };
+	const struct shp_egress_io io = { .now = tx_now, .tx = tx_send,
+					  .arg = &a };
+	struct shp_ctx ctx = { .ctr = pc };
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
-	uint16_t n, sent, i;
+	struct shp_round r;
+	uint16_t sent, i;
+	uint64_t t0;
 
 	if (e->npend > 0) {
 		/* The port refused these last time: they go first, and
 		 * nothing new is pulled until they are gone. */
+		uint64_t now = shp_clock_now(&s->clock);
+
 		sent = tx_burst(e, pc, e->pending + e->pend_head, e->npend,
 				now, UINT64_MAX);
 		e->pend_head += sent;
 		e->npend -= sent;
 		pc->tx_pending = e->npend;
-		if (e->npend > 0)
+		if (e->npend > 0) {
+			set_behind(e, shp_is_behind(
+				shp_due_time(e->pending[e->pend_head]), now,
+				s->opt.max_late_ns));
 			return;
+		}
 	}
-	n = shp_qdisc_dequeue(s->netem[e->port], pkts, s->opt.burst, &ctx);
-	if (n == 0)
-		return;
-	sent = tx_burst(e, pc, pkts, n, now, ctx.bytes);
-	if (unlikely(sent < n)) {
-		for (i = sent; i < n; i++)
-			e->pending[i - sent] = pkts[i];
+	t0 = shp_clock_now(&s->clock);
+	shp_egress_round(s->netem[e->port], &ctx, &io, pkts, s->opt.burst,
+			 budget, s->opt.max_late_ns, &r);
+	if (2 * r.released >= s->opt.burst)
+		shp_cost_sample(&w->admit.tx,
+				shp_clock_now(&s->clock) - t0, r.released);
+	if (unlikely(r.refused > 0)) {
+		for (i = 0; i < r.refused; i++)
+			e->pending[i] = pkts[r.last_n - r.refused + i];
 		e->pend_head = 0;
-		e->npend = n - sent;
+		e->npend = r.refused;
 		pc->tx_pending = e->npend;
 	}
+	set_behind(e, r.behind);
+}
+
+/*
+ * What admitting a packet costs this lcore (shp_admit_cost). Run to
+ * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
+ * at the slowest TX lcore's rate, shared among the RX lcores, or at its
+ * own, whichever is slower. --max-late 0 turns pacing off too.
+ */
+static inline uint64_t
+admit_cost(struct shaper *s, struct worker *w)
+{
+	uint64_t own, tx = 0;
+	unsigned int i, nb_rx = 0;
+
+	if (s->opt.max_late_ns == 0)
+		return 0;
+	if (w->tx)
+		return shp_admit_cost(&w->admit);
+	own = w->admit.rx.ns;
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *o = &s->workers[s->worker_ids[i]];
+
+		nb_rx += o->rx;
+		if (o->tx && o->tx_cost_pub > tx)
+			tx = o->tx_cost_pub;
+	}
+	if (own == 0)
+		return 0;
+	tx *= nb_rx;
+	own = RTE_MAX(own, tx);
+	return own + own / SHP_ADMIT_MARGIN;
+}
+
+/* At shutdown, what a pacer still holds joins the bands, to be sent or
+ * flushed (and counted) with everything else queued. */
+static void
+rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
+{
+	struct rte_mbuf *pkts[SHP_PACE_MAX];
+	struct shp_port_ctr *in = &ctr->port[r->port];
+	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress],
+			       .now = shp_clock_now(&s->clock) };
+	uint8_t band[SHP_PACE_MAX];
+	uint64_t bytes;
+	uint32_t used;
+	uint16_t n = shp_pace_take_all(r->pace, pkts);
+
+	if (n == 0)
+		return;
+	used = shp_classify_burst_bands(__atomic_load_n(&s->classifier,
+							__ATOMIC_ACQUIRE),
+					pkts, n, ctx.now, band, &bytes);
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	shp_bands_enqueue_vec(s->bands[r->egress], pkts, band, used, bytes, n,
+			      &ctx);
 }
 
 int
@@ -192,16 +380,28 @@ shaper_worker_main(void *arg)
 	unsigned int lcore = rte_lcore_id();
 	struct worker *w = &s->workers[lcore];
 	struct shp_lcore_ctr *ctr = &s->ctr[lcore];
+	/* A lcore that also polls RX bounds each port's round so RX is
+	 * still polled; a TX-only lcore has nothing else to do. */
+	unsigned int budget = (w->rx ? TX_BUDGET_BURSTS : 64) * s->opt.burst;
+	uint32_t rounds = 0;
 	uint16_t k;
 
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
 	while (!s->quit) {
+		/* what is due leaves before new work is taken */
+		if (w->tx && !s->paused)
+			for (k = 0; k < w->nb_egress; k++)
+				tx_port(s, w, &s->egress[w->egress[k]], ctr,
+					budget);
+		if (w->tx && (++rounds & 63) == 0)
+			w->tx_cost_pub = w->admit.tx.ns;
 		if (w->rx && !s->paused && !w->rx_done) {
 			bool all_done = s->opt.replay;
+			uint64_t cost = admit_cost(s, w);
 
 			for (k = 0; k < w->nb_rxq; k++) {
-				rx_queue(s, &w->rxq[k], ctr);
+				rx_queue(s, w, &w->rxq[k], ctr, cost);
 				all_done &= w->rxq[k].empty_polls >=
 					    REPLAY_EMPTY_POLLS;
 			}
@@ -209,13 +409,12 @@ shaper_worker_main(void *arg)
 				__atomic_store_n(&w->rx_done, true,
 						 __ATOMIC_RELEASE);
 		}
-		if (w->tx && !s->paused)
-			for (k = 0; k < w->nb_egress; k++)
-				tx_port(s, &s->egress[w->egress[k]], ctr,
-					shp_clock_now(&s->clock));
 		rte_rcu_qsbr_quiescent(shaper_rcu, lcore);
 		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELEASE);
 	}
+	for (k = 0; k < w->nb_rxq; k++)
+		if (w->rxq[k].pace != NULL)
+			rx_unpace(s, &w->rxq[k], ctr);
 	rte_rcu_qsbr_thread_offline(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_unregister(shaper_rcu, lcore);
 	return 0;

@@ -12,7 +12,8 @@
  * ahead is prefetched (headers and data of the next burst), as
  * lib/netem_tq.c does. Figures only.
  *
- * Usage: bench_delay_floor [EAL args]   (needs ~1 GB)
+ * Usage: bench_delay_floor [EAL args] [-- DEPTH...]   (needs ~1 GB;
+ *        default depths 1e3 1e4 4e4 1.6e5, always 0 first)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -93,16 +94,29 @@ run(struct rte_mempool *mp, uint64_t delay, uint64_t *sink)
 int
 main(int argc, char **argv)
 {
-	uint64_t delays[] = { 0, 1000, 10000, 40000, 160000 }, sink = 0;
+	uint64_t delays[16] = { 0, 1000, 10000, 40000, 160000 }, sink = 0;
+	unsigned int i, nb = 5;
+	uint64_t most = 0;
 	struct rte_mempool *mp;
 	double base = 0;
-	unsigned int i;
+	int n;
 
-	if (rte_eal_init(argc, argv) < 0) {
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
 		fprintf(stderr, "rte_eal_init failed\n");
 		return 1;
 	}
-	mp = rte_pktmbuf_pool_create("floor", 200000 + 4096, 256,
+	/* after "--": the depths to measure (0 first, as the reference) */
+	if (n + 1 < argc) {
+		nb = 1;
+		delays[0] = 0;
+		for (i = n + 1; i < (unsigned int)argc && nb < RTE_DIM(delays);
+		     i++)
+			delays[nb++] = strtoull(argv[i], NULL, 10);
+	}
+	for (i = 0; i < nb; i++)
+		most = RTE_MAX(most, delays[i]);
+	mp = rte_pktmbuf_pool_create("floor", most + 40000 + 4096, 256,
 				     SHP_MBUF_PRIV_SIZE,
 				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	if (mp == NULL) {
@@ -112,7 +126,7 @@ main(int argc, char **argv)
 	printf("hold packets in a FIFO of mbufs, alloc+write / read+free, "
 	       "one lcore, %llu packets per case\n", PKTS);
 	printf("%12s %10s %14s\n", "in flight", "Mpps", "vs in flight 0");
-	for (i = 0; i < RTE_DIM(delays); i++) {
+	for (i = 0; i < nb; i++) {
 		double mpps = run(mp, delays[i], &sink);
 
 		if (i == 0)

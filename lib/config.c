@@ -21,6 +21,7 @@ shp_options_init(struct shp_options *o)
 	o->classify = SHP_CLASSIFY_TOS;
 	o->ring_size = SHP_DEFAULT_RING_SIZE;
 	o->burst = SHP_DEFAULT_BURST;
+	o->max_late_ns = SHP_DEFAULT_MAX_LATE_NS;
 	for (i = 0; i < SHP_MAX_PORTS; i++)
 		o->pair_of[i] = -1;
 }
@@ -221,6 +222,19 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 				  err);
 	if (strcmp(name, "burst") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
+	if (strcmp(name, "max-late") == 0 || strcmp(name, "max_late") == 0) {
+		char sub[SHP_ERR_LEN];
+
+		if (strcmp(v, "0") == 0)
+			x = 0;
+		else if (shp_parse_time(v, &x, sub) < 0) {
+			snprintf(err, SHP_ERR_LEN, "--max-late '%s': %s", v, sub);
+			return -1;
+		}
+		o->max_late_ns = x;
+		o->max_late_set = true;
+		return 0;
+	}
 	if (strcmp(name, "stats-period") == 0)
 		return parse_uint(name, v, 0, 86400, &o->stats_period, err);
 	if (strcmp(name, "stats-file") == 0)
@@ -238,7 +252,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
-	"mbufs", "tbf", "netem", "pairs", NULL
+	"mbufs", "tbf", "netem", "pairs", "max_late", NULL
 };
 
 /*

@@ -48,10 +48,15 @@ struct shp_options {
 	unsigned int mbufs;           /* 0: computed */
 	unsigned int ring_size;
 	unsigned int burst;
+	/* overload: a chain whose oldest due packet is later than this
+	 * drops new arrivals as `overload` (0: never) */
+	uint64_t max_late_ns;
+	bool max_late_set;
 	/* run */
 	unsigned int stats_period;
 	char *stats_file;
 	bool replay;
+	bool pace;                    /* replay at the capture's timing */
 	char *rx_lcores;
 	char *tx_lcores;
 	char *config_file;
@@ -65,6 +70,7 @@ struct shp_options {
 #define SHP_DEFAULT_RING_SIZE 1024
 #define SHP_DEFAULT_BURST 32
 #define SHP_MAX_BURST 512
+#define SHP_DEFAULT_MAX_LATE_NS 100000   /* 100us */
 
 void shp_options_init(struct shp_options *o);
 void shp_options_free(struct shp_options *o);

@@ -44,3 +44,22 @@ shp_pcap_check(const char *path, uint64_t *packets, char *err)
 	*packets = n;
 	return 0;
 }
+
+int
+shp_pcap_time_ns(pcap_t *p, const struct pcap_pkthdr *h, uint64_t *ns)
+{
+	uint64_t sec;
+
+	/* libpcap reports pcapng as version 1, pcap as 2 */
+	if (pcap_major_version(p) == 2)
+		sec = (uint32_t)h->ts.tv_sec;
+	else if (h->ts.tv_sec < 0)
+		return -1;
+	else
+		sec = (uint64_t)h->ts.tv_sec;
+	/* tv_usec holds nanoseconds (< 1e9) at nanosecond precision */
+	if (sec > SHP_PCAP_TIME_LIMIT / 1000000000u)
+		return -1;
+	*ns = sec * 1000000000u + (uint64_t)h->ts.tv_usec;
+	return *ns < SHP_PCAP_TIME_LIMIT ? 0 : -1;
+}

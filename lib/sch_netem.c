@@ -774,6 +774,9 @@ netem_release_slotted(struct netem_sched_data *p,
 		if (p->slot.next > now)
 			break;
 		pkts[out++] = shp_tq_pop(&p->tq);
+		/* its slot is when it is due: TX measures lateness from it
+		 * (only once out of the queue, which is ordered by it) */
+		shp_meta(m)->time_to_send = p->slot.next;
 		p->slot.bytes_left -= m->pkt_len;
 		if (--p->slot.packets_left <= 0 || p->slot.bytes_left <= 0)
 			netem_slot_next(p, c, p->slot.next);
@@ -781,32 +784,55 @@ netem_release_slotted(struct netem_sched_data *p,
 	return out;
 }
 
+static inline uint16_t
+netem_release(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	      struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
+		return netem_release_slotted(p, c, pkts, n, now);
+	return shp_tq_dequeue_due(&p->tq, now, pkts, n);
+}
+
+/*
+ * Due packets first: what is due leaves before anything new is pulled
+ * from the child, and the child is asked only for the room the due ones
+ * left. So the delay line never takes in more than it gives out in one
+ * call, and a caller that loops while ctx->more drains every due packet
+ * before it polls RX again (a backlog of overdue packets shrinks instead
+ * of being carried from call to call).
+ */
 static uint16_t
 netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_sync_conf(q, p);
-	uint64_t backlog;
+	uint64_t backlog = p->tq.backlog, bytes;
 	uint16_t k, out;
 
-	if (q->child != NULL && n > 0) {
-		/* pkts doubles as the input vector: it is consumed before
-		 * the output is written */
+	if (c == NULL && p->tq.qlen == 0 && q->child != NULL) {
+		/* off and empty: straight through, bytes as the child says */
 		k = q->child->ops->dequeue(q->child, pkts, n, ctx);
-		if (c == NULL && p->tq.qlen == 0) {
-			netem_gauge(p, ctx);
-			return k;   /* off and empty: straight through */
-		}
-		netem_enqueue_vec(q, p, c, pkts, k, ctx);
+		ctx->more |= k == n;
+		netem_gauge(p, ctx);
+		return k;
 	}
-	backlog = p->tq.backlog;
-	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
-		out = netem_release_slotted(p, c, pkts, n, ctx->now);
-	else
-		out = shp_tq_dequeue_due(&p->tq, ctx->now, pkts, n);
-	/* the queue counted the bytes leaving: TX need not again */
-	ctx->bytes = backlog - p->tq.backlog;
+	out = netem_release(p, c, pkts, n, ctx->now);
+	/* the queue counts the bytes leaving: TX need not again */
+	bytes = backlog - p->tq.backlog;
+	if (out == n) {
+		ctx->more = true;
+	} else if (q->child != NULL) {
+		/* pkts[out..n) doubles as the input vector: consumed
+		 * before the output is written there */
+		k = q->child->ops->dequeue(q->child, pkts + out, n - out, ctx);
+		ctx->more |= k == n - out && k > 0;
+		netem_enqueue_vec(q, p, c, pkts + out, k, ctx);
+		backlog = p->tq.backlog;
+		out += netem_release(p, c, pkts + out, n - out, ctx->now);
+		bytes += backlog - p->tq.backlog;
+	}
+	ctx->bytes = bytes;
 	netem_gauge(p, ctx);
 	return out;
 }

@@ -18,7 +18,7 @@
 
 struct shp_meta {
 	uint64_t rx_ns;          /* arrival time on the shaper clock (ns) */
-	uint64_t time_to_send;   /* netem departure time (ns) */
+	uint64_t time_to_send;   /* netem departure time (ns); 0: not netem's */
 	RB_ENTRY(shp_meta) rb;   /* netem tfifo tree node */
 	struct shp_meta *next;   /* netem tfifo list fast path */
 	union {
@@ -61,8 +61,10 @@ shp_meta_init(struct rte_mbuf *m, uint64_t rx_ns)
 }
 
 /*
- * What RX must set, in two stores: arrival time and classification.
- * time_to_send and next belong to netem, which sets them on enqueue.
+ * What RX must set: arrival time, classification, and time_to_send 0,
+ * which tells TX that netem has not scheduled the packet (no lateness to
+ * measure: bypass, netem off). next belongs to netem, which sets it on
+ * enqueue. time_to_send sits next to rx_ns in the line RX writes anyway.
  */
 static inline void
 shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
@@ -70,6 +72,7 @@ shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
 	struct shp_meta *meta = shp_meta(m);
 
 	meta->rx_ns = rx_ns;
+	meta->time_to_send = 0;
 	meta->cls = (uint64_t)prio | (uint64_t)band << 8;
 }
 

@@ -46,6 +46,14 @@ struct shp_ctx {
 	 * it (to the sum, or back to UINT64_MAX).
 	 */
 	uint64_t bytes;
+	/*
+	 * Out, dequeue only: set by a stage that stopped because the vector
+	 * was full, with more work it could do at ctx->now (due packets to
+	 * release, or a child that filled its share). The caller clears it
+	 * before the call; a stage that leaves it clear is judged by whether
+	 * it filled the vector.
+	 */
+	bool more;
 };
 
 /* Generic numbers every stage reports (ops->stats). */

@@ -12,6 +12,7 @@ const char *const shp_drop_names[SHP_DROP_MAX] = {
 	[SHP_DROP_NETEM_LIMIT] = "netem_limit",
 	[SHP_DROP_LOST] = "lost",
 	[SHP_DROP_FLUSHED] = "flushed",
+	[SHP_DROP_OVERLOAD] = "overload",
 };
 
 /* Relaxed loads: the owner may be writing; each u64 load is whole. */
@@ -83,6 +84,8 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		out->queued += out->band_depth[b];
 		out->egress_in += bs->enqueued + bs->full;
 	}
+	/* dropped on arrival, before any band */
+	out->egress_in += s->drops[SHP_DROP_OVERLOAD];
 	for (d = 0; d < SHP_DROP_MAX; d++)
 		out->dropped += s->drops[d];
 }
@@ -116,8 +119,63 @@ shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 		c->band[b].flushed -= o->band[b].flushed;
 		s->band_dropped[b] -= base->band_dropped[b];
 	}
+	s->nic.imissed -= base->nic.imissed;
+	s->nic.ierrors -= base->nic.ierrors;
+	s->nic.rx_nombuf -= base->nic.rx_nombuf;
+	s->nic.oerrors -= base->nic.oerrors;
 	s->egress_in -= base->egress_in;
 	s->dropped -= base->dropped;
+}
+
+void
+shp_latency_init(struct shp_latency *l)
+{
+	shp_hist_init(&l->lateness);
+	shp_hist_init(&l->sojourn);
+}
+
+void
+shp_stats_latency(const struct shp_lcore_ctr *blocks, unsigned int n,
+		  uint16_t port, struct shp_latency *out)
+{
+	unsigned int l;
+
+	shp_latency_init(out);
+	for (l = 0; l < n; l++) {
+		const struct shp_latency *src = blocks[l].port[port].lat;
+
+		if (src == NULL)
+			continue;
+		shp_hist_merge(&out->lateness, &src->lateness);
+		shp_hist_merge(&out->sojourn, &src->sojourn);
+	}
+}
+
+void
+shp_latency_summarize(const struct shp_latency *l, struct shp_port_sum *s)
+{
+	shp_hist_summarize(&l->lateness, &s->lateness);
+	shp_hist_summarize(&l->sojourn, &s->sojourn);
+}
+
+void
+shp_hist_summary_print(FILE *f, const char *name,
+		       const struct shp_hist_summary *h)
+{
+	fprintf(f, "%s count %" PRIu64 " min %" PRIu64 " p50 %" PRIu64
+		" p90 %" PRIu64 " p99 %" PRIu64 " p99.9 %" PRIu64 " max %"
+		PRIu64 "\n", name, h->count, h->min, h->p50, h->p90, h->p99,
+		h->p999, h->max);
+}
+
+static void
+json_hist(FILE *f, const char *name, const struct shp_hist_summary *h)
+{
+	fprintf(f, "\"%s\": {\"count\": %" PRIu64 ", \"min\": %" PRIu64
+		", \"p50\": %" PRIu64 ", \"p90\": %" PRIu64 ", \"p99\": %"
+		PRIu64 ", \"p99.9\": %" PRIu64 ", \"max\": %" PRIu64 "}",
+		name, h->count, h->min, h->p50, h->p90, h->p99, h->p999,
+		h->max);
 }
 
 void
@@ -150,6 +208,15 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			c->tx_packets ? c->sojourn_min_ns : 0,
 			c->tx_packets ? c->sojourn_sum_ns / c->tx_packets : 0,
 			c->sojourn_max_ns);
+		fprintf(f, ",\n    \"latency\": {");
+		json_hist(f, "lateness_ns", &s->lateness);
+		fprintf(f, ",\n                ");
+		json_hist(f, "sojourn_ns", &s->sojourn);
+		fprintf(f, "}");
+		fprintf(f, ",\n    \"nic\": {\"imissed\": %" PRIu64
+			", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
+			", \"oerrors\": %" PRIu64 "}", s->nic.imissed,
+			s->nic.ierrors, s->nic.rx_nombuf, s->nic.oerrors);
 		fprintf(f, ",\n    \"bands\": [");
 		for (b = 0; b < nb_bands; b++) {
 			const struct shp_band_ctr *bc = &c->band[b];

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <rte_common.h>
 
+#include "shp_hist.h"
+
 #define SHP_MAX_PORTS  32
 #define SHP_MAX_BANDS  16
 #define SHP_MAX_LCORES 128
@@ -31,6 +33,9 @@ enum shp_drop {
 	SHP_DROP_NETEM_LIMIT,  /* netem delay queue full */
 	SHP_DROP_LOST,         /* netem loss model */
 	SHP_DROP_FLUSHED,      /* freed at shutdown or reset while queued */
+	SHP_DROP_OVERLOAD,     /* arrived while its egress chain was behind
+				* schedule (--max-late): the emulator's own
+				* limit, not the profile's */
 	SHP_DROP_MAX
 };
 
@@ -65,11 +70,33 @@ struct shp_port_ctr {
 	uint64_t sojourn_sum_ns;
 	uint64_t sojourn_min_ns;
 	uint64_t sojourn_max_ns;
+	/* distributions of what was sent: only on the lcore that transmits
+	 * on this port (shp_latency_alloc), NULL elsewhere */
+	struct shp_latency *lat;
 	/* gauges, written only by the egress owner */
 	uint64_t netem_qlen;
 	uint64_t tx_pending;
 	struct shp_band_ctr band[SHP_MAX_BANDS];
 } __rte_cache_aligned;
+
+/*
+ * Latency distributions of one egress port on one lcore (ns): lateness is
+ * TX time minus the send time netem scheduled (packets netem scheduled
+ * only), sojourn is TX time minus RX time (every packet sent). 32 KiB, so
+ * allocated for the transmitting lcore of each port in use only.
+ */
+struct shp_latency {
+	struct shp_hist lateness;
+	struct shp_hist sojourn;
+};
+
+/* What the port itself dropped or refused (rte_eth_stats). */
+struct shp_nic_ctr {
+	uint64_t imissed;    /* RX ring full: the NIC dropped it */
+	uint64_t ierrors;    /* bad frames */
+	uint64_t rx_nombuf;  /* the PMD found the pool empty */
+	uint64_t oerrors;    /* TX failed in the NIC */
+};
 
 struct shp_lcore_ctr {
 	struct shp_port_ctr port[SHP_MAX_PORTS];
@@ -83,6 +110,9 @@ struct shp_port_sum {
 	uint64_t queued;       /* bands + netem + tx pending */
 	uint64_t egress_in;    /* packets that arrived for this egress port */
 	uint64_t dropped;      /* all causes */
+	/* filled by the app, not by shp_stats_sum (which zeroes them) */
+	struct shp_nic_ctr nic;
+	struct shp_hist_summary lateness, sojourn;
 };
 
 /* Prepare zeroed counter blocks[0..n) (the sojourn minimum). */
@@ -96,6 +126,39 @@ void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 /* Subtract a baseline (for `clear stats`): gauges are kept as they are. */
 void shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 		   unsigned int nb_bands);
+
+/*
+ * Record what TX sent, pkts[0..n): soj[i] is its sojourn; tts[i] the send
+ * time netem gave it, 0 when netem did not schedule it (no lateness then).
+ */
+static inline void
+shp_latency_record_tx(struct shp_latency *l, const uint64_t *soj,
+		      const uint64_t *tts, uint16_t n, uint64_t now)
+{
+	uint16_t i;
+
+	shp_hist_record_burst(&l->sojourn, soj, n);
+	for (i = 0; i < n; i++)
+		if (tts[i] != 0)
+			/* a pipeline's TX clock may lag RX's: never wrap */
+			shp_hist_record(&l->lateness,
+					now > tts[i] ? now - tts[i] : 0);
+}
+
+/* Empty distributions (min at UINT64_MAX). */
+void shp_latency_init(struct shp_latency *l);
+
+/* out = the sum over blocks[0..n) of port `port`'s distributions. */
+void shp_stats_latency(const struct shp_lcore_ctr *blocks, unsigned int n,
+		       uint16_t port, struct shp_latency *out);
+
+/* Fill s->lateness and s->sojourn from l. */
+void shp_latency_summarize(const struct shp_latency *l,
+			   struct shp_port_sum *s);
+
+/* One line: "NAME count N min N p50 N p90 N p99 N p99.9 N max N" (ns). */
+void shp_hist_summary_print(FILE *f, const char *name,
+			    const struct shp_hist_summary *h);
 
 /* Write the --stats-file JSON for ports[0..nb) to f; elapsed_s is how
  * long forwarding ran. */

@@ -7,8 +7,12 @@
 # Figures only: this is never a test.
 #
 # Usage: scripts/bench-forward.sh [SECONDS [ROUNDS]] [-- shaper options]
-#   (defaults: 10 s, 3 rounds; SHP_BENCH_HUGE=1: both on 2 MiB hugepages,
-#   reserved and mounted if needed, as root)
+#   (defaults: 10 s, 3 rounds; 2 MiB hugepages, reserved and mounted as
+#   root where they can be had, else --no-huge: the first line says which;
+#   SHP_BENCH_HUGE=0 forces --no-huge)
+# A third program runs in every round: bench_delay_floor at the depth the
+# shaper held at the end of its run (flushed packets, both ports): what
+# merely holding that many packets costs here, with no shaping at all.
 #   e.g. scripts/bench-forward.sh 8 3 -- --mbufs 262144 \
 #        --tbf 'rate 100gbit burst 1mb limit 100mb' \
 #        --netem 'delay 10ms 1ms loss 1%'
@@ -25,20 +29,11 @@ eal=(-l 0-1 --no-pci --log-level '*:error'
      --vdev net_null0,copy=1 --vdev net_null1,copy=1)
 # (testpmd 22.11 stops at once with --no-huge -m 3072; the shaper needs
 # room for large delay queues)
-mem_t=(--no-huge -m 1024) mem_s=(--no-huge -m 3072)
-if [ "${SHP_BENCH_HUGE:-0}" = 1 ]; then
-	# 2 MiB pages for both programs (root): fewer TLB misses when
-	# 1e5 packets wait in a delay queue
-	want=2048
-	have=$(cat /proc/sys/vm/nr_hugepages)
-	[ "$have" -ge "$want" ] || echo "$want" >/proc/sys/vm/nr_hugepages
-	mountpoint -q /dev/hugepages ||
-		{ mkdir -p /dev/hugepages &&
-		  mount -t hugetlbfs nodev /dev/hugepages; }
-	mem_t=() mem_s=()
-fi
+. scripts/bench-lib.sh
+bench_mem
+mem_t=("${MEM_SMALL[@]}") mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/bt$$ /var/run/dpdk/bs$$' EXIT
+trap 'rm -rf "$tmp" /var/run/dpdk/bt$$ /var/run/dpdk/bs$$ /var/run/dpdk/bf$$' EXIT
 
 testpmd_run() {
 	# with --stats-period testpmd runs until SIGINT, in the foreground,
@@ -58,34 +53,51 @@ PY
 }
 
 shaper_run() {
-	# packets sent / time forwarding ran, from --stats-file
+	# packets sent / time forwarding ran, from --stats-file; the depth
+	# it held (what was flushed at the end) to $tmp/depth
 	timeout -s INT "$secs" ./build/app/dpdk-shaper "${eal[@]}" "${mem_s[@]}" \
 		--file-prefix bs$$ -- --stats-file "$tmp/s.json" \
 		"${extra[@]}" >"$tmp/shaper.log" 2>&1 || true
-	/usr/bin/python3 - "$tmp/s.json" <<'PY'
+	/usr/bin/python3 - "$tmp/s.json" "$tmp/depth" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
 tx = sum(p["tx_packets"] for p in s["ports"].values())
+depth = sum(p["drops"]["flushed"] for p in s["ports"].values())
+open(sys.argv[2], "w").write("%d\n" % depth)
 print(tx / s["elapsed_s"])
 PY
 }
 
-echo "net_null copy=1, 64 B, lcores 0-1 (main + 1 worker), ${secs} s per run," \
-	"${mem_s[*]:-2 MiB hugepages}"
+floor_run() {
+	# bench_delay_floor at the shaper's depth (Mpps at that depth)
+	./build/bench/bench_delay_floor -l 1 "${mem_t[@]}" --no-pci \
+		--log-level '*:error' --file-prefix bf$$ -- "$1" \
+		>"$tmp/floor.log" 2>&1 || true
+	awk -v d="$1" '$1 == d { v = $2 } END { print (v == "" ? 0 : v * 1e6) }' \
+		"$tmp/floor.log"
+}
+
+echo "net_null copy=1, 64 B, lcores 0-1 (main + 1 worker), ${secs} s per run"
 echo "dpdk-shaper options: ${extra[*]}"
-t=() s=()
+t=() s=() f=() d=()
 for r in $(seq "$rounds"); do
 	t+=("$(testpmd_run)")
 	s+=("$(shaper_run)")
-	printf "round %d: testpmd %.2f Mpps, dpdk-shaper %.2f Mpps\n" "$r" \
-		"$(echo "${t[-1]} / 1000000" | bc -l)" \
+	d+=("$(cat "$tmp/depth")")
+	f+=("$(floor_run "${d[-1]}")")
+	printf "round %d: testpmd %.2f Mpps, dpdk-shaper %.2f Mpps" \
+		"$r" "$(echo "${t[-1]} / 1000000" | bc -l)" \
 		"$(echo "${s[-1]} / 1000000" | bc -l)"
+	printf " (held %d), delay floor at that depth %.2f Mpps\n" \
+		"${d[-1]}" "$(echo "${f[-1]} / 1000000" | bc -l)"
 done
-/usr/bin/python3 - "${t[*]}" "${s[*]}" <<'PY'
+/usr/bin/python3 - "${t[*]}" "${s[*]}" "${f[*]}" <<'PY'
 import statistics, sys
 t = statistics.median(float(x) for x in sys.argv[1].split())
 s = statistics.median(float(x) for x in sys.argv[2].split())
-print("median: dpdk-testpmd io %.2f Mpps, dpdk-shaper %.2f Mpps"
-      % (t / 1e6, s / 1e6))
+f = statistics.median(float(x) for x in sys.argv[3].split())
+print("median: dpdk-testpmd io %.2f Mpps, dpdk-shaper %.2f Mpps, "
+      "delay floor %.2f Mpps" % (t / 1e6, s / 1e6, f / 1e6))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))
+print("ratio shaper/delay floor at its depth: %.2f" % (s / f if f else 0))
 PY

@@ -8,7 +8,8 @@ pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk libpcap-dev
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-scapy
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps
-	       nftables bc)
+	       nftables bc python3-matplotlib python3-prometheus-client
+	       prometheus)
 fi
 
 missing=()

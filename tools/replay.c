@@ -5,6 +5,7 @@
  *   dpdk-shaper-replay IN OUT [--netem ARGS] [--tbf ARGS] [--bands N]
  *                      [--priomap P] [--classify MODE] [--config FILE]
  *                      [--seed N] [--ring-size N] [--mbufs N] [--burst N]
+ *                      [--stats-file PATH] [--progress S]
  *
  * The tool is one egress port (port 0) of dpdk-shaper: the same lib stages
  * (classify -> bands -> tbf -> netem) on a virtual clock driven by the
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <pcap/pcap.h>
 #include <rte_eal.h>
@@ -35,6 +37,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
 #include "classify.h"
@@ -75,10 +78,32 @@
 
 #define REPLAY_NS_PER_S UINT64_C(1000000000)
 
+/* The latest time a pcap record can hold: unsigned 32-bit seconds. */
+#define PCAP_SEC_MAX UINT32_MAX
+
+/* Packets between two looks at the wall clock for the progress line. */
+#define PROGRESS_EVERY 1024
+
+/*
+ * Delay samples of one kind (total, queueing, netem), kept whole for exact
+ * percentiles. Small and on purpose self-contained: a histogram may take
+ * its place.
+ */
+struct dstat {
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t sum, min, max;
+};
+
 struct replay {
 	struct shp_options opt;
 	const char *in_path;
 	const char *out_path;
+	bool out_stdout;       /* OUT is `-`: the summary goes to stderr */
+	FILE *info;            /* where the summary goes */
+	double progress_s;     /* progress line interval on a TTY (0: off) */
+	bool tty;
+	struct timespec wall0, wall_last;
 	char *tmp_path;        /* where OUT is written until it is complete */
 	pcap_t *in;
 	pcap_t *dead;
@@ -91,16 +116,21 @@ struct replay {
 	unsigned int nb_mbufs;
 	struct shp_lcore_ctr *ctr;
 	struct shp_ctx ctx;
-	struct shp_qdisc *bands, *tbf, *netem;
+	struct shp_qdisc *bands, *tbf, *tap, *netem;
 	struct shp_tbf_conf *tc;
 	struct shp_netem_conf *nc;
+	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 
 	uint64_t now;          /* the virtual clock, ns */
-	uint64_t first_ts;
+	uint64_t first_ts, last_ts; /* first and last arrival */
+	uint64_t first_out, last_out; /* first and last departure */
 	bool started;
 
-	uint64_t *delays;
-	size_t nb_delays, cap_delays;
+	/* RX to departure, RX to leaving tbf (bands + tbf), leaving tbf to
+	 * departure (netem) */
+	struct dstat delay, queueing, netem_delay;
+	int tap_off;           /* mbuf dynfield: when a packet left tbf */
+	uint32_t max_len;      /* largest frame in IN */
 	uint8_t *linbuf;
 	size_t linbuf_len;
 	char *inbuf, *outbuf;  /* stdio buffers, freed after their FILE */
@@ -113,9 +143,21 @@ struct replay {
 	uint64_t events;       /* clock values at which the root was dequeued */
 	uint64_t stalls, stall_run; /* next_time said now, nothing happened */
 	uint64_t stuck;        /* could never leave: flushed at the end */
+	uint64_t saturated;    /* departures past 2106, written as its end */
 };
 
 static volatile sig_atomic_t interrupted;
+
+/* A progress line is on the terminal: clear it before any other text. */
+static bool progress_shown;
+
+static void
+progress_clear(void)
+{
+	if (progress_shown)
+		fprintf(stderr, "\r\033[K");
+	progress_shown = false;
+}
 
 static void
 on_signal(int sig)
@@ -128,6 +170,7 @@ on_signal(int sig)
 enum {
 	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_TBF, OPT_NETEM,
 	OPT_CONFIG, OPT_SEED, OPT_RING_SIZE, OPT_MBUFS, OPT_BURST, OPT_HELP,
+	OPT_STATS_FILE, OPT_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -141,6 +184,8 @@ static const struct option longopts[] = {
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"burst", required_argument, NULL, OPT_BURST},
+	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
+	{"progress", required_argument, NULL, OPT_PROGRESS},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -156,6 +201,8 @@ usage(FILE *f)
 "timestamps, and writes every packet that leaves to OUT (nanosecond pcap)\n"
 "stamped with its departure time. Same input and seed, same output, byte\n"
 "for byte. Acts as egress port 0: a --config file's [port 0] applies.\n"
+"IN `-` reads standard input; OUT `-` writes standard output (the summary\n"
+"then goes to standard error). OUT may not be IN.\n"
 "\n"
 "  --netem 'ARGS'         tc-netem arguments, e.g. 'delay 10ms 1ms loss 1%%'\n"
 "  --tbf 'ARGS'           tc-tbf arguments, e.g.\n"
@@ -170,11 +217,18 @@ usage(FILE *f)
 "  --mbufs N              mbuf pool size (default: as dpdk-shaper for one\n"
 "                         port; netem's default limit is half of it)\n"
 "  --burst N              packets per dequeue call (default %u)\n"
+"  --stats-file PATH      write the counters as JSON, in dpdk-shaper's\n"
+"                         --stats-file format (port 0)\n"
+"  --progress S           progress line every S seconds when standard\n"
+"                         error is a terminal (default 1, 0: off)\n"
 "  --help                 this text\n"
 "\n"
-"Prints a summary (in, out, drops by cause, duplicated, corrupted,\n"
-"reordered, delay p50/p99/max). Exit status: 0 ok, 1 runtime error,\n"
-"2 bad option or unreadable input (OUT is not written), 3 mbuf leak.\n",
+"Prints a summary: the profile applied, in and out (packets, Mbit/s),\n"
+"drops and loss by cause, duplicated, corrupted, reordered, the delay\n"
+"(min, mean, p50, p99, max) split into queueing (bands + tbf) and netem.\n"
+"Ctrl-C prints the summary so far (OUT is not written, exit 130).\n"
+"Exit status: 0 ok, 1 runtime error, 2 bad option or unreadable input\n"
+"(OUT is not written), 3 mbuf leak.\n",
 		SHP_DEFAULT_RING_SIZE, SHP_DEFAULT_BURST);
 }
 
@@ -186,12 +240,37 @@ fail(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	progress_clear();
 	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	return code;
+}
+
+/* Refuse a --stats-file that could not be written, before the run. */
+static int
+check_writable_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail(-1, "--stats-file %s: no directory %s", path, dir);
+	if (access(dir, W_OK) < 0)
+		return fail(-1, "--stats-file %s: directory %s is not "
+			    "writable", path, dir);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return fail(-1, "--stats-file %s: is a directory", path);
+	return 0;
 }
 
 static int
@@ -217,6 +296,17 @@ parse_args(struct replay *r, int argc, char **argv)
 			exit(0);
 		case OPT_CONFIG:
 			continue;
+		case OPT_PROGRESS: {
+			char *end;
+
+			r->progress_s = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' ||
+			    !(r->progress_s >= 0 && r->progress_s <= 3600))
+				return fail(EXIT_USAGE, "--progress '%s': "
+					    "expected seconds, 0..3600",
+					    optarg);
+			continue;
+		}
 		case ':':
 			return fail(EXIT_USAGE, "option '%s' needs a value",
 				    argv[optind - 1]);
@@ -243,8 +333,12 @@ parse_args(struct replay *r, int argc, char **argv)
 			    "(usage: " PROG " IN OUT [options], see --help)");
 	r->in_path = pos[0];
 	r->out_path = pos[1];
+	r->out_stdout = strcmp(r->out_path, "-") == 0;
+	r->info = r->out_stdout ? stderr : stdout;
 	if (shp_options_finalize(o, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
+	if (o->stats_file != NULL && check_writable_dir(o->stats_file) < 0)
+		return EXIT_USAGE;
 	return 0;
 }
 
@@ -276,6 +370,13 @@ open_input(struct replay *r)
 	FILE *fp;
 	int dlt;
 
+	if (strcmp(r->in_path, "-") == 0) {
+		if (isatty(STDIN_FILENO))
+			return fail(EXIT_USAGE, "IN is `-` but standard input "
+				    "is a terminal, not a capture");
+		fp = stdin;
+		goto opened;
+	}
 	if (stat(r->in_path, &st) == 0 && S_ISDIR(st.st_mode))
 		return fail(EXIT_USAGE, "%s: is a directory, not a capture",
 			    r->in_path);
@@ -287,13 +388,17 @@ open_input(struct replay *r)
 	if (fp == NULL)
 		return fail(EXIT_USAGE, "%s: not a readable capture: %s",
 			    r->in_path, strerror(errno));
+opened:
+	if (fstat(fileno(fp), &r->in_st) < 0)
+		memset(&r->in_st, 0, sizeof(r->in_st));
 	r->inbuf = malloc(IO_BUF_SIZE);
 	if (r->inbuf != NULL)
 		setvbuf(fp, r->inbuf, _IOFBF, IO_BUF_SIZE);
 	r->in = pcap_fopen_offline_with_tstamp_precision(fp,
 			PCAP_TSTAMP_PRECISION_NANO, perr);
 	if (r->in == NULL) {
-		fclose(fp);
+		if (fp != stdin)
+			fclose(fp);
 		return fail(EXIT_USAGE, "%s: not a readable capture: %s",
 			    r->in_path, perr);
 	}
@@ -311,9 +416,19 @@ open_input(struct replay *r)
 	return 0;
 }
 
+/* OUT names IN's file (a link, the same path, stdout redirected to it):
+ * writing it would destroy the input. */
+static bool
+same_file(const struct replay *r, const struct stat *st)
+{
+	return r->in_st.st_ino != 0 && S_ISREG(st->st_mode) &&
+	       st->st_dev == r->in_st.st_dev && st->st_ino == r->in_st.st_ino;
+}
+
 /* OUT is written to a temporary name next to it and renamed when
  * complete, so a failed run leaves nothing (and an old OUT untouched).
- * A non-regular OUT (a FIFO, /dev/null) is written directly. */
+ * A non-regular OUT (a FIFO, /dev/null) is written directly, `-` to
+ * standard output. */
 static int
 open_output(struct replay *r)
 {
@@ -322,8 +437,24 @@ open_output(struct replay *r)
 	size_t len;
 	FILE *fp;
 
+	if (r->out_stdout) {
+		if (isatty(STDOUT_FILENO))
+			return fail(EXIT_USAGE, "OUT is `-` but standard "
+				    "output is a terminal: redirect it or "
+				    "pipe it (e.g. | tcpdump -r -)");
+		if (fstat(STDOUT_FILENO, &st) == 0 && same_file(r, &st))
+			return fail(EXIT_USAGE, "OUT (standard output) is the "
+				    "input capture %s: refusing to overwrite "
+				    "it", r->in_path);
+		fp = stdout;
+		goto opened;
+	}
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return fail(EXIT_USAGE, "%s: is a directory", path);
+	if (stat(path, &st) == 0 && same_file(r, &st))
+		return fail(EXIT_USAGE, "OUT %s is the same file as IN %s: "
+			    "refusing to overwrite the input", path,
+			    r->in_path);
 	if (stat(path, &st) < 0 || S_ISREG(st.st_mode)) {
 		len = strlen(path) + 32;
 		r->tmp_path = malloc(len);
@@ -333,10 +464,6 @@ open_output(struct replay *r)
 			 (int)getpid());
 		path = r->tmp_path;
 	}
-	r->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB,
-			r->snaplen, PCAP_TSTAMP_PRECISION_NANO);
-	if (r->dead == NULL)
-		return fail(EXIT_RUNTIME, "cannot set up the output");
 	fp = fopen(path, "wb");
 	if (fp == NULL) {
 		int code = fail(EXIT_USAGE, "%s: cannot write it: %s",
@@ -346,13 +473,23 @@ open_output(struct replay *r)
 		r->tmp_path = NULL;
 		return code;
 	}
+opened:
+	r->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB,
+			r->snaplen, PCAP_TSTAMP_PRECISION_NANO);
+	if (r->dead == NULL) {
+		if (fp != stdout)
+			fclose(fp);
+		return fail(EXIT_RUNTIME, "cannot set up the output");
+	}
 	r->outbuf = malloc(IO_BUF_SIZE);
 	if (r->outbuf != NULL)
 		setvbuf(fp, r->outbuf, _IOFBF, IO_BUF_SIZE);
 	r->dump = pcap_dump_fopen(r->dead, fp);
 	if (r->dump == NULL) {
-		fclose(fp);
-		unlink(path);
+		if (fp != stdout) {
+			fclose(fp);
+			unlink(path);
+		}
 		free(r->tmp_path);
 		r->tmp_path = NULL;
 		return fail(EXIT_RUNTIME, "%s: cannot write it: %s",
@@ -396,19 +533,79 @@ pkt_build(struct rte_mempool *mp, const uint8_t *data, uint32_t len)
 /* ------------------------------------------------------------ output */
 
 static int
-delay_push(struct replay *r, uint64_t d)
+dstat_push(struct dstat *d, uint64_t v)
 {
-	if (r->nb_delays == r->cap_delays) {
-		size_t cap = r->cap_delays ? 2 * r->cap_delays : 65536;
-		uint64_t *p = realloc(r->delays, cap * sizeof(*p));
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 65536;
+		uint64_t *p = realloc(d->v, cap * sizeof(*p));
 
 		if (p == NULL)
 			return -1;
-		r->delays = p;
-		r->cap_delays = cap;
+		d->v = p;
+		d->cap = cap;
 	}
-	r->delays[r->nb_delays++] = d;
+	if (d->n == 0 || v < d->min)
+		d->min = v;
+	if (v > d->max)
+		d->max = v;
+	d->sum += v;
+	d->v[d->n++] = v;
 	return 0;
+}
+
+static inline uint64_t *
+tap_time(struct rte_mbuf *m, int off)
+{
+	return RTE_MBUF_DYNFIELD(m, off, uint64_t *);
+}
+
+/* Time from arrival to departure, split where the packet left tbf. */
+static int
+record_delay(struct replay *r, struct rte_mbuf *m)
+{
+	struct shp_port_ctr *c = r->ctx.ctr;
+	uint64_t rx = shp_meta(m)->rx_ns, d = r->now - rx;
+	uint64_t left = *tap_time(m, r->tap_off);
+
+	left = RTE_MIN(RTE_MAX(left, rx), r->now);
+	c->sojourn_sum_ns += d;
+	c->sojourn_min_ns = RTE_MIN(c->sojourn_min_ns, d);
+	c->sojourn_max_ns = RTE_MAX(c->sojourn_max_ns, d);
+	if (dstat_push(&r->delay, d) < 0 ||
+	    dstat_push(&r->queueing, left - rx) < 0 ||
+	    dstat_push(&r->netem_delay, r->now - left) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Lateness and sojourn as the live shaper reports them (shp_latency). On
+ * the virtual clock lateness is 0 by construction: the clock stops at
+ * every send time the stages announce. It is measured anyway, so that a
+ * stage announcing the wrong time shows here.
+ */
+static struct shp_latency replay_lat = {
+	.lateness.min = UINT64_MAX, .sojourn.min = UINT64_MAX,
+};
+
+static void
+latency_record(const struct replay *r, const struct shp_meta *meta)
+{
+	uint64_t soj = r->now - meta->rx_ns, tts = meta->time_to_send;
+
+	shp_latency_record_tx(&replay_lat, &soj, &tts, 1, r->now);
+}
+
+static void
+latency_summary(FILE *f)
+{
+	struct shp_port_sum s;
+
+	shp_latency_summarize(&replay_lat, &s);
+	shp_hist_summary_print(f, "lateness_ns: ", &s.lateness);
+	fprintf(f, "              (0 by construction offline: the virtual "
+		"clock stops at every send time)\n");
+	shp_hist_summary_print(f, "sojourn_ns:  ", &s.sojourn);
 }
 
 static int
@@ -429,21 +626,36 @@ emit(struct replay *r, struct rte_mbuf *m)
 	}
 	data = rte_pktmbuf_read(m, 0, len, r->linbuf);
 	memset(&h, 0, sizeof(h));
-	h.ts.tv_sec = (time_t)(r->now / REPLAY_NS_PER_S);
-	h.ts.tv_usec = (suseconds_t)(r->now % REPLAY_NS_PER_S); /* ns: NANO dump */
+	if (r->now / REPLAY_NS_PER_S > PCAP_SEC_MAX) {
+		/* a pcap record holds 32-bit seconds: the end of 2106 is
+		 * the latest time it can say, never a wrapped early one */
+		h.ts.tv_sec = (time_t)PCAP_SEC_MAX;
+		h.ts.tv_usec = (suseconds_t)(REPLAY_NS_PER_S - 1);
+		r->saturated++;
+	} else {
+		h.ts.tv_sec = (time_t)(r->now / REPLAY_NS_PER_S);
+		/* ns: NANO dump */
+		h.ts.tv_usec = (suseconds_t)(r->now % REPLAY_NS_PER_S);
+	}
 	h.caplen = len;
 	h.len = len;
 	pcap_dump((u_char *)r->dump, &h, data);
+	if (r->out_pkts == 0)
+		r->first_out = r->now;
+	r->last_out = r->now;
 	r->out_pkts++;
 	r->out_bytes += len;
 	if (meta->rx_ns < r->max_rx_out)
 		r->out_of_order++;
 	else
 		r->max_rx_out = meta->rx_ns;
-	return delay_push(r, r->now - meta->rx_ns);
+	latency_record(r, meta);
+	return record_delay(r, m);
 }
 
 /* -------------------------------------------------------- the clock */
+
+static void progress(struct replay *r, bool last);
 
 /* Everything any stage did so far: what left, what was dropped anywhere,
  * what the bands released (into the bucket and on to netem). */
@@ -523,7 +735,8 @@ advance(struct replay *r, uint64_t until, bool drain)
 			}
 		}
 		r->now = t;
-		r->events++;
+		if ((++r->events % PROGRESS_EVERY) == 0)
+			progress(r, false);
 		before = activity(r);
 		if (run_at(r) < 0)
 			return -1;
@@ -534,6 +747,76 @@ advance(struct replay *r, uint64_t until, bool drain)
 	if (!drain && until > r->now)
 		r->now = until;
 	return 0;
+}
+
+/* --------------------------------------------------------------- tap */
+
+/*
+ * A pass-through stage between tbf and netem that stamps each packet with
+ * the time it left tbf (an mbuf dynfield; netem's copies carry it), so the
+ * delay splits into queueing (bands + tbf) and netem. Every other call is
+ * the child's.
+ */
+static int tap_off = -1;
+
+static uint16_t
+tap_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	    struct shp_ctx *ctx)
+{
+	return shp_qdisc_enqueue(q->child, pkts, n, ctx);
+}
+
+static uint16_t
+tap_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	    struct shp_ctx *ctx)
+{
+	uint16_t k = shp_qdisc_dequeue(q->child, pkts, n, ctx), i;
+
+	for (i = 0; i < k; i++)
+		*tap_time(pkts[i], tap_off) = ctx->now;
+	return k;
+}
+
+static struct rte_mbuf *
+tap_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	return q->child->ops->peek(q->child, ctx);
+}
+
+static uint64_t
+tap_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	return shp_qdisc_next_time(q->child, ctx);
+}
+
+static void
+tap_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	st->qlen = 0;
+	st->backlog = 0;
+}
+
+static const struct shp_qdisc_ops tap_ops = {
+	.id = "replay_tap",
+	.enqueue = tap_enqueue,
+	.dequeue = tap_dequeue,
+	.peek = tap_peek,
+	.next_time = tap_next_time,
+	.stats = tap_stats,
+};
+
+static int
+tap_register(struct replay *r)
+{
+	static const struct rte_mbuf_dynfield desc = {
+		.name = "shp_replay_left_tbf",
+		.size = sizeof(uint64_t),
+		.align = __alignof__(uint64_t),
+	};
+
+	tap_off = rte_mbuf_dynfield_register(&desc);
+	r->tap_off = tap_off;
+	return tap_off < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -607,6 +890,7 @@ stages_init(struct replay *r)
 			     RTE_CACHE_LINE_SIZE);
 	if (r->ctr == NULL)
 		return fail(EXIT_RUNTIME, "out of memory");
+	shp_stats_init(r->ctr, 1);
 	r->ctx.ctr = &r->ctr->port[0];
 	bc = (struct shp_bands_conf){
 		.name = "replay", .nb_bands = r->opt.bands,
@@ -622,7 +906,14 @@ stages_init(struct replay *r)
 				  rte_socket_id(), r->tc);
 	if (r->tbf == NULL)
 		goto fail;
-	r->netem = shp_qdisc_create(&shp_netem_ops, r->tbf, r->pool, 0,
+	if (tap_register(r) < 0)
+		return fail(EXIT_RUNTIME, "cannot register an mbuf field: %s",
+			    rte_strerror(rte_errno));
+	r->tap = shp_qdisc_create(&tap_ops, r->tbf, r->pool, 0,
+				  rte_socket_id(), NULL);
+	if (r->tap == NULL)
+		goto fail;
+	r->netem = shp_qdisc_create(&shp_netem_ops, r->tap, r->pool, 0,
 				    rte_socket_id(), r->nc);
 	if (r->netem == NULL)
 		goto fail;
@@ -638,25 +929,63 @@ stages_fini(struct replay *r)
 	if (r->netem != NULL && shp_qdisc_qlen_total(r->netem) > 0)
 		shp_qdisc_reset_all(r->netem, &r->ctx);
 	shp_qdisc_destroy(r->netem);
+	shp_qdisc_destroy(r->tap);
 	shp_qdisc_destroy(r->tbf);
 	shp_qdisc_destroy(r->bands);
-	r->netem = r->tbf = r->bands = NULL;
+	r->netem = r->tap = r->tbf = r->bands = NULL;
 }
 
 /* ---------------------------------------------------------- the run */
 
+static double
+wall_since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* On a terminal, one line rewritten in place while a long run goes on. */
+static void
+progress(struct replay *r, bool last)
+{
+	struct timespec now;
+	uint64_t span;
+
+	if (last) {
+		progress_clear();
+		return;
+	}
+	if (!r->tty || r->progress_s <= 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (wall_since(r->wall_last.tv_sec ? &r->wall_last : &r->wall0,
+		       &now) < r->progress_s)
+		return;
+	r->wall_last = now;
+	span = r->started ? r->now - r->first_ts : 0;
+	fprintf(stderr, "\r\033[K" PROG ": %" PRIu64 " packets in, %" PRIu64
+		" out, %.3f s of capture, %.1f s elapsed", r->in_pkts,
+		r->out_pkts, (double)span / 1e9, wall_since(&r->wall0, &now));
+	fflush(stderr);
+	progress_shown = true;
+}
+
 static int
-replay_run(struct replay *r)
+replay_loop(struct replay *r)
 {
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	int rc;
 
 	while (!interrupted && (rc = pcap_next_ex(r->in, &h, &data)) == 1) {
-		uint64_t t = (uint64_t)h->ts.tv_sec * REPLAY_NS_PER_S +
-			     (uint64_t)h->ts.tv_usec;
 		struct rte_mbuf *m;
+		uint64_t t;
 
+		if (shp_pcap_time_ns(r->in, h, &t) < 0)
+			return fail(EXIT_USAGE, "%s: record %" PRIu64 ": time "
+				    "%lld s is past what the clock holds "
+				    "(2^63 ns, the year 2262)", r->in_path,
+				    r->in_pkts + 1, (long long)h->ts.tv_sec);
 		if (!r->started) {
 			r->started = true;
 			r->now = t;
@@ -668,10 +997,14 @@ replay_run(struct replay *r)
 		}
 		if (advance(r, t, false) < 0)
 			return fail(EXIT_RUNTIME, "out of memory");
+		r->last_ts = t;
 		r->in_pkts++;
 		r->in_bytes += h->caplen;
+		r->max_len = RTE_MAX(r->max_len, h->caplen);
 		if (h->caplen < h->len)
 			r->snapped++;
+		if ((r->in_pkts % PROGRESS_EVERY) == 0)
+			progress(r, false);
 		m = pkt_build(r->pool, data, h->caplen);
 		if (m == NULL) {
 			r->ctx.ctr->drops[SHP_DROP_NO_MBUF]++;
@@ -684,20 +1017,29 @@ replay_run(struct replay *r)
 		r->ctx.ctr->rx_bytes += h->caplen;
 		shp_qdisc_enqueue(r->bands, &m, 1, &r->ctx);
 	}
-	if (interrupted)
-		return fail(130, "interrupted");
-	if (rc == PCAP_ERROR)
+	if (!interrupted && rc == PCAP_ERROR)
 		return fail(EXIT_USAGE, "%s: broken after %" PRIu64
 			    " packets: %s", r->in_path, r->in_pkts,
 			    pcap_geterr(r->in));
-	if (advance(r, 0, true) < 0)
+	if (!interrupted && advance(r, 0, true) < 0)
 		return fail(EXIT_RUNTIME, "out of memory");
-	if (interrupted)
-		return fail(130, "interrupted");
+	/* What is still held (stuck, or in flight at Ctrl-C) is freed and
+	 * counted as flushed: the summary balances either way. */
 	r->stuck = shp_qdisc_qlen_total(r->netem);
 	if (r->stuck > 0)
 		shp_qdisc_reset_all(r->netem, &r->ctx);
 	return 0;
+}
+
+static int
+replay_run(struct replay *r)
+{
+	int code;
+
+	clock_gettime(CLOCK_MONOTONIC, &r->wall0);
+	code = replay_loop(r);
+	progress(r, true);
+	return code;
 }
 
 /* ----------------------------------------------------------- summary */
@@ -710,7 +1052,7 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest rank. */
+/* Nearest rank, on sorted values. */
 static uint64_t
 percentile(const uint64_t *v, size_t n, unsigned int pct)
 {
@@ -726,48 +1068,131 @@ fmt_ms(char *buf, size_t len, uint64_t ns)
 		 ns % 1000000);
 }
 
+/* "min A, mean B, p50 C, p99 D, max E" (ms) */
+static void
+print_dstat(FILE *f, const char *label, struct dstat *d, const char *tail)
+{
+	char mn[32], mean[32], p50[32], p99[32], mx[32];
+
+	if (d->n == 0) {
+		fprintf(f, "%-14snone (no packet left)\n", label);
+		return;
+	}
+	qsort(d->v, d->n, sizeof(*d->v), cmp_u64);
+	fmt_ms(mn, sizeof(mn), d->min);
+	fmt_ms(mean, sizeof(mean), d->sum / d->n);
+	fmt_ms(p50, sizeof(p50), percentile(d->v, d->n, 50));
+	fmt_ms(p99, sizeof(p99), percentile(d->v, d->n, 99));
+	fmt_ms(mx, sizeof(mx), d->max);
+	fprintf(f, "%-14smin %s, mean %s, p50 %s, p99 %s, max %s%s\n", label,
+		mn, mean, p50, p99, mx, tail);
+}
+
+/* bits over a span of virtual time, or why there is no rate */
+static void
+print_rate(FILE *f, uint64_t pkts, uint64_t bytes, uint64_t first,
+	   uint64_t last)
+{
+	if (pkts < 2 || last <= first)
+		fprintf(f, ", rate n/a (%s)\n", pkts < 2 ? "fewer than 2 "
+			"packets" : "all at one instant");
+	else
+		fprintf(f, ", %.3f Mbit/s\n", (double)bytes * 8e3 /
+			(double)(last - first));
+}
+
+/* The profile each port gets: port 0 as applied (the stages' own
+ * printers, defaults included), any other port named by the options as
+ * not applied. */
+static void
+print_profile(struct replay *r, FILE *f)
+{
+	const struct shp_options *o = &r->opt;
+	unsigned int p;
+	bool others = false;
+
+	fprintf(f, "profile:      port 0: bands %u, classify %s; tbf ",
+		o->bands, shp_classify_mode_name(o->classify));
+	r->tbf->ops->dump(r->tbf, f);
+	fprintf(f, "; netem ");
+	r->netem->ops->dump(r->netem, f);
+	fprintf(f, "\n");
+	for (p = 1; p < SHP_MAX_PORTS; p++) {
+		const char *tbf = o->cli.tbf[p] ? o->cli.tbf[p] : o->file.tbf[p];
+		const char *netem = o->cli.netem[p] ? o->cli.netem[p] :
+				    o->file.netem[p];
+
+		if (tbf == NULL && netem == NULL)
+			continue;
+		others = true;
+		fprintf(f, "profile:      port %u: NOT APPLIED (this tool is "
+			"egress port 0):%s%s%s%s\n", p,
+			tbf ? " tbf " : "", tbf ? tbf : "",
+			netem ? " netem " : "", netem ? netem : "");
+	}
+	if (others && r->tc == NULL && r->nc == NULL)
+		fprintf(f, "note: nothing was applied: the profile names other "
+			"ports, not port 0 (write it under [port 0], or use "
+			"--tbf/--netem)\n");
+}
+
 /* Prints the summary; returns whether the counters add up. */
 static bool
 summary(struct replay *r, FILE *f)
 {
 	const struct shp_port_ctr *c = r->ctx.ctr;
-	uint64_t dropped = 0, queued, span;
-	char p50[32], p99[32], pmax[32];
-	bool ok;
+	uint64_t dropped = 0, queued, span, offered;
+	bool ok, first = true;
 	int d;
 
 	for (d = 0; d < SHP_DROP_MAX; d++)
 		dropped += c->drops[d];
 	queued = r->netem != NULL ? shp_qdisc_qlen_total(r->netem) : 0;
 	span = r->started ? r->now - r->first_ts : 0;
+	if (interrupted && r->out_stdout)
+		fprintf(f, "interrupted: summary of the first %" PRIu64
+			" packets; the capture on standard output is cut "
+			"short\n", r->in_pkts);
+	else if (interrupted)
+		fprintf(f, "interrupted: summary of the first %" PRIu64
+			" packets; %s not written\n", r->in_pkts, r->out_path);
 	fprintf(f, "%s -> %s: %" PRIu64 ".%09" PRIu64 " s of virtual time\n",
-		r->in_path, r->out_path, span / REPLAY_NS_PER_S, span % REPLAY_NS_PER_S);
-	fprintf(f, "in:           %" PRIu64 " packets, %" PRIu64 " bytes\n",
+		r->in_path, r->out_path, span / REPLAY_NS_PER_S,
+		span % REPLAY_NS_PER_S);
+	print_profile(r, f);
+	fprintf(f, "in:           %" PRIu64 " packets, %" PRIu64 " bytes",
 		r->in_pkts, r->in_bytes);
-	fprintf(f, "out:          %" PRIu64 " packets, %" PRIu64 " bytes\n",
+	print_rate(f, r->in_pkts, r->in_bytes, r->first_ts, r->last_ts);
+	fprintf(f, "out:          %" PRIu64 " packets, %" PRIu64 " bytes",
 		r->out_pkts, r->out_bytes);
+	print_rate(f, r->out_pkts, r->out_bytes, r->first_out, r->last_out);
 	fprintf(f, "drops:        %" PRIu64 " (", dropped);
 	for (d = 0; d < SHP_DROP_MAX; d++)
 		fprintf(f, "%s%s %" PRIu64, d ? ", " : "", shp_drop_names[d],
 			c->drops[d]);
 	fprintf(f, ")\n");
+	/* of what was offered: the input and netem's copies */
+	offered = r->in_pkts + c->duplicated;
+	fprintf(f, "loss:         %.2f%%", offered ?
+		100.0 * (double)dropped / (double)offered : 0.0);
+	for (d = 0; d < SHP_DROP_MAX; d++) {
+		if (c->drops[d] == 0)
+			continue;
+		fprintf(f, "%s%s %.2f%%", first ? " (" : ", ",
+			shp_drop_names[d],
+			100.0 * (double)c->drops[d] / (double)offered);
+		first = false;
+	}
+	fprintf(f, "%s\n", first ? "" : ")");
 	fprintf(f, "duplicated:   %" PRIu64 "\n", c->duplicated);
 	fprintf(f, "corrupted:    %" PRIu64 "\n", c->corrupted);
 	fprintf(f, "reordered:    %" PRIu64 "\n", c->reordered);
 	fprintf(f, "ecn_marked:   %" PRIu64 "\n", c->ecn_marked);
 	fprintf(f, "out_of_order: %" PRIu64 "\n", r->out_of_order);
-	if (r->nb_delays > 0) {
-		qsort(r->delays, r->nb_delays, sizeof(*r->delays), cmp_u64);
-		fmt_ms(p50, sizeof(p50),
-		       percentile(r->delays, r->nb_delays, 50));
-		fmt_ms(p99, sizeof(p99),
-		       percentile(r->delays, r->nb_delays, 99));
-		fmt_ms(pmax, sizeof(pmax), r->delays[r->nb_delays - 1]);
-		fprintf(f, "delay:        p50 %s, p99 %s, max %s\n", p50, p99,
-			pmax);
-	} else {
-		fprintf(f, "delay:        none (no packet left)\n");
-	}
+	print_dstat(f, "delay:", &r->delay, "");
+	print_dstat(f, "queueing:", &r->queueing, " (bands + tbf)");
+	print_dstat(f, "netem:", &r->netem_delay, " (netem delay)");
+	latency_summary(f);
 	ok = r->in_pkts + c->duplicated == r->out_pkts + dropped + queued;
 	fprintf(f, "conservation: in %" PRIu64 " + duplicated %" PRIu64
 		" = out %" PRIu64 " + drops %" PRIu64 " + queued %" PRIu64
@@ -781,13 +1206,71 @@ summary(struct replay *r, FILE *f)
 		fprintf(f, "note: %" PRIu64 " records were cut by the "
 			"capture's snaplen (shaped at their captured length)\n",
 			r->snapped);
-	if (r->stuck)
+	if (r->stuck && !interrupted)
 		fprintf(f, "note: %" PRIu64 " packets could never leave "
 			"(counted as flushed)\n", r->stuck);
+	if (r->stuck && interrupted)
+		fprintf(f, "note: %" PRIu64 " packets were still queued at "
+			"the interruption (counted as flushed)\n", r->stuck);
+	if (c->drops[SHP_DROP_TBF_OVERSIZE] > 0 && r->tc != NULL)
+		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
+			"than what tbf's bucket holds (burst %" PRIu64
+			" bytes%s) and could never pass (tbf_oversize): the "
+			"largest frame is %u bytes, give %s at least that "
+			"(tbf counts frames without the 4-byte FCS)\n",
+			c->drops[SHP_DROP_TBF_OVERSIZE],
+			100.0 * (double)c->drops[SHP_DROP_TBF_OVERSIZE] /
+			(double)offered, r->tc->burst,
+			r->tc->peakrate ? ", or mtu with peakrate" : "",
+			r->max_len, r->tc->peakrate ? "burst and mtu" :
+			"burst");
+	if (r->nc != NULL && r->nc->jitter != 0 && !r->nc->noreorder &&
+	    r->out_pkts > 0 && 2 * r->out_of_order > r->out_pkts)
+		fprintf(f, "note: %.1f%% of packets left out of order: a "
+			"jitter larger than the gap between packets reorders "
+			"them (as tc's netem does); add `noreorder` to the "
+			"netem profile to keep their order\n",
+			100.0 * (double)r->out_of_order / (double)r->out_pkts);
+	if (r->saturated)
+		fprintf(f, "note: %" PRIu64 " departures fell after the last "
+			"time a pcap record can hold (2106-02-07 06:28:15 UTC) "
+			"and were written with that time; the delays above "
+			"are exact\n", r->saturated);
 	if (r->stalls)
 		fprintf(f, "note: clock anomalies: %" PRIu64 " stalls "
 			"(please report)\n", r->stalls);
 	return ok;
+}
+
+/* --stats-file: dpdk-shaper's JSON, this tool being its port 0 and the
+ * elapsed time the capture's virtual time. Written whole or not at all. */
+static int
+write_stats(struct replay *r)
+{
+	const char *path = r->opt.stats_file;
+	struct shp_port_sum sum;
+	uint16_t port = 0;
+	char tmp[PATH_MAX];
+	uint64_t span = r->started ? r->now - r->first_ts : 0;
+	FILE *f;
+
+	if (path == NULL)
+		return 0;
+	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	shp_latency_summarize(&replay_lat, &sum);
+	snprintf(tmp, sizeof(tmp), "%s.partial-%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return fail(EXIT_RUNTIME, "--stats-file %s: %s", path,
+			    strerror(errno));
+	shp_stats_write_json(f, &sum, &port, 1, r->opt.bands,
+			     (double)span / 1e9);
+	if (ferror(f) | (fclose(f) != 0) || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return fail(EXIT_RUNTIME, "--stats-file %s: cannot write it: "
+			    "%s", path, strerror(errno));
+	}
+	return 0;
 }
 
 /* ----------------------------------------------------------- cleanup */
@@ -823,7 +1306,9 @@ release(struct replay *r)
 		free(r->tc);
 	if (r->nc != NULL)
 		shp_netem_conf_free(r->nc);
-	free(r->delays);
+	free(r->delay.v);
+	free(r->queueing.v);
+	free(r->netem_delay.v);
 	free(r->linbuf);
 	free(r->tmp_path);
 	shp_options_free(&r->opt);
@@ -845,6 +1330,8 @@ main(int argc, char **argv)
 	bool ok;
 
 	shp_options_init(&r->opt);
+	r->progress_s = 1;
+	r->info = stdout;
 	code = parse_args(r, argc, argv);
 	if (code == 0)
 		code = parse_profiles(r);
@@ -852,6 +1339,7 @@ main(int argc, char **argv)
 		code = open_input(r);
 	if (code != 0)
 		goto out;
+	r->tty = isatty(STDERR_FILENO);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -868,8 +1356,20 @@ main(int argc, char **argv)
 		close_output(r, false);
 		goto out;
 	}
-	ok = summary(r, stdout);
-	fflush(stdout);
+	ok = summary(r, r->info);
+	fflush(r->info);
+	if (write_stats(r) != 0)
+		code = EXIT_RUNTIME;
+	if (interrupted) {
+		/* a partial OUT would pass for a whole one: none */
+		code = fail(130, "interrupted");
+		close_output(r, false);
+		goto pool;
+	}
+	if (code != 0) {
+		close_output(r, false);
+		goto out;
+	}
 	if (ferror(pcap_dump_file(r->dump)) || pcap_dump_flush(r->dump) < 0) {
 		code = fail(EXIT_RUNTIME, "%s: write error: %s", r->out_path,
 			    strerror(errno));
@@ -888,9 +1388,10 @@ main(int argc, char **argv)
 	if (!ok)
 		code = fail(EXIT_RUNTIME, "internal error: the counters do "
 			    "not add up (see the conservation line)");
+pool:
 	stages_fini(r);
 	rc = (int)rte_mempool_avail_count(r->pool);
-	if (rc != (int)r->nb_mbufs && code == 0)
+	if (rc != (int)r->nb_mbufs && (code == 0 || code == 130))
 		code = fail(EXIT_LEAK, "error: mbuf leak: %u of %u mbufs not "
 			    "returned to the pool", r->nb_mbufs - rc,
 			    r->nb_mbufs);

@@ -43,10 +43,11 @@ def summary(text):
     """The printed summary as a dict of numbers."""
     s = {}
     for key in ("in", "out"):
-        m = re.search(r"^%s:\s+(\d+) packets, (\d+) bytes$" % key, text,
-                      re.M)
+        m = re.search(r"^%s:\s+(\d+) packets, (\d+) bytes, "
+                      r"(?:([\d.]+) Mbit/s|rate n/a .*)$" % key, text, re.M)
         assert m, text
         s[key], s[key + "_bytes"] = int(m.group(1)), int(m.group(2))
+        s[key + "_mbit"] = float(m.group(3)) if m.group(3) else None
     m = re.search(r"^drops:\s+(\d+) \((.*)\)$", text, re.M)
     assert m, text
     s["drops"] = int(m.group(1))
@@ -57,12 +58,24 @@ def summary(text):
         m = re.search(r"^%s:\s+(\d+)$" % key, text, re.M)
         assert m, (key, text)
         s[key] = int(m.group(1))
-    m = re.search(r"^delay:\s+p50 (\d+)\.(\d{6}) ms, p99 (\d+)\.(\d{6}) ms, "
-                  r"max (\d+)\.(\d{6}) ms$", text, re.M)
-    if m:
+    for key in ("delay", "queueing", "netem"):
+        m = re.search(r"^%s:\s+min (\d+)\.(\d{6}) ms, mean (\d+)\.(\d{6}) ms, "
+                      r"p50 (\d+)\.(\d{6}) ms, p99 (\d+)\.(\d{6}) ms, "
+                      r"max (\d+)\.(\d{6}) ms" % key, text, re.M)
+        if not m:
+            continue
         g = [int(x) for x in m.groups()]
-        s["p50"], s["p99"], s["max"] = (g[0] * MS + g[1], g[2] * MS + g[3],
-                                        g[4] * MS + g[5])
+        v = [g[i] * MS + g[i + 1] for i in range(0, 10, 2)]
+        pre = "" if key == "delay" else key + "_"
+        for name, x in zip(("min", "mean", "p50", "p99", "max"), v):
+            s[pre + name] = x
+    m = re.search(r"^loss:\s+([\d.]+)%(?: \((.*)\))?$", text, re.M)
+    assert m, text
+    s["loss"] = float(m.group(1))
+    s["loss_by_cause"] = {k: float(v.rstrip("%")) for k, v in
+                          (c.split() for c in (m.group(2) or "").split(", ")
+                           if c)}
+    s["notes"] = re.findall(r"^note: (.*)$", text, re.M)
     m = re.search(r"^conservation: in (\d+) \+ duplicated (\d+) = out (\d+) "
                   r"\+ drops (\d+) \+ queued (\d+): (\w+)$", text, re.M)
     assert m, text
@@ -376,7 +389,7 @@ def test_summary_and_conservation(tmp_path):
     assert s["drops"] == sum(s["by_cause"].values())
     assert set(s["by_cause"]) == {"band_full", "no_mbuf", "tbf_oversize",
                                   "tbf_limit", "netem_limit", "lost",
-                                  "flushed"}
+                                  "flushed", "overload"}
     assert s["by_cause"]["lost"] > 0 and s["duplicated"] > 0
     assert s["reordered"] > 0 and s["out_of_order"] > 0
     assert s["in"] + s["duplicated"] == s["out"] + s["drops"]

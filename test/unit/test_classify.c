@@ -239,6 +239,36 @@ test_burst_priomap(void **state)
 	}
 }
 
+/* An mbuf comes back from the pool with whatever send time netem gave it
+ * last: RX must clear it, or TX would measure a lateness for a packet
+ * netem never held (issue 9). Both RX paths (with and without a
+ * classifier). */
+static void
+test_rx_clears_send_time(void **state)
+{
+	struct shp_classifier c = { .mode = SHP_CLASSIFY_TOS, .nb_bands = 3 };
+	struct rte_mbuf *m[2];
+	uint8_t f[256], band[2];
+	uint64_t bytes;
+	int mode, i;
+
+	(void)state;
+	shp_priomap_default(3, c.priomap);
+	for (mode = 0; mode < 2; mode++) {
+		c.mode = mode ? SHP_CLASSIFY_NONE : SHP_CLASSIFY_TOS;
+		for (i = 0; i < 2; i++) {
+			m[i] = mk(f, build(f, L_V4, 0));
+			shp_meta(m[i])->time_to_send = 123456789;
+		}
+		shp_classify_burst_bands(&c, m, 2, 1000, band, &bytes);
+		for (i = 0; i < 2; i++) {
+			assert_int_equal(shp_meta(m[i])->time_to_send, 0);
+			assert_int_equal(shp_meta(m[i])->rx_ns, 1000);
+			rte_pktmbuf_free(m[i]);
+		}
+	}
+}
+
 static void
 test_priomap(void **state)
 {
@@ -283,6 +313,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_jumbo),
 		cmocka_unit_test(test_burst_priomap),
+		cmocka_unit_test(test_rx_clears_send_time),
 		cmocka_unit_test(test_priomap),
 	};
 

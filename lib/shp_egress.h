@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One TX round of an egress chain, and the overload rule.
+ *
+ * An emulator promises that a packet leaves when the profile says, or is
+ * dropped and counted. At an offered load above what the lcore carries,
+ * two things keep that promise:
+ *
+ *  - Due packets first. A round dequeues the chain's root again as long as
+ *    it has due work left, up to a budget, before the caller polls RX
+ *    again: a backlog of overdue packets (a VM hiccup, a calendar bucket
+ *    boundary) shrinks instead of being carried from round to round.
+ *
+ *  - Overload is a drop, not added delay. When a round ends with due work
+ *    left and the oldest packet still waiting is later than max_late, the
+ *    chain is behind; the caller then drops new arrivals for it at once
+ *    (SHP_DROP_OVERLOAD) until a round ends caught up.
+ *
+ * Kept free of ports and of the clock's source so that the rule is tested
+ * on a virtual clock (test/unit/test_egress.c); app/worker.c instantiates
+ * it with the TSC clock and rte_eth_tx_burst.
+ */
+#ifndef SHP_EGRESS_H
+#define SHP_EGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rte_mbuf.h>
+
+#include "shp_meta.h"
+#include "shp_qdisc.h"
+
+/* When the profile wanted m to leave: netem's send time if netem
+ * scheduled it, else its arrival (bands and an idle bucket add nothing). */
+static inline uint64_t
+shp_due_time(struct rte_mbuf *m)
+{
+	const struct shp_meta *meta = shp_meta(m);
+
+	return meta->time_to_send != 0 ? meta->time_to_send : meta->rx_ns;
+}
+
+/* Is a packet due at `due` later than max_late at `now`? (0: never) */
+static inline bool
+shp_is_behind(uint64_t due, uint64_t now, uint64_t max_late)
+{
+	return max_late != 0 && now > due && now - due > max_late;
+}
+
+/* What a round needs from its caller: the clock and the port. */
+struct shp_egress_io {
+	uint64_t (*now)(void *arg);
+	/* Send pkts[0..n) at `now`; bytes is their pkt_len sum or
+	 * UINT64_MAX. Returns how many the port took; pkts[sent..n) stay
+	 * the caller's (its pending list). */
+	uint16_t (*tx)(void *arg, struct rte_mbuf **pkts, uint16_t n,
+		       uint64_t now, uint64_t bytes);
+	void *arg;
+};
+
+struct shp_round {
+	uint16_t sent_bursts;  /* dequeue calls that returned packets */
+	uint32_t released;     /* packets given to the port */
+	uint16_t refused;      /* the port took fewer than given: they are */
+	uint16_t last_n;       /* pkts[last_n - refused, last_n) */
+	bool behind;           /* ended with due work left, too late */
+};
+
+/*
+ * Dequeue `root` and transmit, due packets first, until it has no due
+ * work left or `budget` packets' worth of calls were made (a call moves up
+ * to a burst each way: out, and in from the child). pkts is scratch of
+ * `burst` entries; if the port refuses some, the round ends and leaves
+ * them in pkts (see struct shp_round) for the caller to keep.
+ */
+static __rte_always_inline void
+shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
+		 const struct shp_egress_io *io, struct rte_mbuf **pkts,
+		 uint16_t burst, unsigned int budget, uint64_t max_late,
+		 struct shp_round *r)
+{
+	unsigned int done = 0;
+	uint64_t now = io->now(io->arg);
+	bool more;
+
+	r->sent_bursts = 0;
+	r->released = 0;
+	r->refused = 0;
+	r->last_n = 0;
+	r->behind = false;
+	do {
+		uint64_t due = 0;
+		uint16_t n, sent;
+
+		ctx->now = now;
+		ctx->bytes = UINT64_MAX;
+		ctx->more = false;
+		n = shp_qdisc_dequeue(root, pkts, burst, ctx);
+		done += burst;
+		more = ctx->more || n == burst;
+		if (n == 0) {
+			r->behind = false;   /* nothing was due */
+			continue;
+		}
+		/* read before the port may free it: with work left, the
+		 * last packet out bounds how late the rest are */
+		if (more)
+			due = shp_due_time(pkts[n - 1]);
+		sent = io->tx(io->arg, pkts, n, now, ctx->bytes);
+		r->sent_bursts++;
+		r->released += sent;
+		if (unlikely(sent < n)) {
+			r->refused = n - sent;
+			r->last_n = n;
+			r->behind = shp_is_behind(shp_due_time(pkts[sent]),
+						  now, max_late);
+			return;
+		}
+		now = io->now(io->arg);
+		r->behind = more && shp_is_behind(due, now, max_late);
+	} while (more && done < budget);
+}
+
+/*
+ * Admission at the rate the lcore can carry.
+ *
+ * Dropping arrivals only once the chain is behind comes too late when
+ * packets are delayed: what is admitted now costs its release a delay
+ * later, and admitting is cheaper than releasing, so an lcore that admits
+ * as fast as it can while its delay line fills (at start, after a lull)
+ * is late for all of it one delay later, and the cycle repeats. So
+ * arrivals are paced at what admitting *and* releasing a packet cost:
+ * each packet admitted spends `rx + tx` ns of a credit that refills with
+ * the clock; what exceeds it is dropped as overload, and the time spent
+ * dropping comes off the credit too (shp_admit_charge).
+ *
+ * The costs are marginal ones, measured on bursts of at least half the
+ * burst size, where the loop's fixed work is spread thin, so a lightly
+ * loaded lcore is never held back by them. The credit always holds room
+ * for two full bursts, so measurements go on while pacing bites. The first
+ * samples (page faults on first touch, cold caches) are taken at their
+ * minimum, and later ones at most double the estimate per sample. Until
+ * the release cost is measured it is taken as four times the admission cost,
+ * which errs on the side of dropping during the first delay.
+ * Costs are ns << SHP_COST_SHIFT.
+ */
+#define SHP_COST_SHIFT 8
+#define SHP_ADMIT_DEPTH_NS 20000   /* burst credit: 20 us of work */
+#define SHP_ADMIT_MARGIN 9         /* cost x (1 + 1/9): ~10% headroom */
+#define SHP_COST_WARMUP 16         /* samples taken at their minimum */
+
+struct shp_cost {
+	uint32_t ns;          /* per packet, << SHP_COST_SHIFT; 0: unknown */
+	uint32_t samples;
+};
+
+struct shp_admit {
+	uint64_t credit;      /* ns << SHP_COST_SHIFT */
+	uint64_t last_ns;
+	struct shp_cost rx;   /* per packet admitted (RX, enqueue) */
+	struct shp_cost tx;   /* per packet released (pull, netem, TX) */
+};
+
+/* Fold one burst's cost (ns for n packets) into the estimate. */
+static inline void
+shp_cost_sample(struct shp_cost *e, uint64_t ns, uint32_t n)
+{
+	uint64_t c = (ns << SHP_COST_SHIFT) / n;
+
+	if (c > UINT32_MAX / 2)
+		c = UINT32_MAX / 2;
+	if (e->samples < SHP_COST_WARMUP) {
+		e->samples++;
+		if (e->ns == 0 || c < e->ns)
+			e->ns = (uint32_t)c;
+		return;
+	}
+	if (c > 2 * (uint64_t)e->ns)
+		c = 2 * (uint64_t)e->ns;
+	e->ns = (uint32_t)(((uint64_t)e->ns * 15 + c) >> 4);
+}
+
+/* ns << SHP_COST_SHIFT to admit and later release one packet, with the
+ * margin; 0 while the admission cost is not measured (no limit). */
+static inline uint64_t
+shp_admit_cost(const struct shp_admit *a)
+{
+	uint64_t cost;
+
+	if (a->rx.ns == 0)
+		return 0;
+	cost = a->rx.ns + (a->tx.ns != 0 ? a->tx.ns : 4 * a->rx.ns);
+	return cost + cost / SHP_ADMIT_MARGIN;
+}
+
+/*
+ * Refill the credit with the clock. It holds at most SHP_ADMIT_DEPTH_NS of
+ * work (never less than two bursts' worth): arrivals above the rate are
+ * admitted for that long, and the packets of such a burst leave at most
+ * about that much late when their time comes, well within --max-late.
+ */
+static inline void
+shp_admit_refill(struct shp_admit *a, uint64_t now, uint64_t cost,
+		 uint16_t burst)
+{
+	uint64_t depth = (uint64_t)SHP_ADMIT_DEPTH_NS << SHP_COST_SHIFT;
+
+	if (depth < 2 * cost * burst)
+		depth = 2 * cost * burst;
+	if (now > a->last_ns) {
+		a->credit += (now - a->last_ns) << SHP_COST_SHIFT;
+		if (a->credit > depth)
+			a->credit = depth;
+		a->last_ns = now;
+	}
+}
+
+/*
+ * Is it worth polling RX now? Only with credit for half a burst at least:
+ * a poll whose packets would mostly be dropped costs the lcore their
+ * reception and their freeing, and an lcore that polls as fast as it can
+ * while over its rate spends itself on dropping (receive livelock). Not
+ * polled, a NIC keeps them and counts what it must drop (imissed).
+ */
+static inline bool
+shp_admit_ready(const struct shp_admit *a, uint64_t cost, uint16_t burst)
+{
+	return cost == 0 || a->credit >= cost * ((burst + 1) / 2);
+}
+
+/* How many of n arrivals may be admitted at `cost` each (the rest are
+ * overload); cost 0: all. */
+static inline uint16_t
+shp_admit(struct shp_admit *a, uint16_t n, uint64_t cost)
+{
+	uint64_t k;
+
+	if (cost == 0)
+		return n;
+	k = a->credit / cost;
+	if (k > n)
+		k = n;
+	a->credit -= k * cost;
+	return (uint16_t)k;
+}
+
+/* Work that admitted nothing (polling and dropping arrivals) still took
+ * the lcore's time: it comes off the credit. */
+static inline void
+shp_admit_charge(struct shp_admit *a, uint64_t ns)
+{
+	uint64_t c = ns << SHP_COST_SHIFT;
+
+	a->credit = a->credit > c ? a->credit - c : 0;
+}
+
+#endif

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Does every packet leave when the profile says, at any load? Offers
+# net_null's unbounded load (copy=1, 64 B, lcores 0-1: run to completion)
+# to a set of profiles and prints, for each: achieved Mpps, lateness
+# (TX time minus netem's send time) p50/p99/p99.9/max, sojourn (TX minus
+# RX) p50/p99.9/max, and drops by cause (`overload` is the emulator's
+# own limit). Then a paced sweep: a tbf in front lets 25..90% of the
+# measured capacity through to 'delay 10ms', and the lateness p99.9 at
+# each step; the capacity printed is the highest offered rate whose
+# lateness p99.9 stays under 50 us. Figures only: never a test.
+#
+# Usage: scripts/bench-fidelity.sh [SECONDS]   (default 8 s per run)
+#   2 MiB hugepages where they can be had (scripts/bench-lib.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-8}
+. scripts/bench-lib.sh
+bench_mem
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp" /var/run/dpdk/bfid$$' EXIT
+[ -x build/app/dpdk-shaper ] || scripts/build.sh >/dev/null
+
+run() {
+	# run() NAME -- shaper options; prints one row, leaves the JSON
+	local name=$1
+	shift
+	timeout -s INT "$secs" ./build/app/dpdk-shaper -l 0-1 --no-pci \
+		"${MEM_SHAPER[@]}" --log-level '*:error' --file-prefix bfid$$ \
+		--vdev net_null0,copy=1 --vdev net_null1,copy=1 -- \
+		--mbufs 400000 --stats-file "$tmp/s.json" "$@" \
+		>"$tmp/log" 2>&1 || true
+	/usr/bin/python3 - "$tmp/s.json" "$name" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ports = s["ports"].values()
+mpps = sum(p["tx_packets"] for p in ports) / s["elapsed_s"] / 1e6
+def worst(kind, key):
+    v = [p.get("latency", {}).get(kind, {}).get(key) for p in ports]
+    v = [x for x in v if x is not None]
+    return max(v) / 1e3 if v else float("nan")
+drops = {}
+for p in ports:
+    for k, v in p["drops"].items():
+        if v and k != "flushed":
+            drops[k] = drops.get(k, 0) + v
+print("%-34s %6.2f | %7.1f %7.1f %8.1f %9.1f | %8.1f %8.1f %9.1f | %s" % (
+    sys.argv[2], mpps,
+    worst("lateness_ns", "p50"), worst("lateness_ns", "p99"),
+    worst("lateness_ns", "p99.9"), worst("lateness_ns", "max"),
+    worst("sojourn_ns", "p50"), worst("sojourn_ns", "p99.9"),
+    worst("sojourn_ns", "max"),
+    " ".join("%s=%d" % kv for kv in sorted(drops.items())) or "-"))
+open(sys.argv[1] + ".mpps", "w").write("%f\n" % mpps)
+open(sys.argv[1] + ".p999", "w").write("%f\n" %
+                                       worst("lateness_ns", "p99.9"))
+PY
+}
+
+echo "net_null copy=1 (unbounded), 64 B, -l 0-1, ${secs} s per run;" \
+	"worst port; times in us"
+printf "%-34s %6s | %7s %7s %8s %9s | %8s %8s %9s | %s\n" profile Mpps \
+	"late50" "late99" "late99.9" "late max" "soj50" "soj99.9" "soj max" \
+	"drops (not flushed)"
+run "no impairment"
+run "delay 10ms" --netem 'delay 10ms'
+cap=$(cat "$tmp/s.json.mpps")
+run "delay 10ms 1ms loss 1%" --netem 'delay 10ms 1ms loss 1%'
+run "tbf 1gbit + delay 10ms" --tbf 'rate 1gbit burst 1mb limit 100mb' \
+	--netem 'delay 10ms'
+
+echo
+echo "paced sweep: tbf at a share of the 'delay 10ms' capacity" \
+	"($cap Mpps, both ports), then 'delay 10ms'"
+best=0
+for pct in 25 50 75 90; do
+	# per port: half the capacity; 64 B frames, 84 B on the wire for
+	# nobody here, so the bucket counts the 64 B
+	bps=$(/usr/bin/python3 -c "print(int($cap * 1e6 / 2 * $pct / 100 * 64 * 8))")
+	run "tbf ${pct}% ($bps bit/s/port)" \
+		--tbf "rate ${bps}bit burst 64kb limit 10mb" \
+		--netem 'delay 10ms'
+	p=$(cat "$tmp/s.json.p999")
+	ok=$(/usr/bin/python3 -c "import math; print(int(not math.isnan($p) and $p < 50))")
+	[ "$ok" = 1 ] && best=$(/usr/bin/python3 -c "print('%.2f' % ($cap * $pct / 100))")
+done
+echo "capacity (highest offered rate with lateness p99.9 < 50 us): $best Mpps"

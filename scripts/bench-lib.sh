@@ -1,0 +1,34 @@
+# Sourced by the benchmark scripts: memory for the DPDK programs.
+#
+# 2 MiB hugepages where they can be had (as root: reserve them and mount
+# hugetlbfs), else --no-huge; says which in one line. SHP_BENCH_HUGE=0
+# forces --no-huge. Sets MEM_SHAPER and MEM_SMALL (EAL memory options for
+# the shaper, and for testpmd / bench_delay_floor).
+bench_mem() {
+	local want=${1:-2048} have
+	MEM_SHAPER=(--no-huge -m 3072) MEM_SMALL=(--no-huge -m 1024)
+	if [ "${SHP_BENCH_HUGE:-1}" = 0 ]; then
+		echo "memory: --no-huge (SHP_BENCH_HUGE=0)"
+		return
+	fi
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "memory: --no-huge (hugepages need root)"
+		return
+	fi
+	have=$(cat /proc/sys/vm/nr_hugepages)
+	[ "$have" -ge "$want" ] ||
+		echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	have=$(cat /proc/sys/vm/nr_hugepages)
+	if ! mountpoint -q /dev/hugepages; then
+		mkdir -p /dev/hugepages
+		mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true
+	fi
+	if [ "$have" -lt "$want" ] || ! mountpoint -q /dev/hugepages; then
+		echo "memory: --no-huge (could reserve only $have of $want" \
+			"2 MiB pages or mount hugetlbfs)"
+		return
+	fi
+	MEM_SHAPER=() MEM_SMALL=()
+	echo "memory: 2 MiB hugepages ($have reserved, hugetlbfs on" \
+		"/dev/hugepages)"
+}

@@ -1,0 +1,382 @@
+"""scripts/shaper-exporter: a running dpdk-shaper's telemetry as Prometheus
+metrics, scraped by Debian's real prometheus server and queried with
+PromQL; the answers are checked against telemetry and the stats file.
+
+Only 127.0.0.1; every process is started here, bounded in time and
+stopped by its pid."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from conftest import NULL_VDEVS, PY, REPO, prefix, shaper_cmd, telemetry
+
+EXPORTER = os.path.join(REPO, "scripts", "shaper-exporter")
+PROMETHEUS = "/usr/bin/prometheus"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, fn, timeout=30, step=0.2):
+    end = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            pytest.fail("timed out waiting for %s" % what)
+        time.sleep(step)
+
+
+def http_get(url, timeout=5):
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.read().decode()
+    except OSError:
+        return None
+
+
+def metrics(port):
+    """{(sample name, frozenset(labels)): value} of the exporter's
+    /metrics, None while it does not answer."""
+    from prometheus_client.parser import text_string_to_metric_families
+    text = http_get("http://127.0.0.1:%d/metrics" % port)
+    if text is None:
+        return None
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for fam in text_string_to_metric_families(text)
+            for s in fam.samples}
+
+
+def m(ms, name, **labels):
+    return ms[(name, frozenset((k, str(v)) for k, v in labels.items()))]
+
+
+class Procs:
+    """Processes started by a test, stopped by pid at the end."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self, cmd, **kw):
+        p = subprocess.Popen(cmd, **kw)
+        self.procs.append(p)
+        return p
+
+    def stop_all(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(timeout=10)
+
+
+@pytest.fixture
+def procs():
+    ps = Procs()
+    yield ps
+    ps.stop_all()
+
+
+@pytest.fixture
+def need_prometheus():
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        pytest.fail("python3-prometheus-client missing: "
+                    "scripts/deps.sh --test")
+    if not os.path.exists(PROMETHEUS):
+        pytest.fail("%s missing (Debian package prometheus): "
+                    "scripts/deps.sh --test" % PROMETHEUS)
+
+
+def start_exporter(procs, tmp_path, file_prefix, sock=None):
+    port = free_port()
+    cmd = [PY, EXPORTER, "--file-prefix", file_prefix, "--listen",
+           "127.0.0.1:%d" % port]
+    if sock:
+        cmd += ["--socket", sock]
+    log = open(tmp_path / "exporter.log", "w")
+    procs.start(cmd, stdout=log, stderr=subprocess.STDOUT)
+    wait_for("the exporter", lambda: metrics(port) is not None)
+    return port
+
+
+def start_prometheus(procs, tmp_path, target_port):
+    port = free_port()
+    cfg = tmp_path / "prometheus.yml"
+    cfg.write_text("global:\n  scrape_interval: 1s\n"
+                   "  scrape_timeout: 1s\n"
+                   "scrape_configs:\n"
+                   "  - job_name: shaper\n"
+                   "    static_configs:\n"
+                   "      - targets: ['127.0.0.1:%d']\n" % target_port)
+    log = open(tmp_path / "prometheus.log", "w")
+    procs.start([PROMETHEUS, "--config.file", str(cfg),
+                 "--storage.tsdb.path", str(tmp_path / "tsdb"),
+                 "--web.listen-address", "127.0.0.1:%d" % port,
+                 "--log.level", "warn"],
+                stdout=log, stderr=subprocess.STDOUT, cwd=str(tmp_path))
+    wait_for("prometheus ready", lambda: http_get(
+        "http://127.0.0.1:%d/-/ready" % port) is not None, timeout=60)
+    return port
+
+
+def promql(port, query):
+    """Instant query: {frozenset(labels): value}."""
+    url = "http://127.0.0.1:%d/api/v1/query?%s" % (
+        port, urllib.parse.urlencode({"query": query}))
+    r = json.loads(http_get(url))
+    assert r["status"] == "success", r
+    return {frozenset((k, v) for k, v in s["metric"].items()
+                      if k not in ("job", "instance", "__name__")):
+            float(s["value"][1]) for s in r["data"]["result"]}
+
+
+def one(res, **labels):
+    return res[frozenset((k, str(v)) for k, v in labels.items())]
+
+
+def test_prometheus_scrapes_exact_counters(tmp_path, procs,
+                                           need_prometheus,
+                                           need_telemetry_client):
+    """Traffic through a lossy profile, then `stop`: once the counters
+    are frozen, what prometheus scraped equals telemetry exactly, and the
+    stats file written at `quit` has the same counts (what was queued at
+    the stop is what quit flushes)."""
+    fp = prefix()
+    stats = tmp_path / "stats.json"
+    cmd = shaper_cmd(NULL_VDEVS, ["-i", "--netem", "delay 2ms loss 5%",
+                                  "--tbf", "rate 50mbit burst 32kb "
+                                  "limit 64kb", "--stats-file", str(stats)],
+                     file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    try:
+        shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        # the socket comes before the shaper's commands are registered
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        pr = start_prometheus(procs, tmp_path, ex)
+        # a scrape while forwarding: the job is up and counting
+        wait_for("a first scrape", lambda: promql(
+            pr, 'shaper_tx_packets_total{port="1"} > 0'))
+
+        shaper.stdin.write("stop\n")
+        shaper.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/shaper/config", "/shaper/stats",
+                          "/shaper/drops")
+            if a[0]["global"]["forwarding"] != "stopped":
+                return None
+            time.sleep(0.3)
+            b = telemetry(fp, "/shaper/config", "/shaper/stats",
+                          "/shaper/drops")
+            return b if a == b else None
+        _, tstats, tdrops = wait_for("the counters to freeze", frozen)
+        t_frozen = time.time()
+        # a scrape that started after the counters froze
+        wait_for("a scrape after the stop", lambda: any(
+            v > t_frozen for v in promql(
+                pr, "timestamp(shaper_tx_packets_total)").values()))
+
+        q = {name: promql(pr, name) for name in (
+            "shaper_rx_packets_total", "shaper_tx_packets_total",
+            "shaper_rx_bytes_total", "shaper_tx_bytes_total",
+            "shaper_egress_packets_total", "shaper_queued_packets",
+            "shaper_netem_queued_packets", "shaper_forwarding")}
+        drops = promql(pr, "shaper_dropped_packets_total")
+        by_port = promql(pr, "sum by (port) (shaper_dropped_packets_total)")
+        depth = promql(pr, "sum by (port) (shaper_band_depth_packets)")
+        assert one(q["shaper_forwarding"]) == 0
+        for p in ("0", "1"):
+            s = tstats[p]
+            for name, key in (("shaper_rx_packets_total", "rx_packets"),
+                              ("shaper_tx_packets_total", "tx_packets"),
+                              ("shaper_rx_bytes_total", "rx_bytes"),
+                              ("shaper_tx_bytes_total", "tx_bytes"),
+                              ("shaper_egress_packets_total", "egress_in"),
+                              ("shaper_queued_packets", "queued"),
+                              ("shaper_netem_queued_packets",
+                               "netem_queued")):
+                assert one(q[name], port=p) == s[key], (name, p)
+            for cause, n in tdrops[p].items():
+                assert one(drops, port=p, cause=cause) == n, (p, cause)
+            assert one(by_port, port=p) == s["dropped"]
+            assert one(depth, port=p) + s["netem_queued"] + \
+                s["tx_pending"] == s["queued"]
+        # the profile made drops of two causes, and something is queued
+        assert one(drops, port="1", cause="lost") > 0
+        assert one(drops, port="1", cause="tbf_limit") > 0
+        assert one(q["shaper_queued_packets"], port="1") > 0
+
+        lat = promql(pr, '{__name__=~"shaper_.*_seconds_count"}')
+        cmds = telemetry(fp, "/")[0]
+        if "/shaper/latency" in cmds:
+            # once the shaper has latency histograms, each is exported
+            seen = 0
+            for p in ("0", "1"):
+                h = telemetry(fp, "/shaper/latency,%s" % p)[0]
+                h = h.get(p, h)
+                for key, v in h.items():
+                    if key.endswith("_ns") and "buckets" in v:
+                        got = promql(pr, "shaper_%s_seconds_count" % key[:-3])
+                        assert one(got, port=p) == v["count"], (p, key)
+                        seen += 1
+            assert seen > 0
+        else:
+            assert lat == {}
+
+        shaper.stdin.write("quit\n")
+        shaper.stdin.flush()
+        assert shaper.wait(timeout=30) == 0
+        with open(stats) as f:
+            fstats = json.load(f)["ports"]
+        for p in ("0", "1"):
+            f = fstats[p]
+            for name, key in (("shaper_rx_packets_total", "rx_packets"),
+                              ("shaper_tx_packets_total", "tx_packets"),
+                              ("shaper_egress_packets_total", "egress_in")):
+                assert one(q[name], port=p) == f[key], (name, p)
+            for cause, n in f["drops"].items():
+                if cause == "flushed":
+                    # queued at the stop, freed at quit
+                    assert n == one(q["shaper_queued_packets"], port=p)
+                else:
+                    assert one(drops, port=p, cause=cause) == n, (p, cause)
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
+def test_no_shaper_is_not_up(tmp_path, procs, need_prometheus):
+    """Without a shaper the exporter still answers, with shaper_up 0 and
+    nothing else, and says why on stderr."""
+    fp = prefix()
+    ex = start_exporter(procs, tmp_path, fp)
+    ms = metrics(ex)
+    assert m(ms, "shaper_up") == 0
+    assert [k for k in ms if k[0].startswith("shaper_") and
+            k[0] != "shaper_up"] == []
+    procs.stop_all()
+    log = (tmp_path / "exporter.log").read_text()
+    assert "does not exist yet" in log and fp in log
+
+
+# A telemetry server in the protocol of librte_telemetry (banner, then
+# one JSON reply per command) that answers /shaper/latency the way the
+# shaper is to: the shaper does not have the command yet, and the
+# histogram conversion must be right when it does.
+LATENCY = {
+    "sojourn_ns": {"count": 10, "min": 800, "p50": 2_000_000, "p99": 0,
+                   "sum": 60_001_800,
+                   # per-bucket counts: 1 at <= 1000 ns, 6 at <= 2.1 ms,
+                   # 3 at <= 20 ms
+                   "buckets": [[1000, 1], [2_100_000, 6],
+                               [20_000_000, 3]]},
+    "lateness_ns": {"count": 4, "min": 0, "mean": 250,
+                    # cumulative counts are recognised too
+                    "buckets": [[100, 2], [400, 3], [900, 4]]},
+}
+STATS = {"0": {"rx_packets": 5, "rx_bytes": 300, "tx_packets": 4,
+               "tx_bytes": 240, "queued": 1, "egress_in": 5, "dropped": 0,
+               "netem_queued": 1, "tx_pending": 0, "duplicated": 0,
+               "corrupted": 0, "reordered": 0, "ecn_marked": 0}}
+
+
+def fake_telemetry(path, with_latency):
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    srv.listen(4)
+    srv.settimeout(30)
+    cmds = ["/", "/shaper/stats", "/shaper/drops", "/shaper/bands",
+            "/shaper/config"] + (["/shaper/latency"] if with_latency else [])
+    answers = {"/": cmds, "/shaper/stats": STATS,
+               "/shaper/drops": {"0": {"lost": 0}}, "/shaper/bands": {},
+               "/shaper/config": {}, "/shaper/latency": LATENCY}
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            with c:
+                c.send(json.dumps({"version": "fake", "pid": os.getpid(),
+                                   "max_output_len": 16384}).encode())
+                while True:
+                    req = c.recv(1024).decode()
+                    if not req:
+                        break
+                    cmd = req.split(",")[0]
+                    val = answers.get(cmd) if cmd in cmds else None
+                    c.send(json.dumps({cmd: val}).encode())
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+@pytest.mark.parametrize("with_latency", [True, False],
+                         ids=["latency", "no-latency"])
+def test_latency_histograms(tmp_path, procs, need_prometheus, with_latency):
+    sock = str(tmp_path / "tel.sock")
+    srv = fake_telemetry(sock, with_latency)
+    try:
+        ex = start_exporter(procs, tmp_path, "unused", sock=sock)
+        ms = metrics(ex)
+    finally:
+        srv.close()
+    assert m(ms, "shaper_up") == 1
+    assert m(ms, "shaper_tx_packets_total", port=0) == 4
+    hist = {k: v for k, v in ms.items() if "_seconds" in k[0]}
+    if not with_latency:
+        assert hist == {}
+        return
+    s = "shaper_sojourn_seconds"
+    # each bucket lands in the first 1-2-5 bound that holds its top
+    assert m(ms, s + "_bucket", port=0, le="1e-06") == 1
+    assert m(ms, s + "_bucket", port=0, le="0.002") == 1
+    assert m(ms, s + "_bucket", port=0, le="0.005") == 7
+    assert m(ms, s + "_bucket", port=0, le="0.01") == 7
+    assert m(ms, s + "_bucket", port=0, le="0.02") == 10
+    assert m(ms, s + "_bucket", port=0, le="+Inf") == 10
+    assert m(ms, s + "_count", port=0) == 10
+    assert m(ms, s + "_sum", port=0) == pytest.approx(0.0600018)
+    s = "shaper_lateness_seconds"
+    assert m(ms, s + "_bucket", port=0, le="1e-06") == 4
+    assert m(ms, s + "_count", port=0) == 4
+    assert m(ms, s + "_sum", port=0) == pytest.approx(1e-6)
+
+
+def test_listen_errors(tmp_path, need_prometheus):
+    """A bad --listen and a port in use: one line, no server left."""
+    p = subprocess.run([PY, EXPORTER, "--file-prefix", "x", "--listen",
+                        "9105"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2 and "ADDR:PORT" in p.stderr, p.stderr
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        p = subprocess.run([PY, EXPORTER, "--file-prefix", "x", "--listen",
+                            "127.0.0.1:%d" % port], capture_output=True,
+                           text=True, timeout=30)
+    assert p.returncode == 1, p.stderr
+    assert "cannot listen on 127.0.0.1:%d" % port in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr

@@ -1,0 +1,161 @@
+"""dpdk-shaper --pace: a live replay at the capture's own timing gives the
+counts the offline tool gives (issue 10 item 2)."""
+import os
+import signal
+import subprocess
+import time
+
+import pcaplib
+from conftest import (BIN, REPLAY_BIN, Run, assert_conserved, eal_args,
+                      forget_prefix, pcap_port, run_shaper)
+
+MS = 10**6
+T0 = 1_700_000_000 * 10**9
+
+# 8 Mbit/s into a 10 Mbit/s bucket (the issue's case): at the capture's
+# pace nothing overflows; read at line rate, all but a bucket and a limit's
+# worth would. Then netem loses 2% of what passes: its draws follow the
+# packets' order, so the same packets reaching it give the same count.
+PROFILE = ["--tbf", "rate 10mbit burst 300kb limit 1mb", "--netem",
+           "delay 5ms loss 2%", "--seed", "7"]
+N, SIZE = 4000, 1000       # 1000-byte frames every ms: 8 Mbit/s, 4 s
+SPAN_S = N / 1000
+
+# How far a live count may be from the offline tool's, per cause: 1% of
+# the packets in, plus 5. The live stages run on the real clock: a worker
+# that loses its CPU receives the packets of that gap at once, and the
+# bucket cannot send what it could have during the gap beyond its burst.
+# Here burst and limit absorb a stall of up to 1.3 s at 8 Mbit/s; a
+# saturated bucket would not absorb any (docs/usage.md).
+def tolerance(n):
+    return n // 100 + 5
+
+
+# Longer than that, the machine did not give the run the time it needs
+# (seen here: a 1.5 s stall on 2 CPUs shared by many jobs): the run is
+# repeated once, saying why. The stall is read from the output capture
+# (net_pcap stamps each packet as it writes it).
+STALL_S = 1.0
+
+
+def capture(path):
+    frames = [pcaplib.eth_ipv4(0, SIZE, i) for i in range(N)]
+    # microseconds: what net_pcap reads, so both see the same times
+    pcaplib.write(str(path), frames, [T0 + i * MS for i in range(N)])
+
+
+def offline_counts(tmp_path, inp):
+    out = tmp_path / "offline.pcap"
+    js = tmp_path / "offline.json"
+    proc = subprocess.run([REPLAY_BIN, str(inp), str(out)] + PROFILE +
+                          ["--stats-file", str(js)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    return json.loads(js.read_text())["ports"]["0"]
+
+
+def paced_run(tmp_path, inp, tx, mode):
+    t0 = time.monotonic()
+    run = run_shaper(tmp_path, [pcap_port(inp, tx)],
+                     ["--replay", "--pace"] + PROFILE, mode)
+    wall = time.monotonic() - t0
+    assert run.rc == 0, run.err
+    _, got = pcaplib.read(str(tx))
+    stall = max(b - a for (a, _), (b, _) in zip(got, got[1:])) / 1e9
+    return run, wall, got, stall
+
+
+def test_pace_matches_offline(tmp_path, mode):
+    inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    capture(inp)
+    off = offline_counts(tmp_path, inp)
+    assert off["drops"]["lost"] > 40
+    assert sum(off["drops"].values()) == off["drops"]["lost"]
+
+    run, wall, got, stall = paced_run(tmp_path, inp, tx, mode)
+    if stall > STALL_S:
+        print("the run stalled %.2f s (more than the %.1f s it may): "
+              "once more" % (stall, STALL_S))
+        run, wall, got, stall = paced_run(tmp_path, inp, tx, mode)
+    assert "as fast as" not in run.out
+    live = run.port(0)
+    assert_conserved(run)
+    assert live["rx_packets"] == N
+    tol = tolerance(N)
+    for cause, n in off["drops"].items():
+        assert abs(live["drops"][cause] - n) <= tol, \
+            "%s: live %d, offline %d (longest stall %.2f s)" % (
+                cause, live["drops"][cause], n, stall)
+    assert abs(live["tx_packets"] - off["tx_packets"]) <= tol
+    # it took the capture's time, and netem's 5 ms is in every delay
+    assert wall >= SPAN_S - 0.1, wall
+    assert live["sojourn_ns"]["min"] >= 5 * MS
+    # the output spans the capture's time, not a line-rate burst
+    assert len(got) == live["tx_packets"]
+    assert got[-1][0] - got[0][0] >= (SPAN_S - 0.1) * 1e9
+
+
+def test_unpaced_replay_says_so(tmp_path):
+    """Without --pace the same replay reads the capture at line rate, and
+    says so in one line: the queue in front of the bucket overflows, where
+    the offline tool drops nothing there."""
+    inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    capture(inp)
+    run = run_shaper(tmp_path, [pcap_port(inp, tx)], ["--replay"] + PROFILE)
+    assert run.rc == 0, run.err
+    lines = [x for x in run.out.splitlines() if "as fast as" in x]
+    assert len(lines) == 1 and "--pace" in lines[0], run.out
+    off = offline_counts(tmp_path, inp)
+    assert off["drops"]["tbf_limit"] == off["drops"]["band_full"] == 0
+    # the whole capture at once: the band rings (1024 packets) and the
+    # bucket's limit overflow
+    d = run.port(0)["drops"]
+    assert d["band_full"] + d["tbf_limit"] > N // 4, d
+
+
+def test_pace_refuses_ports_without_capture_times(tmp_path):
+    run = run_shaper(tmp_path, ["net_null0"], ["--pace"], stats=False)
+    assert run.rc == 2, (run.out, run.err)
+    err = [x for x in run.err.splitlines() if x.strip()]
+    assert len(err) == 1 and "--pace" in err[0] and "net_null" in err[0]
+
+
+def test_pace_shutdown_flushes_held(tmp_path):
+    """SIGINT while a burst waits for its time: what the pacer held is
+    received, then flushed and counted; the pool is whole (exit 0, not 3)."""
+    inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    stats = tmp_path / "stats.json"
+    frames = [pcaplib.eth_ipv4(0, 200, i) for i in range(100)]
+    # one packet now, the other 99 a minute later
+    ts = [T0] + [T0 + 60 * 10**9 + i * MS for i in range(1, 100)]
+    pcaplib.write(str(inp), frames, ts)
+    prefix = "rp%d_pace%d" % (os.getpid(), time.monotonic_ns() % 10**6)
+    cmd = [BIN] + eal_args("rtc", prefix) + [
+        "--vdev", pcap_port(inp, tx), "--", "--replay", "--pace",
+        "--burst", "32", "--stats-file", str(stats)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        # the first packet written (net_pcap flushes every burst) means
+        # forwarding runs and the signal handlers are in place
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if tx.exists() and os.path.getsize(tx) >= 24 + 16 + 200:
+                break
+            time.sleep(0.1)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        forget_prefix(prefix)
+    run = Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
+              str(stats))
+    assert run.rc == 0, (out, err)
+    p = run.port(0)
+    # one burst of 32 read: the first sent, 31 held until the end
+    assert p["tx_packets"] == 1, p
+    assert p["rx_packets"] == 32, p
+    assert p["drops"]["flushed"] == 31, p
+    assert_conserved(run)
+    assert len(pcaplib.read(str(tx))[1]) == 1
