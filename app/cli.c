@@ -963,6 +963,47 @@ cli_run_file(const char *path)
 	return rc;
 }
 
+int
+cli_check_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct cmdline *chk;
+	char *line = NULL, buf[CLI_LINE_MAX + 2];
+	size_t cap = 0;
+	unsigned int lineno = 0;
+	int rc = 0;
+
+	if (f == NULL) {
+		fprintf(stderr, "dpdk-shaper: --cmdline-file %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	chk = cmdline_new(main_ctx, PROMPT, -1, -1);
+	if (chk == NULL) {
+		fclose(f);
+		return 0;   /* checked when it runs */
+	}
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		const char *p = line + strspn(line, " \t");
+
+		lineno++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (*p == '\0' || *p == '#')
+			continue;
+		snprintf(buf, sizeof(buf), "%s\n", p);
+		if (cmdline_parse_check(chk, buf) < 0) {
+			fprintf(stderr, "dpdk-shaper: --cmdline-file %s:%u: "
+				"'%s' is not a command (help lists them)\n",
+				path, lineno, p);
+			rc = -1;
+		}
+	}
+	free(line);
+	fclose(f);
+	cmdline_free(chk);
+	return rc;
+}
+
 /* ---- the prompt ---------------------------------------------------- */
 
 /*

@@ -23,6 +23,11 @@ int cli_exec(const char *line);
  */
 int cli_run_file(const char *path);
 
+/* Before anything starts: the command file can be read and every line is
+ * a known command with the right words (what they do is checked when
+ * they run). 0, or -1 after one line naming the file, line and problem. */
+int cli_check_file(const char *path);
+
 /* The prompt on stdin/stdout until quit, EOF (Ctrl-D), a signal, or a
  * replay end without prompt. Does the control duties meanwhile. */
 void cli_interact(struct shaper *s);

@@ -152,6 +152,7 @@ grace_period(void)
 int
 ctl_port_arg(const struct shaper *s, const char *word, char *err)
 {
+	char list[SHP_ERR_LEN / 2];
 	char *end;
 	unsigned long v;
 	unsigned int i;
@@ -165,8 +166,8 @@ ctl_port_arg(const struct shaper *s, const char *word, char *err)
 			if (s->port_ids[i] == v)
 				return (int)v;
 	snprintf(err, SHP_ERR_LEN, "no port '%s': give all or a port id "
-		 "(0..%u)", word, s->nb_ports ? s->port_ids[s->nb_ports - 1] :
-		 0);
+		 "(%s)", word, shaper_ports_text(s, list,
+							sizeof(list)));
 	return -2;
 }
 

@@ -3,6 +3,7 @@
  * dpdk-shaper: options, EAL, ports, lcores; the main lcore is the control
  * plane (signals, periodic stats, replay end, shutdown).
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,32 @@ on_signal(int sig)
 {
 	(void)sig;
 	shaper.quit = true;
+}
+
+/*
+ * First thing in main: a SIGINT or SIGTERM during the EAL's start-up
+ * (0.3-3 s) only sets quit, and the run ends as soon as set-up is
+ * complete, with its stats file. A SIGINT ignored or blocked by whoever
+ * started us (`cmd &` in a script) would make Ctrl-C or `kill -INT` do
+ * nothing: the handler replaces SIG_IGN, and both are unblocked.
+ * SA_RESTART: the EAL's own system calls are not cut short.
+ */
+static void
+signals_init(void)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* Refuse captures net_pcap would replay wrongly, before anything starts. */
@@ -67,9 +94,37 @@ check_vdev_pcaps(int argc, char **argv)
 	return 0;
 }
 
+/* A profile for a port that does not exist would shape nothing: refuse
+ * it, naming where it came from and the ports there are. */
+static int
+check_profile_ports(struct shaper *s)
+{
+	const struct shp_options *o = &s->opt;
+	char list[SHP_ERR_LEN], from[SHP_ERR_LEN];
+	unsigned int p;
+
+	for (p = 0; p < SHP_MAX_PORTS; p++) {
+		if (rte_eth_dev_is_valid_port(p))
+			continue;
+		if (o->cli.tbf[p] != NULL || o->cli.netem[p] != NULL)
+			snprintf(from, sizeof(from), "--%s-port %u",
+				 o->cli.tbf[p] != NULL ? "tbf" : "netem", p);
+		else if (o->file.tbf[p] != NULL || o->file.netem[p] != NULL)
+			snprintf(from, sizeof(from), "%s: [port %u]",
+				 o->config_file, p);
+		else
+			continue;
+		fprintf(stderr, "dpdk-shaper: %s: there is no port %u (%s)\n",
+			from, p, shaper_ports_text(s, list, sizeof(list)));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 setup(struct shaper *s)
 {
+	char list[SHP_ERR_LEN];
 	uint16_t port;
 	unsigned int i;
 	size_t sz;
@@ -98,21 +153,24 @@ setup(struct shaper *s)
 			s->opt.pair_of[b] = a;
 		}
 	}
+	if (check_profile_ports(s) < 0)
+		return -2;
+	for (i = 0; i < SHP_MAX_PORTS; i++)
+		if (s->opt.pair_of[i] >= 0 && !rte_eth_dev_is_valid_port(i)) {
+			fprintf(stderr, "dpdk-shaper: --pairs: there is no "
+				"port %u (%s)\n", i,
+				shaper_ports_text(s, list, sizeof(list)));
+			return -2;
+		}
 	for (i = 0; i < s->nb_ports; i++) {
 		port = s->port_ids[i];
-		if (s->opt.pair_of[port] < 0 ||
-		    !rte_eth_dev_is_valid_port(s->opt.pair_of[port])) {
-			fprintf(stderr, "dpdk-shaper: --pairs: port %u has no "
-				"valid peer\n", port);
+		if (s->opt.pair_of[port] < 0) {
+			fprintf(stderr, "dpdk-shaper: --pairs: port %u is in "
+				"no pair (%s)\n", port,
+				shaper_ports_text(s, list, sizeof(list)));
 			return -2;
 		}
 	}
-	for (i = 0; i < SHP_MAX_PORTS; i++)
-		if (s->opt.pair_of[i] >= 0 && !rte_eth_dev_is_valid_port(i)) {
-			fprintf(stderr, "dpdk-shaper: --pairs: port %u does "
-				"not exist (%u ports)\n", i, s->nb_ports);
-			return -2;
-		}
 	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * RTE_MAX_LCORE,
 			     RTE_CACHE_LINE_SIZE);
 	if (s->ctr == NULL)
@@ -163,10 +221,11 @@ int
 main(int argc, char **argv)
 {
 	struct shaper *s = &shaper;
-	struct sigaction sa;
+	char run_dir[PATH_MAX] = "";
 	int eal_argc, ret;
 	bool pdump_ok = false;
 
+	signals_init();
 	for (eal_argc = 0; eal_argc < argc; eal_argc++)
 		if (strcmp(argv[eal_argc], "--") == 0)
 			break;
@@ -189,24 +248,33 @@ main(int argc, char **argv)
 				shaper_usage(stdout, "dpdk-shaper");
 				return 0;
 			}
+		if (shaper_check_misplaced(eal_argc, argv) < 0)
+			return 2;
 		if (shaper_parse_args(s, app_argc, app_argv) < 0)
 			return 2;
 		if (app_argc > 1 || eal_argc < argc)
 			argv[eal_argc] = "--";
 	}
-	if (check_vdev_pcaps(eal_argc, argv) < 0)
+	if (s->opt.cmdline_file != NULL &&
+	    cli_check_file(s->opt.cmdline_file) < 0)
 		return 2;
+	if (check_vdev_pcaps(eal_argc, argv) < 0 ||
+	    shaper_check_tx_pcaps(eal_argc, argv) < 0)
+		return 2;
+	if (shaper_check_prefix_free(eal_argc, argv) < 0)
+		return 1;
 	ret = rte_eal_init(eal_argc, argv);
 	if (ret < 0) {
-		fprintf(stderr, "dpdk-shaper: cannot initialise the EAL: %s\n",
-			rte_strerror(rte_errno));
+		if (rte_errno != 0)
+			fprintf(stderr, "dpdk-shaper: cannot initialise the "
+				"EAL: %s\n", rte_strerror(rte_errno));
+		else
+			fprintf(stderr, "dpdk-shaper: cannot initialise the "
+				"EAL (its messages above say why)\n");
 		return 1;
 	}
+	snprintf(run_dir, sizeof(run_dir), "%s", rte_eal_get_runtime_dir());
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 
 	ret = setup(s);
 	if (ret < 0) {
@@ -227,10 +295,12 @@ main(int argc, char **argv)
 	/* dpdk-dumpcap / dpdk-pdump attach as secondary processes (needs
 	 * shared config: hugepages, no --no-shconf/--in-memory). */
 	pdump_ok = rte_pdump_init() == 0;
-	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
-	/* The main lcore is the control plane: a command file first, then
-	 * the prompt (which polls the control duties between keys) or the
-	 * control loop. See docs/cli.md. */
+	if (s->quit)
+		printf("dpdk-shaper: signal during start-up: stopping\n");
+	/* The main lcore is the control plane: a command file first, before
+	 * any worker polls a port (no packet leaves with a profile the file
+	 * was about to change), then the prompt (which polls the control
+	 * duties between keys) or the control loop. See docs/cli.md. */
 	if (s->opt.cmdline_file != NULL &&
 	    cli_run_file(s->opt.cmdline_file) < 0 && !s->opt.interactive) {
 		printf("dpdk-shaper: --cmdline-file %s failed: stopping, exit "
@@ -242,6 +312,7 @@ main(int argc, char **argv)
 		printf("dpdk-shaper: --cmdline-file %s done\n",
 		       s->opt.cmdline_file);
 	}
+	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
 	if (s->opt.interactive)
 		cli_interact(s);
 	else
@@ -274,5 +345,6 @@ out:
 	if (s->pool != NULL && check_pool(s) < 0)
 		s->exit_code = 3;
 	rte_eal_cleanup();
+	shaper_run_dir_remove(run_dir);
 	return s->exit_code;
 }

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line: parsed before the EAL starts, so a bad value changes
  * nothing and costs nothing. */
+#include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "shaper.h"
 
@@ -116,6 +120,49 @@ shaper_usage(FILE *f, const char *prog)
 		SHP_DEFAULT_BURST);
 }
 
+bool
+shaper_is_app_option(const char *arg)
+{
+	size_t n;
+	int i;
+
+	if (strcmp(arg, "-i") == 0)
+		return true;
+	if (strncmp(arg, "--", 2) != 0)
+		return false;
+	arg += 2;
+	n = strcspn(arg, "=");
+	for (i = 0; longopts[i].name != NULL; i++)
+		if (longopts[i].val != OPT_HELP &&
+		    strlen(longopts[i].name) == n &&
+		    strncmp(arg, longopts[i].name, n) == 0)
+			return true;
+	return false;
+}
+
+/* The stats file is written at exit: a directory that is missing or
+ * not writable must not cost a whole run. Checked before the EAL. */
+static int
+check_stats_file(const char *path, char *err)
+{
+	char dir[4096];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, SHP_ERR_LEN, "--stats-file %s: is a directory",
+			 path);
+		return -1;
+	}
+	if (access(dirname(dir), W_OK) != 0 ||
+	    (access(path, F_OK) == 0 && access(path, W_OK) != 0)) {
+		snprintf(err, SHP_ERR_LEN, "--stats-file %s: cannot write it: "
+			 "%s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 bad(const char *msg)
 {
@@ -205,6 +252,8 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 		return bad(err);
 	}
 	if (shp_options_finalize(o, err) < 0)
+		return bad(err);
+	if (o->stats_file != NULL && check_stats_file(o->stats_file, err) < 0)
 		return bad(err);
 	/* A capture read as fast as possible is no real load: its packets
 	 * wait in the bands rather than being dropped as overload, unless

@@ -21,6 +21,26 @@
 /* net_pcap's RX timestamp: the record's time in microseconds */
 #define PCAP_TS_NS_PER_UNIT 1000
 
+/* Ports rte_eth_dev_start() started: only those are stopped at exit
+ * (stopping the others makes the PMD complain). */
+static bool started[SHP_MAX_PORTS];
+
+const char *
+shaper_ports_text(const struct shaper *s, char *buf, size_t len)
+{
+	size_t n;
+	unsigned int i;
+
+	n = snprintf(buf, len, s->nb_ports == 1 ? "the port is" :
+		     "the ports are");
+	for (i = 0; i < s->nb_ports && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s %u", i ? "," : "",
+			      s->port_ids[i]);
+	if (s->nb_ports == 0)
+		snprintf(buf, len, "there are no ports");
+	return buf;
+}
+
 unsigned int
 shaper_pool_size(const struct shaper *s)
 {
@@ -207,7 +227,10 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	if (rc != 0)
 		return rc;
 	rte_eth_promiscuous_enable(port); /* not every PMD supports it */
-	return rte_eth_dev_start(port);
+	rc = rte_eth_dev_start(port);
+	if (rc == 0 && port < SHP_MAX_PORTS)
+		started[port] = true;
+	return rc;
 }
 
 /*
@@ -291,7 +314,9 @@ shaper_ports_close(struct shaper *s)
 	unsigned int i;
 
 	for (i = 0; i < s->nb_ports; i++) {
-		rte_eth_dev_stop(s->port_ids[i]);
+		if (started[s->port_ids[i]])
+			rte_eth_dev_stop(s->port_ids[i]);
+		started[s->port_ids[i]] = false;
 		rte_eth_dev_close(s->port_ids[i]);
 	}
 }

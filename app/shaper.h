@@ -85,6 +85,16 @@ extern struct shaper shaper;
 /* opts.c */
 int shaper_parse_args(struct shaper *s, int argc, char **argv);
 void shaper_usage(FILE *f, const char *prog);
+/* argv[i] is one of our options (--netem, --netem=..., -i): for telling a
+ * user who forgot `--` what went wrong. */
+bool shaper_is_app_option(const char *arg);
+
+/* startup.c: checks of the EAL arguments (argv[1..eal_argc-1]) before
+ * the EAL starts, each 0 or -1 after one line; the run directory */
+int shaper_check_misplaced(int eal_argc, char **argv);
+int shaper_check_tx_pcaps(int eal_argc, char **argv);
+int shaper_check_prefix_free(int eal_argc, char **argv);
+void shaper_run_dir_remove(const char *dir);
 
 /* ports.c */
 int shaper_ports_init(struct shaper *s);
@@ -92,6 +102,8 @@ int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);
 void shaper_ports_close(struct shaper *s);
 unsigned int shaper_pool_size(const struct shaper *s);
+/* "the ports are 0, 1", for messages about a port that does not exist */
+const char *shaper_ports_text(const struct shaper *s, char *buf, size_t len);
 
 /* worker.c */
 int shaper_worker_main(void *arg);

@@ -18,10 +18,13 @@
  *                 as iproute2 builds it)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "shp_netem.h"
 
@@ -113,33 +116,117 @@ shp_netem_dist_builtin(const char *name)
 	return d;
 }
 
+/*
+ * The whole file, NUL-terminated, in a buffer of at most
+ * SHP_NETEM_DIST_FILE_MAX bytes: a table is parsed on the control thread,
+ * so a path that never ends (/dev/zero) or never answers (a FIFO without
+ * writer) must be refused, not read. O_NONBLOCK keeps open() itself from
+ * waiting for a FIFO's writer; fstat then tells what the path is.
+ */
+static char *
+dist_read(const char *path, size_t *len, char *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t n;
+	FILE *f;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
+			 strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': not a regular "
+			 "file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" :
+			 S_ISFIFO(st.st_mode) ? "a FIFO" :
+			 S_ISCHR(st.st_mode) ? "a character device" :
+			 "a device or socket");
+		close(fd);
+		return NULL;
+	}
+	if (st.st_size > SHP_NETEM_DIST_FILE_MAX) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': %lld bytes, "
+			 "more than the %d a table file may have", path,
+			 (long long)st.st_size, SHP_NETEM_DIST_FILE_MAX);
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
+			 strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	/* One byte more than allowed: a file that grew since fstat shows. */
+	buf = malloc(SHP_NETEM_DIST_FILE_MAX + 2);
+	if (buf == NULL) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': out of memory",
+			 path);
+		goto fail;
+	}
+	n = fread(buf, 1, SHP_NETEM_DIST_FILE_MAX + 1, f);
+	if (ferror(f)) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': read error",
+			 path);
+		goto fail;
+	}
+	if (n > SHP_NETEM_DIST_FILE_MAX) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': more than the "
+			 "%d bytes a table file may have", path,
+			 SHP_NETEM_DIST_FILE_MAX);
+		goto fail;
+	}
+	if (memchr(buf, '\0', n) != NULL) {
+		snprintf(err, SHP_ERR_LEN, "distribution '%s': a NUL byte: "
+			 "not a text table", path);
+		goto fail;
+	}
+	buf[n] = '\0';
+	fclose(f);
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	fclose(f);
+	return NULL;
+}
+
 struct shp_netem_dist *
 shp_netem_dist_load(const char *path, char *err)
 {
 	struct shp_netem_dist *d = NULL;
 	int16_t *data;
-	char *line = NULL;
-	size_t cap = 0;
+	char *text, *line, *next;
+	size_t len;
 	uint32_t n = 0, lineno = 0;
-	FILE *f;
 
-	f = fopen(path, "r");
-	if (f == NULL) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
-			 strerror(errno));
+	text = dist_read(path, &len, err);
+	if (text == NULL)
 		return NULL;
-	}
 	data = malloc(SHP_NETEM_DIST_MAX * sizeof(*data));
 	if (data == NULL) {
 		snprintf(err, SHP_ERR_LEN, "distribution '%s': out of memory",
 			 path);
 		goto out;
 	}
-	while (getline(&line, &cap, f) != -1) {
+	for (line = text; line < text + len; line = next) {
 		char *p = line, *end;
 
+		next = line + strcspn(line, "\n");
+		if (*next == '\n')
+			*next++ = '\0';
 		lineno++;
-		p += strspn(p, " \t\r\n");
+		p += strspn(p, " \t\r");
 		if (*p == '#' || *p == '\0')
 			continue;
 		while (*p != '\0') {
@@ -149,11 +236,11 @@ shp_netem_dist_load(const char *path, char *err)
 			x = strtol(p, &end, 0);
 			if (end == p || errno != 0 || x < INT16_MIN ||
 			    x > INT16_MAX ||
-			    (*end != '\0' && strchr(" \t\r\n", *end) == NULL)) {
-				end = p + strcspn(p, " \t\r\n");
+			    (*end != '\0' && strchr(" \t\r", *end) == NULL)) {
+				end = p + strcspn(p, " \t\r");
 				*end = '\0';
 				snprintf(err, SHP_ERR_LEN,
-					 "distribution '%s' line %u: '%s' is "
+					 "distribution '%s' line %u: '%.32s' is "
 					 "not an integer in -32768..32767",
 					 path, lineno, p);
 				goto out;
@@ -165,7 +252,7 @@ shp_netem_dist_load(const char *path, char *err)
 				goto out;
 			}
 			data[n++] = (int16_t)x;
-			p = end + strspn(end, " \t\r\n");
+			p = end + strspn(end, " \t\r");
 		}
 	}
 	if (n == 0) {
@@ -179,8 +266,43 @@ shp_netem_dist_load(const char *path, char *err)
 	else
 		memcpy(d->table, data, n * sizeof(*data));
 out:
-	free(line);
+	free(text);
 	free(data);
-	fclose(f);
 	return d;
+}
+
+struct shp_netem_dist *
+shp_netem_dist_find(const char *name, char *err)
+{
+	const char *dirs[] = {
+		getenv("TC_LIB_DIR"),
+#ifdef SHP_MULTIARCH
+		"/usr/lib/" SHP_MULTIARCH "/tc",
+#endif
+		"/usr/lib/tc",
+	};
+	char path[4096], tried[SHP_ERR_LEN] = "";
+	struct shp_netem_dist *d;
+	size_t i, n = 0;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i] == NULL || dirs[i][0] == '\0')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s.dist", dirs[i], name);
+		if (access(path, F_OK) == 0) {
+			d = shp_netem_dist_load(path, err);
+			if (d != NULL)
+				snprintf(d->name, sizeof(d->name), "%s", name);
+			return d;
+		}
+		n += snprintf(tried + n, n < sizeof(tried) ? sizeof(tried) - n :
+			      0, "%s%s%s", n ? ", " : "", i == 0 ?
+			      "$TC_LIB_DIR=" : "", dirs[i]);
+		if (n >= sizeof(tried))
+			n = sizeof(tried) - 1;
+	}
+	snprintf(err, SHP_ERR_LEN, "unknown distribution '%s': no %s.dist in "
+		 "%s (built in: uniform, normal, pareto, paretonormal; or give "
+		 "a table file's path)", name, name, tried);
+	return NULL;
 }

@@ -14,136 +14,61 @@
 
 #include "shp_netem.h"
 #include "shp_qdisc.h"
+#include "shp_tcargs.h"
 
-#define MAX_WORDS 128
-#define TC_LIB_DIR "/usr/lib/tc"
 
 struct parser {
-	int argc;
-	char **argv;
-	int i;                      /* current word */
-	char *err;
+	struct shp_tcargs a;        /* words, position, error */
 	struct shp_netem_conf *c;
 	bool loss_seen;
 	bool reorder_seen;
 	bool gap_seen;
 };
 
-/* tc's matches(): word is a non-empty prefix of keyword. */
-static bool
-matches(const char *word, const char *keyword)
-{
-	size_t n = strlen(word);
-
-	return n > 0 && strncmp(word, keyword, n) == 0;
-}
-
 static const char *
 cur(const struct parser *p)
 {
-	return p->argv[p->i];
+	return shp_tc_cur(&p->a);
 }
 
-static const char *
-peek(const struct parser *p)
-{
-	return p->i + 1 < p->argc ? p->argv[p->i + 1] : NULL;
-}
-
-/* Optional numeric arguments are recognised as in tc, by their first
- * character; we also take '-' and '.' so "-5%" gets a precise error
- * instead of "unknown keyword". */
 static bool
 next_is_number(const struct parser *p)
 {
-	const char *s = peek(p);
-
-	if (s == NULL)
-		return false;
-	if (isdigit((unsigned char)s[0]))
-		return true;
-	return (s[0] == '-' || s[0] == '.') && isdigit((unsigned char)s[1]);
+	return shp_tc_next_is_number(&p->a);
 }
 
 /* Move to the argument of the current keyword, which must exist. */
 static int
 need_arg(struct parser *p, const char *what)
 {
-	if (p->i + 1 >= p->argc) {
-		snprintf(p->err, SHP_ERR_LEN, "'%s' needs %s", cur(p), what);
-		return -1;
-	}
-	p->i++;
-	return 0;
-}
-
-/* Prefix the helper's message with the keyword being parsed. */
-static int
-ctx_err(struct parser *p, const char *kw, int rc)
-{
-	size_t k = strnlen(kw, 64) + 2, m;
-
-	if (rc >= 0)
-		return rc;
-	m = strnlen(p->err, SHP_ERR_LEN - 1);
-	if (k + m >= SHP_ERR_LEN)
-		m = SHP_ERR_LEN - 1 - k;
-	memmove(p->err + k, p->err, m);
-	memcpy(p->err, kw, k - 2);
-	p->err[k - 2] = ':';
-	p->err[k - 1] = ' ';
-	p->err[k + m] = '\0';
-	return rc;
+	return shp_tc_next(&p->a, what);
 }
 
 static int
 get_time(struct parser *p, const char *kw, uint64_t *ns)
 {
-	return ctx_err(p, kw, shp_parse_time(cur(p), ns, p->err));
+	return shp_tc_time(&p->a, kw, ns);
 }
 
 static int
 get_percent(struct parser *p, const char *kw, double *frac)
 {
-	return ctx_err(p, kw, shp_parse_percent(cur(p), frac, p->err));
-}
-
-/* x from the current word into a 32-bit field. */
-static int
-fit_u32(struct parser *p, const char *kw, uint64_t x, uint32_t *v)
-{
-	if (x > UINT32_MAX) {
-		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is too large", kw,
-			 cur(p));
-		return -1;
-	}
-	*v = (uint32_t)x;
-	return 0;
+	return shp_tc_percent(&p->a, kw, frac);
 }
 
 static int
 get_u32(struct parser *p, const char *kw, uint32_t *v)
 {
-	uint64_t x;
-
-	if (ctx_err(p, kw, shp_parse_u64(cur(p), &x, p->err)) < 0)
-		return -1;
-	return fit_u32(p, kw, x, v);
+	return shp_tc_u32(&p->a, kw, v);
 }
 
 static int
 get_s32(struct parser *p, const char *kw, int32_t *v)
 {
-	const char *s = cur(p);
-	char *end;
-	long x;
+	int64_t x;
 
-	x = strtol(s, &end, 0);
-	if (end == s || *end != '\0' || x < INT32_MIN || x > INT32_MAX) {
-		snprintf(p->err, SHP_ERR_LEN, "%s: '%s' is not an integer",
-			 kw, s);
+	if (shp_tc_int(&p->a, kw, INT32_MIN, INT32_MAX, &x) < 0)
 		return -1;
-	}
 	*v = (int32_t)x;
 	return 0;
 }
@@ -152,11 +77,16 @@ get_s32(struct parser *p, const char *kw, int32_t *v)
 static int
 get_size32(struct parser *p, const char *kw, uint32_t *v)
 {
-	uint64_t x;
+	return shp_tc_size32(&p->a, kw, v);
+}
 
-	if (ctx_err(p, kw, shp_parse_size(cur(p), &x, p->err)) < 0)
-		return -1;
-	return fit_u32(p, kw, x, v);
+/* 100% minus the percentage just read, computed from the number as
+ * written ("0.1%" gives exactly what "99.9%" reads as), so that the
+ * printer can write the default back in few digits. */
+static double
+complement(const struct parser *p)
+{
+	return (100 - strtod(cur(p), NULL)) / 100;
 }
 
 static void
@@ -179,7 +109,7 @@ parse_prob(struct parser *p, const char *kw, struct shp_netem_prob *pr)
 	if (need_arg(p, "a percentage") < 0 || get_percent(p, kw, &v) < 0)
 		return -1;
 	if (next_is_number(p)) {
-		p->i++;
+		p->a.i++;
 		if (get_percent(p, kw, &corr) < 0)
 			return -1;
 		corr_set = true;
@@ -193,26 +123,22 @@ get_dist(struct parser *p, const char *kw)
 {
 	const char *name = cur(p);
 	struct shp_netem_dist *d;
-	char path[512];
+	char err[SHP_ERR_LEN];
 
 	d = shp_netem_dist_builtin(name);
 	if (d != NULL)
 		return d;
-	if (strchr(name, '/') != NULL)
-		return shp_netem_dist_load(name, p->err);
-	/* like tc: NAME means TC_LIB_DIR/NAME.dist */
-	snprintf(path, sizeof(path), "%s/%s.dist",
-		 getenv("TC_LIB_DIR") ? getenv("TC_LIB_DIR") : TC_LIB_DIR,
-		 name);
-	d = shp_netem_dist_load(path, p->err);
-	if (d != NULL) {
-		snprintf(d->name, sizeof(d->name), "%s", name);
+	if (strchr(name, '/') != NULL) {
+		d = shp_netem_dist_load(name, err);
+		if (d == NULL)
+			shp_tc_fail(&p->a, "%s: %s", kw, err);
 		return d;
 	}
-	snprintf(p->err, SHP_ERR_LEN,
-		 "%s: unknown distribution '%s' (use uniform, normal, pareto, "
-		 "paretonormal or a table file path)", kw, name);
-	return NULL;
+	/* like tc: NAME means NAME.dist in iproute2's table directory */
+	d = shp_netem_dist_find(name, err);
+	if (d == NULL)
+		shp_tc_fail(&p->a, "%s: %s", kw, err);
+	return d;
 }
 
 static int
@@ -225,12 +151,12 @@ parse_delay(struct parser *p)
 		return -1;
 	if (!next_is_number(p))
 		return 0;
-	p->i++;
+	p->a.i++;
 	if (get_time(p, kw, &c->jitter) < 0)
 		return -1;
 	if (!next_is_number(p))
 		return 0;
-	p->i++;
+	p->a.i++;
 	c->delay_corr_set = true;
 	return get_percent(p, kw, &c->delay_corr);
 }
@@ -245,8 +171,7 @@ parse_loss(struct parser *p)
 	int i, nv;
 
 	if (p->loss_seen) {
-		snprintf(p->err, SHP_ERR_LEN, "'%s' given twice", kw);
-		return -1;
+		return shp_tc_fail(&p->a, "'%s' given twice", kw);
 	}
 	p->loss_seen = true;
 	if (need_arg(p, "a percentage or random, state, gemodel") < 0)
@@ -255,7 +180,7 @@ parse_loss(struct parser *p)
 	if (strcmp(model, "random") == 0 || isdigit((unsigned char)model[0]) ||
 	    model[0] == '-' || model[0] == '.') {
 		if (strcmp(model, "random") != 0)
-			p->i--;   /* old syntax: loss P [CORR] */
+			p->a.i--;   /* old syntax: loss P [CORR] */
 		c->loss_model = SHP_NETEM_LOSS_RANDOM;
 		return parse_prob(p, "loss", &c->loss);
 	}
@@ -275,41 +200,36 @@ parse_loss(struct parser *p)
 		v[3] = &c->ge.k1;
 		nv = 4;
 	} else {
-		snprintf(p->err, SHP_ERR_LEN,
-			 "%s: unknown loss model '%s' (use random, state, "
-			 "gemodel or a percentage)", kw, model);
-		return -1;
+		return shp_tc_fail(&p->a, "%s: unknown loss model '%s' (use "
+				   "random, state, gemodel or a percentage)",
+				   kw, model);
 	}
 	if (need_arg(p, "a percentage") < 0 || get_percent(p, model, v[0]) < 0)
 		return -1;
 	/* tc's defaults */
 	if (c->loss_model == SHP_NETEM_LOSS_STATE) {
-		c->state.p31 = 1 - c->state.p13;
+		c->state.p31 = complement(p);
 		c->state.p32 = 0;
 		c->state.p23 = 1;
 		c->state.p14 = 0;
 	} else {
-		c->ge.r = 1 - c->ge.p;
+		c->ge.r = complement(p);
 		c->ge.h1 = 1;
 		c->ge.k1 = 0;
 	}
 	for (i = 1; i < nv && next_is_number(p); i++) {
-		p->i++;
+		p->a.i++;
 		if (get_percent(p, model, v[i]) < 0)
 			return -1;
 	}
 	if (c->loss_model == SHP_NETEM_LOSS_STATE) {
 		if (c->state.p13 + c->state.p14 > 1 + 1e-12) {
-			snprintf(p->err, SHP_ERR_LEN,
-				 "loss state: p13 + p14 exceed 100%% ('%s')",
-				 cur(p));
-			return -1;
+			return shp_tc_fail(&p->a, "loss state: p13 + p14 "
+					   "exceed 100%% ('%s')", cur(p));
 		}
 		if (c->state.p31 + c->state.p32 > 1 + 1e-12) {
-			snprintf(p->err, SHP_ERR_LEN,
-				 "loss state: p31 + p32 exceed 100%% ('%s')",
-				 cur(p));
-			return -1;
+			return shp_tc_fail(&p->a, "loss state: p31 + p32 "
+					   "exceed 100%% ('%s')", cur(p));
 		}
 	}
 	return 0;
@@ -322,44 +242,38 @@ parse_reorder(struct parser *p)
 	return parse_prob(p, "reorder", &p->c->reorder);
 }
 
+/* RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]], each optional number
+ * recognised as tc does: the overheads may be negative, the cell size
+ * starts with a digit ("rate 1mbit 20 -5" has a cell overhead and no
+ * cell size). */
 static int
 parse_rate(struct parser *p)
 {
 	struct shp_netem_conf *c = p->c;
 	const char *kw = cur(p);
-	uint64_t bps;
 
 	if (need_arg(p, "a rate") < 0)
 		return -1;
-	if (strchr(cur(p), '%') != NULL) {
-		snprintf(p->err, SHP_ERR_LEN,
-			 "%s: '%s': a rate relative to the link is not "
-			 "supported, give bit/s", kw, cur(p));
+	if (strchr(cur(p), '%') != NULL)
+		return shp_tc_fail(&p->a, "%s: '%s': a rate relative to the "
+				   "link is not supported, give bit/s", kw,
+				   cur(p));
+	if (shp_tc_rate(&p->a, kw, &c->rate) < 0)
 		return -1;
-	}
-	if (ctx_err(p, kw, shp_parse_rate(cur(p), &bps, p->err)) < 0)
-		return -1;
-	c->rate = bps;
 	if (next_is_number(p)) {
-		p->i++;
+		p->a.i++;
 		if (get_s32(p, kw, &c->packet_overhead) < 0)
 			return -1;
-		if (next_is_number(p)) {
-			p->i++;
-			if (cur(p)[0] == '-') {
-				snprintf(p->err, SHP_ERR_LEN,
-					 "%s: cell size '%s' cannot be "
-					 "negative", kw, cur(p));
-				return -1;
-			}
-			if (get_u32(p, kw, &c->cell_size) < 0)
-				return -1;
-			if (next_is_number(p)) {
-				p->i++;
-				if (get_s32(p, kw, &c->cell_overhead) < 0)
-					return -1;
-			}
-		}
+	}
+	if (shp_tc_next_is_unsigned(&p->a)) {
+		p->a.i++;
+		if (get_u32(p, kw, &c->cell_size) < 0)
+			return -1;
+	}
+	if (next_is_number(p)) {
+		p->a.i++;
+		if (get_s32(p, kw, &c->cell_overhead) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -371,34 +285,34 @@ parse_slot(struct parser *p)
 	const char *kw = cur(p);
 
 	if (next_is_number(p)) {
-		p->i++;
+		p->a.i++;
 		c->slot_mode = SHP_NETEM_SLOT_RANGE;
+		free(c->slot_dist);   /* an earlier `slot distribution` */
+		c->slot_dist = NULL;
 		if (get_time(p, kw, &c->slot_min) < 0)
 			return -1;
 		c->slot_max = c->slot_min;
 		if (next_is_number(p)) {
-			p->i++;
+			p->a.i++;
 			if (get_time(p, kw, &c->slot_max) < 0)
 				return -1;
 			if (c->slot_max < c->slot_min) {
-				snprintf(p->err, SHP_ERR_LEN,
-					 "%s: max '%s' is below min", kw,
-					 cur(p));
-				return -1;
+				return shp_tc_fail(&p->a, "%s: max '%s' is "
+						   "below min", kw, cur(p));
 			}
 		}
 	} else {
 		if (need_arg(p, "a time or 'distribution'") < 0)
 			return -1;
 		if (strcmp(cur(p), "distribution") != 0) {
-			snprintf(p->err, SHP_ERR_LEN,
-				 "%s: unknown slot parameter '%s'", kw,
-				 cur(p));
-			return -1;
+			return shp_tc_fail(&p->a, "%s: unknown slot "
+					   "parameter '%s'", kw, cur(p));
 		}
 		if (need_arg(p, "a distribution") < 0)
 			return -1;
 		c->slot_mode = SHP_NETEM_SLOT_DIST;
+		free(c->slot_dist);   /* the last one given counts */
+		c->slot_dist = NULL;
 		if (strcmp(cur(p), "uniform") != 0) {
 			c->slot_dist = get_dist(p, "slot distribution");
 			if (c->slot_dist == NULL)
@@ -410,20 +324,20 @@ parse_slot(struct parser *p)
 		    get_time(p, kw, &c->slot_jitter) < 0)
 			return -1;
 		if (c->slot_jitter == 0) {
-			snprintf(p->err, SHP_ERR_LEN,
-				 "%s: jitter '%s' must be positive", kw,
-				 cur(p));
-			return -1;
+			return shp_tc_fail(&p->a, "%s: jitter '%s' must be "
+					   "positive", kw, cur(p));
 		}
 	}
-	if (peek(p) != NULL && matches(peek(p), "packets")) {
-		p->i++;
+	if (shp_tc_peek(&p->a) != NULL &&
+	    shp_tc_matches(shp_tc_peek(&p->a), "packets")) {
+		p->a.i++;
 		if (need_arg(p, "a number of packets") < 0 ||
 		    get_u32(p, "slot packets", &c->slot_packets) < 0)
 			return -1;
 	}
-	if (peek(p) != NULL && matches(peek(p), "bytes")) {
-		p->i++;
+	if (shp_tc_peek(&p->a) != NULL &&
+	    shp_tc_matches(shp_tc_peek(&p->a), "bytes")) {
+		p->a.i++;
 		if (need_arg(p, "a size") < 0 ||
 		    get_size32(p, "slot bytes", &c->slot_bytes) < 0)
 			return -1;
@@ -439,109 +353,115 @@ check_conf(struct parser *p)
 
 	if (c->reorder.p > 0) {
 		if (c->latency == 0) {
-			snprintf(p->err, SHP_ERR_LEN,
-				 "'reorder' needs a 'delay': reordering is "
-				 "not possible without one");
-			return -1;
+			return shp_tc_fail(&p->a, "'reorder' needs a "
+					   "'delay': reordering is not "
+					   "possible without one");
 		}
 		if (c->gap == 0)
 			c->gap = 1;
 		if (c->noreorder) {
-			snprintf(p->err, SHP_ERR_LEN,
-				 "'noreorder' contradicts 'reorder'");
-			return -1;
+			return shp_tc_fail(&p->a, "'noreorder' contradicts "
+					   "'reorder'");
 		}
 	} else if (c->gap > 0) {
-		snprintf(p->err, SHP_ERR_LEN,
-			 "'gap' needs a 'reorder' probability");
-		return -1;
+		return shp_tc_fail(&p->a, "'gap' needs a 'reorder' "
+				   "probability");
 	} else if (p->reorder_seen) {
 		/* reorder 0%: nothing to do, as in tc */
 		prob_set(&c->reorder, 0, 0, false);
 	}
+	/* 0%: off whatever the correlation, so that the printer, which
+	 * leaves it out, reads back the same conf */
+	if (c->duplicate.p == 0)
+		prob_set(&c->duplicate, 0, 0, false);
+	if (c->corrupt.p == 0)
+		prob_set(&c->corrupt, 0, 0, false);
 	if (c->ecn && c->loss_model == SHP_NETEM_LOSS_NONE) {
-		snprintf(p->err, SHP_ERR_LEN, "'ecn' needs a 'loss' model");
-		return -1;
+		return shp_tc_fail(&p->a, "'ecn' needs a 'loss' model");
 	}
 	if (c->dist != NULL && (c->latency == 0 || c->jitter == 0)) {
-		snprintf(p->err, SHP_ERR_LEN,
-			 "'distribution' needs a 'delay' with a jitter");
-		return -1;
+		return shp_tc_fail(&p->a, "'distribution' needs a 'delay' "
+				   "with a jitter");
 	}
 	return 0;
 }
 
-struct shp_netem_conf *
-shp_netem_parse_argv(int argc, char **argv, char *err)
+static int
+netem_words(struct parser *p)
 {
-	struct parser p = { .argc = argc, .argv = argv, .err = err };
-	struct shp_netem_conf *c;
+	struct shp_netem_conf *c = p->c;
 	int rc = 0;
 
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		snprintf(err, SHP_ERR_LEN, "out of memory");
-		return NULL;
-	}
-	c->id = shp_conf_new_id();
-	p.c = c;
-	for (p.i = 0; p.i < argc && rc == 0; p.i++) {
-		const char *w = cur(&p);
+	for (p->a.i = 0; p->a.i < p->a.argc && rc == 0; p->a.i++) {
+		const char *w = cur(p);
 
 		/* tc's order decides what an abbreviation means */
-		if (matches(w, "limit")) {
-			rc = need_arg(&p, "a number of packets");
+		if (shp_tc_matches(w, "limit")) {
+			rc = need_arg(p, "a number of packets");
 			if (rc == 0)
-				rc = get_size32(&p, w, &c->limit);
+				rc = get_size32(p, "limit", &c->limit);
 			c->limit_set = true;
-		} else if (matches(w, "latency") || matches(w, "delay")) {
-			rc = parse_delay(&p);
-		} else if (matches(w, "loss") || matches(w, "drop")) {
-			rc = parse_loss(&p);
-		} else if (matches(w, "seed")) {
-			rc = need_arg(&p, "a number");
+		} else if (shp_tc_matches(w, "latency") ||
+			   shp_tc_matches(w, "delay")) {
+			rc = parse_delay(p);
+		} else if (shp_tc_matches(w, "loss") ||
+			   shp_tc_matches(w, "drop")) {
+			rc = parse_loss(p);
+		} else if (shp_tc_matches(w, "seed")) {
+			rc = need_arg(p, "a number");
 			if (rc == 0)
-				rc = ctx_err(&p, w, shp_parse_u64(cur(&p),
-							&c->seed, err));
+				rc = shp_tc_u64(&p->a, "seed", &c->seed);
 			c->seed_set = true;
-		} else if (matches(w, "ecn")) {
+		} else if (shp_tc_matches(w, "ecn")) {
 			c->ecn = true;
-		} else if (matches(w, "reorder")) {
-			rc = parse_reorder(&p);
-		} else if (matches(w, "corrupt")) {
-			rc = parse_prob(&p, w, &c->corrupt);
-		} else if (matches(w, "gap")) {
-			rc = need_arg(&p, "a number of packets");
+		} else if (shp_tc_matches(w, "reorder")) {
+			rc = parse_reorder(p);
+		} else if (shp_tc_matches(w, "corrupt")) {
+			rc = parse_prob(p, "corrupt", &c->corrupt);
+		} else if (shp_tc_matches(w, "gap")) {
+			rc = need_arg(p, "a number of packets");
 			if (rc == 0)
-				rc = get_u32(&p, w, &c->gap);
-			p.gap_seen = true;
-		} else if (matches(w, "duplicate")) {
-			rc = parse_prob(&p, w, &c->duplicate);
-		} else if (matches(w, "distribution")) {
-			rc = need_arg(&p, "a distribution");
-			if (rc == 0 && c->dist != NULL) {
+				rc = get_u32(p, "gap", &c->gap);
+			p->gap_seen = true;
+		} else if (shp_tc_matches(w, "duplicate")) {
+			rc = parse_prob(p, "duplicate", &c->duplicate);
+		} else if (shp_tc_matches(w, "distribution")) {
+			rc = need_arg(p, "a distribution");
+			if (rc == 0) {
 				free(c->dist);
 				c->dist = NULL;
 			}
-			if (rc == 0 && strcmp(cur(&p), "uniform") != 0) {
-				c->dist = get_dist(&p, w);
+			if (rc == 0 && strcmp(cur(p), "uniform") != 0) {
+				c->dist = get_dist(p, "distribution");
 				if (c->dist == NULL)
 					rc = -1;
 			}
-		} else if (matches(w, "rate")) {
-			rc = parse_rate(&p);
-		} else if (matches(w, "slot")) {
-			rc = parse_slot(&p);
+		} else if (shp_tc_matches(w, "rate")) {
+			rc = parse_rate(p);
+		} else if (shp_tc_matches(w, "slot")) {
+			rc = parse_slot(p);
 		} else if (strcmp(w, "noreorder") == 0) {
 			c->noreorder = true;
 		} else {
-			snprintf(err, SHP_ERR_LEN, "unknown keyword '%s'", w);
-			rc = -1;
+			rc = shp_tc_fail(&p->a, "unknown keyword '%s'", w);
 		}
 	}
-	if (rc == 0)
-		rc = check_conf(&p);
-	if (rc < 0) {
+	return rc;
+}
+
+static struct shp_netem_conf *
+netem_parse(struct parser *p)
+{
+	struct shp_netem_conf *c;
+
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		shp_tc_fail(&p->a, "out of memory");
+		return NULL;
+	}
+	c->id = shp_conf_new_id();
+	p->c = c;
+	if (netem_words(p) < 0 || check_conf(p) < 0) {
 		shp_netem_conf_free(c);
 		return NULL;
 	}
@@ -549,24 +469,33 @@ shp_netem_parse_argv(int argc, char **argv, char *err)
 }
 
 struct shp_netem_conf *
+shp_netem_parse_argv(int argc, char **argv, char *err)
+{
+	struct parser p = {
+		.a = { .argc = argc, .argv = argv, .qdisc = "netem",
+		       .err = err },
+	};
+
+	err[0] = '\0';
+	return netem_parse(&p);
+}
+
+struct shp_netem_conf *
 shp_netem_parse(const char *args, char *err)
 {
-	char *copy, *argv[MAX_WORDS];
+	struct parser p = { .a = { .qdisc = "netem", .err = err } };
+	char *copy, *argv[SHP_TC_MAX_WORDS];
 	struct shp_netem_conf *c;
-	int argc;
+	size_t len = strlen(args != NULL ? args : "") + 1;
 
-	copy = strdup(args != NULL ? args : "");
+	err[0] = '\0';
+	copy = malloc(len);
 	if (copy == NULL) {
-		snprintf(err, SHP_ERR_LEN, "out of memory");
+		shp_tc_fail(&p.a, "out of memory");
 		return NULL;
 	}
-	argc = shp_split_words(copy, argv, MAX_WORDS);
-	if (argc < 0) {
-		snprintf(err, SHP_ERR_LEN, "more than %d words", MAX_WORDS);
-		free(copy);
-		return NULL;
-	}
-	c = shp_netem_parse_argv(argc, argv, err);
+	c = shp_tc_split(&p.a, args, copy, len, argv, SHP_TC_MAX_WORDS) < 0 ?
+		NULL : netem_parse(&p);
 	free(copy);
 	return c;
 }
@@ -614,14 +543,10 @@ put(struct out *o, const char *fmt, ...)
 static void
 put_time(struct out *o, uint64_t ns)
 {
-	if (ns != 0 && ns % 1000000000 == 0)
-		put(o, " %" PRIu64 "s", ns / 1000000000);
-	else if (ns != 0 && ns % 1000000 == 0)
-		put(o, " %" PRIu64 "ms", ns / 1000000);
-	else if (ns != 0 && ns % 1000 == 0)
-		put(o, " %" PRIu64 "us", ns / 1000);
-	else
-		put(o, " %" PRIu64 "ns", ns);
+	char t[32];
+
+	shp_fmt_time(t, sizeof(t), ns);
+	put(o, " %s", t);
 }
 
 /* Shortest %g that reads back to the same fraction. */
@@ -652,16 +577,10 @@ put_prob(struct out *o, const char *kw, const struct shp_netem_prob *pr)
 static void
 put_rate(struct out *o, uint64_t bps)
 {
-	uint64_t bits = bps * 8;
+	char r[32];
 
-	if (bits % 1000000000 == 0)
-		put(o, " %" PRIu64 "gbit", bits / 1000000000);
-	else if (bits % 1000000 == 0)
-		put(o, " %" PRIu64 "mbit", bits / 1000000);
-	else if (bits % 1000 == 0)
-		put(o, " %" PRIu64 "kbit", bits / 1000);
-	else
-		put(o, " %" PRIu64 "bit", bits);
+	shp_fmt_rate(r, sizeof(r), bps);
+	put(o, " %s", r);
 }
 
 int
@@ -678,7 +597,7 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 	if (c->latency != 0 || c->jitter != 0) {
 		put(&o, " delay");
 		put_time(&o, c->latency);
-		if (c->jitter != 0) {
+		if (c->jitter != 0 || c->delay_corr_set) {
 			put_time(&o, c->jitter);
 			if (c->delay_corr_set || c->delay_corr != 0)
 				put_percent(&o, c->delay_corr);

@@ -12,8 +12,9 @@
  * The stage never reads the clock; ctx->now (ns) is the only time.
  *
  * Where we do better than the kernel (see docs/netem.md): every random
- * choice comes from seeded per-port streams (one per impairment, so turning
- * one impairment on does not change another's pattern); correlated
+ * choice comes from seeded per-port streams, one per impairment, each
+ * keyed by the packet's arrival number (so turning one impairment on does
+ * not change another's decisions for any packet); correlated
  * probabilities keep their mean (two-state Markov chains); delay correlation
  * keeps the distribution (Gaussian copula); `noreorder` gives jitter without
  * reordering; slot timing depends on packet times only, not on when we are
@@ -33,8 +34,11 @@
 #include "shp_netem.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
+#include "shp_tbf.h"
 
-/* Random streams, one per impairment, all derived from (seed, port). */
+/* Random streams, one per impairment, all derived from (seed, port). The
+ * per-packet ones are counter-based (netem_rand_at); the slot stream,
+ * drawn per slot, is sequential. */
 enum {
 	RS_LOSS,
 	RS_DUP,
@@ -64,12 +68,12 @@ struct netem_sched_data {
 
 	/* per-conf state, owned by the dequeuing lcore, reset on change */
 	struct shp_rand rs[RS_MAX];
+	uint64_t key[RS_MAX];       /* counter-based stream keys */
+	uint64_t arrivals;          /* original packets seen (their number) */
 	bool loss_last, dup_last, corrupt_last, reorder_last;
 	uint8_t clg_state;
 	uint32_t counter;           /* packets since the last reorder */
 	double delay_z;             /* latent normal of the delay copula */
-	double spare;               /* second normal of the polar method */
-	bool have_spare;
 	struct {
 		bool armed;         /* a slot has been drawn */
 		uint64_t next;      /* next slot instant */
@@ -94,13 +98,29 @@ netem_conf(struct netem_sched_data *p)
 
 /* ---------------------------------------------------------------- random */
 
+/*
+ * The generator of stream `rs` for original packet n (its arrival number
+ * under this conf), or for the copy of original n: copies draw from keys
+ * of their own, so a copy never shifts an original's draws.
+ */
+static inline void
+netem_rand_at(const struct netem_sched_data *p, int rs, bool copy,
+	      uint64_t n, struct shp_rand *r)
+{
+	shp_rand_at(r, p->key[rs] ^ (copy ? SHP_RAND_GAMMA : 0), n);
+}
+
+/* An event of a correlated probability; *last (the chain's state) is
+ * advanced only when adv (originals advance it, copies only read it). */
 static inline bool
-netem_chance(struct shp_rand *r, bool *last, const struct shp_netem_prob *pr)
+netem_chance(struct shp_rand *r, bool *last, const struct shp_netem_prob *pr,
+	     bool adv)
 {
 	double p = *last ? pr->p_after_hit : pr->p_after_miss;
 	bool hit = shp_rand_unit(r) < p;
 
-	*last = hit;
+	if (adv)
+		*last = hit;
 	return hit;
 }
 
@@ -111,25 +131,19 @@ rand_below64(struct shp_rand *r, uint64_t n)
 	return (uint64_t)(((unsigned __int128)shp_rand_u64(r) * n) >> 64);
 }
 
-/* Standard normal, Marsaglia's polar method. */
+/* Standard normal, Marsaglia's polar method (one of the pair: a packet's
+ * stream serves that packet only). */
 static double
-rand_normal(struct netem_sched_data *p, struct shp_rand *r)
+rand_normal(struct shp_rand *r)
 {
-	double u, v, s, f;
+	double u, v, s;
 
-	if (p->have_spare) {
-		p->have_spare = false;
-		return p->spare;
-	}
 	do {
 		u = 2 * shp_rand_unit(r) - 1;
 		v = 2 * shp_rand_unit(r) - 1;
 		s = u * u + v * v;
 	} while (s >= 1 || s == 0);
-	f = sqrt(-2 * log(s) / s);
-	p->spare = v * f;
-	p->have_spare = true;
-	return u * f;
+	return u * sqrt(-2 * log(s) / s);
 }
 
 /* mu + sigma * t / SCALE, rounded half away from zero like tabledist(). */
@@ -176,96 +190,109 @@ dist_value(const struct shp_netem_dist *d, int64_t mu, int64_t sigma,
  * z' = rho z + sqrt(1 - rho^2) e, and the delay is the distribution's
  * quantile at Phi(z'): consecutive delays are correlated (exactly rho for
  * normal) while mean, deviation and shape stay those configured, unlike
- * netem's averaging of uniforms, which narrows the distribution.
+ * netem's averaging of uniforms (which does nothing in current kernels:
+ * docs/netem.md). The chain advances with originals only (adv).
  */
 static int64_t
-netem_delay(struct netem_sched_data *p, const struct shp_netem_conf *c)
+netem_delay(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	    struct shp_rand *r, bool adv)
 {
-	struct shp_rand *r = &p->rs[RS_DELAY];
-	double rho = c->delay_corr, u;
+	double rho = c->delay_corr, u, z;
 
 	if (c->jitter == 0)
 		return (int64_t)c->latency;
 	if (rho == 0)
 		return dist_value(c->dist, c->latency, c->jitter, r, NULL);
-	p->delay_z = rho * p->delay_z + sqrt(1 - rho * rho) * rand_normal(p, r);
-	u = 0.5 * erfc(-p->delay_z / M_SQRT2);
+	z = rho * p->delay_z + sqrt(1 - rho * rho) * rand_normal(r);
+	if (adv)
+		p->delay_z = z;
+	u = 0.5 * erfc(-z / M_SQRT2);
 	return dist_value(c->dist, c->latency, c->jitter, r, &u);
 }
 
 /* ------------------------------------------------------------------ loss */
 
 static bool
-loss_4state(struct netem_sched_data *p, const struct shp_netem_conf *c)
+loss_4state(uint8_t *state, const struct shp_netem_conf *c,
+	    struct shp_rand *r)
 {
-	double u = shp_rand_unit(&p->rs[RS_LOSS]);
+	double u = shp_rand_unit(r);
 
-	switch (p->clg_state) {
+	switch (*state) {
 	case CLG_TX_GAP:
 		if (u < c->state.p14) {
-			p->clg_state = CLG_LOST_GAP;
+			*state = CLG_LOST_GAP;
 			return true;
 		}
 		if (u < c->state.p14 + c->state.p13) {
-			p->clg_state = CLG_LOST_BURST;
+			*state = CLG_LOST_BURST;
 			return true;
 		}
 		return false;
 	case CLG_TX_BURST:
 		if (u < c->state.p23) {
-			p->clg_state = CLG_LOST_BURST;
+			*state = CLG_LOST_BURST;
 			return true;
 		}
 		return false;
 	case CLG_LOST_BURST:
 		if (u < c->state.p32) {
-			p->clg_state = CLG_TX_BURST;
+			*state = CLG_TX_BURST;
 			return false;
 		}
 		if (u < c->state.p32 + c->state.p31) {
-			p->clg_state = CLG_TX_GAP;
+			*state = CLG_TX_GAP;
 			return false;
 		}
 		return true;
 	case CLG_LOST_GAP:
 	default:
-		p->clg_state = CLG_TX_GAP;
+		*state = CLG_TX_GAP;
 		return false;
 	}
 }
 
 /* Gilbert-Elliott: the state the packet found decides its loss chance. */
 static bool
-loss_gilbert_elliott(struct netem_sched_data *p,
-		     const struct shp_netem_conf *c)
+loss_gilbert_elliott(uint8_t *state, const struct shp_netem_conf *c,
+		     struct shp_rand *r)
 {
-	struct shp_rand *r = &p->rs[RS_LOSS];
 	double move = shp_rand_unit(r), lose = shp_rand_unit(r);
 
-	if (p->clg_state == GE_GOOD) {
+	if (*state == GE_GOOD) {
 		if (move < c->ge.p)
-			p->clg_state = GE_BAD;
+			*state = GE_BAD;
 		return lose < c->ge.k1;
 	}
 	if (move < c->ge.r)
-		p->clg_state = GE_GOOD;
+		*state = GE_GOOD;
 	return lose < c->ge.h1;
 }
 
+/* A loss event; the model's state advances only when adv. */
 static inline bool
-netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c)
+netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		 struct shp_rand *r, bool adv)
 {
+	uint8_t st = p->clg_state;
+	bool lost;
+
 	switch (c->loss_model) {
 	case SHP_NETEM_LOSS_RANDOM:
-		return netem_chance(&p->rs[RS_LOSS], &p->loss_last, &c->loss);
+		return netem_chance(r, &p->loss_last, &c->loss, adv);
 	case SHP_NETEM_LOSS_STATE:
-		return loss_4state(p, c);
+		lost = loss_4state(&st, c, r);
+		break;
 	case SHP_NETEM_LOSS_GEMODEL:
-		return loss_gilbert_elliott(p, c);
+		lost = loss_gilbert_elliott(&st, c, r);
+		break;
 	case SHP_NETEM_LOSS_NONE:
 	default:
 		return false;
 	}
+	if (adv)
+		p->clg_state = st;
+	return lost;
 }
 
 /* ------------------------------------------------------- packet surgery */
@@ -416,10 +443,9 @@ netem_ecn_mark(struct shp_qdisc *q, struct rte_mbuf **mp,
 
 /* Flip one random bit anywhere in the packet (any segment). */
 static int
-netem_corrupt(struct shp_qdisc *q, struct netem_sched_data *p,
-	      struct rte_mbuf **mp, struct shp_ctx *ctx)
+netem_corrupt(struct shp_qdisc *q, struct shp_rand *r, struct rte_mbuf **mp,
+	      struct shp_ctx *ctx)
 {
-	struct shp_rand *r = &p->rs[RS_CORRUPT];
 	struct rte_mbuf *seg;
 	uint32_t pos, bit;
 
@@ -466,42 +492,53 @@ netem_duplicate(struct shp_qdisc *q, struct rte_mbuf *m, struct shp_ctx *ctx)
 
 /* ------------------------------------------------------------------ time */
 
-/* Serialisation time at `rate`, with overheads and cells (netem's rule). */
+static inline uint64_t
+sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/*
+ * Serialisation time at `rate`, with overheads and cells (netem's rule),
+ * saturated: overheads of 2^31 per cell of 1 byte at 1 byte/s say
+ * "never", not a time wrapped to weeks.
+ */
 static uint64_t
 netem_packet_time(const struct shp_netem_conf *c, uint32_t pkt_len)
 {
-	int64_t len = (int64_t)pkt_len + c->packet_overhead;
+	__int128 len = (__int128)pkt_len + c->packet_overhead;
+	unsigned __int128 ns;
 
 	if (len < 0)
 		len = 0;
 	if (c->cell_size != 0) {
-		int64_t cells = (len + c->cell_size - 1) / c->cell_size;
+		__int128 cells = (len + c->cell_size - 1) / c->cell_size;
 
-		len = cells * ((int64_t)c->cell_size + c->cell_overhead);
+		len = cells * ((__int128)c->cell_size + c->cell_overhead);
 		if (len < 0)
 			len = 0;
 	}
-	return (uint64_t)(((unsigned __int128)len * 1000000000u) / c->rate);
+	ns = (unsigned __int128)len * 1000000000u / c->rate;
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
 static uint64_t
 netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
-		   const struct rte_mbuf *m, uint64_t now)
+		   const struct rte_mbuf *m, uint64_t now, int64_t delay)
 {
-	int64_t delay = netem_delay(p, c);
 	uint64_t tts, last;
 	int has_last;
 
 	if (delay < 0)   /* a negative draw means "now", never the past */
 		delay = 0;
-	tts = now + (uint64_t)delay;
+	tts = sat_add(now, (uint64_t)delay);
 	if (c->rate == 0 && !c->noreorder)
 		return tts;
 	last = shp_tq_tail_time(&p->tq, &has_last);
 	if (c->rate != 0) {
 		if (has_last && last > tts)
 			tts = last;
-		tts += netem_packet_time(c, m->pkt_len);
+		tts = sat_add(tts, netem_packet_time(c, m->pkt_len));
 	}
 	if (c->noreorder && has_last && last > tts)
 		tts = last;
@@ -536,42 +573,87 @@ netem_slot_next(struct netem_sched_data *p, const struct shp_netem_conf *c,
 
 /* ------------------------------------------------------------- enqueue */
 
-static bool netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
-			      const struct shp_netem_conf *c,
-			      struct rte_mbuf *m, struct shp_ctx *ctx);
+static void netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
+			       const struct shp_netem_conf *c,
+			       struct rte_mbuf *copy, struct shp_ctx *ctx,
+			       uint64_t n);
 
-/* The copy goes through the same path, without duplication (as Linux
- * re-enqueues it at the root with duplicate off). */
-static void
-netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
-		   const struct shp_netem_conf *c, struct rte_mbuf *copy,
-		   struct shp_ctx *ctx)
+/*
+ * Whether packet n is sent at once, ahead of the delayed ones (reorder
+ * with gap): the gap counter counts every original arrival, lost or not,
+ * so that loss does not move the reordered packets. A copy reads the
+ * state and leaves it.
+ */
+static bool
+netem_reorder(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	      bool copy, uint64_t n)
 {
-	netem_enqueue_one(q, p, c, copy, ctx);
+	struct shp_rand r;
+	bool hit;
+
+	if (c->gap == 0)
+		return false;
+	if (p->counter < c->gap - 1) {
+		p->counter += !copy;
+		return false;
+	}
+	netem_rand_at(p, RS_REORDER, copy, n, &r);
+	hit = netem_chance(&r, &p->reorder_last, &c->reorder, !copy);
+	if (!copy)
+		p->counter = hit ? 0 : p->counter + 1;
+	return hit;
 }
 
+/*
+ * One packet through the impairments, in the kernel's order. Every
+ * decision for original n (its arrival number) is drawn from its
+ * impairment's stream at n, whatever the other impairments decided, and
+ * the correlated states (loss model, Markov chains, delay copula, reorder
+ * gap) advance with every original, lost or not: switching one impairment
+ * on or off changes no other's decisions. The copy of original n (copy)
+ * draws from the copy keys at n and advances no state.
+ */
 static bool
 netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c, struct rte_mbuf *m,
-		  struct shp_ctx *ctx)
+		  struct shp_ctx *ctx, bool copy, uint64_t n)
 {
-	struct rte_mbuf *copy = NULL;
+	struct rte_mbuf *dupm = NULL;
+	struct shp_rand r, rc;
+	bool dup = false, lost = false, corrupt = false, reorder;
+	int64_t delay = 0;
 	uint32_t limit;
-	bool dup = false;
 	uint64_t tts;
 	int count = 1;
 
-	if (c->duplicate.p > 0 && !(shp_meta(m)->flags & SHP_META_F_DUP) &&
-	    netem_chance(&p->rs[RS_DUP], &p->dup_last, &c->duplicate)) {
-		dup = true;
-		count++;
+	if (!copy && c->duplicate.p > 0) {
+		netem_rand_at(p, RS_DUP, false, n, &r);
+		dup = netem_chance(&r, &p->dup_last, &c->duplicate, true);
+		count += dup;
 	}
-	if (c->loss_model != SHP_NETEM_LOSS_NONE && netem_loss_event(p, c)) {
-		int rc = c->ecn ? netem_ecn_mark(q, &m, ctx) : 0;
+	if (c->loss_model != SHP_NETEM_LOSS_NONE) {
+		netem_rand_at(p, RS_LOSS, copy, n, &r);
+		lost = netem_loss_event(p, c, &r, !copy);
+	}
+	if (c->corrupt.p > 0) {
+		netem_rand_at(p, RS_CORRUPT, copy, n, &rc);
+		corrupt = netem_chance(&rc, &p->corrupt_last, &c->corrupt,
+				       !copy);
+	}
+	reorder = netem_reorder(p, c, copy, n);
+	/* the delay draw: for the packet, or to advance the copula */
+	if (!reorder && (!lost || dup || c->ecn ||
+			 (!copy && c->delay_corr > 0))) {
+		netem_rand_at(p, RS_DELAY, copy, n, &r);
+		delay = netem_delay(p, c, &r, !copy);
+	}
 
-		if (rc < 0)
+	if (lost) {
+		int rc_ecn = c->ecn ? netem_ecn_mark(q, &m, ctx) : 0;
+
+		if (rc_ecn < 0)
 			return false;
-		if (rc > 0)
+		if (rc_ecn > 0)
 			ctx->ctr->ecn_marked++;
 		else
 			count--;
@@ -582,48 +664,61 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	}
 	if (count == 2) {
 		/* copied before the original is corrupted */
-		copy = netem_duplicate(q, m, ctx);
+		dupm = netem_duplicate(q, m, ctx);
 	} else if (dup) {
 		/* duplicated then one copy lost: account both events, no
 		 * need to make the copy */
 		ctx->ctr->duplicated++;
 		ctx->ctr->drops[SHP_DROP_LOST]++;
 	}
-	if (c->corrupt.p > 0 &&
-	    netem_chance(&p->rs[RS_CORRUPT], &p->corrupt_last, &c->corrupt) &&
-	    netem_corrupt(q, p, &m, ctx) < 0) {
-		if (copy != NULL)
-			netem_enqueue_copy(q, p, c, copy, ctx);
+	if (corrupt && netem_corrupt(q, &rc, &m, ctx) < 0) {
+		if (dupm != NULL)
+			netem_enqueue_copy(q, p, c, dupm, ctx, n);
 		return false;
 	}
 	/* keep room for the copy so qlen never exceeds the limit */
 	limit = c->limit_set ? c->limit : p->default_limit;
-	if (p->tq.qlen + (copy != NULL) >= limit) {
-		if (copy != NULL)
-			shp_drop(ctx, SHP_DROP_NETEM_LIMIT, copy);
+	if (p->tq.qlen + (dupm != NULL) >= limit) {
+		if (dupm != NULL)
+			shp_drop(ctx, SHP_DROP_NETEM_LIMIT, dupm);
 		shp_drop(ctx, SHP_DROP_NETEM_LIMIT, m);
 		return false;
 	}
-	if (copy != NULL)
-		netem_enqueue_copy(q, p, c, copy, ctx);
+	if (dupm != NULL)
+		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
-	if (c->gap == 0 || p->counter < c->gap - 1 ||
-	    !netem_chance(&p->rs[RS_REORDER], &p->reorder_last, &c->reorder)) {
+	if (!reorder) {
 		/* In a pipeline the TX lcore's clock may have been read just
 		 * before another lcore stamped this packet: a packet never
 		 * enters netem before it arrived. */
 		tts = netem_time_to_send(p, c, m, RTE_MAX(ctx->now,
-						       shp_meta(m)->rx_ns));
-		p->counter++;
+						       shp_meta(m)->rx_ns),
+					 delay);
 	} else {
 		/* sent at once, ahead of the delayed ones */
 		tts = ctx->now;
-		p->counter = 0;
 		ctx->ctr->reordered++;
 	}
 	shp_meta(m)->time_to_send = tts;
 	shp_tq_insert(&p->tq, m, ctx->now);
 	return true;
+}
+
+/*
+ * The copy goes through the same path, without duplication (as Linux
+ * re-enqueues it at the root with duplicate off). Linux's root enqueue
+ * also passes it through any rate limit on the way; here the bucket
+ * behind us has already let the original through, so the copy is
+ * charged to it: the packets behind the original wait for the copy's
+ * time too, and the port never exceeds the tbf rate.
+ */
+static void
+netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
+		   const struct shp_netem_conf *c, struct rte_mbuf *copy,
+		   struct shp_ctx *ctx, uint64_t n)
+{
+	shp_tbf_charge(q->child, rte_pktmbuf_pkt_len(copy), ctx->now);
+	netem_enqueue_one(q, p, c, copy, ctx, true, n);
 }
 
 static uint16_t
@@ -642,7 +737,9 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 		return n;
 	}
 	for (i = 0; i < n; i++)
-		ok += netem_enqueue_one(q, p, c, pkts[i], ctx);
+		ok += netem_enqueue_one(q, p, c, pkts[i], ctx,
+					shp_meta(pkts[i])->flags &
+					SHP_META_F_DUP, p->arrivals++);
 	return ok;
 }
 
@@ -662,6 +759,19 @@ netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 		shp_rand_seed(&rs[i], shp_rand_u64(&base), i);
 }
 
+/* The keys of the counter-based streams, from (seed, port) as well. */
+static void
+netem_stream_keys(const struct shp_qdisc *q, const struct shp_netem_conf *c,
+		  uint64_t key[RS_MAX])
+{
+	uint64_t base = shp_rand_key(c->seed_set ? c->seed :
+				     SHP_NETEM_DEFAULT_SEED, q->port);
+	int i;
+
+	for (i = 0; i < RS_MAX; i++)
+		key[i] = shp_rand_key(base, i);
+}
+
 static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
@@ -673,6 +783,8 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter,
 			   (c->dist != NULL ? 8 : 2) * c->jitter);
 	netem_seed_streams(q, c, p->rs);
+	netem_stream_keys(q, c, p->key);
+	p->arrivals = 0;
 	p->loss_last = false;
 	p->dup_last = false;
 	p->corrupt_last = false;
@@ -681,7 +793,6 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		GE_GOOD;
 	p->counter = 0;
 	p->delay_z = 0;
-	p->have_spare = false;
 	p->slot.armed = false;
 	p->slot.next = 0;
 	p->slot.packets_left = INT64_MAX;

@@ -2,7 +2,8 @@
 /*
  * Token bucket filter: gates dequeue from its child (the bands).
  * Follows Linux sch_tbf: tokens are transmit time, a packet leaves when
- * both buckets hold its cost, a frame larger than the bucket can never
+ * both buckets hold its cost, a frame longer than max_size (burst, or
+ * min(burst, mtu) with a peak rate; raw length, as the kernel) can never
  * leave and is dropped (tbf_oversize). conf == NULL: pass-through.
  */
 #include <errno.h>
@@ -79,21 +80,35 @@ tbf_fresh(const struct shp_tbf_conf *c, uint64_t now)
 	};
 }
 
-/* ns from a checkpoint after which the elapsed time is the whole bucket */
-static inline uint64_t
-tbf_cap_ns(const struct shp_tbf_conf *c)
+/*
+ * Elapsed ticks beyond which waiting changes nothing: the bucket is full.
+ * The kernel caps at the bucket, which is the same while the tokens are
+ * not negative; below zero (a netem copy charged, shp_tbf_charge) the
+ * debt must be earned back first.
+ */
+static inline int64_t
+tbf_cap_ticks(const struct shp_tbf_conf *c, const struct tbf_state *s)
 {
-	return ((uint64_t)c->buffer_t >> SHP_TBF_SHIFT) + 1;
+	int64_t debt = RTE_MAX(RTE_MAX(-s->tokens, -s->ptokens), (int64_t)0);
+
+	return c->buffer_t + debt;
 }
 
-/* Elapsed ticks from the checkpoint to now, capped at the bucket so an
- * idle hour cannot overflow. */
+/* ns from a checkpoint after which the elapsed time is the cap */
+static inline uint64_t
+tbf_cap_ns(const struct shp_tbf_conf *c, const struct tbf_state *s)
+{
+	return ((uint64_t)tbf_cap_ticks(c, s) >> SHP_TBF_SHIFT) + 1;
+}
+
+/* Elapsed ticks from the checkpoint to now, capped so that an idle hour
+ * cannot overflow. */
 static inline int64_t
 tbf_elapsed(const struct shp_tbf_conf *c, const struct tbf_state *s,
 	    uint64_t now)
 {
-	if (now - s->t_c >= tbf_cap_ns(c))
-		return c->buffer_t;
+	if (now - s->t_c >= tbf_cap_ns(c, s))
+		return tbf_cap_ticks(c, s);
 	return (int64_t)((now - s->t_c) << SHP_TBF_SHIFT);
 }
 
@@ -219,7 +234,7 @@ static uint64_t
 tbf_fill_time(const struct shp_tbf_conf *c, const struct tbf_state *s,
 	      int64_t have, int64_t depth, int64_t cost)
 {
-	uint64_t cap = tbf_cap_ns(c), dt;
+	uint64_t cap = tbf_cap_ns(c, s), dt;
 	int64_t need = cost - have;
 
 	if (cost > depth)
@@ -229,8 +244,8 @@ tbf_fill_time(const struct shp_tbf_conf *c, const struct tbf_state *s,
 	dt = ((uint64_t)need + (1u << SHP_TBF_SHIFT) - 1) >> SHP_TBF_SHIFT;
 	if (dt < cap)
 		return s->t_c + dt;
-	/* from cap on, elapsed is the whole rate bucket */
-	return c->buffer_t >= need ? s->t_c + cap : UINT64_MAX;
+	/* from cap on, elapsed is the cap */
+	return tbf_cap_ticks(c, s) >= need ? s->t_c + cap : UINT64_MAX;
 }
 
 /*
@@ -275,6 +290,37 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	if (t == UINT64_MAX)
 		return t;
 	return RTE_MAX(RTE_MAX(t, now), t_child);
+}
+
+void
+shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
+{
+	struct tbf_priv *p;
+	const struct shp_tbf_conf *c;
+	uint64_t wlen;
+	int64_t elapsed;
+
+	if (q == NULL || q->ops != &shp_tbf_ops)
+		return;
+	p = priv(q);
+	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (c == NULL)
+		return;
+	if (unlikely(c->id != p->seen)) {
+		p->seen = c->id;
+		p->s = tbf_fresh(c, now);
+	}
+	/* bring the buckets to now, then take the cost even if it leaves
+	 * them below zero: the debt is at most a burst of copies, each no
+	 * larger than the bucket, so it cannot overflow */
+	elapsed = tbf_elapsed(c, &p->s, now);
+	wlen = shp_tbf_wire_len(c, len);
+	if (c->peakrate)
+		p->s.ptokens = RTE_MIN(elapsed + p->s.ptokens, c->mtu_t) -
+			       shp_tbf_ticks(c->peak_mult, wlen);
+	p->s.tokens = RTE_MIN(elapsed + p->s.tokens, c->buffer_t) -
+		      shp_tbf_ticks(c->rate_mult, wlen);
+	p->s.t_c = now;
 }
 
 static struct rte_mbuf *

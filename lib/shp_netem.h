@@ -26,7 +26,9 @@
  *   seed S
  *   noreorder            (ours: jitter without reordering)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
- * '%'. See docs/netem.md for semantics and where we differ from Linux.
+ * '%'; a bare RATE is bits per second. Words are read by the tc word parser
+ * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
+ * See docs/netem.md for semantics and where we differ from Linux.
  */
 #ifndef SHP_NETEM_H
 #define SHP_NETEM_H
@@ -41,6 +43,8 @@
 #define SHP_NETEM_DIST_SCALE   8192
 #define SHP_NETEM_DIST_SIZE    4096   /* entries of the built-in tables */
 #define SHP_NETEM_DIST_MAX     16384  /* largest table file accepted (tc) */
+/* Bytes of a table file: 16384 values with comments fit in a tenth. */
+#define SHP_NETEM_DIST_FILE_MAX (1 << 20)
 
 /* Seed used when the conf has no `seed`: runs are reproducible by default. */
 #define SHP_NETEM_DEFAULT_SEED 0x6e6574656d5eedULL
@@ -153,7 +157,15 @@ extern uint32_t shp_netem_tq_buckets;
 struct shp_netem_dist *shp_netem_dist_builtin(const char *name);
 
 /* Read an iproute2 table file ('#' comments, whitespace-separated integers
- * in -32768..32767, at most SHP_NETEM_DIST_MAX). NULL + err on error. */
+ * in -32768..32767, at most SHP_NETEM_DIST_MAX of them in at most
+ * SHP_NETEM_DIST_FILE_MAX bytes; a regular file only, never a FIFO or a
+ * device). NULL + err on error. */
 struct shp_netem_dist *shp_netem_dist_load(const char *path, char *err);
+
+/* iproute2's table NAME.dist (`distribution experimental`), looked up as
+ * tc does in $TC_LIB_DIR, then where Debian's iproute2 installs them
+ * (/usr/lib/<multiarch>/tc), then /usr/lib/tc. NULL + err naming every
+ * directory tried, or the file's own error if one was found. */
+struct shp_netem_dist *shp_netem_dist_find(const char *name, char *err);
 
 #endif

@@ -17,9 +17,14 @@ shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
 		 struct rte_mempool *pool, uint16_t port, int socket,
 		 const void *conf)
 {
+	/* The private area starts on its own cache line: stages lay their
+	 * state out by cache line (the bands' consumer fields apart from
+	 * the producers'), which needs it aligned as the block is. */
+	size_t priv_off = RTE_ALIGN_CEIL(sizeof(struct shp_qdisc),
+					  RTE_CACHE_LINE_SIZE);
 	struct shp_qdisc *q;
 
-	q = rte_zmalloc_socket(ops->id, sizeof(*q) + ops->priv_size,
+	q = rte_zmalloc_socket(ops->id, priv_off + ops->priv_size,
 			       RTE_CACHE_LINE_SIZE, socket);
 	if (q == NULL) {
 		errno = ENOMEM;
@@ -29,7 +34,7 @@ shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
 	q->child = child;
 	q->pool = pool;
 	q->port = port;
-	q->priv = q + 1;
+	q->priv = (char *)q + priv_off;
 	if (ops->init != NULL && ops->init(q, conf) < 0) {
 		rte_free(q);
 		return NULL;

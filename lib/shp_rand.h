@@ -4,9 +4,17 @@
  *
  * rte_rand() has one seed for the whole process and one state per lcore,
  * so its sequence depends on which lcore runs a port. Reproducible emulation
- * needs a stream per (port, stage) that depends only on the seed, hence this
- * small xoshiro256** generator (public domain algorithm by Blackman and
- * Vigna) seeded through splitmix64.
+ * needs streams that depend only on the seed, hence this small generator:
+ * SplitMix64 (Steele, Lea and Flood; public domain reference by Vigna), a
+ * Weyl sequence through a strong 64-bit finaliser.
+ *
+ * Two ways to use it:
+ *  - sequential: shp_rand_seed() once, then draw (one stream of events);
+ *  - counter-based: shp_rand_at(key, n) gives the generator of event n of
+ *    the stream `key`, a pure function of (key, n). netem draws every
+ *    packet's decisions this way, so that the draws of impairment X for
+ *    arrival n do not depend on how many draws other impairments made
+ *    before (docs/netem.md, "Random streams").
  */
 #ifndef SHP_RAND_H
 #define SHP_RAND_H
@@ -14,45 +22,47 @@
 #include <stdint.h>
 
 struct shp_rand {
-	uint64_t s[4];
+	uint64_t x;
 };
 
-static inline uint64_t
-shp_splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+#define SHP_RAND_GAMMA 0x9e3779b97f4a7c15ULL
 
+/* SplitMix64's finaliser (Stafford's mix13): a bijection of 64-bit words
+ * with full avalanche. */
+static inline uint64_t
+shp_mix64(uint64_t z)
+{
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return z ^ (z >> 31);
 }
 
-/* Seed a stream; `stream` separates ports/stages drawing from one seed. */
+/* The key of stream `stream` (port, stage, impairment...) under `seed`. */
+static inline uint64_t
+shp_rand_key(uint64_t seed, uint64_t stream)
+{
+	return shp_mix64(shp_mix64(seed + SHP_RAND_GAMMA) ^
+			 shp_mix64((stream + 1) * 0xd1342543de82ef95ULL));
+}
+
+/* Seed a sequential stream; `stream` separates streams of one seed. */
 static inline void
 shp_rand_seed(struct shp_rand *r, uint64_t seed, uint64_t stream)
 {
-	uint64_t x = seed ^ (stream * 0xd1342543de82ef95ULL);
-	int i;
+	r->x = shp_rand_key(seed, stream);
+}
 
-	for (i = 0; i < 4; i++)
-		r->s[i] = shp_splitmix64(&x);
+/* The generator of event n of the stream `key`. */
+static inline void
+shp_rand_at(struct shp_rand *r, uint64_t key, uint64_t n)
+{
+	r->x = key ^ shp_mix64(n * SHP_RAND_GAMMA + key);
 }
 
 static inline uint64_t
 shp_rand_u64(struct shp_rand *r)
 {
-	uint64_t *s = r->s;
-	uint64_t t = s[1] << 17;
-	uint64_t res = s[1] * 5;
-
-	res = ((res << 7) | (res >> 57)) * 9;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = (s[3] << 45) | (s[3] >> 19);
-	return res;
+	return shp_mix64(r->x += SHP_RAND_GAMMA);
 }
 
 /* Uniform in [0, 1). */

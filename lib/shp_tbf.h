@@ -6,9 +6,13 @@
  *        [peakrate RATE mtu SIZE] [overhead N] [mpu N]
  *        [linklayer ethernet|atm]
  *
- * Tokens are nanoseconds of transmit time at `rate`; the bucket holds
- * burst/rate of them. The length counted is the L2 frame without FCS.
+ * Tokens are nanoseconds of transmit time at `rate`; the bucket holds the
+ * time to send `burst` (with overhead, mpu and linklayer applied to it as
+ * to every packet, as the kernel's psched_l2t_ns). The length counted is
+ * the L2 frame without FCS. A packet longer than burst (or than
+ * min(burst, mtu) with a peak rate), raw length, never passes.
  * The queue behind the bucket is the bands stage: `limit` bounds its bytes.
+ * Keywords may be abbreviated as tc allows ("l" is limit, "lat" latency).
  */
 #ifndef SHP_TBF_H
 #define SHP_TBF_H
@@ -29,7 +33,7 @@ struct shp_tbf_conf {
 	uint32_t mpu;        /* minimum packet unit */
 	int atm;             /* linklayer atm: 53-byte cells of 48 */
 	/* derived by shp_tbf_parse/shp_tbf_derive */
-	uint64_t max_size;   /* largest frame that can ever pass */
+	uint64_t max_size;   /* largest frame that can ever pass (raw bytes) */
 	uint64_t rate_mult;  /* ns per byte << 32 at rate */
 	uint64_t peak_mult;  /* ns per byte << 32 at peakrate */
 	int64_t buffer_t;    /* bucket depth in ticks (ns << SHP_TBF_SHIFT) */
@@ -41,24 +45,42 @@ struct shp_tbf_conf {
  * off for a 64-byte frame at 10 Gbit/s. */
 #define SHP_TBF_SHIFT 10
 
+/* What the tick arithmetic holds: a bucket of at most 2^61 ticks (26 days)
+ * so that elapsed + tokens never overflows, and a rate whose per-byte
+ * factor keeps 20 significant bits. Parsing refuses anything beyond. */
+#define SHP_TBF_MAX_TICKS (INT64_C(1) << 61)
+#define SHP_TBF_MAX_RATE  (UINT64_C(1000000000) << (32 - 20))
+
 /* Fill the derived fields from the user-visible ones. */
 void shp_tbf_derive(struct shp_tbf_conf *conf);
 
 /* Bytes the bucket counts for a frame of len bytes. */
 uint64_t shp_tbf_wire_len(const struct shp_tbf_conf *conf, uint64_t len);
 
-/* Ticks to send len wire bytes at mult (rate_mult or peak_mult). */
+/* Ticks to send len wire bytes at mult (rate_mult or peak_mult),
+ * saturated at INT64_MAX. */
 static inline int64_t
 shp_tbf_ticks(uint64_t mult, uint64_t wire_len)
 {
-	return (int64_t)(((unsigned __int128)wire_len * mult) >>
-			 (32 - SHP_TBF_SHIFT));
+	unsigned __int128 t = ((unsigned __int128)wire_len * mult) >>
+			      (32 - SHP_TBF_SHIFT);
+
+	return t > INT64_MAX ? INT64_MAX : (int64_t)t;
 }
 
 /* Parse tc-tbf words; 0 or -1 with err naming the bad word. */
 int shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err);
 
-/* tc-like text of a conf (round-trips through shp_tbf_parse). */
+/* tc-like text of a conf; it parses back to an equal conf (but id). */
 int shp_tbf_format(const struct shp_tbf_conf *conf, char *buf, size_t len);
+
+struct shp_qdisc;
+/*
+ * Charge a packet that did not come through the bucket (a netem copy)
+ * against it, as Linux charges a duplicate re-enqueued at the root: the
+ * tokens may go below zero, and the packets behind wait for the debt.
+ * q: the tbf stage (anything else, or tbf off: nothing). Owner lcore.
+ */
+void shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now);
 
 #endif

@@ -32,18 +32,50 @@ static const struct unit size_units[] = {
 	{NULL, 0}
 };
 
+/* iproute2 get_rate: a bare number is bits per second (tc(8)), as are
+ * the *bit units; the *bps units are bytes. Scales here are to bits. */
 static const struct unit rate_units[] = {
-	{"", 1}, /* tc: a bare rate is bytes per second */
-	{"bit", 1 / 8.0}, {"kbit", 1e3 / 8}, {"mbit", 1e6 / 8},
-	{"gbit", 1e9 / 8}, {"tbit", 1e12 / 8},
-	{"kibit", 1024 / 8.0}, {"mibit", 1024.0 * 1024 / 8},
-	{"gibit", 1024.0 * 1024 * 1024 / 8},
-	{"bps", 1}, {"kbps", 1e3}, {"mbps", 1e6}, {"gbps", 1e9},
-	{"tbps", 1e12},
-	{"kibps", 1024}, {"mibps", 1024.0 * 1024},
-	{"gibps", 1024.0 * 1024 * 1024},
+	{"", 1}, {"bit", 1},
+	{"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12},
+	{"kibit", 0x1p10}, {"mibit", 0x1p20}, {"gibit", 0x1p30},
+	{"tibit", 0x1p40},
+	{"bps", 8}, {"kbps", 8e3}, {"mbps", 8e6}, {"gbps", 8e9},
+	{"tbps", 8e12},
+	{"kibps", 0x1p13}, {"mibps", 0x1p23}, {"gibps", 0x1p33},
+	{"tibps", 0x1p43},
 	{NULL, 0}
 };
+
+/*
+ * number * scale / div, truncated, into 64 bits (-1 if it does not fit).
+ * A whole number is computed exactly (a double would round what the
+ * printers write beyond 2^53); a fraction goes through the double v.
+ */
+static int
+scaled(const char *num, const char *unit, double v, double scale,
+       unsigned int div, uint64_t *out)
+{
+	unsigned __int128 r = 0;
+	const char *d;
+
+	if (strspn(num, "0123456789") == (size_t)(unit - num)) {
+		for (d = num; d < unit; d++) {
+			r = r * 10 + (unsigned int)(*d - '0');
+			if (r > (unsigned __int128)UINT64_MAX << 16)
+				return -1;
+		}
+		r = r * (uint64_t)scale / div;
+		if (r > UINT64_MAX)
+			return -1;
+		*out = (uint64_t)r;
+		return 0;
+	}
+	v = floor(v * scale / div);
+	if (!(v < 0x1p64))   /* llround would stop at 2^63 */
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
 
 static int
 lookup(const struct unit *u, const char *name, double *scale)
@@ -103,12 +135,13 @@ shp_parse_time(const char *s, uint64_t *ns, char *err)
 			 s, unit);
 		return -1;
 	}
-	v *= scale;
-	if (v > 3.6e12 * 24) { /* a day of delay is surely a typo */
-		snprintf(err, SHP_ERR_LEN, "'%s': time too large", s);
+	/* a day of delay is surely a typo */
+	if (scaled(s, unit, v + 0.5 / scale, scale, 1, ns) < 0 ||
+	    *ns > 86400ULL * 1000000000) {
+		snprintf(err, SHP_ERR_LEN, "'%s': time too large (at most "
+			 "24 hours)", s);
 		return -1;
 	}
-	*ns = (uint64_t)llround(v);
 	return 0;
 }
 
@@ -126,12 +159,11 @@ shp_parse_size(const char *s, uint64_t *bytes, char *err)
 			 "kbit, mbit, gbit)", s, unit);
 		return -1;
 	}
-	v *= scale;
-	if (v >= 1.8e19) {
-		snprintf(err, SHP_ERR_LEN, "'%s': size too large", s);
+	if (scaled(s, unit, v + 0.5 / scale, scale, 1, bytes) < 0) {
+		snprintf(err, SHP_ERR_LEN, "'%s': size too large (at most "
+			 "2^64 - 1 bytes)", s);
 		return -1;
 	}
-	*bytes = (uint64_t)llround(v);
 	return 0;
 }
 
@@ -146,20 +178,21 @@ shp_parse_rate(const char *s, uint64_t *bps, char *err)
 	if (lookup(rate_units, unit, &scale) < 0) {
 		snprintf(err, SHP_ERR_LEN,
 			 "'%s': unknown rate unit '%s' (use bit, kbit, mbit, "
-			 "gbit, or bps, kbps, mbps, gbps for bytes)", s, unit);
+			 "gbit, tbit, or bps, kbps, mbps, gbps, tbps for bytes)",
+			 s, unit);
 		return -1;
 	}
-	v *= scale;
-	if (v < 1) {
+	/* bits to bytes, truncated as get_rate does */
+	if (scaled(s, unit, v, scale, 8, bps) < 0) {
+		snprintf(err, SHP_ERR_LEN, "'%s': rate too large (at most "
+			 "2^64 - 1 bytes/s)", s);
+		return -1;
+	}
+	if (*bps == 0) {
 		snprintf(err, SHP_ERR_LEN,
-			 "'%s': rate must be at least 1 byte per second", s);
+			 "'%s': rate must be at least 8 bit/s (1 byte/s)", s);
 		return -1;
 	}
-	if (v >= 1.8e19) {
-		snprintf(err, SHP_ERR_LEN, "'%s': rate too large", s);
-		return -1;
-	}
-	*bps = (uint64_t)llround(v);
 	return 0;
 }
 
@@ -206,32 +239,42 @@ shp_parse_u64(const char *s, uint64_t *v, char *err)
 	return 0;
 }
 
+/* Exact: the largest unit that divides the value, so the text parses back
+ * to the same number (what `show` prints can be pasted into `set`). */
 void
 shp_fmt_time(char *buf, size_t len, uint64_t ns)
 {
-	if (ns >= 1000000000 && ns % 1000000 == 0)
-		snprintf(buf, len, "%gs", ns / 1e9);
-	else if (ns >= 1000000 && ns % 1000 == 0)
-		snprintf(buf, len, "%gms", ns / 1e6);
-	else if (ns >= 1000)
-		snprintf(buf, len, "%gus", ns / 1e3);
+	if (ns != 0 && ns % 1000000000 == 0)
+		snprintf(buf, len, "%" PRIu64 "s", ns / 1000000000);
+	else if (ns != 0 && ns % 1000000 == 0)
+		snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000);
+	else if (ns != 0 && ns % 1000 == 0)
+		snprintf(buf, len, "%" PRIu64 "us", ns / 1000);
 	else
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
 }
 
+/* Exact as well, in tc's spelling (Kbit, Mbit, ...); a rate whose bits
+ * do not fit 64 bits and that no unit divides is printed in bytes (Bps). */
 void
 shp_fmt_rate(char *buf, size_t len, uint64_t bps)
 {
-	double bits = bps * 8.0;
+	static const struct { const char *name; uint64_t div; } u[] = {
+		{"Tbit", 1000000000000ULL}, {"Gbit", 1000000000},
+		{"Mbit", 1000000}, {"Kbit", 1000}, {"bit", 1},
+	};
+	unsigned __int128 bits = (unsigned __int128)bps * 8;
+	size_t i;
 
-	if (bits >= 1e9)
-		snprintf(buf, len, "%gGbit", bits / 1e9);
-	else if (bits >= 1e6)
-		snprintf(buf, len, "%gMbit", bits / 1e6);
-	else if (bits >= 1e3)
-		snprintf(buf, len, "%gKbit", bits / 1e3);
-	else
-		snprintf(buf, len, "%gbit", bits);
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		if (bits >= u[i].div && bits % u[i].div == 0 &&
+		    bits / u[i].div <= UINT64_MAX) {
+			snprintf(buf, len, "%" PRIu64 "%s",
+				 (uint64_t)(bits / u[i].div), u[i].name);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64 "Bps", bps);
 }
 
 void

@@ -22,9 +22,11 @@ int shp_parse_time(const char *s, uint64_t *ns, char *err);
  * (b, k/kb, m/mb, g/gb, kbit, mbit, gbit). */
 int shp_parse_size(const char *s, uint64_t *bytes, char *err);
 
-/* "10mbit" -> bytes per second. bit/kbit/mbit/gbit/tbit (SI, bits),
- * kibit/mibit/gibit, bps/kbps/mbps/gbps (bytes), bare number = bytes/s
- * as in tc. Zero refused. */
+/* "10mbit" -> bytes per second, as iproute2 get_rate (bits / 8,
+ * truncated): a bare number and bit/kbit/mbit/gbit/tbit are bits per
+ * second (SI), kibit..tibit binary; bps/kbps/mbps/gbps/tbps and
+ * kibps..tibps are bytes. Case-insensitive. Below 1 byte/s or from 2^64
+ * bytes/s refused. */
 int shp_parse_rate(const char *s, uint64_t *bytes_per_sec, char *err);
 
 /* "5%", "5", "0.5%" -> 0.05. Outside 0..100 refused. */
@@ -33,7 +35,8 @@ int shp_parse_percent(const char *s, double *frac, char *err);
 /* Plain unsigned integer (decimal), whole string. */
 int shp_parse_u64(const char *s, uint64_t *v, char *err);
 
-/* Format helpers for dumps: "10ms", "10Mbit", "10Kb". */
+/* Format helpers for dumps: "10ms", "10Mbit", "10Kb". Exact: the text
+ * parses back to the same value with the parsers above. */
 void shp_fmt_time(char *buf, size_t len, uint64_t ns);
 void shp_fmt_rate(char *buf, size_t len, uint64_t bytes_per_sec);
 void shp_fmt_size(char *buf, size_t len, uint64_t bytes);

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The tc-tbf grammar (iproute2 tc/q_tbf.c: the keywords it lets be
+ * abbreviated, in its order of tests) and the bucket the kernel derives from it
+ * (tbf_change, psched_ratecfg_precompute, psched_l2t_ns).
+ */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,206 +12,217 @@
 
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
+#include "shp_tcargs.h"
 
 #define MAX_WORDS 32
+#define MAX_LEN   512
 
-static int
-need_arg(char **argv, int i, int argc, char *err)
-{
-	if (i + 1 >= argc) {
-		snprintf(err, SHP_ERR_LEN, "tbf: '%s' needs a value", argv[i]);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-parse_int(const char *w, const char *what, long min, long max, long *v,
-	  char *err)
-{
-	char *end;
-
-	*v = strtol(w, &end, 10);
-	if (end == w || *end != '\0' || *v < min || *v > max) {
-		snprintf(err, SHP_ERR_LEN, "tbf: %s '%s' must be an integer "
-			 "within %ld..%ld", what, w, min, max);
-		return -1;
-	}
-	return 0;
-}
-
+/*
+ * psched_l2t_ns's length: plus overhead, at least mpu, in 53-byte cells of
+ * 48 with linklayer atm. Saturates (a burst may be near 2^64 bytes).
+ */
 uint64_t
 shp_tbf_wire_len(const struct shp_tbf_conf *c, uint64_t len)
 {
-	int64_t l = (int64_t)len + c->overhead;
+	uint64_t l, cells;
 
-	if (l < (int64_t)c->mpu)
+	if (c->overhead >= 0)
+		l = len > UINT64_MAX - (uint64_t)c->overhead ? UINT64_MAX :
+			len + (uint64_t)c->overhead;
+	else
+		l = len > (uint64_t)-(int64_t)c->overhead ?
+			len - (uint64_t)-(int64_t)c->overhead : 0;
+	if (l < c->mpu)
 		l = c->mpu;
-	if (l < 0)
-		l = 0;
-	if (c->atm)
-		l = (l + 47) / 48 * 53;
-	return (uint64_t)l;
+	if (c->atm) {
+		cells = l / 48 + (l % 48 != 0);
+		l = cells > UINT64_MAX / 53 ? UINT64_MAX : cells * 53;
+	}
+	return l;
 }
 
+/* ns per byte << 32 at rate (bytes/s) */
+static uint64_t
+rate_mult(uint64_t rate)
+{
+	return (uint64_t)(((unsigned __int128)1000000000 << 32) / rate);
+}
+
+/*
+ * As tbf_change with the burst given in bytes (what iproute2 sends): the
+ * bucket holds the time to send `burst` as the length rule counts it (so
+ * `overhead`, `mpu` and `linklayer` enlarge it as they enlarge every
+ * packet's cost), the peak bucket likewise for `mtu`, and the largest
+ * packet that may pass is burst (or min(burst, mtu) with a peak rate) in
+ * raw bytes, compared with the raw length.
+ */
 void
 shp_tbf_derive(struct shp_tbf_conf *c)
 {
-	/* The largest frame whose wire length fits the bucket(s). */
-	uint64_t cap = c->peakrate ? RTE_MIN(c->burst, c->mtu) : c->burst;
-	uint64_t lo = 0, hi = 65535;
-
-	while (lo < hi) {
-		uint64_t mid = (lo + hi + 1) / 2;
-
-		if (shp_tbf_wire_len(c, mid) <= cap)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	c->max_size = lo;
-	c->rate_mult = (uint64_t)(((unsigned __int128)1000000000 << 32) /
-				  c->rate);
-	c->buffer_t = shp_tbf_ticks(c->rate_mult, c->burst);
+	c->max_size = c->peakrate ? RTE_MIN(c->burst, c->mtu) : c->burst;
+	c->rate_mult = rate_mult(c->rate);
+	c->buffer_t = shp_tbf_ticks(c->rate_mult, shp_tbf_wire_len(c, c->burst));
 	if (c->peakrate) {
-		c->peak_mult = (uint64_t)(((unsigned __int128)1000000000
-					   << 32) / c->peakrate);
-		c->mtu_t = shp_tbf_ticks(c->peak_mult, c->mtu);
+		c->peak_mult = rate_mult(c->peakrate);
+		c->mtu_t = shp_tbf_ticks(c->peak_mult,
+					 shp_tbf_wire_len(c, c->mtu));
 	} else {
 		c->peak_mult = 0;
 		c->mtu_t = 0;
 	}
 }
 
+/* "SIZE[/CELL]": tc's cell log only sizes its rate table, unused here. */
+static int
+get_burst(struct shp_tcargs *a, const char *kw, uint64_t *v)
+{
+	char *slash = strchr(a->argv[a->i], '/');
+
+	if (slash != NULL)
+		*slash = '\0';
+	return shp_tc_size(a, kw, v);
+}
+
+static int
+get_linklayer(struct shp_tcargs *a, int *atm)
+{
+	const char *w = shp_tc_cur(a);
+
+	if (shp_tc_matches(w, "ethernet"))
+		*atm = 0;
+	else if (shp_tc_matches(w, "atm") || shp_tc_matches(w, "adsl"))
+		*atm = 1;
+	else
+		return shp_tc_fail(a, "linklayer: '%s': use ethernet or atm",
+				   w);
+	return 0;
+}
+
+/* What the arithmetic can hold, refused rather than wrapped. */
+static int
+check_range(struct shp_tcargs *a, const struct shp_tbf_conf *c)
+{
+	if (c->rate > SHP_TBF_MAX_RATE || c->peakrate > SHP_TBF_MAX_RATE)
+		return shp_tc_fail(a, "%s: at most %" PRIu64 " bytes/s "
+				   "(32.768Tbit)", c->rate > SHP_TBF_MAX_RATE ?
+				   "rate" : "peakrate", SHP_TBF_MAX_RATE);
+	if (c->buffer_t > SHP_TBF_MAX_TICKS)
+		return shp_tc_fail(a, "burst: %" PRIu64 " bytes take more than "
+				   "%" PRIu64 " s at the rate", c->burst,
+				   (SHP_TBF_MAX_TICKS >> SHP_TBF_SHIFT) /
+				   1000000000);
+	if (c->mtu_t > SHP_TBF_MAX_TICKS)
+		return shp_tc_fail(a, "mtu: %" PRIu64 " bytes take more than "
+				   "%" PRIu64 " s at the peak rate", c->mtu,
+				   (SHP_TBF_MAX_TICKS >> SHP_TBF_SHIFT) /
+				   1000000000);
+	return 0;
+}
+
+static int
+tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
+{
+	int64_t v;
+
+	for (a->i = 0; a->i < a->argc; a->i++) {
+		const char *w = shp_tc_cur(a);
+
+		/* as q_tbf.c: these may be abbreviated (in this order of
+		 * precedence), buffer, maxburst, mtu, minburst, mpu and
+		 * rate may not */
+		if (shp_tc_matches(w, "limit")) {
+			if (shp_tc_next(a, "a size") ||
+			    shp_tc_size(a, "limit", &c->limit))
+				return -1;
+			*have_limit |= 1;
+		} else if (shp_tc_matches(w, "latency")) {
+			if (shp_tc_next(a, "a time") ||
+			    shp_tc_time(a, "latency", &c->latency))
+				return -1;
+			*have_limit |= 2;
+		} else if (shp_tc_matches(w, "burst") ||
+			   strcmp(w, "buffer") == 0 ||
+			   strcmp(w, "maxburst") == 0) {
+			if (shp_tc_next(a, "a size") ||
+			    get_burst(a, "burst", &c->burst))
+				return -1;
+		} else if (strcmp(w, "mtu") == 0 ||
+			   strcmp(w, "minburst") == 0) {
+			if (shp_tc_next(a, "a size") ||
+			    get_burst(a, "mtu", &c->mtu))
+				return -1;
+		} else if (strcmp(w, "mpu") == 0) {
+			uint64_t mpu;
+
+			if (shp_tc_next(a, "a size") ||
+			    shp_tc_size(a, "mpu", &mpu))
+				return -1;
+			if (mpu > UINT16_MAX)
+				return shp_tc_fail(a, "mpu: '%s' is above %u",
+						   shp_tc_cur(a), UINT16_MAX);
+			c->mpu = (uint32_t)mpu;
+		} else if (strcmp(w, "rate") == 0) {
+			if (shp_tc_next(a, "a rate") ||
+			    shp_tc_rate(a, "rate", &c->rate))
+				return -1;
+		} else if (shp_tc_matches(w, "peakrate")) {
+			if (shp_tc_next(a, "a rate") ||
+			    shp_tc_rate(a, "peakrate", &c->peakrate))
+				return -1;
+		} else if (shp_tc_matches(w, "overhead")) {
+			/* tc: 0..65535; a negative overhead is ours (to
+			 * count less than the frame, e.g. its own header) */
+			if (shp_tc_next(a, "a number of bytes") ||
+			    shp_tc_int(a, "overhead", -1024, UINT16_MAX, &v))
+				return -1;
+			c->overhead = (int32_t)v;
+		} else if (shp_tc_matches(w, "linklayer")) {
+			if (shp_tc_next(a, "ethernet or atm") ||
+			    get_linklayer(a, &c->atm))
+				return -1;
+		} else {
+			return shp_tc_fail(a, "unknown word '%s' (limit, "
+					   "latency, burst, mtu, mpu, rate, "
+					   "peakrate, overhead, linklayer)", w);
+		}
+	}
+	return 0;
+}
+
 int
 shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 {
+	struct shp_tcargs a = { .qdisc = "tbf", .err = err };
 	struct shp_tbf_conf c;
-	char buf[512], *argv[MAX_WORDS];
-	char sub[SHP_ERR_LEN];
-	int argc, i, have_limit = 0;
-	long v;
+	char buf[MAX_LEN], *argv[MAX_WORDS];
+	int have_limit = 0;
 
 	memset(&c, 0, sizeof(c));
 	err[0] = '\0';
-	sub[0] = '\0';
-	if (strlen(args) >= sizeof(buf)) {
-		snprintf(err, SHP_ERR_LEN, "tbf: arguments too long");
+	if (shp_tc_split(&a, args, buf, sizeof(buf), argv, MAX_WORDS) < 0 ||
+	    tbf_words(&a, &c, &have_limit) < 0)
 		return -1;
-	}
-	strcpy(buf, args);
-	argc = shp_split_words(buf, argv, MAX_WORDS);
-	if (argc < 0) {
-		snprintf(err, SHP_ERR_LEN, "tbf: too many words");
-		return -1;
-	}
-	for (i = 0; i < argc; i++) {
-		const char *w = argv[i];
-
-		if (strcmp(w, "rate") == 0) {
-			if (need_arg(argv, i, argc, err) ||
-			    shp_parse_rate(argv[++i], &c.rate, sub))
-				goto bad_sub;
-		} else if (strcmp(w, "burst") == 0 ||
-			   strcmp(w, "buffer") == 0 ||
-			   strcmp(w, "maxburst") == 0) {
-			char *slash;
-
-			if (need_arg(argv, i, argc, err))
-				return -1;
-			/* tc allows SIZE/CELL; the cell log is irrelevant here */
-			slash = strchr(argv[++i], '/');
-			if (slash != NULL)
-				*slash = '\0';
-			if (shp_parse_size(argv[i], &c.burst, sub))
-				goto bad_sub;
-		} else if (strcmp(w, "limit") == 0) {
-			if (need_arg(argv, i, argc, err) ||
-			    shp_parse_size(argv[++i], &c.limit, sub))
-				goto bad_sub;
-			have_limit |= 1;
-		} else if (strcmp(w, "latency") == 0) {
-			if (need_arg(argv, i, argc, err) ||
-			    shp_parse_time(argv[++i], &c.latency, sub))
-				goto bad_sub;
-			have_limit |= 2;
-		} else if (strcmp(w, "peakrate") == 0) {
-			if (need_arg(argv, i, argc, err) ||
-			    shp_parse_rate(argv[++i], &c.peakrate, sub))
-				goto bad_sub;
-		} else if (strcmp(w, "mtu") == 0 || strcmp(w, "minburst") == 0) {
-			char *slash;
-
-			if (need_arg(argv, i, argc, err))
-				return -1;
-			slash = strchr(argv[++i], '/');
-			if (slash != NULL)
-				*slash = '\0';
-			if (shp_parse_size(argv[i], &c.mtu, sub))
-				goto bad_sub;
-		} else if (strcmp(w, "overhead") == 0) {
-			if (need_arg(argv, i, argc, err) ||
-			    parse_int(argv[++i], "overhead", -1024, 1024, &v,
-				      err))
-				return -1;
-			c.overhead = (int32_t)v;
-		} else if (strcmp(w, "mpu") == 0) {
-			if (need_arg(argv, i, argc, err) ||
-			    parse_int(argv[++i], "mpu", 0, 65535, &v, err))
-				return -1;
-			c.mpu = (uint32_t)v;
-		} else if (strcmp(w, "linklayer") == 0) {
-			if (need_arg(argv, i, argc, err))
-				return -1;
-			i++;
-			if (strcmp(argv[i], "atm") == 0 ||
-			    strcmp(argv[i], "adsl") == 0)
-				c.atm = 1;
-			else if (strcmp(argv[i], "ethernet") == 0)
-				c.atm = 0;
-			else {
-				snprintf(err, SHP_ERR_LEN, "tbf: linklayer "
-					 "'%s': use ethernet or atm", argv[i]);
-				return -1;
-			}
-		} else {
-			snprintf(err, SHP_ERR_LEN, "tbf: unknown word '%s' "
-				 "(rate, burst, limit, latency, peakrate, mtu, "
-				 "overhead, mpu, linklayer)", w);
-			return -1;
-		}
-	}
-	if (c.rate == 0) {
-		snprintf(err, SHP_ERR_LEN, "tbf: 'rate' is required");
-		return -1;
-	}
-	if (c.burst == 0) {
-		snprintf(err, SHP_ERR_LEN, "tbf: 'burst' is required "
-			 "(and must be more than 0)");
-		return -1;
-	}
-	if (have_limit == 0) {
-		snprintf(err, SHP_ERR_LEN,
-			 "tbf: 'limit' or 'latency' is required");
-		return -1;
-	}
-	if (have_limit == 3) {
-		snprintf(err, SHP_ERR_LEN,
-			 "tbf: give either 'limit' or 'latency', not both");
-		return -1;
-	}
-	if (c.peakrate != 0 && c.mtu == 0) {
-		snprintf(err, SHP_ERR_LEN, "tbf: 'peakrate' needs 'mtu'");
-		return -1;
-	}
-	if (c.peakrate != 0 && c.peakrate <= c.rate) {
-		snprintf(err, SHP_ERR_LEN,
-			 "tbf: 'peakrate' must be greater than 'rate'");
-		return -1;
-	}
-	if (c.latency != 0 || have_limit == 2) {
+	if (c.rate == 0)
+		return shp_tc_fail(&a, "'rate' is required");
+	if (c.burst == 0)
+		return shp_tc_fail(&a, "'burst' is required (and must be more "
+				   "than 0)");
+	if (have_limit == 0)
+		return shp_tc_fail(&a, "'limit' or 'latency' is required");
+	if (have_limit == 3)
+		return shp_tc_fail(&a, "give either 'limit' or 'latency', not "
+				   "both");
+	if (c.peakrate != 0 && c.mtu == 0)
+		return shp_tc_fail(&a, "'peakrate' needs 'mtu'");
+	if (c.peakrate != 0 && c.peakrate <= c.rate)
+		return shp_tc_fail(&a, "'peakrate' must be greater than "
+				   "'rate'");
+	if (c.rate > SHP_TBF_MAX_RATE || c.peakrate > SHP_TBF_MAX_RATE)
+		return check_range(&a, &c);
+	if (have_limit == 2) {
 		/* iproute2: limit = rate * latency + burst, and the same
-		 * with peakrate/mtu, the smaller of the two. */
+		 * with peakrate/mtu, the smaller of the two; capped at
+		 * what a size can be (which is no limit at all). */
 		double lim = (double)c.rate * c.latency / 1e9 + c.burst;
 
 		if (c.peakrate != 0) {
@@ -215,38 +231,37 @@ shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 			if (lim2 < lim)
 				lim = lim2;
 		}
-		c.limit = (uint64_t)lim;
+		c.limit = lim < 0x1p64 ? (uint64_t)lim : UINT64_MAX;
 	}
 	shp_tbf_derive(&c);
+	if (check_range(&a, &c) < 0)
+		return -1;
 	c.id = shp_conf_new_id();
 	*conf = c;
 	return 0;
-bad_sub:
-	if (sub[0] != '\0')
-		snprintf(err, SHP_ERR_LEN, "tbf: %s", sub);
-	return -1;
 }
 
 int
 shp_tbf_format(const struct shp_tbf_conf *c, char *buf, size_t len)
 {
-	char r[32], b[32], l[32], p[32], m[32];
+	char r[32], l[32], p[32];
 	int n;
 
 	shp_fmt_rate(r, sizeof(r), c->rate);
-	snprintf(b, sizeof(b), "%" PRIu64 "b", c->burst);
 	if (c->latency != 0)
 		shp_fmt_time(l, sizeof(l), c->latency);
 	else
 		snprintf(l, sizeof(l), "%" PRIu64 "b", c->limit);
-	n = snprintf(buf, len, "rate %s burst %s %s %s", r, b,
-		     c->latency ? "latency" : "limit", l);
+	n = snprintf(buf, len, "rate %s burst %" PRIu64 "b %s %s", r,
+		     c->burst, c->latency ? "latency" : "limit", l);
 	if (c->peakrate) {
 		shp_fmt_rate(p, sizeof(p), c->peakrate);
-		snprintf(m, sizeof(m), "%" PRIu64 "b", c->mtu);
 		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
-			      " peakrate %s mtu %s", p, m);
+			      " peakrate %s", p);
 	}
+	if (c->mtu)
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " mtu %" PRIu64 "b", c->mtu);
 	if (c->overhead)
 		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
 			      " overhead %d", c->overhead);

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the C unit tests
-# (meson test, cmocka), the replay tests and the end-to-end tests (pytest).
+# (meson test, cmocka), the replay tests and the end-to-end tests (pytest),
+# then the unit and replay tests on a sanitizer build and the fuzzers.
 # Prints each runner's summary and a closing "N passed, N failed" line;
-# exits non-zero if anything failed.
+# exits non-zero if anything failed. Arguments go to `meson test`.
+#
+# SHP_TEST_SUITES="replay cli" limits the pytest suites (default: all of
+# replay cli e2e), e.g. on a machine where the e2e network namespaces
+# would collide with another run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test || exit 1
+# (build.sh configures build/ again if the dependencies found changed,
+# e.g. cmocka just installed by deps.sh)
 scripts/build.sh || exit 1
 # An AddressSanitizer build of the program for the reconfiguration-under-
 # load test (test/cli/test_reconfig_load.py).
-if [ ! -f build-asan/build.ninja ]; then
-	meson setup build-asan -Db_sanitize=address -Db_lundef=false \
-		-Dbuildtype=debugoptimized >/dev/null || exit 1
-fi
-ninja -C build-asan app/dpdk-shaper >/dev/null || exit 1
+scripts/build.sh --dir build-asan --setup "-Db_sanitize=address \
+	-Db_lundef=false -Dbuildtype=debugoptimized" app/dpdk-shaper \
+	>/dev/null || exit 1
 
 py=/usr/bin/python3   # Debian's, with python3-pytest and python3-scapy
 status=0
@@ -24,12 +29,13 @@ meson test -C build --print-errorlogs --num-processes 2 "$@"
 for d in /var/run/dpdk/t_*_[0-9]*; do
 	if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then rm -rf "$d"; fi
 done
-unit_ok=$($py -c "import json;print(sum(1 for l in open('build/meson-logs/testlog.json') if json.loads(l)['result']=='OK'))")
-unit_total=$($py -c "print(sum(1 for l in open('build/meson-logs/testlog.json')))")
+log=build/meson-logs/testlog.json
+unit_ok=$($py -c "import json;print(sum(1 for l in open('$log') if json.loads(l)['result']=='OK'))")
+unit_total=$($py -c "print(sum(1 for l in open('$log')))")
 
 # One pytest run per suite: each has its own conftest helpers.
 py_total=0 py_fail=0 py_skip=0
-for suite in replay cli e2e; do
+for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
 	junit=build/pytest-$suite.xml
 	echo "== pytest test/$suite"
 	$py -m pytest "test/$suite" -q -rs -p no:cacheprovider \
@@ -49,6 +55,63 @@ PYEOF
 )
 	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
 done
+# ---- sanitizers and fuzzing (issue 15) --------------------------------
+# The unit and replay tests again on an AddressSanitizer + UBSan build
+# (build-san/; UBSan errors fatal, no suppressions; leaks fail the run),
+# then every libFuzzer harness over its corpus and for SHP_CI_FUZZ_SECONDS
+# (default 30) seconds each (scripts/fuzz.sh, clang, build-fuzz/).
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+san_ok=0 san_total=1 fz_ok=0 fz_total=0
+echo "== sanitizers: build-san (address,undefined)"
+if { [ -f build-san/build.ninja ] ||
+     meson setup build-san -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dbuildtype=debugoptimized \
+	-Dc_args=-fno-sanitize-recover=undefined >/dev/null; } &&
+   ninja -C build-san >/dev/null; then
+	meson test -C build-san --print-errorlogs --num-processes 2 "$@"
+	[ $? -eq 0 ] || status=1
+	for d in /var/run/dpdk/t_*_[0-9]*; do
+		if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then rm -rf "$d"; fi
+	done
+	read -r san_ok san_total < <($py - build-san/meson-logs/testlog.json <<'PYEOF'
+import json, sys
+r = [json.loads(l)["result"] for l in open(sys.argv[1])]
+print(sum(x == "OK" for x in r), len(r))
+PYEOF
+)
+	echo "== pytest test/replay on build-san"
+	junit=build-san/pytest-replay.xml
+	SHAPER_BUILD="$PWD/build-san" $py -m pytest test/replay -q -rs \
+		-p no:cacheprovider --junitxml="$junit"
+	[ $? -eq 0 ] || status=1
+	read -r t f k < <($py - "$junit" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+try:
+    r = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print(0, 1, 0); sys.exit()
+s = r if r.tag == "testsuite" else r.find("testsuite")
+print(int(s.get("tests")),
+      int(s.get("failures")) + int(s.get("errors")), int(s.get("skipped")))
+PYEOF
+)
+	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
+else
+	echo "sanitizer build failed"
+	status=1
+fi
+echo "== fuzz: each harness over its corpus, then ${SHP_CI_FUZZ_SECONDS:-30}s"
+fz_log=$(mktemp)
+scripts/fuzz.sh "${SHP_CI_FUZZ_SECONDS:-30}" | tee "$fz_log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fz_total=$(grep -c '^fuzz [a-z_]*: ' "$fz_log")
+fz_ok=$(grep -c '^fuzz [a-z_]*: ok' "$fz_log")
+[ "$fz_total" -gt 0 ] || { fz_total=1; status=1; }
+rm -f "$fz_log"
+unit_ok=$((unit_ok + san_ok + fz_ok))
+unit_total=$((unit_total + san_total + fz_total))
+# ---- end of sanitizers and fuzzing -------------------------------------
+
 passed=$((unit_ok + py_total - py_fail - py_skip))
 failed=$((unit_total - unit_ok + py_fail))
 echo

@@ -8,12 +8,15 @@ import json
 import os
 import re
 import subprocess
+import sys
 import uuid
 
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import rundir  # noqa: E402
 BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
 BIN = os.path.join(BUILD, "app", "dpdk-shaper")
 ASAN_BIN = os.path.join(REPO, "build-asan", "app", "dpdk-shaper")
@@ -24,8 +27,18 @@ PY = "/usr/bin/python3"
 NULL_VDEVS = ["net_null0,copy=1", "net_null1,copy=1"]
 
 
+TAG = "cli%d_" % os.getpid()   # every --file-prefix of this session
+
+
 def prefix():
-    return "cli%d_%s" % (os.getpid(), uuid.uuid4().hex[:8])
+    return TAG + uuid.uuid4().hex[:8]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def run_dirs():
+    """No /var/run/dpdk/PREFIX left behind by a process a test killed."""
+    yield
+    rundir.sweep(TAG)
 
 
 def shaper_cmd(vdevs, app_args, file_prefix=None, huge=False, binary=None,
@@ -38,6 +51,27 @@ def shaper_cmd(vdevs, app_args, file_prefix=None, huge=False, binary=None,
     for v in vdevs:
         cmd += ["--vdev", v]
     return cmd + ["--"] + list(app_args)
+
+
+def wait_started(proc):
+    """Read PROC's stdout up to the line set-up ends with ("dpdk-shaper: N
+    ports, ..."): a test that times something from the start must not
+    count the EAL's start-up, which takes seconds on a loaded machine (a
+    signal during it ends the run at once). The lines read, to prepend to
+    what communicate() returns."""
+    # byte by byte from the pipe: a buffered read would take lines that
+    # communicate(), which reads the pipe itself, then never sees
+    got, line = "", b""
+    while True:
+        c = os.read(proc.stdout.fileno(), 1)
+        if not c:
+            raise AssertionError("dpdk-shaper did not start: " + got)
+        line += c
+        if c == b"\n":
+            got += line.decode(errors="replace")
+            if re.match(rb"dpdk-shaper: \d+ ports?, ", line):
+                return got
+            line = b""
 
 
 def clean(text):

@@ -1,7 +1,8 @@
 """--cmdline-file and `load`: success, comments, a failing line."""
 import subprocess
 
-from conftest import NULL_VDEVS, clean, outputs, run_piped, shaper_cmd
+from conftest import (NULL_VDEVS, clean, outputs, run_piped, shaper_cmd,
+                      wait_started)
 
 GOOD = """# a profile
   # indented comment
@@ -48,12 +49,14 @@ def test_file_without_prompt_runs_on_until_signal(tmp_path):
     cmd = shaper_cmd(NULL_VDEVS, ["--cmdline-file", str(f)])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
+    head = wait_started(p)
     try:
         out, _ = p.communicate(timeout=3)
-        assert False, "must keep forwarding: " + out
+        assert False, "must keep forwarding: " + head + out
     except subprocess.TimeoutExpired:
         p.send_signal(2)
         out, _ = p.communicate(timeout=30)
+    out = head + out
     assert p.returncode == 0
     assert "shaper> show netem 0" in clean(out)
 
@@ -61,7 +64,7 @@ def test_file_without_prompt_runs_on_until_signal(tmp_path):
 def test_failing_line_without_prompt(tmp_path):
     rc, out, path = run_file(tmp_path, BAD)
     assert rc == 1, out
-    assert "error: set netem all: delay: '4'" in out
+    assert "error: set netem all: netem: delay: '4'" in out
     assert "%s:2: command failed: skipping the rest of %s" % (path, path) \
         in out
     assert "failed: stopping, exit status 1" in out

@@ -168,7 +168,18 @@ def test_show_qdisc_reads_like_tc(tmp_path):
     netem, tbf, bands = chain
     for q in chain:
         assert q[1][0] == 64 * q[1][1] and q[2][0] == 64 * q[2][1], q
-    assert netem[1][2] > 0                   # netem's loss drops
+    # stopped: nothing moves any more, the stats file written at exit has
+    # the same totals
+    port = r.stats["ports"]["1"]
+    assert netem[1][:2] == [port["tx_bytes"], port["tx_packets"]]
+    assert netem[1][2] == port["drops"]["lost"] + \
+        port["drops"]["netem_limit"]
+    assert tbf[1][2] == port["drops"]["tbf_oversize"] + \
+        port["drops"]["tbf_limit"]
+    assert bands[1][1] == sum(b["dequeued"] for b in port["bands"])
+    # what was queued at stop is what the exit flushed (net_null takes
+    # every burst: nothing waits at the port)
+    assert netem[2][1] == port["drops"]["flushed"]
     assert netem[2][1] >= tbf[2][1]          # a parent's backlog holds
     assert tbf[1][1] <= bands[1][1]          # its children's
     every = o["show qdisc"][0]

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import (NULL_VDEVS, SAMPLE, clean, numbers, prefix,
-                      shaper_cmd, telemetry)
+                      shaper_cmd, telemetry, wait_started)
 
 pexpect = pytest.importorskip("pexpect")
 from pexpect.popen_spawn import PopenSpawn  # noqa: E402
@@ -103,9 +103,11 @@ def test_stats_period_table(tmp_path):
                                   "--netem", "delay 1ms"])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
+    head = wait_started(p)
     time.sleep(3.8)
     p.send_signal(2)
     out, _ = p.communicate(timeout=30)
+    out = head + out
     assert p.returncode == 0
     heads = [l for l in out.splitlines() if l.startswith("port ") and
              "rx-pps" in l]

@@ -412,6 +412,8 @@ class DpdkProc:
         if self.rc is None:
             self.rc = self.proc.returncode
         self.logf.close()
+        # the EAL's run directory: dpdk-testpmd and a killed shaper leave it
+        shutil.rmtree("/var/run/dpdk/%s" % self.prefix, ignore_errors=True)
         try:
             (self.tb.state / ("%s.pid" % self.tag)).unlink()
         except OSError:

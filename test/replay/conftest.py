@@ -11,6 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 REPO = os.path.dirname(os.path.dirname(HERE))
+import rundir  # noqa: E402
+TAG = "rp%d_" % os.getpid()   # every --file-prefix of this session
 BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
 BIN = os.path.join(BUILD, "app", "dpdk-shaper")
 REPLAY_BIN = os.path.join(BUILD, "tools", "dpdk-shaper-replay")
@@ -38,22 +40,26 @@ class Run:
         return self.stats["ports"][str(p)]
 
 
+def new_prefix():
+    return TAG + uuid.uuid4().hex[:8]
+
+
 def eal_args(mode="rtc", prefix=None):
-    prefix = prefix or "rp%d_%s" % (os.getpid(), uuid.uuid4().hex[:8])
+    prefix = prefix or new_prefix()
     return MODES[mode] + ["--no-huge", "-m", "512", "--no-pci",
                           "--file-prefix", prefix, "--log-level", "*:error"]
 
 
 def forget_prefix(prefix):
-    """EAL leaves /var/run/dpdk/PREFIX behind even without hugepages."""
-    import shutil
-    shutil.rmtree(os.path.join("/var/run/dpdk", prefix), ignore_errors=True)
+    """dpdk-shaper removes its /var/run/dpdk/PREFIX at a clean exit; this
+    is for one that did not exit cleanly."""
+    rundir.forget(prefix)
 
 
 def run_shaper(tmp_path, vdevs, app_args, mode="rtc", timeout=120,
                stats=True):
     stats_path = str(tmp_path / ("stats-%s.json" % uuid.uuid4().hex[:6]))
-    prefix = "rp%d_%s" % (os.getpid(), uuid.uuid4().hex[:8])
+    prefix = new_prefix()
     cmd = [BIN] + eal_args(mode, prefix)
     for v in vdevs:
         cmd += ["--vdev", v]
@@ -93,6 +99,13 @@ def assert_conserved(run, egress_ports=None, ingress_of=None):
 @pytest.fixture(params=list(MODES))
 def mode(request):
     return request.param
+
+
+@pytest.fixture(scope="session", autouse=True)
+def run_dirs():
+    """No /var/run/dpdk/PREFIX left behind by a process a test killed."""
+    yield
+    rundir.sweep(TAG)
 
 
 @pytest.fixture(scope="session", autouse=True)

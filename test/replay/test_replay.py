@@ -273,10 +273,10 @@ def test_two_rx_lcores_one_port(tmp_path):
     vdev = "net_pcap0,rx_pcap=%s,rx_pcap=%s,tx_pcap=%s" % (
         tmp_path / "a.pcap", tmp_path / "b.pcap", tmp_path / "out.pcap")
     import subprocess
-    from conftest import BIN, Run
+    from conftest import BIN, Run, new_prefix
     stats = tmp_path / "s.json"
     cmd = [BIN, "--lcores", "(0-3)@(0-1)", "--no-huge", "-m", "512",
-           "--no-pci", "--file-prefix", "rx2_%d" % os.getpid(),
+           "--no-pci", "--file-prefix", new_prefix(),
            "--log-level", "*:error", "--vdev", vdev, "--",
            "--rx-lcores", "1,2", "--tx-lcores", "3", "--replay",
            "--ring-size", "8192", "--stats-file", str(stats)]

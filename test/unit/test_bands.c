@@ -347,6 +347,32 @@ test_rx_fast_path(void **state)
 	shp_qdisc_destroy(q);
 }
 
+/* Every stage kind gets its private area on a cache line of its own: the
+ * bands' state is declared __rte_cache_aligned, and a misaligned block
+ * is undefined behaviour (UBSan) and shares lines it means to keep apart. */
+static void
+test_priv_alignment(void **state)
+{
+	const struct shp_qdisc_ops *kinds[] = {
+		&shp_bands_ops, &shp_tbf_ops, &shp_netem_ops,
+	};
+	struct shp_qdisc *bands = mkbands(3, 64), *q;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < RTE_DIM(kinds); i++) {
+		q = kinds[i] == &shp_bands_ops ? bands :
+			shp_qdisc_create(kinds[i], bands, pool, 0,
+					 SOCKET_ID_ANY, NULL);
+		assert_non_null(q);
+		assert_int_equal((uintptr_t)q->priv % RTE_CACHE_LINE_SIZE, 0);
+		assert_true((char *)q->priv >= (char *)(q + 1));
+		if (q != bands)
+			shp_qdisc_destroy(q);
+	}
+	shp_qdisc_destroy(bands);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -358,6 +384,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ring_full_counted),
 		cmocka_unit_test(test_limit_pushout),
 		cmocka_unit_test(test_rx_fast_path),
+		cmocka_unit_test(test_priv_alignment),
 	};
 
 	(void)argc;

@@ -7,6 +7,9 @@
 #ifndef SHP_TEST_ENV_H
 #define SHP_TEST_ENV_H
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,6 +19,25 @@
 #include <rte_errno.h>
 
 #include "shp_meta.h"
+
+static char test_run_dir[PATH_MAX];
+
+/* The EAL makes /var/run/dpdk/PREFIX (files only) even with --no-shconf,
+ * and leaves it: a test run must not. */
+static void
+test_run_dir_remove(void)
+{
+	DIR *d = opendir(test_run_dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	rmdir(test_run_dir);
+}
 
 static inline void
 test_eal_init(const char *name)
@@ -32,6 +54,9 @@ test_eal_init(const char *name)
 		fprintf(stderr, "%s: rte_eal_init failed\n", name);
 		exit(1);
 	}
+	snprintf(test_run_dir, sizeof(test_run_dir), "%s",
+		 rte_eal_get_runtime_dir());
+	atexit(test_run_dir_remove);
 }
 
 static inline struct rte_mempool *

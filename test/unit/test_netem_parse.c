@@ -4,7 +4,9 @@
  * rejections (each message must name the offending word), the built-in
  * tables and table files, and format -> parse round trips.
  */
+#include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
+#include <rte_common.h>
 
 #include "shp_netem.h"
 
@@ -282,7 +286,7 @@ test_rejections(void **state)
 	parse_bad("delay -10ms", "'-10ms'", "negative");
 	parse_bad("delay 10ms -1ms", "'-1ms'", "negative");
 	parse_bad("loss state 1% -5%", "'-5%'", "negative");
-	parse_bad("rate 1mbit 20 -5", "'-5'", "negative");
+	parse_bad("rate 1mbit 20 1.5", "'1.5'", "integer");
 	/* cross-checks */
 	parse_bad("reorder 25%", "reorder", "delay");
 	parse_bad("reorder 25% gap 3", "reorder", "delay");
@@ -432,6 +436,49 @@ test_table_files(void **state)
 		  "/nonexistent/x.dist", NULL);
 }
 
+/* A table is read on the control thread: anything that is not a regular
+ * file of bounded size is refused, never read (defect 8: /dev/zero grew
+ * the process by gigabytes, a FIFO blocked it). */
+static void
+test_table_file_bounds(void **state)
+{
+	char dir[] = "/tmp/netem_bounds_XXXXXX";
+	char path[64], args[256];
+	FILE *f;
+	long i;
+
+	(void)state;
+	parse_bad("delay 10ms 1ms distribution /dev/zero", "/dev/zero",
+		  "not a regular file");
+	assert_non_null(mkdtemp(dir));
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", dir);
+	parse_bad(args, "directory", NULL);
+
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", path);
+	parse_bad(args, "FIFO", "not a regular file");
+	unlink(path);
+
+	/* valid values, padded with comments past the byte bound */
+	snprintf(path, sizeof(path), "%s/big.dist", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "1 2 3\n");
+	for (i = 0; i <= SHP_NETEM_DIST_FILE_MAX / 64; i++)
+		fprintf(f, "# %061ld\n", i);
+	fclose(f);
+	snprintf(args, sizeof(args), "delay 10ms 1ms distribution %s", path);
+	parse_bad(args, "bytes", NULL);
+	/* the same values within it are fine */
+	f = fopen(path, "w");
+	fprintf(f, "1 2 3\n# short\n");
+	fclose(f);
+	shp_netem_conf_free(parse_ok(args));
+	unlink(path);
+	rmdir(dir);
+}
+
 static void
 test_format(void **state)
 {
@@ -447,6 +494,14 @@ test_format(void **state)
 		   "loss state 1% 10% 70% 10% 0.1%");
 	round_trip("loss state 1%", "loss state 1% 99% 0% 100% 0%");
 	round_trip("loss gemodel 1%", "loss gemodel 1% 99% 100% 0%");
+	/* the default complement in few digits, not 99.900000000000006% */
+	round_trip("loss gemodel 0.1%", "loss gemodel 0.1% 99.9% 100% 0%");
+	round_trip("loss state 0.1%", "loss state 0.1% 99.9% 0% 100% 0%");
+	/* rates whose bits overflow 64 bits, and odd ones */
+	round_trip("rate 20000000tbit", "rate 20000000Tbit");
+	round_trip("rate 18446744073709551615bps",
+		   "rate 18446744073709551615Bps");
+	round_trip("delay 1234567ns", "delay 1234567ns");
 	round_trip("loss 1% ecn", "loss random 1% ecn");
 	round_trip("duplicate 1% 5%", "duplicate 1% 5%");
 	round_trip("corrupt 0.1%", "corrupt 0.1%");
@@ -454,9 +509,15 @@ test_format(void **state)
 		   "delay 10ms reorder 25% 50% gap 1");
 	round_trip("reorder 25% gap 5 delay 10ms",
 		   "delay 10ms reorder 25% gap 5");
-	round_trip("rate 5kbit 20 100 5", "rate 5kbit 20 100 5");
-	round_trip("rate 100mbit -14", "rate 100mbit -14");
-	round_trip("rate 1234567bit", "rate 1234568bit");  /* bytes/s */
+	round_trip("rate 5kbit 20 100 5", "rate 5Kbit 20 100 5");
+	round_trip("rate 100mbit -14", "rate 100Mbit -14");
+	/* bytes/s, truncated as iproute2's get_rate */
+	round_trip("rate 1234567bit", "rate 1234560bit");
+	/* a bare rate is bits per second (tc(8)) */
+	round_trip("rate 1000000", "rate 1Mbit");
+	round_trip("rate 1tibit", "rate 1099511627776bit");
+	/* no cell size, a cell overhead (tc's NEXT_IS_SIGNED_NUMBER) */
+	round_trip("rate 1mbit 20 -5", "rate 1Mbit 20 0 -5");
 	round_trip("slot 800us 1ms packets 32 bytes 64k",
 		   "slot 800us 1ms packets 32 bytes 65536");
 	round_trip("slot distribution pareto 1ms 200us",
@@ -466,6 +527,315 @@ test_format(void **state)
 	round_trip("loss 33.333333333333333%", NULL);
 	round_trip("delay 10ms 1ms 0%", "delay 10ms 1ms 0%");
 	round_trip("", "");
+}
+
+/* Two confs say the same (their ids aside). */
+static bool
+prob_equal(const struct shp_netem_prob *a, const struct shp_netem_prob *b)
+{
+	return a->p == b->p && a->corr == b->corr &&
+	       a->p_after_hit == b->p_after_hit &&
+	       a->p_after_miss == b->p_after_miss;
+}
+
+static bool
+dist_equal(const struct shp_netem_dist *a, const struct shp_netem_dist *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a->name, b->name) == 0 && a->size == b->size &&
+	       memcmp(a->table, b->table, a->size * sizeof(a->table[0])) == 0;
+}
+
+static bool
+conf_equal(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
+{
+	return a->limit_set == b->limit_set && a->limit == b->limit &&
+	       a->latency == b->latency && a->jitter == b->jitter &&
+	       a->delay_corr == b->delay_corr &&
+	       dist_equal(a->dist, b->dist) && a->noreorder == b->noreorder &&
+	       a->loss_model == b->loss_model &&
+	       (a->loss_model != SHP_NETEM_LOSS_RANDOM ||
+		prob_equal(&a->loss, &b->loss)) &&
+	       (a->loss_model != SHP_NETEM_LOSS_STATE ||
+		memcmp(&a->state, &b->state, sizeof(a->state)) == 0) &&
+	       (a->loss_model != SHP_NETEM_LOSS_GEMODEL ||
+		memcmp(&a->ge, &b->ge, sizeof(a->ge)) == 0) &&
+	       a->ecn == b->ecn &&
+	       prob_equal(&a->duplicate, &b->duplicate) &&
+	       prob_equal(&a->corrupt, &b->corrupt) &&
+	       prob_equal(&a->reorder, &b->reorder) && a->gap == b->gap &&
+	       a->rate == b->rate && a->packet_overhead == b->packet_overhead &&
+	       a->cell_size == b->cell_size &&
+	       a->cell_overhead == b->cell_overhead &&
+	       a->slot_mode == b->slot_mode &&
+	       (a->slot_mode != SHP_NETEM_SLOT_RANGE ||
+		(a->slot_min == b->slot_min && a->slot_max == b->slot_max)) &&
+	       (a->slot_mode != SHP_NETEM_SLOT_DIST ||
+		(dist_equal(a->slot_dist, b->slot_dist) &&
+		 a->slot_delay == b->slot_delay &&
+		 a->slot_jitter == b->slot_jitter)) &&
+	       a->slot_packets == b->slot_packets &&
+	       a->slot_bytes == b->slot_bytes &&
+	       a->seed_set == b->seed_set && a->seed == b->seed;
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static uint64_t
+rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* A random number in its many spellings: small, huge, decimal, with
+ * up to 17 digits, at the edges. */
+static void
+rnd_num(char *b, size_t len, uint64_t max)
+{
+	switch (rnd() % 5) {
+	case 0:
+		snprintf(b, len, "%" PRIu64, rnd() % 10);
+		break;
+	case 1:
+		snprintf(b, len, "%" PRIu64, rnd() % (max + 1));
+		break;
+	case 2:
+		snprintf(b, len, "%" PRIu64, max - rnd() % 3);
+		break;
+	case 3:
+		snprintf(b, len, "%.*g", (int)(1 + rnd() % 17),
+			 (double)(rnd() % (max + 1)) / (1 + rnd() % 1000));
+		break;
+	default:
+		snprintf(b, len, "%" PRIu64, 1 + rnd() % 100000);
+		break;
+	}
+}
+
+static void
+rnd_time(char *b, size_t len)
+{
+	static const char *const u[] = { "ns", "us", "ms", "s" };
+	static const uint64_t max[] = { 86400000000000ULL, 86400000000ULL,
+					86400000, 86400 };
+	unsigned int i = rnd() % 4;
+	char n[64];
+
+	rnd_num(n, sizeof(n), max[i]);
+	snprintf(b, len, "%s%s", n, u[i]);
+}
+
+static void
+rnd_pct(char *b, size_t len)
+{
+	switch (rnd() % 4) {
+	case 0:
+		snprintf(b, len, "%.17g%%", (double)(rnd() >> 11) * 0x1p-53 * 100);
+		break;
+	case 1:
+		snprintf(b, len, "%" PRIu64 "%%", rnd() % 101);
+		break;
+	case 2:
+		snprintf(b, len, "%.*g%%", (int)(1 + rnd() % 6),
+			 (double)(rnd() % 100000) / 1000);
+		break;
+	default:
+		snprintf(b, len, "%.17g", (double)(rnd() >> 11) * 0x1p-53);
+		break;
+	}
+}
+
+static void
+rnd_rate(char *b, size_t len)
+{
+	static const char *const u[] = { "", "bit", "kbit", "mbit", "gbit",
+		"tbit", "kibit", "tibit", "bps", "kbps", "gibps", "tibps" };
+	char n[64];
+
+	rnd_num(n, sizeof(n), rnd() % 2 ? 20000000 : UINT64_MAX / 8);
+	snprintf(b, len, "%s%s", n, u[rnd() % RTE_DIM(u)]);
+}
+
+/* One random clause of the grammar. */
+static void
+rnd_clause(char *b, size_t len)
+{
+	static const char *const dists[] = { "uniform", "normal", "pareto",
+					     "paretonormal" };
+	char t1[64], t2[64], p1[64], p2[64], x[64];
+	int32_t o1 = (int32_t)(rnd() % 2001) - 1000;
+
+	rnd_time(t1, sizeof(t1));
+	rnd_time(t2, sizeof(t2));
+	rnd_pct(p1, sizeof(p1));
+	rnd_pct(p2, sizeof(p2));
+	switch (rnd() % 14) {
+	case 0:
+		snprintf(b, len, "limit %" PRIu64, rnd() % 100000);
+		break;
+	case 1:
+		snprintf(b, len, "delay %s %s %s", t1, t2,
+			 rnd() % 2 ? p1 : "");
+		break;
+	case 2:
+		snprintf(b, len, "loss %s %s", p1, rnd() % 2 ? p2 : "");
+		break;
+	case 3:
+		snprintf(b, len, "loss gemodel %s %s", p1,
+			 rnd() % 2 ? p2 : "");
+		break;
+	case 4:
+		snprintf(b, len, "loss state %s", p1);
+		break;
+	case 5:
+		snprintf(b, len, "duplicate %s %s", p1, rnd() % 2 ? p2 : "");
+		break;
+	case 6:
+		snprintf(b, len, "corrupt %s", p1);
+		break;
+	case 7:
+		snprintf(b, len, "delay %s reorder %s gap %" PRIu64, t1, p1,
+			 1 + rnd() % 10);
+		break;
+	case 8:
+		rnd_rate(x, sizeof(x));
+		switch (rnd() % 4) {
+		case 0:
+			snprintf(b, len, "rate %s", x);
+			break;
+		case 1:
+			snprintf(b, len, "rate %s %d", x, o1);
+			break;
+		case 2:
+			snprintf(b, len, "rate %s %d %" PRIu64 " %d", x, o1,
+				 rnd() % 100, -o1);
+			break;
+		default:
+			snprintf(b, len, "rate %s %d %d", x, o1, o1 - 5);
+			break;
+		}
+		break;
+	case 9:
+		snprintf(b, len, "slot %s %s packets %" PRIu64, t1, t1,
+			 rnd() % 64);
+		break;
+	case 10:
+		snprintf(b, len, "slot distribution %s %s %s bytes %" PRIu64,
+			 dists[rnd() % 4], t1, t2, rnd() % 100000);
+		break;
+	case 11:
+		snprintf(b, len, "seed %" PRIu64, rnd());
+		break;
+	case 12:
+		snprintf(b, len, "delay %s %s distribution %s", t1, t2,
+			 dists[rnd() % 4]);
+		break;
+	default:
+		snprintf(b, len, "delay %s %s noreorder", t1, t2);
+		break;
+	}
+}
+
+/*
+ * Issue 15.6: what the printer writes parses back to the identical conf,
+ * for any conf: 4000 random ones of the whole grammar (the built-in
+ * tables are computed at each parse, hence not more).
+ */
+static void
+test_format_random(void **state)
+{
+	char text[1024], out[1024], out2[1024], err[SHP_ERR_LEN];
+	int i, k, accepted = 0;
+
+	(void)state;
+	for (i = 0; i < 4000; i++) {
+		struct shp_netem_conf *a, *b;
+		size_t n = 0;
+
+		text[0] = '\0';
+		for (k = 1 + rnd() % 4; k > 0; k--) {
+			rnd_clause(text + n, sizeof(text) - n - 1);
+			n = strlen(text);
+			text[n++] = ' ';
+			text[n] = '\0';
+		}
+		a = shp_netem_parse(text, err);
+		if (a == NULL)
+			continue;
+		accepted++;
+		assert_true(shp_netem_conf_format(a, out, sizeof(out)) <
+			    (int)sizeof(out));
+		b = shp_netem_parse(out, err);
+		if (b == NULL)
+			fail_msg("'%s' printed '%s', refused: %s", text, out,
+				 err);
+		shp_netem_conf_format(b, out2, sizeof(out2));
+		if (!conf_equal(a, b))
+			fail_msg("'%s' printed '%s', read back as '%s'", text,
+				 out, out2);
+		shp_netem_conf_free(a);
+		shp_netem_conf_free(b);
+	}
+	print_message("%d of 4000 random confs accepted\n", accepted);
+	assert_true(accepted > 2000);
+}
+
+/* Issue 15.5: a second `slot distribution` replaces the first (whose
+ * table is freed: the ASan build sees a leak otherwise). */
+static void
+test_slot_twice(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("slot distribution normal 1ms 1ms "
+		     "slot distribution uniform 1ms 1ms");
+	assert_null(c->slot_dist);
+	shp_netem_conf_free(c);
+	c = parse_ok("slot distribution normal 1ms 1ms "
+		     "slot distribution pareto 2ms 1ms");
+	assert_non_null(c->slot_dist);
+	assert_string_equal(c->slot_dist->name, "pareto");
+	shp_netem_conf_free(c);
+	c = parse_ok("slot distribution normal 1ms 1ms slot 2ms");
+	assert_null(c->slot_dist);
+	assert_int_equal(c->slot_mode, SHP_NETEM_SLOT_RANGE);
+	shp_netem_conf_free(c);
+}
+
+/* Issue 11.3: tc's matches() and the `netem:` prefix on every error. */
+static void
+test_tc_words(void **state)
+{
+	struct shp_netem_conf *c;
+	char err[SHP_ERR_LEN];
+
+	(void)state;
+	c = parse_ok("l 100 lat 10ms 1ms dup 1% cor 2% ra 1mbit se 5");
+	assert_int_equal(c->limit, 100);
+	assert_int_equal(c->latency, 10000000);
+	assert_true(c->duplicate.p == 0.01 && c->corrupt.p == 0.02);
+	assert_int_equal(c->rate, 125000);
+	assert_int_equal(c->seed, 5);
+	shp_netem_conf_free(c);
+	c = parse_ok("rate 1mbit 20 -5");
+	assert_int_equal(c->packet_overhead, 20);
+	assert_int_equal(c->cell_size, 0);
+	assert_int_equal(c->cell_overhead, -5);
+	shp_netem_conf_free(c);
+	c = parse_ok("rate 1000000");   /* bits per second */
+	assert_int_equal(c->rate, 125000);
+	shp_netem_conf_free(c);
+	assert_null(shp_netem_parse("delya 10ms", err));
+	assert_int_equal(strncmp(err, "netem: ", 7), 0);
+	assert_null(shp_netem_parse("delay 10", err));
+	assert_int_equal(strncmp(err, "netem: delay: ", 14), 0);
+	assert_null(shp_netem_parse("loss", err));
+	assert_int_equal(strncmp(err, "netem: ", 7), 0);
 }
 
 int
@@ -478,7 +848,11 @@ main(void)
 		cmocka_unit_test(test_rejections),
 		cmocka_unit_test(test_builtin_tables),
 		cmocka_unit_test(test_table_files),
+		cmocka_unit_test(test_table_file_bounds),
 		cmocka_unit_test(test_format),
+		cmocka_unit_test(test_format_random),
+		cmocka_unit_test(test_slot_twice),
+		cmocka_unit_test(test_tc_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (fuzz/, clang with ASan + UBSan) into
+# build-fuzz/ and runs each one: first over its committed corpus
+# (fuzz/corpus/NAME/, a regression run: every file once), then fuzzing for
+# SECONDS (default 30) from that corpus with its dictionary (fuzz/dict/).
+#
+# Usage: scripts/fuzz.sh [SECONDS] [NAME...]    (SECONDS 0: corpus only)
+#
+# New inputs go to build-fuzz/corpus/NAME/ (kept between runs, so longer
+# runs build on earlier ones; copy the interesting ones to fuzz/corpus/ by
+# hand), crashes to build-fuzz/artifacts/. Prints one line per harness
+# and exits non-zero if any harness found something.
+#
+# SHP_FUZZ_ROUNDTRIP=1 makes the print-and-reparse checks of the netem,
+# tbf and unit printers fatal (default 0: reported once per run as a note).
+# Extra libFuzzer flags: SHP_FUZZ_FLAGS, e.g. "-jobs=4 -workers=4".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+secs=${1:-30}
+shift || true
+case "$secs" in
+''|*[!0-9]*) echo "usage: $0 [SECONDS] [NAME...]" >&2; exit 2 ;;
+esac
+all=(netem_parse tbf_parse units config dist pcap classify cli)
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
+
+if [ ! -f build-fuzz/build.ninja ]; then
+	CC=clang meson setup build-fuzz -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false >/dev/null ||
+		exit 1
+fi
+targets=()
+for n in "${names[@]}"; do targets+=("fuzz/fuzz_$n"); done
+ninja -C build-fuzz "${targets[@]}" >/dev/null || exit 1
+
+# UBSan errors are fatal (no suppressions); leaks are errors.
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export SHP_FUZZ_ROUNDTRIP=${SHP_FUZZ_ROUNDTRIP:-0}
+
+# The classifier and CLI harnesses start an EAL (fuzz_cls_PID,
+# fuzz_cli_PID): remove the run directories of those that are gone.
+forget_eal_dirs() {
+	local d
+	for d in /var/run/dpdk/fuzz_cls_[0-9]* /var/run/dpdk/fuzz_cli_[0-9]*; do
+		if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then
+			rm -rf "$d"
+		fi
+	done
+}
+
+mkdir -p build-fuzz/artifacts build-fuzz/logs
+status=0
+for n in "${names[@]}"; do
+	bin=build-fuzz/fuzz/fuzz_$n
+	seeds=fuzz/corpus/$n
+	work=build-fuzz/corpus/$n
+	log=build-fuzz/logs/$n.log
+	mkdir -p "$work"
+	common=(-artifact_prefix="build-fuzz/artifacts/$n-" -timeout=20
+		-rss_limit_mb=2560 -print_final_stats=1)
+	[ -f "fuzz/dict/$n.dict" ] && common+=(-dict="fuzz/dict/$n.dict")
+
+	# regression: each committed input once
+	"$bin" "${common[@]}" "$seeds"/* >"$log" 2>&1
+	rc=$?
+	forget_eal_dirs
+	if [ $rc -ne 0 ]; then
+		echo "fuzz $n: FAILED on its corpus (log: $log)"
+		grep -m3 -E "ERROR|runtime error|SUMMARY|round-trip" "$log"
+		status=1
+		continue
+	fi
+	if [ "$secs" -eq 0 ]; then
+		echo "fuzz $n: corpus ok ($(ls "$seeds" | wc -l) inputs)"
+		continue
+	fi
+	# fuzzing: new inputs into the work corpus, seeds read from git's
+	# shellcheck disable=SC2086
+	"$bin" "${common[@]}" -max_total_time="$secs" ${SHP_FUZZ_FLAGS:-} \
+		"$work" "$seeds" >>"$log" 2>&1
+	rc=$?
+	forget_eal_dirs
+	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
+	       tail -1 | grep -o '[0-9]*$')
+	if [ $rc -ne 0 ]; then
+		echo "fuzz $n: FAILED after ${runs:-?} runs (log: $log)"
+		grep -m3 -E "ERROR|runtime error|SUMMARY|round-trip" "$log"
+		ls -t build-fuzz/artifacts/"$n"-* 2>/dev/null | head -1
+		status=1
+	else
+		echo "fuzz $n: ok, corpus and ${runs:-?} runs in ${secs}s" \
+		     "$(grep -m1 -o 'note: .* does not round-trip' "$log")"
+	fi
+done
+exit $status
