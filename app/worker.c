@@ -384,7 +384,7 @@ shaper_worker_main(void *arg)
 	 * still polled; a TX-only lcore has nothing else to do. */
 	unsigned int budget = (w->rx ? TX_BUDGET_BURSTS : 64) * s->opt.burst;
 	uint32_t rounds = 0;
-	uint16_t k;
+	uint16_t k, first = 0;
 
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
@@ -400,11 +400,18 @@ shaper_worker_main(void *arg)
 			bool all_done = s->opt.replay;
 			uint64_t cost = admit_cost(s, w);
 
+			/* the queue polled first changes every loop: a
+			 * paced lcore's credit goes to its queues in turn */
 			for (k = 0; k < w->nb_rxq; k++) {
-				rx_queue(s, w, &w->rxq[k], ctr, cost);
-				all_done &= w->rxq[k].empty_polls >=
+				struct rxq_ref *q = &w->rxq[(k + first) %
+							    w->nb_rxq];
+
+				rx_queue(s, w, q, ctr, cost);
+				all_done &= q->empty_polls >=
 					    REPLAY_EMPTY_POLLS;
 			}
+			if (++first >= w->nb_rxq)
+				first = 0;
 			if (all_done)
 				__atomic_store_n(&w->rx_done, true,
 						 __ATOMIC_RELEASE);

@@ -533,6 +533,9 @@ put(struct out *o, const char *fmt, ...)
 	size_t room = o->pos < o->len ? o->len - o->pos : 0;
 	int n;
 
+	/* every word is put with a blank before it, but the first */
+	if (o->pos == 0 && fmt[0] == ' ')
+		fmt++;
 	va_start(ap, fmt);
 	n = vsnprintf(room ? o->buf + o->pos : NULL, room, fmt, ap);
 	va_end(ap);
@@ -594,7 +597,7 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		buf[0] = '\0';
 	if (c->limit_set)
 		put(&o, " limit %" PRIu32, c->limit);
-	if (c->latency != 0 || c->jitter != 0) {
+	if (c->latency != 0 || c->jitter != 0 || c->delay_corr_set) {
 		put(&o, " delay");
 		put_time(&o, c->latency);
 		if (c->jitter != 0 || c->delay_corr_set) {
@@ -669,17 +672,5 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);
 
-	/* drop the leading blank */
-	if (o.pos > 0) {
-		size_t n = o.pos - 1;
-
-		if (len > 0) {
-			size_t keep = n < len - 1 ? n : len - 1;
-
-			memmove(buf, buf + 1, keep);
-			buf[keep] = '\0';
-		}
-		return (int)n;
-	}
-	return 0;
+	return (int)o.pos;
 }

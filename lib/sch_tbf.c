@@ -300,7 +300,11 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	uint64_t wlen;
 	int64_t elapsed;
 
-	if (q == NULL || q->ops != &shp_tbf_ops)
+	/* the first bucket below (a pass-through stage may sit between,
+	 * as the offline tool's tbf-exit stamp does) */
+	while (q != NULL && q->ops != &shp_tbf_ops)
+		q = q->child;
+	if (q == NULL)
 		return;
 	p = priv(q);
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);

@@ -79,7 +79,8 @@ struct shp_qdisc;
  * Charge a packet that did not come through the bucket (a netem copy)
  * against it, as Linux charges a duplicate re-enqueued at the root: the
  * tokens may go below zero, and the packets behind wait for the debt.
- * q: the tbf stage (anything else, or tbf off: nothing). Owner lcore.
+ * q: the tbf stage or a stage above it in the chain (none below, or tbf
+ * off: nothing). Owner lcore.
  */
 void shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now);
 

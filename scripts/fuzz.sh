@@ -12,7 +12,8 @@
 # and exits non-zero if any harness found something.
 #
 # SHP_FUZZ_ROUNDTRIP=1 makes the print-and-reparse checks of the netem,
-# tbf and unit printers fatal (default 0: reported once per run as a note).
+# tbf and unit printers fatal (the default; 0: reported once per run as a
+# note).
 # Extra libFuzzer flags: SHP_FUZZ_FLAGS, e.g. "-jobs=4 -workers=4".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ ninja -C build-fuzz "${targets[@]}" >/dev/null || exit 1
 # UBSan errors are fatal (no suppressions); leaks are errors.
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-export SHP_FUZZ_ROUNDTRIP=${SHP_FUZZ_ROUNDTRIP:-0}
+export SHP_FUZZ_ROUNDTRIP=${SHP_FUZZ_ROUNDTRIP:-1}
 
 # The classifier and CLI harnesses start an EAL (fuzz_cls_PID,
 # fuzz_cli_PID): remove the run directories of those that are gone.
