@@ -13,6 +13,7 @@
  *  - command output goes through stdout in every mode (prompt, command
  *    file, `load`): cmdline_printf() to an fd of -1 would lose it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -36,8 +37,12 @@
 
 #define PROMPT "shaper> "
 #define MAX_LOAD_DEPTH 8
-#define REST_LEN 1024
-#define CLI_LINE_MAX 2048
+#define CLI_LINE_MAX 2048        /* a command file's line, a piped line */
+#define REST_LEN (CLI_LINE_MAX + 1)
+/* rdline (librte_cmdline 22.11) keeps RDLINE_BUF_SIZE = 512 characters of
+ * a typed line and drops every further key without a word; the constant
+ * is not in its public headers. */
+#define TTY_LINE_MAX 512
 
 static struct shaper *S;
 static struct cmdline *cl;      /* parser state only: fds -1 */
@@ -226,6 +231,7 @@ port_of(const char *cmd, const char *word)
 
 static const char help_show[] =
 "show config                 profile of every port, classifier, lcores\n"
+"show qdisc [all|P]          each port's chain as tc -s qdisc show\n"
 "show port stats all|P       counters, and pps and bit/s since the last\n"
 "                            show port stats\n"
 "show port latency [all|P]   lateness and sojourn: count, min, p50, p90,\n"
@@ -251,7 +257,7 @@ static const char help_control[] =
 "start                       resume forwarding\n"
 "stop                        pause forwarding (queued packets wait)\n"
 "load FILE                   run a command file\n"
-"quit                        stop and exit (also Ctrl-D)\n"
+"quit, exit                  stop and exit (also Ctrl-D)\n"
 "help [show|set|control]     this text\n";
 
 static void
@@ -288,8 +294,10 @@ show_config(void)
 	    S->opt.ring_size, S->opt.burst);
 	out("classify: %s\n", c.classify);
 	out("priomap: %s\n", c.priomap);
+	/* the seed netem profiles without their own use (the default is
+	 * not 0: --seed 0 is another seed) */
 	out("seed: %" PRIu64 "%s\n", c.seed, S->opt.seed_set ? "" :
-	    " (default)");
+	    " (default; --seed sets another)");
 	for (i = 0; i < c.nb_ports; i++) {
 		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
 		out("  tbf: %s\n", c.tbf[i]);
@@ -358,14 +366,16 @@ show_bands(struct shaper *s, uint16_t p)
 	ctl_port_sum(s, p, &sum);
 	out("port %u: %u bands, non-empty bitmap 0x%x\n", p, s->opt.bands,
 	    shp_bands_bitmap(s->bands[p]));
-	out("  %-4s %10s %14s %14s %12s %12s %12s\n", "band", "depth",
-	    "enqueued", "dequeued", "dropped", "full", "pushed_out");
+	out("  %-4s %10s %14s %14s %12s %12s %12s %10s\n", "band", "depth",
+	    "enqueued", "dequeued", "dropped", "full", "pushed_out",
+	    "flushed");
 	for (b = 0; b < s->opt.bands; b++)
 		out("  %-4u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12"
-		    PRIu64 " %12" PRIu64 " %12" PRIu64 "\n", b,
+		    PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n", b,
 		    sum.band_depth[b], sum.c.band[b].enqueued,
 		    sum.c.band[b].dequeued, sum.band_dropped[b],
-		    sum.c.band[b].full, sum.c.band[b].pushed_out);
+		    sum.c.band[b].full, sum.c.band[b].pushed_out,
+		    sum.c.band[b].flushed);
 }
 
 static void
@@ -461,6 +471,18 @@ show_lcores(void)
 }
 
 static void
+show_qdisc(struct shaper *s, uint16_t p)
+{
+	cli_show_qdisc(s, p, true, stdout);
+}
+
+static void
+show_qdisc_one(struct shaper *s, uint16_t p)
+{
+	cli_show_qdisc(s, p, false, stdout);
+}
+
+static void
 cmd_show1(void *res, struct cmdline *c, void *data)
 {
 	struct r_w2 *r = res;
@@ -470,6 +492,8 @@ cmd_show1(void *res, struct cmdline *c, void *data)
 		show_config();
 	else if (strcmp(r->w2, "drops") == 0)
 		show_drops();
+	else if (strcmp(r->w2, "qdisc") == 0)
+		for_ports(-1, show_qdisc);
 	else
 		show_lcores();
 }
@@ -512,16 +536,48 @@ cmd_show_stage(void *res, struct cmdline *c, void *data)
 		for_ports(p, show_bands);
 	else if (strcmp(r->w2, "netem") == 0)
 		for_ports(p, show_netem);
+	else if (strcmp(r->w2, "qdisc") == 0)
+		for_ports(p, p < 0 ? show_qdisc : show_qdisc_one);
 	else
 		for_ports(p, show_tbf);
 }
 
 /* ---- set ---------------------------------------------------- */
 
+/* Say what a `set` changed, port by port, from the config texts before
+ * and after (the profile as the stage prints it back). */
+static void
+confirm_stage(const char *stage, int port, const struct ctl_config *was)
+{
+	struct ctl_config *now = malloc(sizeof(*now));
+	bool netem = strcmp(stage, "netem") == 0;
+	unsigned int i;
+
+	if (now == NULL)
+		return;
+	ctl_config_snapshot(now);
+	for (i = 0; i < now->nb_ports; i++) {
+		const char *a, *b;
+
+		if (port >= 0 && port != now->port_ids[i])
+			continue;
+		a = netem ? was->netem[i] : was->tbf[i];
+		b = netem ? now->netem[i] : now->tbf[i];
+		if (strcmp(a, b) == 0)
+			out("port %u: %s %s (unchanged)\n", now->port_ids[i],
+			    stage, b);
+		else
+			out("port %u: %s %s (was %s)\n", now->port_ids[i],
+			    stage, b, a);
+	}
+	free(now);
+}
+
 static void
 cmd_set_stage(void *res, struct cmdline *c, void *data)
 {
 	struct r_set *r = res;
+	struct ctl_config *was;
 	char err[SHP_ERR_LEN], what[32];
 	int p, rc;
 
@@ -530,6 +586,12 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	p = port_of(what, r->port);
 	if (p == -2)
 		return;
+	was = malloc(sizeof(*was));
+	if (was == NULL) {
+		fail("%s: out of memory (nothing changed)", what);
+		return;
+	}
+	ctl_config_snapshot(was);
 	err[0] = '\0';
 	if (strcmp(r->w2, "netem") == 0)
 		rc = ctl_set_netem(S, p, r->args, err);
@@ -537,6 +599,9 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 		rc = ctl_set_tbf(S, p, r->args, err);
 	if (rc < 0)
 		fail("%s %s: %s (nothing changed)", what, r->port, err);
+	else
+		confirm_stage(r->w2, p, was);
+	free(was);
 }
 
 static void
@@ -545,9 +610,23 @@ cmd_set_priomap(void *res, struct cmdline *c, void *data)
 	struct r_rest2 *r = res;
 	char err[SHP_ERR_LEN];
 
+	char was[sizeof(((struct ctl_config *)0)->priomap)];
+	struct ctl_config *now = malloc(sizeof(*now));
+
 	(void)c; (void)data;
-	if (ctl_set_priomap(S, r->args, err) < 0)
+	if (now == NULL) {
+		fail("set priomap: out of memory (nothing changed)");
+		return;
+	}
+	ctl_config_snapshot(now);
+	snprintf(was, sizeof(was), "%s", now->priomap);
+	if (ctl_set_priomap(S, r->args, err) < 0) {
 		fail("set priomap: %s (nothing changed)", err);
+	} else {
+		ctl_config_snapshot(now);
+		out("priomap %s (was %s)\n", now->priomap, was);
+	}
+	free(now);
 }
 
 static void
@@ -556,9 +635,14 @@ cmd_set_classify(void *res, struct cmdline *c, void *data)
 	struct r_w3 *r = res;
 	char err[SHP_ERR_LEN];
 
+	const char *was = shp_classify_mode_name(S->classifier->mode);
+
 	(void)c; (void)data;
 	if (ctl_set_classify(S, r->w3, err) < 0)
 		fail("set classify: %s (nothing changed)", err);
+	else
+		out("classify %s (was %s)\n",
+		    shp_classify_mode_name(S->classifier->mode), was);
 }
 
 /* ---- control ---------------------------------------------------- */
@@ -570,12 +654,20 @@ cmd_word(void *res, struct cmdline *c, void *data)
 
 	(void)c; (void)data;
 	if (strcmp(r->w1, "start") == 0) {
+		if (!S->paused) {
+			out("forwarding is already started\n");
+			return;
+		}
 		ctl_pause(S, false);
 		out("forwarding started\n");
 	} else if (strcmp(r->w1, "stop") == 0) {
+		if (S->paused) {
+			out("forwarding is already stopped (start resumes)\n");
+			return;
+		}
 		ctl_pause(S, true);
 		out("forwarding stopped (queued packets wait; start resumes)\n");
-	} else if (strcmp(r->w1, "quit") == 0) {
+	} else {   /* quit, exit */
 		S->quit = true;
 	}
 }
@@ -626,8 +718,8 @@ INST(i_help_sec, cmd_help, (void *)1, "help SECTION: the commands of a "
 static cmdline_parse_token_string_t t_show =
 	TOKEN_KW(struct r_w2, w1, "show");
 static cmdline_parse_token_string_t t_show1 =
-	TOKEN_KW(struct r_w2, w2, "config#drops#lcores");
-INST(i_show1, cmd_show1, NULL, "show config|drops|lcores",
+	TOKEN_KW(struct r_w2, w2, "config#drops#lcores#qdisc");
+INST(i_show1, cmd_show1, NULL, "show config|drops|lcores|qdisc",
      (void *)&t_show, (void *)&t_show1);
 
 static cmdline_parse_token_string_t t_show_p =
@@ -652,10 +744,10 @@ INST(i_show_lat_port, cmd_show_latency, (void *)1,
      (void *)&t_show_p_port);
 
 static cmdline_parse_token_string_t t_show_stage =
-	TOKEN_KW(struct r_w3, w2, "bands#netem#tbf");
+	TOKEN_KW(struct r_w3, w2, "bands#netem#tbf#qdisc");
 static struct tok_word t_show_stage_port =
 	TOKEN_WORD(struct r_w3, w3, WORD_PORT, NULL, "all|P: port id");
-INST(i_show_stage, cmd_show_stage, NULL, "show bands|netem|tbf all|P",
+INST(i_show_stage, cmd_show_stage, NULL, "show bands|netem|tbf|qdisc all|P",
      (void *)&t_show, (void *)&t_show_stage, (void *)&t_show_stage_port);
 
 static cmdline_parse_token_string_t t_set =
@@ -719,12 +811,12 @@ static cmdline_parse_token_string_t t_start =
 static cmdline_parse_token_string_t t_stop =
 	TOKEN_KW(struct r_w1, w1, "stop");
 static cmdline_parse_token_string_t t_quit =
-	TOKEN_KW(struct r_w1, w1, "quit");
+	TOKEN_KW(struct r_w1, w1, "quit#exit");
 INST(i_start, cmd_word, NULL, "start: resume forwarding",
      (void *)&t_start);
 INST(i_stop, cmd_word, NULL, "stop: pause forwarding, queues wait",
      (void *)&t_stop);
-INST(i_quit, cmd_word, NULL, "quit: stop and exit", (void *)&t_quit);
+INST(i_quit, cmd_word, NULL, "quit|exit: stop and exit", (void *)&t_quit);
 
 static cmdline_parse_token_string_t t_load =
 	TOKEN_KW(struct r_rest1, w1, "load");
@@ -752,10 +844,11 @@ static const struct {
 	{ "show bands", "show bands all|P" },
 	{ "show netem", "show netem all|P" },
 	{ "show tbf", "show tbf all|P" },
+	{ "show qdisc", "show qdisc [all|P]" },
 	{ "show config", "show config" },
 	{ "show drops", "show drops" },
 	{ "show lcores", "show lcores" },
-	{ "show", "show config|port stats|bands|netem|tbf|drops|lcores" },
+	{ "show", "show config|port stats|bands|netem|tbf|qdisc|drops|lcores" },
 	{ "set netem", "set netem all|P ARGS|off" },
 	{ "set tbf", "set tbf all|P ARGS|off" },
 	{ "set priomap", "set priomap P0 ... P15" },
@@ -766,6 +859,7 @@ static const struct {
 	{ "stop", "stop" },
 	{ "load", "load FILE" },
 	{ "quit", "quit" },
+	{ "exit", "exit" },
 };
 
 /* Does `line` start with the words of `prefix`? */
@@ -812,11 +906,19 @@ int
 cli_exec(const char *line)
 {
 	char buf[CLI_LINE_MAX + 2];
+	size_t len = strcspn(line, "\r\n");
 	int rc;
 
-	/* cmdline_parse wants one line ending in a newline */
-	snprintf(buf, sizeof(buf), "%.*s\n", (int)strcspn(line, "\r\n"), line);
 	failed = false;
+	if (len > CLI_LINE_MAX) {
+		/* cut, it would lose its newline and do nothing, or half */
+		fail("line of %zu characters, more than %d: not run (nothing "
+		     "changed)", len, CLI_LINE_MAX);
+		fflush(stdout);
+		return -1;
+	}
+	/* cmdline_parse wants one line ending in a newline */
+	snprintf(buf, sizeof(buf), "%.*s\n", (int)len, line);
 	rc = cmdline_parse(cl, buf);
 	if (rc == CMDLINE_PARSE_AMBIGUOUS || rc == CMDLINE_PARSE_NOMATCH ||
 	    rc == CMDLINE_PARSE_BAD_ARGS)
@@ -904,6 +1006,134 @@ cli_check_file(const char *path)
 
 /* ---- the prompt ---------------------------------------------------- */
 
+/*
+ * After `set netem|tbf PORT WORD ...`, librte_cmdline sees the rest of the
+ * line as one token and completes only its first word: TAB and `?` on the
+ * next words are ours.
+ */
+struct tc_word {
+	const char *word;
+	const char *help;
+};
+
+static const struct tc_word netem_words[] = {
+	{ "delay", "TIME [JITTER [CORRELATION]]" },
+	{ "distribution", "uniform|normal|pareto|paretonormal|FILE" },
+	{ "loss", "[random] PERCENT [CORR] | state P13 ... | gemodel P ..." },
+	{ "duplicate", "PERCENT [CORRELATION]" },
+	{ "corrupt", "PERCENT [CORRELATION]" },
+	{ "reorder", "PERCENT [CORRELATION] [gap DISTANCE]" },
+	{ "gap", "DISTANCE (after reorder)" },
+	{ "rate", "RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]" },
+	{ "slot", "MIN_DELAY [MAX_DELAY] [packets N] [bytes N]" },
+	{ "limit", "PACKETS" },
+	{ "ecn", "mark ECN-capable packets instead of dropping them" },
+	{ "seed", "N (random streams)" },
+	{ "noreorder", "jitter keeps the packet order" },
+	{ NULL, NULL },
+};
+
+static const struct tc_word tbf_words[] = {
+	{ "rate", "RATE" },
+	{ "burst", "SIZE (also buffer, maxburst)" },
+	{ "limit", "SIZE (or latency)" },
+	{ "latency", "TIME (or limit)" },
+	{ "peakrate", "RATE (with mtu)" },
+	{ "mtu", "SIZE (also minburst)" },
+	{ "overhead", "BYTES" },
+	{ "mpu", "BYTES" },
+	{ "linklayer", "ethernet|atm" },
+	{ NULL, NULL },
+};
+
+/* The tc words for `buf` (the line left of the cursor), and where its last,
+ * partial word starts; NULL when the line is not after the first tc word
+ * of a `set netem|tbf PORT`. */
+static const struct tc_word *
+tc_words_for(const char *buf, const char **partial)
+{
+	const struct tc_word *words;
+	const char *p = buf;
+	int nw = 0;
+
+	if (starts_with_words(buf, "set netem"))
+		words = netem_words;
+	else if (starts_with_words(buf, "set tbf"))
+		words = tbf_words;
+	else
+		return NULL;
+	/* count the complete words: set, netem|tbf, PORT, >= 1 tc word */
+	for (;;) {
+		p += strspn(p, " \t");
+		if (*p == '\0')
+			break;
+		p += strcspn(p, " \t");
+		if (*p == '\0') {   /* a word with no blank after: partial */
+			break;
+		}
+		nw++;
+	}
+	if (nw < 4)
+		return NULL;
+	*partial = buf + strlen(buf);
+	while (*partial > buf && (*partial)[-1] != ' ' &&
+	       (*partial)[-1] != '\t')
+		(*partial)--;
+	return words;
+}
+
+/* rdline's completion contract (cmdline_complete): *state 0 for TAB, -1
+ * for `?`; called again while it returns 1 (a choice in dst), 2 when dst
+ * holds characters to add, 0 when done. Our states for a listing: -2 - i
+ * is "next, look from word i". */
+static int
+tc_complete(const struct tc_word *words, const char *partial, char *dst,
+	    unsigned int size, int *state)
+{
+	size_t plen = strlen(partial);
+	int i, nmatch = 0, first = -1;
+
+	if (*state == 0) {   /* TAB: the unique completion, or a listing */
+		size_t common = 0;
+
+		for (i = 0; words[i].word != NULL; i++) {
+			if (strncmp(words[i].word, partial, plen) != 0)
+				continue;
+			if (nmatch++ == 0) {
+				first = i;
+				common = strlen(words[i].word);
+			} else {
+				size_t k = 0;
+
+				while (k < common && words[first].word[k] ==
+				       words[i].word[k])
+					k++;
+				common = k;
+			}
+		}
+		if (nmatch == 0)
+			return 0;
+		if (nmatch == 1 || common > plen) {
+			snprintf(dst, size, "%.*s%s", (int)(common - plen),
+				 words[first].word + plen,
+				 nmatch == 1 ? " " : "");
+			return 2;
+		}
+		*state = -1;   /* several, nothing in common: list them */
+	}
+	i = *state == -1 ? 0 : -2 - *state;
+	for (; words[i].word != NULL; i++)
+		if (strncmp(words[i].word, partial, plen) == 0) {
+			snprintf(dst, size, "%-13s %s", words[i].word,
+				 words[i].help);
+			*state = -2 - (i + 1);
+			return 1;
+		}
+	return 0;
+}
+
+static bool tty_overflow;   /* rdline dropped keys of this line */
+
 static int
 rdl_write(struct rdline *rdl, char c)
 {
@@ -915,6 +1145,15 @@ static void
 rdl_validate(struct rdline *rdl, const char *buf, unsigned int size)
 {
 	(void)rdl; (void)size;
+	if (tty_overflow) {
+		tty_overflow = false;
+		failed = false;
+		fail("line longer than %d characters, the prompt's limit: not "
+		     "run (nothing changed); put long commands in a file "
+		     "(load FILE)", TTY_LINE_MAX);
+		fflush(stdout);
+		return;
+	}
 	cli_exec(buf);
 }
 
@@ -922,8 +1161,102 @@ static int
 rdl_complete(struct rdline *rdl, const char *buf, char *dst,
 	     unsigned int size, int *state)
 {
+	const struct tc_word *words;
+	const char *partial;
+
 	(void)rdl;
+	words = tc_words_for(buf, &partial);
+	if (words != NULL)
+		return tc_complete(words, partial, dst, size, state);
 	return cmdline_complete(cl, buf, state, dst, size);
+}
+
+/* Feed keys to rdline, noticing a key it drops because the line is full
+ * (it says nothing). `esc` follows VT100 sequences, whose keys are not
+ * characters of the line. */
+static void
+tty_keys(struct shaper *s, struct rdline *rdl, const char *buf, ssize_t n)
+{
+	static int esc;
+	ssize_t i;
+
+	for (i = 0; i < n && !s->quit; i++) {
+		unsigned char k = (unsigned char)buf[i];
+		int rc;
+
+		if (k == 0x1b) {
+			esc = 1;
+		} else if (esc) {
+			if (esc == 1 && (k == '[' || k == 'O'))
+				esc = 2;
+			else if (esc == 2 && (isdigit(k) || k == ';'))
+				;
+			else
+				esc = 0;
+		} else if (isprint(k) && k != '?' &&
+			   strlen(rdline_get_buffer(rdl)) > TTY_LINE_MAX) {
+			/* rdline_get_buffer adds a '\n': > is full */
+			tty_overflow = true;
+		} else if (k == 0x03) {   /* Ctrl-C clears the line */
+			tty_overflow = false;
+		}
+		rc = rdline_char_in(rdl, buf[i]);
+		if (rc == RDLINE_RES_VALIDATED) {
+			const char *b = rdline_get_buffer(rdl);
+
+			if (b != NULL && strspn(b, " \t\r\n") < strlen(b))
+				rdline_add_history(rdl, b);
+			if (!s->quit)
+				rdline_newline(rdl, PROMPT);
+		} else if (rc == RDLINE_RES_EOF || rc == RDLINE_RES_EXITED) {
+			out("\n");
+			s->quit = true;
+		}
+	}
+}
+
+/* A pipe: whole lines, echoed after the prompt as a terminal would show
+ * them, and no terminal control sequences in the output. */
+struct line_in {
+	char buf[CLI_LINE_MAX + 2];
+	size_t len;
+	size_t dropped;     /* characters beyond the limit */
+	unsigned int lineno;
+};
+
+static void
+pipe_line(struct line_in *li)
+{
+	li->lineno++;
+	li->buf[li->len] = '\0';
+	out(PROMPT "%s%s\n", li->buf, li->dropped ? " ..." : "");
+	if (li->dropped) {
+		failed = false;
+		fail("input line %u: %zu characters, more than %d: not run "
+		     "(nothing changed)", li->lineno, li->len + li->dropped,
+		     CLI_LINE_MAX);
+		fflush(stdout);
+	} else {
+		cli_exec(li->buf);
+	}
+	li->len = 0;
+	li->dropped = 0;
+}
+
+static void
+pipe_keys(struct shaper *s, struct line_in *li, const char *buf, ssize_t n)
+{
+	ssize_t i;
+
+	for (i = 0; i < n && !s->quit; i++) {
+		if (buf[i] == '\n') {
+			pipe_line(li);
+		} else if (li->len < CLI_LINE_MAX) {
+			li->buf[li->len++] = buf[i];
+		} else {
+			li->dropped++;
+		}
+	}
 }
 
 void
@@ -931,10 +1264,14 @@ cli_interact(struct shaper *s)
 {
 	struct termios saved, raw;
 	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
-	struct rdline *rdl;
+	struct rdline *rdl = NULL;
+	struct line_in *li = NULL;
 
-	rdl = rdline_new(rdl_write, rdl_validate, rdl_complete, NULL);
-	if (rdl == NULL) {
+	if (tty)
+		rdl = rdline_new(rdl_write, rdl_validate, rdl_complete, NULL);
+	else
+		li = calloc(1, sizeof(*li));
+	if (rdl == NULL && li == NULL) {
 		fprintf(stderr, "dpdk-shaper: cannot start the prompt\n");
 		s->exit_code = 1;
 		return;
@@ -949,18 +1286,19 @@ cli_interact(struct shaper *s)
 		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	}
 	fflush(stdout);
-	rdline_newline(rdl, PROMPT);
+	if (tty)
+		rdline_newline(rdl, PROMPT);
 	while (!s->quit) {
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		char buf[256];
 		bool printed;
-		ssize_t n, i;
+		ssize_t n;
 		int rc;
 
 		rc = poll(&pfd, 1, 50);
 		if (ctl_tick(s, true, &printed))
 			break;
-		if (printed)
+		if (printed && tty)
 			rdline_redisplay(rdl);
 		if (rc <= 0)
 			continue;   /* timeout, or a signal (EINTR) */
@@ -968,30 +1306,22 @@ cli_interact(struct shaper *s)
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {       /* end of input: quit */
-			out("\n");
+			if (!tty && li->len + li->dropped > 0)
+				pipe_line(li);   /* a last line without \n */
+			out(tty ? "\n" : "");
 			break;
 		}
-		for (i = 0; i < n && !s->quit; i++) {
-			rc = rdline_char_in(rdl, buf[i]);
-			if (rc == RDLINE_RES_VALIDATED) {
-				const char *b = rdline_get_buffer(rdl);
-
-				if (b != NULL && strspn(b, " \t\r\n") <
-				    strlen(b))
-					rdline_add_history(rdl, b);
-				if (!s->quit)
-					rdline_newline(rdl, PROMPT);
-			} else if (rc == RDLINE_RES_EOF ||
-				   rc == RDLINE_RES_EXITED) {
-				out("\n");
-				s->quit = true;
-			}
-		}
+		if (tty)
+			tty_keys(s, rdl, buf, n);
+		else
+			pipe_keys(s, li, buf, n);
 	}
 	fflush(stdout);
-	if (tty)
+	if (tty) {
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
-	rdline_free(rdl);
+		rdline_free(rdl);
+	}
+	free(li);
 }
 
 int

@@ -4,6 +4,8 @@
 #define SHAPER_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "shaper.h"
 
@@ -29,5 +31,9 @@ int cli_check_file(const char *path);
 /* The prompt on stdin/stdout until quit, EOF (Ctrl-D), a signal, or a
  * replay end without prompt. Does the control duties meanwhile. */
 void cli_interact(struct shaper *s);
+
+/* `show qdisc`: the port's chain in `tc -s qdisc show` format (show_qdisc.c);
+ * with_dev names the port as tc names the device when showing them all. */
+void cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f);
 
 #endif

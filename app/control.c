@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <rte_cycles.h>
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
@@ -40,6 +41,7 @@ static struct shp_latency *lat_period[SHP_MAX_PORTS];
 
 static bool replay_announced;
 static uint64_t last_periodic;
+static uint64_t periodic_dropped[SHP_MAX_PORTS];   /* at the last table */
 
 const char *
 ctl_si(double v, char *buf, size_t len)
@@ -100,7 +102,8 @@ snapshot_update(struct shaper *s)
 		 shp_classify_mode_name(c->mode));
 	format_priomap(c->priomap, n.priomap, sizeof(n.priomap));
 	n.paused = s->paused;
-	n.seed = s->opt.seed;
+	/* what a profile without `seed` uses: --seed, or netem's default */
+	n.seed = s->opt.seed_set ? s->opt.seed : SHP_NETEM_DEFAULT_SEED;
 	n.nb_ports = s->nb_ports;
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
@@ -327,6 +330,7 @@ ctl_clear_stats(struct shaper *s)
 	for (k = 0; k < CTL_RATE_SLOTS; k++)
 		for (i = 0; i < SHP_MAX_PORTS; i++)
 			marks[k][i] = (struct rate_mark){ .tsc = tsc };
+	memset(periodic_dropped, 0, sizeof(periodic_dropped));
 }
 
 void
@@ -429,11 +433,18 @@ void
 ctl_print_periodic(struct shaper *s, FILE *f)
 {
 	unsigned int i, b;
-	char a[16], bb[16], c[16], d[16];
+	char a[16], bb[16], c[16], d[16], when[32];
+	time_t t = time(NULL);
+	struct tm tm;
 
-	fprintf(f, "%-4s %9s %9s %9s %9s %8s %-20s %10s %10s %10s\n", "port",
-		"rx-pps", "rx-bit/s", "tx-pps", "tx-bit/s", "queued",
-		"band depths", "dropped", "late-p99.9", "soj-p99.9");
+	/* when, and for how long: a table alone in a log says neither */
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+	fprintf(f, "%s, forwarding for %.1f s\n", when,
+		(double)(shp_clock_now(&s->clock) - s->start_ns) / 1e9);
+	fprintf(f, "%-4s %9s %9s %9s %9s %8s %-20s %10s %10s %10s %10s\n",
+		"port", "rx-pps", "rx-bit/s", "tx-pps", "tx-bit/s", "queued",
+		"band depths", "dropped", "+dropped", "late-p99.9",
+		"soj-p99.9");
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		struct shp_port_sum sum;
@@ -449,12 +460,16 @@ ctl_print_periodic(struct shaper *s, FILE *f)
 			off += snprintf(depths + off, sizeof(depths) - off,
 					"%s%" PRIu64, b ? "/" : "",
 					sum.band_depth[b]);
+		/* +dropped: in this period (since the previous table) */
 		fprintf(f, "%-4u %9s %9s %9s %9s %8" PRIu64 " %-20s %10" PRIu64
-			" %10s %10s\n", p, ctl_si(r.rx_pps, a, sizeof(a)),
+			" %10" PRIu64 " %10s %10s\n", p,
+			ctl_si(r.rx_pps, a, sizeof(a)),
 			ctl_si(r.rx_bps, bb, sizeof(bb)),
 			ctl_si(r.tx_pps, c, sizeof(c)),
 			ctl_si(r.tx_bps, d, sizeof(d)), sum.queued, depths,
-			sum.dropped, late, soj);
+			sum.dropped, sum.dropped > periodic_dropped[p] ?
+			sum.dropped - periodic_dropped[p] : 0, late, soj);
+		periodic_dropped[p] = sum.dropped;
 	}
 	fflush(f);
 }

@@ -281,8 +281,9 @@ main(int argc, char **argv)
 		s->exit_code = ret == -2 ? 2 : 1;
 		goto out;
 	}
-	printf("dpdk-shaper: %u ports, %u bands, %u mbufs, %u workers\n",
-	       s->nb_ports, s->opt.bands, s->nb_mbufs, s->nb_workers);
+	printf("dpdk-shaper: %u port%s, bands %u, mbufs %u, workers %u\n",
+	       s->nb_ports, s->nb_ports == 1 ? "" : "s", s->opt.bands,
+	       s->nb_mbufs, s->nb_workers);
 	s->start_ns = shp_clock_now(&s->clock);
 	if (ctl_init(s) < 0 || cli_init(s) < 0) {
 		s->exit_code = 1;
@@ -322,8 +323,13 @@ main(int argc, char **argv)
 	s->stop_ns = shp_clock_now(&s->clock);
 	shaper_flush(s);
 out:
-	if (s->exit_code != 2 && s->nb_ports > 0 && s->ctr != NULL) {
+	/* counters only if forwarding started: a failed set-up (no pool)
+	 * has none to show, and zeros would look like a result */
+	if (s->exit_code != 2 && s->nb_ports > 0 && s->ctr != NULL &&
+	    s->start_ns != 0) {
 		shaper_stats_print(s, stdout);
+		if (s->opt.replay)
+			shaper_summary_print(s, stdout);
 		if (s->opt.stats_file != NULL &&
 		    shaper_stats_write(s, s->opt.stats_file) < 0)
 			s->exit_code = 1;

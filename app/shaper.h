@@ -114,6 +114,7 @@ bool shaper_replay_done(struct shaper *s);
 void shaper_stats_port(struct shaper *s, uint16_t port,
 		       struct shp_port_sum *sum);
 void shaper_stats_print(struct shaper *s, FILE *f);
+void shaper_summary_print(struct shaper *s, FILE *f);
 int shaper_stats_write(struct shaper *s, const char *path);
 int shaper_latency_init(struct shaper *s);
 void shaper_latency_fini(struct shaper *s);

@@ -7,6 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "control.h"
 #include "shaper.h"
 
 void
@@ -178,4 +179,38 @@ shaper_stats_write(struct shaper *s, const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+/* The end of a run in a few lines: the profile each egress port applied,
+ * how long forwarding ran, the rates achieved in and out. */
+void
+shaper_summary_print(struct shaper *s, FILE *f)
+{
+	struct ctl_config *cfg = malloc(sizeof(*cfg));
+	double secs = s->stop_ns > s->start_ns ?
+		      (s->stop_ns - s->start_ns) / 1e9 : 0;
+	unsigned int i;
+
+	if (cfg == NULL)
+		return;
+	ctl_config_snapshot(cfg);
+	fprintf(f, "summary: forwarding ran %.3f s; bands %u, classify %s, "
+		"priomap %s\n", secs, cfg->bands, cfg->classify, cfg->priomap);
+	for (i = 0; i < cfg->nb_ports; i++) {
+		struct shp_port_sum sum;
+		const struct shp_port_ctr *c = &sum.c;
+
+		shaper_stats_port(s, cfg->port_ids[i], &sum);
+		fprintf(f, "  port %u: tbf %s; netem %s\n", cfg->port_ids[i],
+			cfg->tbf[i], cfg->netem[i]);
+		fprintf(f, "    received %" PRIu64 " pkts %.3f Mbit/s, sent %"
+			PRIu64 " pkts %.3f Mbit/s, dropped %" PRIu64 ", still "
+			"queued %" PRIu64 "\n", c->rx_packets,
+			secs > 0 ? c->rx_bytes * 8 / secs / 1e6 : 0,
+			c->tx_packets,
+			secs > 0 ? c->tx_bytes * 8 / secs / 1e6 : 0,
+			sum.dropped, sum.queued);
+	}
+	free(cfg);
+	fflush(f);
 }

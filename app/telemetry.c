@@ -58,47 +58,146 @@ select_ports(const char *params, uint16_t *ports)
 	return -1;
 }
 
+/*
+ * One reply is bounded twice by librte_telemetry (22.11): a dictionary
+ * holds RTE_TEL_MAX_DICT_ENTRIES entries (an add beyond that fails and
+ * the container stays ours to free), and the JSON text of a reply holds
+ * 16 KiB (what does not fit is left out without a word). A reply that
+ * would not fit whole is refused with an "error" naming the paged form
+ * (one port per request), never cut short.
+ */
+#define TEL_REPLY_MAX (16 * 1024)
+#define TEL_REPLY_SLACK 128   /* the command name, braces */
+
+/* JSON length of `"k":v,`, with one digit of room per value: counters
+ * still move between this estimate and the serialisation. */
+static size_t
+u64_len(const char *k, uint64_t v)
+{
+	char num[24];
+
+	return strlen(k) + 5 + (size_t)snprintf(num, sizeof(num), "%" PRIu64,
+						  v);
+}
+
+/* A dictionary of counters being built: `err` remembers any failed add. */
+struct tel_dict {
+	struct rte_tel_data *d;
+	size_t len;
+	int err;
+};
+
 static void
-port_counters(struct rte_tel_data *d, const struct shp_port_sum *s)
+put_u64(struct tel_dict *t, const char *k, uint64_t v)
+{
+	if (t->d != NULL && rte_tel_data_add_dict_u64(t->d, k, v) < 0)
+		t->err = -1;
+	t->len += u64_len(k, v);
+}
+
+/* Fill `t` (or only measure it when t->d is NULL). */
+static void
+port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 {
 	const struct shp_port_ctr *c = &s->c;
 
-	rte_tel_data_add_dict_u64(d, "rx_packets", c->rx_packets);
-	rte_tel_data_add_dict_u64(d, "rx_bytes", c->rx_bytes);
-	rte_tel_data_add_dict_u64(d, "tx_packets", c->tx_packets);
-	rte_tel_data_add_dict_u64(d, "tx_bytes", c->tx_bytes);
-	rte_tel_data_add_dict_u64(d, "queued", s->queued);
-	rte_tel_data_add_dict_u64(d, "egress_in", s->egress_in);
-	rte_tel_data_add_dict_u64(d, "dropped", s->dropped);
-	rte_tel_data_add_dict_u64(d, "netem_queued", c->netem_qlen);
-	rte_tel_data_add_dict_u64(d, "tx_pending", c->tx_pending);
-	rte_tel_data_add_dict_u64(d, "duplicated", c->duplicated);
-	rte_tel_data_add_dict_u64(d, "corrupted", c->corrupted);
-	rte_tel_data_add_dict_u64(d, "reordered", c->reordered);
-	rte_tel_data_add_dict_u64(d, "ecn_marked", c->ecn_marked);
+	put_u64(t, "rx_packets", c->rx_packets);
+	put_u64(t, "rx_bytes", c->rx_bytes);
+	put_u64(t, "tx_packets", c->tx_packets);
+	put_u64(t, "tx_bytes", c->tx_bytes);
+	put_u64(t, "queued", s->queued);
+	put_u64(t, "egress_in", s->egress_in);
+	put_u64(t, "dropped", s->dropped);
+	put_u64(t, "netem_queued", c->netem_qlen);
+	put_u64(t, "tx_pending", c->tx_pending);
+	put_u64(t, "duplicated", c->duplicated);
+	put_u64(t, "corrupted", c->corrupted);
+	put_u64(t, "reordered", c->reordered);
+	put_u64(t, "ecn_marked", c->ecn_marked);
 	/* the stats file's "nic" object, flat: one level of containers */
-	rte_tel_data_add_dict_u64(d, "nic_imissed", s->nic.imissed);
-	rte_tel_data_add_dict_u64(d, "nic_ierrors", s->nic.ierrors);
-	rte_tel_data_add_dict_u64(d, "nic_rx_nombuf", s->nic.rx_nombuf);
-	rte_tel_data_add_dict_u64(d, "nic_oerrors", s->nic.oerrors);
+	put_u64(t, "nic_imissed", s->nic.imissed);
+	put_u64(t, "nic_ierrors", s->nic.ierrors);
+	put_u64(t, "nic_rx_nombuf", s->nic.rx_nombuf);
+	put_u64(t, "nic_oerrors", s->nic.oerrors);
 }
 
 static void
-port_drops(struct rte_tel_data *d, const struct shp_port_sum *s)
+port_drops(struct tel_dict *t, const struct shp_port_sum *s)
 {
 	unsigned int k;
 
 	for (k = 0; k < SHP_DROP_MAX; k++)
-		rte_tel_data_add_dict_u64(d, shp_drop_names[k], s->c.drops[k]);
+		put_u64(t, shp_drop_names[k], s->c.drops[k]);
+}
+
+static void
+band_counters(struct tel_dict *t, const struct shp_port_sum *s,
+	      unsigned int b)
+{
+	const struct shp_band_ctr *bc = &s->c.band[b];
+
+	put_u64(t, "enqueued", bc->enqueued);
+	put_u64(t, "dequeued", bc->dequeued);
+	put_u64(t, "dropped", s->band_dropped[b]);
+	put_u64(t, "depth", s->band_depth[b]);
+	put_u64(t, "full", bc->full);
+	put_u64(t, "pushed_out", bc->pushed_out);
+	put_u64(t, "flushed", bc->flushed);
 }
 
 enum what { W_STATS, W_DROPS, W_BANDS };
 
+/* Entry `i` of the reply for one port: its key and its counters. */
+static void
+entry(enum what w, uint16_t port, const struct shp_port_sum *sum,
+      unsigned int i, struct tel_dict *t, char *key, size_t klen)
+{
+	if (w == W_BANDS) {
+		snprintf(key, klen, "%u_%u", port, i);
+		band_counters(t, sum, i);
+	} else {
+		snprintf(key, klen, "%u", port);
+		if (w == W_STATS)
+			port_counters(t, sum);
+		else
+			port_drops(t, sum);
+	}
+	t->len += strlen(key) + 6;   /* "key":{...}, */
+}
+
+/* Add `c` under `key` to `d`; what could not be added is freed here. */
 static int
-per_port(const char *params, struct rte_tel_data *d, enum what w)
+add_container(struct rte_tel_data *d, const char *key, struct rte_tel_data *c)
+{
+	if (rte_tel_data_add_dict_container(d, key, c, 0) < 0) {
+		rte_tel_data_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+struct tel_entry {
+	char key[16];
+	struct rte_tel_data *c;
+};
+
+static int
+tel_error(struct rte_tel_data *d, const char *msg)
+{
+	rte_tel_data_start_dict(d);
+	return rte_tel_data_add_dict_string(d, "error", msg) < 0 ? -1 : 0;
+}
+
+static int
+per_port(const char *cmd, const char *params, struct rte_tel_data *d,
+	 enum what w)
 {
 	uint16_t ports[SHP_MAX_PORTS];
-	int n, i, rc = 0;
+	struct shp_port_sum *sums = NULL;
+	struct tel_entry *built = NULL;
+	unsigned int per, nent, i, k;
+	size_t len = TEL_REPLY_SLACK;
+	int n, rc = 0;
 
 	pthread_mutex_lock(&tel_lock);
 	if (!alive) {
@@ -110,73 +209,88 @@ per_port(const char *params, struct rte_tel_data *d, enum what w)
 		rc = -1;   /* the client prints null: bad parameter */
 		goto out;
 	}
-	rte_tel_data_start_dict(d);
-	for (i = 0; i < n; i++) {
-		struct shp_port_sum sum;
-		char key[16];
-		unsigned int b;
-
-		ctl_port_sum(S, ports[i], &sum);
-		if (w == W_BANDS) {
-			for (b = 0; b < S->opt.bands; b++) {
-				struct rte_tel_data *c = rte_tel_data_alloc();
-				const struct shp_band_ctr *bc = &sum.c.band[b];
-
-				if (c == NULL)
-					break;
-				rte_tel_data_start_dict(c);
-				rte_tel_data_add_dict_u64(c, "enqueued",
-							  bc->enqueued);
-				rte_tel_data_add_dict_u64(c, "dequeued",
-							  bc->dequeued);
-				rte_tel_data_add_dict_u64(c, "dropped",
-							  sum.band_dropped[b]);
-				rte_tel_data_add_dict_u64(c, "depth",
-							  sum.band_depth[b]);
-				rte_tel_data_add_dict_u64(c, "full", bc->full);
-				rte_tel_data_add_dict_u64(c, "pushed_out",
-							  bc->pushed_out);
-				snprintf(key, sizeof(key), "%u_%u", ports[i], b);
-				rte_tel_data_add_dict_container(d, key, c, 0);
-			}
-			continue;
-		}
-		struct rte_tel_data *c = rte_tel_data_alloc();
-
-		if (c == NULL)
-			break;
-		rte_tel_data_start_dict(c);
-		if (w == W_STATS)
-			port_counters(c, &sum);
-		else
-			port_drops(c, &sum);
-		snprintf(key, sizeof(key), "%u", ports[i]);
-		rte_tel_data_add_dict_container(d, key, c, 0);
+	per = w == W_BANDS ? S->opt.bands : 1;
+	nent = (unsigned int)n * per;
+	sums = malloc(sizeof(*sums) * (n > 0 ? n : 1));
+	if (sums == NULL) {
+		rc = -1;
+		goto out;
 	}
+	/* Measure the whole reply before building any of it. */
+	for (i = 0; i < (unsigned int)n; i++) {
+		ctl_port_sum(S, ports[i], &sums[i]);
+		for (k = 0; k < per; k++) {
+			struct tel_dict t = { 0 };
+			char key[16];
+
+			entry(w, ports[i], &sums[i], k, &t, key, sizeof(key));
+			len += t.len;
+		}
+	}
+	if (nent > RTE_TEL_MAX_DICT_ENTRIES || len > TEL_REPLY_MAX) {
+		char msg[RTE_TEL_MAX_STRING_LEN];
+
+		snprintf(msg, sizeof(msg), "%u entries, %zu bytes: more than "
+			 "one reply holds; ask %s,P for one port", nent, len,
+			 cmd);
+		rc = tel_error(d, msg);
+		goto out;
+	}
+	/* Build every entry before adding any: once `d` holds a container
+	 * the reply must go out (only the library frees it, as it replies). */
+	built = calloc(nent > 0 ? nent : 1, sizeof(*built));
+	if (built == NULL) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < (unsigned int)n && rc == 0; i++)
+		for (k = 0; k < per && rc == 0; k++) {
+			struct tel_entry *e = &built[i * per + k];
+			struct tel_dict t = { .d = rte_tel_data_alloc() };
+
+			e->c = t.d;
+			if (t.d == NULL) {
+				rc = -1;
+				break;
+			}
+			rte_tel_data_start_dict(t.d);
+			entry(w, ports[i], &sums[i], k, &t, e->key,
+			      sizeof(e->key));
+			if (t.err < 0)
+				rc = -1;
+		}
+	if (rc < 0) {
+		for (i = 0; i < nent; i++)
+			if (built[i].c != NULL)
+				rte_tel_data_free(built[i].c);
+		goto out;
+	}
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < nent; i++)
+		add_container(d, built[i].key, built[i].c);
 out:
 	pthread_mutex_unlock(&tel_lock);
+	free(built);
+	free(sums);
 	return rc;
 }
 
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	(void)cmd;
-	return per_port(params, d, W_STATS);
+	return per_port(cmd, params, d, W_STATS);
 }
 
 static int
 tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	(void)cmd;
-	return per_port(params, d, W_DROPS);
+	return per_port(cmd, params, d, W_DROPS);
 }
 
 static int
 tel_bands(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	(void)cmd;
-	return per_port(params, d, W_BANDS);
+	return per_port(cmd, params, d, W_BANDS);
 }
 
 /* count, min, p50, p90, p99, p99_9, max: the stats-file keys */
@@ -264,7 +378,7 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 				break;
 			snprintf(key, sizeof(key), "%u_%s_ns", ports[i],
 				 name[k]);
-			rte_tel_data_add_dict_container(d, key, c, 0);
+			add_container(d, key, c);
 			if (n > 1)
 				continue;
 			c = hist_buckets(h);
@@ -272,7 +386,7 @@ tel_latency(const char *cmd, const char *params, struct rte_tel_data *d)
 				break;
 			snprintf(key, sizeof(key), "%u_%s_buckets", ports[i],
 				 name[k]);
-			rte_tel_data_add_dict_container(d, key, c, 0);
+			add_container(d, key, c);
 		}
 	}
 out:
@@ -303,7 +417,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 					     c->paused ? "stopped" : "started");
 		rte_tel_data_add_dict_u64(g, "seed", c->seed);
 		rte_tel_data_add_dict_u64(g, "nb_ports", c->nb_ports);
-		rte_tel_data_add_dict_container(d, "global", g, 0);
+		add_container(d, "global", g);
 	}
 	for (i = 0; i < c->nb_ports; i++) {
 		struct rte_tel_data *p = rte_tel_data_alloc();
@@ -317,7 +431,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(p, "tbf", c->tbf[i]);
 		rte_tel_data_add_dict_string(p, "netem", c->netem[i]);
 		snprintf(key, sizeof(key), "%u", c->port_ids[i]);
-		rte_tel_data_add_dict_container(d, key, p, 0);
+		add_container(d, key, p);
 	}
 	free(c);
 	return 0;
@@ -342,7 +456,7 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_start_dict(m);
 		rte_tel_data_add_dict_string(m, "role", "main");
 		snprintf(key, sizeof(key), "%u", rte_get_main_lcore());
-		rte_tel_data_add_dict_container(d, key, m, 0);
+		add_container(d, key, m);
 	}
 	for (i = 0; i < S->nb_workers; i++) {
 		const struct worker *w = &S->workers[S->worker_ids[i]];
@@ -364,7 +478,7 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "loops",
 			__atomic_load_n(&w->loops, __ATOMIC_RELAXED));
 		snprintf(key, sizeof(key), "%u", w->lcore);
-		rte_tel_data_add_dict_container(d, key, c, 0);
+		add_container(d, key, c);
 	}
 	pthread_mutex_unlock(&tel_lock);
 	return 0;

@@ -43,15 +43,21 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 {
 	struct egress *e = &s->egress[r->egress];
 	struct shp_band_ctr *bc;
+	uint64_t tx_bytes = ctx->ctr->tx_bytes;
 	uint16_t sent;
 
 	if (!r->tx_here || (used & (used - 1)) != 0 || e->npend != 0 ||
 	    s->paused || !shp_qdisc_can_bypass(s->netem[r->egress]))
 		return 0;
 	sent = tx_burst(e, ctx->ctr, pkts, n, ctx->now, bytes);
+	/* through the band in no time: its byte counters too (what the
+	 * port took, tx_burst's count) */
+	tx_bytes = ctx->ctr->tx_bytes - tx_bytes;
 	bc = &ctx->ctr->band[__builtin_ctz(used)];
 	bc->enqueued += sent;
+	bc->enqueued_bytes += tx_bytes;
 	bc->dequeued += sent;
+	bc->dequeued_bytes += tx_bytes;
 	return sent;
 }
 

@@ -190,7 +190,8 @@ shp_priomap_parse(const char *s, uint8_t nb_bands, uint8_t priomap[16],
 			p++;
 		if (*p == '\0') {
 			snprintf(err, SHP_ERR_LEN,
-				 "priomap '%s': needs 16 bands, got %d", s, i);
+				 "priomap '%s': needs 16 values (the band of "
+				 "each priority 0..15), got %d", s, i);
 			return -1;
 		}
 		v = strtol(p, &end, 10);

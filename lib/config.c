@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <rte_cfgfile.h>
+#include <rte_log.h>
 
 #include "config.h"
 #include "shp_netem.h"
@@ -44,6 +45,7 @@ shp_options_free(struct shp_options *o)
 	layer_free(&o->file);
 	layer_free(&o->cli);
 	free(o->priomap_text);
+	free(o->priomap_origin);
 	free(o->stats_file);
 	free(o->rx_lcores);
 	free(o->tx_lcores);
@@ -171,8 +173,13 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 
 	if (strcmp(name, "bands") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BANDS, &o->bands, err);
-	if (strcmp(name, "priomap") == 0)
+	if (strcmp(name, "priomap") == 0) {
+		if (cli) {   /* the command line's priomap is its own */
+			free(o->priomap_origin);
+			o->priomap_origin = NULL;
+		}
 		return set_str(&o->priomap_text, v);
+	}
 	if (strcmp(name, "classify") == 0) {
 		char sub[SHP_ERR_LEN];
 
@@ -248,57 +255,260 @@ static const char *const global_keys[] = {
 	"mbufs", "tbf", "netem", "pairs", "max_late", NULL
 };
 
+/*
+ * librte_cfgfile stores the file but checks little: it cuts names at
+ * CFG_NAME_LEN - 1 and values at CFG_VALUE_LEN - 1 characters, keeps
+ * duplicate sections and keys (and reads only the first), skips a line
+ * without '=' (a typo is silently a no-op), and says what it refuses only
+ * in log lines without the file name. So the raw text is checked first,
+ * line by line, and cfgfile is only given files it reads exactly.
+ *
+ * Comments: from a ';' (cfgfile's comment character) or a '#' (what users
+ * of other INI files type) to the end of the line. cfgfile knows one
+ * character: a '#' line reaches it as a key starting with '#' (skipped),
+ * a '#' after a value as part of the value (cut here).
+ */
+#define INI_LINE_MAX (CFG_NAME_LEN + CFG_VALUE_LEN + 2)  /* cfgfile's fgets */
+
+/* A section's identity: "global", or its port number. */
+static int
+section_id(const char *name)
+{
+	int port;
+	char tail;
+
+	if (strcmp(name, "global") == 0)
+		return SHP_MAX_PORTS;
+	if (sscanf(name, "port %d%c", &port, &tail) == 1 && port >= 0 &&
+	    port < SHP_MAX_PORTS)
+		return port;
+	return -1;
+}
+
+static size_t
+trim(char **p, size_t len)
+{
+	while (len > 0 && (**p == ' ' || **p == '\t')) {
+		(*p)++;
+		len--;
+	}
+	while (len > 0 && strchr(" \t\r\n", (*p)[len - 1]) != NULL)
+		len--;
+	return len;
+}
+
+static int
+ini_lint(const char *path, FILE *f, char *err)
+{
+	int seen[SHP_MAX_PORTS + 1] = { 0 };   /* line of each section */
+	char (*keys)[CFG_NAME_LEN] = NULL;     /* keys of this section */
+	int *key_line = NULL;
+	unsigned int nkeys = 0, cap = 0;
+	char sec[CFG_NAME_LEN] = "";
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t n;
+	int lineno = 0, rc = -1;
+
+	while ((n = getline(&line, &lcap, f)) > 0) {
+		char *p = line, *eq, *key, *val;
+		size_t len = trim(&p, (size_t)n), klen, vlen;
+		unsigned int i;
+
+		lineno++;
+		len = trim(&p, RTE_MIN(len, strcspn(p, "#;")));
+		if (len == 0)
+			continue;   /* blank or a comment */
+		if (*p == '[') {
+			char *end = memchr(p, ']', len);
+			char *name = p + 1;
+			size_t nlen;
+			int id;
+
+			if (end == NULL) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: a section "
+					 "header needs its closing ']'", path,
+					 lineno);
+				goto out;
+			}
+			nlen = trim(&name, (size_t)(end - name));
+			if (nlen >= CFG_NAME_LEN) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: section name "
+					 "longer than %d characters", path,
+					 lineno, CFG_NAME_LEN - 1);
+				goto out;
+			}
+			memcpy(sec, name, nlen);
+			sec[nlen] = '\0';
+			id = section_id(sec);
+			if (id < 0) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: unknown "
+					 "section [%s] (use [global] or "
+					 "[port N], N < %d)", path, lineno, sec,
+					 SHP_MAX_PORTS);
+				goto out;
+			}
+			if (seen[id] != 0) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: section [%s] "
+					 "again (first at line %d): give each "
+					 "section once", path, lineno, sec,
+					 seen[id]);
+				goto out;
+			}
+			seen[id] = lineno;
+			nkeys = 0;
+			continue;
+		}
+		eq = memchr(p, '=', len);
+		if (eq == NULL) {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: '%.40s': expected "
+				 "key = value, a [section] or a # comment",
+				 path, lineno, p);
+			goto out;
+		}
+		key = p;
+		klen = trim(&key, (size_t)(eq - p));
+		val = eq + 1;
+		vlen = trim(&val, (size_t)(p + len - val));
+		if (sec[0] == '\0') {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: key '%.*s' before "
+				 "any [global] or [port N] section", path,
+				 lineno, (int)RTE_MIN(klen, 40u), key);
+			goto out;
+		}
+		if (klen == 0 || klen >= CFG_NAME_LEN) {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: [%s]: %s key", path,
+				 lineno, sec, klen ? "over-long" : "empty");
+			goto out;
+		}
+		if (vlen == 0 || vlen >= CFG_VALUE_LEN) {
+			snprintf(err, SHP_ERR_LEN, vlen ? "%s:%d: [%s] %.*s: "
+				 "value of %zu characters, more than the %d "
+				 "an INI value may have" : "%s:%d: [%s] %.*s: "
+				 "empty value", path, lineno, sec, (int)klen,
+				 key, vlen, CFG_VALUE_LEN - 1);
+			goto out;
+		}
+		if ((size_t)n > INI_LINE_MAX) {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: [%s] %.*s: line of "
+				 "%zd characters, more than %d", path, lineno,
+				 sec, (int)klen, key, n, INI_LINE_MAX);
+			goto out;
+		}
+		for (i = 0; i < nkeys; i++)
+			if (strlen(keys[i]) == klen &&
+			    memcmp(keys[i], key, klen) == 0) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: [%s] %s "
+					 "again (first at line %d): give each "
+					 "key once", path, lineno, sec, keys[i],
+					 key_line[i]);
+				goto out;
+			}
+		if (nkeys == cap) {
+			unsigned int ncap = cap ? 2 * cap : 16;
+			void *nk = realloc(keys, ncap * sizeof(*keys));
+
+			if (nk == NULL)
+				goto nomem;
+			keys = nk;
+			nk = realloc(key_line, ncap * sizeof(*key_line));
+			if (nk == NULL)
+				goto nomem;
+			key_line = nk;
+			cap = ncap;
+		}
+		memcpy(keys[nkeys], key, klen);
+		keys[nkeys][klen] = '\0';
+		key_line[nkeys++] = lineno;
+	}
+	if (ferror(f)) {
+		snprintf(err, SHP_ERR_LEN, "--config %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
+out:
+	free(line);
+	free(keys);
+	free(key_line);
+	return rc;
+}
+
+/* An option's message as the file should say it: without the "--NAME"
+ * the user did not type. */
+static const char *
+without_flag(const char *sub)
+{
+	const char *sp = strchr(sub, ' ');
+
+	return strncmp(sub, "--", 2) == 0 && sp != NULL ? sp + 1 : sub;
+}
+
 int
 shp_config_load(struct shp_options *o, const char *path, char *err)
 {
 	struct rte_cfgfile *cfg;
 	char sub[SHP_ERR_LEN];
 	int nsec, s, rc = -1;
-	char (*names)[CFG_NAME_LEN] = NULL;
-	char **ptrs = NULL;
+	FILE *f;
 
+	f = fopen(path, "r");
+	if (f == NULL) {
+		if (errno == ENOENT)
+			snprintf(err, SHP_ERR_LEN, "--config %s: no such file",
+				 path);
+		else
+			snprintf(err, SHP_ERR_LEN, "--config %s: %s", path,
+				 strerror(errno));
+		return -1;
+	}
+	rc = ini_lint(path, f, err);
+	fclose(f);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	/* Whatever cfgfile would still say, we said first and better. */
+	rte_log_set_level_pattern("lib.cfgfile", RTE_LOG_EMERG);
 	cfg = rte_cfgfile_load(path, 0);
 	if (cfg == NULL) {
-		snprintf(err, SHP_ERR_LEN, "--config %s: cannot read it or "
-			 "it is not a valid INI file", path);
+		snprintf(err, SHP_ERR_LEN, "--config %s: cannot read it as an "
+			 "INI file", path);
 		return -1;
 	}
 	nsec = rte_cfgfile_num_sections(cfg, NULL, 0);
-	names = calloc(nsec > 0 ? nsec : 1, sizeof(*names));
-	ptrs = calloc(nsec > 0 ? nsec : 1, sizeof(*ptrs));
-	if (names == NULL || ptrs == NULL)
-		goto out;
-	for (s = 0; s < nsec; s++)
-		ptrs[s] = names[s];
-	rte_cfgfile_sections(cfg, ptrs, nsec);
 	for (s = 0; s < nsec; s++) {
-		const char *sec = names[s];
-		int nent = rte_cfgfile_section_num_entries(cfg, sec);
+		char sec[CFG_NAME_LEN];
+		int nent = rte_cfgfile_section_num_entries_by_index(cfg, sec,
+								      s);
 		struct rte_cfgfile_entry *ent;
-		int e, port = -1;
-		char tail;
+		int e, port = section_id(sec);
 
-		if (strcmp(sec, "global") != 0 &&
-		    (sscanf(sec, "port %d%c", &port, &tail) != 1 ||
-		     port < 0 || port >= SHP_MAX_PORTS)) {
-			snprintf(err, SHP_ERR_LEN, "%s: unknown section [%s] "
-				 "(use [global] or [port N])", path, sec);
-			goto out;
-		}
+		if (port == SHP_MAX_PORTS)
+			port = -1;
 		ent = calloc(nent > 0 ? nent : 1, sizeof(*ent));
 		if (ent == NULL)
 			goto out;
-		rte_cfgfile_section_entries(cfg, sec, ent, nent);
+		rte_cfgfile_section_entries_by_index(cfg, s, sec, ent, nent);
 		for (e = 0; e < nent; e++) {
 			const char *k = ent[e].name;
-			const char *v = ent[e].value;
+			char *v = ent[e].value;
 			int ok = 0, i;
+
+			if (k[0] == '#')
+				continue;   /* a comment line with a '=' */
+			v[trim(&v, strcspn(v, "#"))] = '\0';
 
 			if (port < 0) {
 				for (i = 0; global_keys[i]; i++)
 					ok |= strcmp(k, global_keys[i]) == 0;
 				if (ok && shp_option_set(o, k, -1, v, false,
 							 sub) < 0)
+					goto bad_value;
+				if (ok && strcmp(k, "priomap") == 0 &&
+				    set_str(&o->priomap_origin, path) < 0)
 					goto bad_value;
 			} else if (strcmp(k, "tbf") == 0 ||
 				   strcmp(k, "netem") == 0) {
@@ -316,7 +526,7 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 			continue;
 bad_value:
 			snprintf(err, SHP_ERR_LEN, "%s: [%s] %s: %s", path,
-				 sec, k, sub);
+				 sec, k, without_flag(sub));
 			free(ent);
 			goto out;
 		}
@@ -324,8 +534,6 @@ bad_value:
 	}
 	rc = 0;
 out:
-	free(ptrs);
-	free(names);
 	rte_cfgfile_close(cfg);
 	return rc;
 }
@@ -363,7 +571,11 @@ shp_options_finalize(struct shp_options *o, char *err)
 		shp_priomap_default(c->nb_bands, c->priomap);
 	} else if (shp_priomap_parse(o->priomap_text, c->nb_bands,
 				     c->priomap, sub) < 0) {
-		snprintf(err, SHP_ERR_LEN, "--%s", sub);
+		if (o->priomap_origin != NULL)
+			snprintf(err, SHP_ERR_LEN, "%s: [global] priomap: %s",
+				 o->priomap_origin, sub);
+		else
+			snprintf(err, SHP_ERR_LEN, "--%s", sub);
 		return -1;
 	}
 	return 0;

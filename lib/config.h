@@ -4,7 +4,7 @@
  * and the INI profile (librte_cfgfile) fill one struct; the command line
  * wins over the file.
  *
- * INI format:
+ * INI format (comments: lines starting with # or ;, and from a # on):
  *   [global]
  *   bands = 3
  *   priomap = 1,2,2,2,1,2,0,0,1,1,1,1,1,1,1,1
@@ -36,6 +36,7 @@ struct shp_layer {
 struct shp_options {
 	unsigned int bands;
 	char *priomap_text;           /* NULL: default for `bands` */
+	char *priomap_origin;         /* the INI file it came from, if any */
 	enum shp_classify_mode classify;
 	uint64_t seed;
 	bool seed_set;

@@ -436,8 +436,8 @@ bands_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	return UINT64_MAX;
 }
 
-/* Free every queued packet, counted as flushed (and pushed out of its band
- * so the band's depth returns to zero). */
+/* Free every queued packet, counted as flushed (by its band too, so the
+ * band's depth returns to zero; not as pushed_out, which is tbf's limit). */
 static void
 bands_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
@@ -456,8 +456,8 @@ bands_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 			for (i = 0; i < bd->cnt; i++)
 				bytes += rte_pktmbuf_pkt_len(
 					bd->stash[bd->head + i]);
-			bc->pushed_out += bd->cnt;
-			bc->pushed_out_bytes += bytes;
+			bc->flushed += bd->cnt;
+			bc->pushed_out_bytes += bytes;   /* left the band */
 			shp_drop_burst(ctx, SHP_DROP_FLUSHED,
 				       bd->stash + bd->head, bd->cnt);
 			bd->cnt = 0;

@@ -68,18 +68,19 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 			bs->full += LD(bc->full);
 			bs->pushed_out += LD(bc->pushed_out);
 			bs->pushed_out_bytes += LD(bc->pushed_out_bytes);
+			bs->flushed += LD(bc->flushed);
 		}
 	}
 	out->queued = s->netem_qlen + s->tx_pending;
 	for (b = 0; b < nb_bands; b++) {
 		struct shp_band_ctr *bs = &s->band[b];
-		uint64_t gone = bs->dequeued + bs->pushed_out;
+		uint64_t gone = bs->dequeued + bs->pushed_out + bs->flushed;
 
 		/* Counters of different lcores are read at slightly
 		 * different moments: never report a negative depth. */
 		out->band_depth[b] = bs->enqueued > gone ?
 			bs->enqueued - gone : 0;
-		out->band_dropped[b] = bs->full + bs->pushed_out;
+		out->band_dropped[b] = bs->full + bs->pushed_out + bs->flushed;
 		out->queued += out->band_depth[b];
 		out->egress_in += bs->enqueued + bs->full;
 	}
@@ -115,6 +116,7 @@ shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 		c->band[b].full -= o->band[b].full;
 		c->band[b].pushed_out -= o->band[b].pushed_out;
 		c->band[b].pushed_out_bytes -= o->band[b].pushed_out_bytes;
+		c->band[b].flushed -= o->band[b].flushed;
 		s->band_dropped[b] -= base->band_dropped[b];
 	}
 	s->nic.imissed -= base->nic.imissed;
@@ -224,10 +226,11 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 				", \"dropped\": %" PRIu64
 				", \"depth\": %" PRIu64
 				", \"full\": %" PRIu64
-				", \"pushed_out\": %" PRIu64 "}",
+				", \"pushed_out\": %" PRIu64
+				", \"flushed\": %" PRIu64 "}",
 				b ? ", " : "", bc->enqueued, bc->dequeued,
 				s->band_dropped[b], s->band_depth[b],
-				bc->full, bc->pushed_out);
+				bc->full, bc->pushed_out, bc->flushed);
 		}
 		fprintf(f, "],\n    \"drops\": {");
 		for (d = 0; d < SHP_DROP_MAX; d++)

@@ -47,8 +47,9 @@ struct shp_band_ctr {
 	uint64_t dequeued;
 	uint64_t dequeued_bytes;
 	uint64_t full;           /* refused: ring full (not in enqueued) */
-	uint64_t pushed_out;     /* removed from the head: tbf limit or flush */
+	uint64_t pushed_out;     /* removed from the head: tbf limit */
 	uint64_t pushed_out_bytes;
+	uint64_t flushed;        /* freed while queued: shutdown or reset */
 };
 
 struct shp_port_ctr {

@@ -266,3 +266,40 @@ def test_tty_ctrl_d_quits(tty):
     tty.expect(pexpect.EOF)
     tty.close()
     assert tty.exitstatus == 0
+
+
+def test_question_mark_after_a_tc_word_lists_the_next_words(tty):
+    tty.send("set netem all delay 10ms ?")
+    tty.expect_exact("shaper> set netem all delay 10ms ")
+    listing = clean(tty.before)
+    for w in ("loss", "duplicate", "reorder", "rate", "slot", "limit"):
+        assert re.search(r"^ %s +\S" % w, listing, re.M), listing
+    tty.send("lo\t")                     # TAB on the next word too
+    tty.expect_exact("lo")
+    tty.expect_exact("ss ")
+    tty.send("\x03")
+    tty.expect_exact("shaper> ")
+    tty.send("set tbf 0 rate 1mbit b?")
+    tty.expect_exact("shaper> set tbf 0 rate 1mbit b")
+    assert "burst" in clean(tty.before)
+    tty.send("\x03")
+    tty.expect_exact("shaper> ")
+
+
+def test_tty_line_beyond_the_prompt_limit_is_refused(tty):
+    """rdline keeps 512 characters and drops further keys silently: the
+    delay alone would have been applied, without the loss."""
+    line = "set netem all delay 1ms" + " " * 500 + "loss 100%"
+    for i in range(0, len(line), 64):     # typed, not one huge write
+        tty.send(line[i:i + 64])
+        time.sleep(0.02)
+    tty.send("\r")
+    tty.expect(r"error: line longer than 512 characters")
+    tty.expect_exact("shaper> ")
+    tty.sendline("show netem 0")
+    tty.expect(r"port 0: netem (\S+)")
+    assert tty.match.group(1) == "off"
+    tty.sendline("set netem 0 delay 2ms")   # the next line works again
+    tty.expect(r"port 0: netem limit \d+ delay 2ms \(was off\)")
+    tty.sendline("quit")
+    tty.expect(pexpect.EOF)
