@@ -21,6 +21,24 @@
 #include "shp_netem.h"
 #include "shp_tbf.h"
 
+/* (declared in shaper.h; here, with the control plane, so that the CLI
+ * harness in fuzz/ links without the ports) */
+const char *
+shaper_ports_text(const struct shaper *s, char *buf, size_t len)
+{
+	size_t n;
+	unsigned int i;
+
+	n = snprintf(buf, len, s->nb_ports == 1 ? "the port is" :
+		     "the ports are");
+	for (i = 0; i < s->nb_ports && n < len; i++)
+		n += snprintf(buf + n, len - n, "%s %u", i ? "," : "",
+			      s->port_ids[i]);
+	if (s->nb_ports == 0)
+		snprintf(buf, len, "there are no ports");
+	return buf;
+}
+
 /* Guards `snap` and `base`: written on the main lcore, read by telemetry
  * callbacks. The data plane never takes it. */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -25,22 +25,6 @@
  * (stopping the others makes the PMD complain). */
 static bool started[SHP_MAX_PORTS];
 
-const char *
-shaper_ports_text(const struct shaper *s, char *buf, size_t len)
-{
-	size_t n;
-	unsigned int i;
-
-	n = snprintf(buf, len, s->nb_ports == 1 ? "the port is" :
-		     "the ports are");
-	for (i = 0; i < s->nb_ports && n < len; i++)
-		n += snprintf(buf + n, len - n, "%s %u", i ? "," : "",
-			      s->port_ids[i]);
-	if (s->nb_ports == 0)
-		snprintf(buf, len, "there are no ports");
-	return buf;
-}
-
 unsigned int
 shaper_pool_size(const struct shaper *s)
 {

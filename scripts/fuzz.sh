@@ -29,12 +29,18 @@ names=("$@")
 
 if [ ! -f build-fuzz/build.ninja ]; then
 	CC=clang meson setup build-fuzz -Dfuzz=true \
-		-Db_sanitize=address,undefined -Db_lundef=false >/dev/null ||
-		exit 1
+		-Db_sanitize=address,undefined -Db_lundef=false \
+		>/tmp/fuzz-setup.$$ 2>&1 ||
+		{ echo "fuzz: meson setup failed:"; tail -20 /tmp/fuzz-setup.$$;
+		  rm -f /tmp/fuzz-setup.$$; exit 1; }
+	rm -f /tmp/fuzz-setup.$$
 fi
 targets=()
 for n in "${names[@]}"; do targets+=("fuzz/fuzz_$n"); done
-ninja -C build-fuzz "${targets[@]}" >/dev/null || exit 1
+mkdir -p build-fuzz/logs
+ninja -C build-fuzz "${targets[@]}" >build-fuzz/logs/build.log 2>&1 ||
+	{ echo "fuzz: the harnesses do not build:";
+	  grep -E 'error|undefined' build-fuzz/logs/build.log | head -20; exit 1; }
 
 # UBSan errors are fatal (no suppressions); leaks are errors.
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
