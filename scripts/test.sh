@@ -84,7 +84,8 @@ PYEOF
 )
 	echo "== pytest test/replay on build-san"
 	junit=build-san/pytest-replay.xml
-	SHAPER_BUILD="$PWD/build-san" $py -m pytest test/replay -q -rs \
+	SHP_SANITIZED=1 SHAPER_BUILD="$PWD/build-san" \
+		$py -m pytest test/replay -q -rs \
 		-p no:cacheprovider --junitxml="$junit"
 	[ $? -eq 0 ] || status=1
 	read -r t f k < <(junit_counts "$junit")

@@ -135,6 +135,8 @@ def test_overload_is_dropped_not_delayed(tmp_path):
         assert s["drops"]["overload"] > 0, s
         soj, lat = s["sojourn_ns"], s["latency"]
         assert soj["min"] >= 10_000_000, soj
+        if os.environ.get("SHP_SANITIZED") == "1":
+            continue   # a sanitizer build is checked for memory, not time
         assert soj["avg"] <= 10_300_000, soj
         assert lat["sojourn_ns"]["p99.9"] <= 12_000_000, lat
         assert lat["lateness_ns"]["p99"] <= 1_000_000, lat
