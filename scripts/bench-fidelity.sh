@@ -7,7 +7,8 @@
 # own limit). Then a paced sweep: a tbf in front lets 25..90% of the
 # measured capacity through to 'delay 10ms', and the lateness p99.9 at
 # each step; the capacity printed is the highest offered rate whose
-# lateness p99.9 stays under 50 us. Figures only: never a test.
+# lateness p99.9 stays under 50 us. First, the machine's own noise floor
+# (bench/bench_hiccup.c). Figures only: never a test.
 #
 # Usage: scripts/bench-fidelity.sh [SECONDS]   (default 8 s per run)
 #   2 MiB hugepages where they can be had (scripts/bench-lib.sh)
@@ -56,6 +57,9 @@ open(sys.argv[1] + ".p999", "w").write("%f\n" %
 PY
 }
 
+# the machine's own noise on the worker's CPU: no lateness can be below it
+echo -n "noise floor (bench_hiccup, CPU 1): "
+taskset -c 1 ./build/bench/bench_hiccup 5
 echo "net_null copy=1 (unbounded), 64 B, -l 0-1, ${secs} s per run;" \
 	"worst port; times in us"
 printf "%-34s %6s | %7s %7s %8s %9s | %8s %8s %9s | %s\n" profile Mpps \
