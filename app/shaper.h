@@ -40,6 +40,11 @@ struct egress {
 	 * per burst: the chain's oldest due packet is later than
 	 * --max-late, so what arrives for it now is dropped (`overload`). */
 	volatile bool behind;
+	/* Written by the owner on a change: netem holds packets for later.
+	 * Only then are arrivals paced (shp_admit): a chain that releases
+	 * what it takes at once keeps admission and release in step by
+	 * itself. */
+	volatile bool holds;
 };
 
 struct worker {

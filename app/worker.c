@@ -24,6 +24,8 @@
  * packets shrinks while RX goes on. */
 #define TX_BUDGET_BURSTS 8
 
+#define COST_EVERY 8   /* a power of 2 */
+
 struct rte_rcu_qsbr *shaper_rcu;
 
 static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
@@ -106,7 +108,7 @@ overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
 
 static inline void
 rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
-	 struct shp_lcore_ctr *ctr, uint64_t cost)
+	 struct shp_lcore_ctr *ctr, uint64_t cost, bool sample)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	const struct shp_classifier *cls;
@@ -116,15 +118,23 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	uint64_t bytes;
 	uint32_t used;
 	uint16_t n, k, sent;
-	uint64_t t0;
+	uint64_t t0 = 0;
 	bool behind;
 
-	/* the poll's own cost is part of what admitting costs */
-	t0 = shp_clock_now(&s->clock);
-	shp_admit_refill(&w->admit, t0, cost, s->opt.burst);
 	behind = s->egress[r->egress].behind;
-	if (!behind && !shp_admit_ready(&w->admit, cost, s->opt.burst))
-		return;
+	if (!s->egress[r->egress].holds)
+		cost = 0;
+	if (cost != 0 && !behind &&
+	    !shp_admit_ready(&w->admit, cost, s->opt.burst)) {
+		/* no credit as of the last poll: has it come since? */
+		shp_admit_refill(&w->admit, shp_clock_now(&s->clock), cost,
+				 s->opt.burst);
+		if (!shp_admit_ready(&w->admit, cost, s->opt.burst))
+			return;
+	}
+	/* the poll's own cost is part of what admitting costs */
+	if (sample)
+		t0 = shp_clock_now(&s->clock);
 	if (unlikely(r->pace != NULL))
 		n = rx_paced(s, r, pkts, &ctx.now);
 	else
@@ -135,23 +145,26 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		return;
 	}
 	r->empty_polls = 0;
-	if (unlikely(behind)) {
-		overload(in, ctx.ctr, pkts, n);
-		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) - t0);
-		return;
-	}
 	/* Stamp with the time the burst arrived, not the loop's start: a
 	 * stale stamp would let netem send a packet early. One pass stamps,
 	 * classifies and sums the bytes; the bands take its result as is.
 	 * Paced packets carry the time they were due. */
 	if (likely(r->pace == NULL))
 		ctx.now = shp_clock_now(&s->clock);
+	if (cost != 0)
+		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
+	if (unlikely(behind)) {
+		overload(in, ctx.ctr, pkts, n);
+		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) -
+					    ctx.now);
+		return;
+	}
 	k = shp_admit(&w->admit, n, cost);
 	if (unlikely(k < n)) {
 		overload(in, ctx.ctr, pkts + k, n - k);
 		if (k == 0) {
 			shp_admit_charge(&w->admit,
-					 shp_clock_now(&s->clock) - t0);
+					 shp_clock_now(&s->clock) - ctx.now);
 			return;
 		}
 		n = k;
@@ -172,7 +185,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	}
 	shp_bands_enqueue_vec(s->bands[r->egress], pkts + sent, band + sent,
 			      used, bytes, n - sent, &ctx);
-	if (2 * n >= s->opt.burst)
+	if (sample && 2 * n >= s->opt.burst)
 		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
 }
 
@@ -272,7 +285,7 @@ tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
  * then whether the chain is behind). */
 static inline void
 tx_port(struct shaper *s, struct worker *w, struct egress *e,
-	struct shp_lcore_ctr *ctr, unsigned int budget)
+	struct shp_lcore_ctr *ctr, unsigned int budget, bool sample)
 {
 	struct shp_port_ctr *pc = &ctr->port[e->port];
 	struct tx_arg a = { .s = s, .e = e, .pc = pc };
@@ -282,7 +295,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	struct shp_round r;
 	uint16_t sent, i;
-	uint64_t t0;
+	uint64_t t0 = 0;
 
 	if (e->npend > 0) {
 		/* The port refused these last time: they go first, and
@@ -301,10 +314,11 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 			return;
 		}
 	}
-	t0 = shp_clock_now(&s->clock);
+	if (sample)
+		t0 = shp_clock_now(&s->clock);
 	shp_egress_round(s->netem[e->port], &ctx, &io, pkts, s->opt.burst,
 			 budget, s->opt.max_late_ns, &r);
-	if (2 * r.released >= s->opt.burst)
+	if (sample && 2 * r.released >= s->opt.burst)
 		shp_cost_sample(&w->admit.tx,
 				shp_clock_now(&s->clock) - t0, r.released);
 	if (unlikely(r.refused > 0)) {
@@ -315,6 +329,8 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		pc->tx_pending = e->npend;
 	}
 	set_behind(e, r.behind);
+	if ((pc->netem_qlen != 0) != e->holds)
+		e->holds = pc->netem_qlen != 0;
 }
 
 /*
@@ -389,12 +405,18 @@ shaper_worker_main(void *arg)
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
 	while (!s->quit) {
+		/* pacing's costs are measured in one loop of COST_EVERY:
+		 * enough for an estimate, a clock read less the rest of the
+		 * time */
+		bool sample = s->opt.max_late_ns != 0 &&
+			      (++rounds & (COST_EVERY - 1)) == 0;
+
 		/* what is due leaves before new work is taken */
 		if (w->tx && !s->paused)
 			for (k = 0; k < w->nb_egress; k++)
 				tx_port(s, w, &s->egress[w->egress[k]], ctr,
-					budget);
-		if (w->tx && (++rounds & 63) == 0)
+					budget, sample);
+		if (w->tx && (rounds & 1023) == 0)
 			w->tx_cost_pub = w->admit.tx.ns;
 		if (w->rx && !s->paused && !w->rx_done) {
 			bool all_done = s->opt.replay;
@@ -406,7 +428,7 @@ shaper_worker_main(void *arg)
 				struct rxq_ref *q = &w->rxq[(k + first) %
 							    w->nb_rxq];
 
-				rx_queue(s, w, q, ctr, cost);
+				rx_queue(s, w, q, ctr, cost, sample);
 				all_done &= q->empty_polls >=
 					    REPLAY_EMPTY_POLLS;
 			}

@@ -101,6 +101,8 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 		more = ctx->more || n == burst;
 		if (n == 0) {
 			r->behind = false;   /* nothing was due */
+			if (!more)
+				break;
 			continue;
 		}
 		/* read before the port may free it: with work left, the
@@ -116,9 +118,11 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 						  now, max_late);
 			return;
 		}
+		if (!more)
+			break;   /* done: no clock read for nothing */
 		now = io->now(io->arg);
-		r->behind = more && shp_is_behind(due, now, max_late);
-	} while (more && done < budget);
+		r->behind = shp_is_behind(due, now, max_late);
+	} while (done < budget);
 }
 
 /*
