@@ -140,7 +140,12 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	else
 		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (n == 0) {
-		if (r->empty_polls < REPLAY_EMPTY_POLLS)
+		/* An input is exhausted only if it returned nothing while
+		 * the pool had mbufs to give it: net_pcap returns nothing
+		 * too when it cannot allocate, and the rest of the capture
+		 * would never be read. */
+		if (r->empty_polls < REPLAY_EMPTY_POLLS &&
+		    rte_mempool_avail_count(s->pool) >= s->opt.burst)
 			r->empty_polls++;
 		return;
 	}

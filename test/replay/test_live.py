@@ -171,3 +171,21 @@ def test_streams_live_as_offline(tmp_path, mode):
     assert kept == offline
     assert not [k for k in kept if both[k] == 0]
     assert not [k for k in both if k not in kept and both[k] > 1]
+
+
+def test_replay_reads_whole_capture_when_pool_runs_dry(tmp_path):
+    """A capture larger than the pool, held by a delay: RX finds the pool
+    empty for a while, which is not the end of the input. Every record is
+    read: received, or counted by the NIC as refused for want of an mbuf
+    (before, the run ended after the first pool's worth, silently)."""
+    n = 3000
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(rx), frames(n))
+    run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                     ["--replay", "--mbufs", "1024", "--netem",
+                      "delay 100ms limit 100000"])
+    assert run.rc == 0, run.err
+    p = run.port(0)
+    assert p["rx_packets"] + p["nic"]["rx_nombuf"] == n, p
+    assert p["tx_packets"] == p["rx_packets"]
+    assert_conserved(run)
