@@ -143,8 +143,9 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		/* An input is exhausted only if it returned nothing while
 		 * the pool had mbufs to give it: net_pcap returns nothing
 		 * too when it cannot allocate, and the rest of the capture
-		 * would never be read. */
-		if (r->empty_polls < REPLAY_EMPTY_POLLS &&
+		 * would never be read. (Counted for --replay only: the
+		 * pool's count walks every lcore's cache.) */
+		if (s->opt.replay && r->empty_polls < REPLAY_EMPTY_POLLS &&
 		    rte_mempool_avail_count(s->pool) >= s->opt.burst)
 			r->empty_polls++;
 		return;
