@@ -287,8 +287,10 @@ parse_slot(struct parser *p)
 	if (next_is_number(p)) {
 		p->a.i++;
 		c->slot_mode = SHP_NETEM_SLOT_RANGE;
-		free(c->slot_dist);   /* an earlier `slot distribution` */
+		/* nothing of an earlier `slot distribution` stays */
+		free(c->slot_dist);
 		c->slot_dist = NULL;
+		c->slot_delay = c->slot_jitter = 0;
 		if (get_time(p, kw, &c->slot_min) < 0)
 			return -1;
 		c->slot_max = c->slot_min;
@@ -313,6 +315,7 @@ parse_slot(struct parser *p)
 		c->slot_mode = SHP_NETEM_SLOT_DIST;
 		free(c->slot_dist);   /* the last one given counts */
 		c->slot_dist = NULL;
+		c->slot_min = c->slot_max = 0;   /* nor of an earlier range */
 		if (strcmp(cur(p), "uniform") != 0) {
 			c->slot_dist = get_dist(p, "slot distribution");
 			if (c->slot_dist == NULL)
