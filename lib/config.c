@@ -361,9 +361,9 @@ ini_lint(const char *path, FILE *f, char *err)
 		}
 		eq = memchr(p, '=', len);
 		if (eq == NULL) {
-			snprintf(err, SHP_ERR_LEN, "%s:%d: '%.40s': expected "
+			snprintf(err, SHP_ERR_LEN, "%s:%d: '%.*s': expected "
 				 "key = value, a [section] or a # comment",
-				 path, lineno, p);
+				 path, lineno, (int)RTE_MIN(len, (size_t)40), p);
 			goto out;
 		}
 		key = p;
