@@ -924,7 +924,8 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (c == NULL && p->tq.qlen == 0 && q->child != NULL) {
 		/* off and empty: straight through, bytes as the child says */
 		k = q->child->ops->dequeue(q->child, pkts, n, ctx);
-		ctx->more |= k == n;
+		if (k == n)
+			ctx->more = true;
 		netem_gauge(p, ctx);
 		return k;
 	}
@@ -937,7 +938,8 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		/* pkts[out..n) doubles as the input vector: consumed
 		 * before the output is written there */
 		k = q->child->ops->dequeue(q->child, pkts + out, n - out, ctx);
-		ctx->more |= k == n - out && k > 0;
+		if (k == n - out && k > 0)
+			ctx->more = true;
 		netem_enqueue_vec(q, p, c, pkts + out, k, ctx);
 		backlog = p->tq.backlog;
 		out += netem_release(p, c, pkts + out, n - out, ctx->now);

@@ -47,11 +47,11 @@ struct shp_ctx {
 	 */
 	uint64_t bytes;
 	/*
-	 * Out, dequeue only: set by a stage that stopped because the vector
-	 * was full, with more work it could do at ctx->now (due packets to
-	 * release, or a child that filled its share). The caller clears it
-	 * before the call; a stage that leaves it clear is judged by whether
-	 * it filled the vector.
+	 * Out, dequeue only: set (never read or cleared) by a stage that
+	 * stopped because the vector was full, with more work it could do
+	 * at ctx->now (due packets to release, or a child that filled its
+	 * share). A caller that wants it clears it before the call; a stage
+	 * that leaves it clear is judged by whether it filled the vector.
 	 */
 	bool more;
 };
