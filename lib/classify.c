@@ -57,10 +57,12 @@ prio_of(enum shp_classify_mode mode, const struct rte_mbuf *m)
 
 	if (mode == SHP_CLASSIFY_PCP) {
 		shp_pkthdr_parse(m, &h, SHP_PKTHDR_L2);
-		return (h.flags & SHP_PKTHDR_F_VLAN) ? pcp2prio[h.pcp] : 0;
+		/* nb_tags and l3_type rather than the flags: then the
+		 * compiler drops the flags' bookkeeping from this path */
+		return h.nb_tags ? pcp2prio[h.pcp] : 0;
 	}
 	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
-	if (!(h.flags & SHP_PKTHDR_F_L3))
+	if (h.l3_type == 0)
 		return 0;
 	if (mode == SHP_CLASSIFY_DSCP)
 		return cs2prio[h.tos >> 5];

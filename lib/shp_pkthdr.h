@@ -76,9 +76,11 @@ union shp_ipaddr {
 
 struct shp_pkthdr {
 	uint8_t flags;       /* SHP_PKTHDR_F_* */
-	uint8_t nb_tags;     /* VLAN tags walked (0..SHP_PKTHDR_MAX_TAGS) */
+	uint8_t nb_tags;     /* VLAN tags whose TCI was read (0..MAX_TAGS);
+			      * > 0 exactly when F_VLAN */
 	uint8_t pcp;         /* outer tag: priority code point (F_VLAN) */
-	uint8_t l3_type;     /* SHP_PKTHDR_IPV4 / _IPV6 (F_L3), else 0 */
+	uint8_t l3_type;     /* SHP_PKTHDR_IPV4 / _IPV6 (F_L3), else 0:
+			      * != 0 exactly when F_L3 */
 	uint16_t vlan_id;    /* outer tag: VLAN id, 12 bits (F_VLAN) */
 	uint16_t eth_type;   /* innermost EtherType, host order (F_ETH) */
 	uint16_t l3_off;     /* first byte after the EtherType (F_ETH) */
@@ -122,6 +124,28 @@ shp_pkthdr_be16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/*
+ * Where the walker reads: the first segment's data, looked up once per
+ * packet (rte_pktmbuf_read() would reload it at every header, as its
+ * buffer escapes to the slow path), and the mbuf for the rest.
+ */
+struct shp_pkthdr_cur {
+	const struct rte_mbuf *m;
+	const uint8_t *base;
+	uint32_t dlen;
+};
+
+/* len bytes at off: in place if in the first segment, else copied into
+ * buf from the chain; NULL if the packet is shorter. */
+static __rte_always_inline const uint8_t *
+shp_pkthdr_read(const struct shp_pkthdr_cur *c, uint32_t off, uint32_t len,
+		void *buf)
+{
+	if (likely(off + len <= c->dlen))
+		return c->base + off;
+	return (const uint8_t *)__rte_pktmbuf_read(c->m, off, len, buf);
+}
+
 /* The outermost tag's TCI at p. */
 static __rte_always_inline void
 shp_pkthdr_tci(struct shp_pkthdr *h, const uint8_t *p)
@@ -136,7 +160,7 @@ shp_pkthdr_tci(struct shp_pkthdr *h, const uint8_t *p)
 /* Skip IPv6 extension headers from *off (the first of type *nh): on
  * return *off and *nh are the upper layer's. 0 if cut short or too many. */
 static __rte_always_inline int
-shp_pkthdr_skip_v6ext(const struct rte_mbuf *m, struct shp_pkthdr *h,
+shp_pkthdr_skip_v6ext(const struct shp_pkthdr_cur *c, struct shp_pkthdr *h,
 		      uint32_t *off, uint8_t *nh)
 {
 	uint8_t buf[8];
@@ -149,7 +173,7 @@ shp_pkthdr_skip_v6ext(const struct rte_mbuf *m, struct shp_pkthdr *h,
 		if (*nh == 44) {
 			/* fragment header: 8 bytes, the offset in the
 			 * upper 13 bits of bytes 2-3 */
-			p = rte_pktmbuf_read(m, *off, 8, buf);
+			p = shp_pkthdr_read(c, *off, 8, buf);
 			if (p == NULL)
 				return 0;
 			*nh = p[0];
@@ -163,7 +187,7 @@ shp_pkthdr_skip_v6ext(const struct rte_mbuf *m, struct shp_pkthdr *h,
 		} else {
 			/* next header, length in 8 bytes not counting the
 			 * first 8 */
-			p = rte_pktmbuf_read(m, *off, 2, buf);
+			p = shp_pkthdr_read(c, *off, 2, buf);
 			if (p == NULL)
 				return 0;
 			*nh = p[0];
@@ -176,7 +200,7 @@ shp_pkthdr_skip_v6ext(const struct rte_mbuf *m, struct shp_pkthdr *h,
 /* The transport ports at h->l4_off, if the protocol has them and they are
  * within the IP packet, which ends at end. */
 static __rte_always_inline void
-shp_pkthdr_ports(const struct rte_mbuf *m, struct shp_pkthdr *h,
+shp_pkthdr_ports(const struct shp_pkthdr_cur *c, struct shp_pkthdr *h,
 		 uint32_t end)
 {
 	uint8_t buf[4];
@@ -186,7 +210,7 @@ shp_pkthdr_ports(const struct rte_mbuf *m, struct shp_pkthdr *h,
 	    !shp_pkthdr_has_ports(h->ip_proto) ||
 	    (uint32_t)h->l4_off + 4 > end)
 		return;
-	p = rte_pktmbuf_read(m, h->l4_off, 4, buf);
+	p = shp_pkthdr_read(c, h->l4_off, 4, buf);
 	if (p == NULL)
 		return;
 	h->sport = shp_pkthdr_be16(p);
@@ -203,6 +227,12 @@ static __rte_always_inline void
 shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 		 enum shp_pkthdr_depth depth)
 {
+	const struct shp_pkthdr_cur cur = {
+		.m = m,
+		.base = rte_pktmbuf_mtod(m, const uint8_t *),
+		.dlen = rte_pktmbuf_data_len(m),
+	};
+	const struct shp_pkthdr_cur *c = &cur;
 	uint8_t buf[40];
 	const uint8_t *p;
 	uint32_t off = 2 * RTE_ETHER_ADDR_LEN;
@@ -211,18 +241,18 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 	h->flags = 0;
 	h->nb_tags = 0;
 	h->l3_type = 0;
-	p = rte_pktmbuf_read(m, off, 2, buf);
+	p = shp_pkthdr_read(c, off, 2, buf);
 	if (p == NULL)
 		return;
 	et = shp_pkthdr_be16(p);
 	while (shp_pkthdr_is_tpid(et) && h->nb_tags < SHP_PKTHDR_MAX_TAGS) {
 		/* TCI and the next EtherType */
-		p = rte_pktmbuf_read(m, off + 2, 4, buf);
+		p = shp_pkthdr_read(c, off + 2, 4, buf);
 		if (unlikely(p == NULL)) {
 			/* cut after the TCI: the outer tag's priority is
 			 * still there, but no EtherType */
 			if (h->nb_tags == 0 &&
-			    (p = rte_pktmbuf_read(m, off + 2, 2, buf)) != NULL) {
+			    (p = shp_pkthdr_read(c, off + 2, 2, buf)) != NULL) {
 				shp_pkthdr_tci(h, p);
 				h->nb_tags = 1;
 			}
@@ -245,8 +275,9 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 		uint32_t ihl, tot;
 		uint16_t frag;
 
-		p = rte_pktmbuf_read(m, off, 20, buf);
-		if (p == NULL || (p[0] >> 4) != 4 || (p[0] & 0xf) < 5)
+		p = shp_pkthdr_read(c, off, 20, buf);
+		/* version 4, IHL 5..15 */
+		if (p == NULL || (uint8_t)(p[0] - 0x45) > 0x0a)
 			return;
 		ihl = (uint32_t)(p[0] & 0xf) * 4;
 		tot = shp_pkthdr_be16(p + 2);
@@ -266,12 +297,12 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 				h->flags |= SHP_PKTHDR_F_LATER;
 		}
 		if (depth == SHP_PKTHDR_L4 && tot >= ihl)
-			shp_pkthdr_ports(m, h, off + tot);
+			shp_pkthdr_ports(c, h, off + tot);
 	} else if (et == RTE_ETHER_TYPE_IPV6) {
 		uint32_t plen, l4;
 		uint8_t nh;
 
-		p = rte_pktmbuf_read(m, off, 40, buf);
+		p = shp_pkthdr_read(c, off, 40, buf);
 		if (p == NULL || (p[0] >> 4) != 6)
 			return;
 		h->l3_type = SHP_PKTHDR_IPV6;
@@ -286,7 +317,7 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 			/* the upper layer only if no extension header */
 			if (shp_pkthdr_is_v6ext(nh))
 				return;
-		} else if (!shp_pkthdr_skip_v6ext(m, h, &l4, &nh)) {
+		} else if (!shp_pkthdr_skip_v6ext(c, h, &l4, &nh)) {
 			return;
 		}
 		h->ip_proto = nh;
@@ -295,7 +326,7 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 		/* payload length 0: a jumbogram (RFC 2675), bounded by the
 		 * frame only */
 		if (depth == SHP_PKTHDR_L4)
-			shp_pkthdr_ports(m, h, plen != 0 ?
+			shp_pkthdr_ports(c, h, plen != 0 ?
 					 off + 40 + plen : UINT32_MAX);
 	}
 }
