@@ -10,7 +10,10 @@
 #include <inttypes.h>
 #include <stdbool.h>
 
-#include "sch_bands.h"
+#include <stdlib.h>
+#include <stdio.h>
+
+#include "shp_kind.h"
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
 
@@ -20,6 +23,9 @@ struct tbf_state {
 	int64_t tokens;   /* ticks */
 	int64_t ptokens;  /* ticks */
 };
+
+/* the kind's drop causes (tbf_drops) */
+enum { TBF_DROP_OVERSIZE };
 
 struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
@@ -36,8 +42,10 @@ priv(const struct shp_qdisc *q)
 static void
 apply_limit(struct shp_qdisc *q, const struct shp_tbf_conf *c)
 {
-	if (q->child != NULL && q->child->ops == &shp_bands_ops)
-		shp_bands_set_limit(q->child, c ? c->limit : 0);
+	/* as Linux's tbf sets its child fifo's limit, never knowing its
+	 * kind: a child with a limit of its own ignores ours */
+	if (q->child != NULL && q->child->ops->set_limit != NULL)
+		q->child->ops->set_limit(q->child, c ? c->limit : 0);
 }
 
 static int
@@ -215,7 +223,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			struct rte_mbuf *m;
 
 			child_take_run(child, 1, &m, ctx);
-			shp_drop(ctx, SHP_DROP_TBF_OVERSIZE, m);
+			shp_stage_drop(q, ctx, TBF_DROP_OVERSIZE, m);
 		} else if (stop) {
 			break;
 		}
@@ -373,4 +381,46 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.idle = tbf_idle,
 	.stats = tbf_stats,
 	.dump = tbf_dump,
+};
+
+static void *
+tbf_kind_parse(const char *args, const struct shp_kind_env *env, char *err)
+{
+	struct shp_tbf_conf *c = malloc(sizeof(*c));
+
+	RTE_SET_USED(env);
+	if (c == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (shp_tbf_parse(args, c, err) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int
+tbf_kind_format(const void *conf, char *buf, size_t len)
+{
+	return shp_tbf_format(conf, buf, len);
+}
+
+static const char *const tbf_drops[] = {
+	/* larger than the bucket: could never pass */
+	[TBF_DROP_OVERSIZE] = "tbf_oversize",
+	NULL
+};
+
+const struct shp_kind shp_kind_tbf = {
+	.name = "tbf",
+	.slot = SHP_SLOT_RATE,
+	.ops = &shp_tbf_ops,
+	.parse = tbf_kind_parse,
+	.format = tbf_kind_format,
+	.conf_free = free,
+	.drops = tbf_drops,
+	.usage = "tbf rate RATE burst BYTES (limit BYTES | latency TIME) "
+		 "[peakrate RATE mtu BYTES] [overhead BYTES] [mpu BYTES] "
+		 "[linklayer ethernet|atm]",
 };
