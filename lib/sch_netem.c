@@ -1147,4 +1147,6 @@ const struct shp_kind shp_kind_netem = {
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
 		 "[seed N]",
+	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
+		 "ecn#distribution#seed#noreorder",
 };

@@ -25,7 +25,7 @@ struct tbf_state {
 };
 
 /* the kind's drop causes (tbf_drops) */
-enum { TBF_DROP_OVERSIZE };
+enum { TBF_DROP_OVERSIZE, TBF_DROP_LIMIT };
 
 struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
@@ -409,6 +409,9 @@ tbf_kind_format(const void *conf, char *buf, size_t len)
 static const char *const tbf_drops[] = {
 	/* larger than the bucket: could never pass */
 	[TBF_DROP_OVERSIZE] = "tbf_oversize",
+	/* what our limit pushed out of the child: the child counts it, in
+	 * this same counter */
+	[TBF_DROP_LIMIT] = "tbf_limit",
 	NULL
 };
 
@@ -423,4 +426,6 @@ const struct shp_kind shp_kind_tbf = {
 	.usage = "tbf rate RATE burst BYTES (limit BYTES | latency TIME) "
 		 "[peakrate RATE mtu BYTES] [overhead BYTES] [mpu BYTES] "
 		 "[linklayer ethernet|atm]",
+	.words = "rate#burst#limit#latency#peakrate#mtu#overhead#mpu#"
+		 "linklayer",
 };

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "shp_qdisc.h"
+#include "shp_units.h"
 
 enum shp_slot {
 	SHP_SLOT_QUEUE,   /* the bottleneck queue RX enqueues into */
@@ -89,6 +90,8 @@ struct shp_kind {
 	const struct shp_xstat_desc *xstats;
 	/* usage, one line: "fq_codel [limit PACKETS] [flows N] ..." */
 	const char *usage;
+	/* its words, '#'-separated, for the CLI's completion */
+	const char *words;
 };
 
 /* The registry (lib/shp_kinds.c), in chain order within a slot; the
@@ -107,6 +110,15 @@ const struct shp_kind *shp_kind_default(enum shp_slot slot);
 const char *shp_kind_key(const struct shp_kind *k);
 /* True if `word` is a key (queue, tbf, netem, ...). */
 bool shp_kind_is_key(const char *word);
+
+/* The keys, each once, in registry order: queue, tbf, netem, ... */
+#define SHP_MAX_KEYS 8
+unsigned int shp_key_nb(void);
+const char *shp_key_name(unsigned int i);
+/* index of a key, or -1 */
+int shp_key_index(const char *word);
+/* the slot a key's kinds go to */
+enum shp_slot shp_key_slot(unsigned int i);
 
 /*
  * Profile text as given to a key (`queue`, `tbf`, ...) to (kind, conf).
@@ -133,6 +145,17 @@ unsigned int shp_xstat_nb(void);           /* statistics in use */
 /* the kind of xstat slot i, and its description */
 const struct shp_kind *shp_xstat_kind(unsigned int i);
 const struct shp_xstat_desc *shp_xstat_desc(unsigned int i);
+/* slot of the drop cause called name, or -1 */
+int shp_drop_index(const char *name);
+/* slot of kind's statistic called name, or -1 */
+int shp_xstat_index(const struct shp_kind *k, const char *name);
+/* the sum of kind k's drop causes in a counter block */
+uint64_t shp_kind_drops(const struct shp_kind *k, const uint64_t *drops);
+/* c's statistic `name` of kind `kind`, by names (tests and tools) */
+#define SHP_XSTAT(c, kind, name) \
+	((c)->xstats[shp_xstat_index(shp_kind_find(kind), (name))])
+/* the slots of the SHP_XS_DELAYED statistics, *nb of them */
+const uint8_t *shp_xstat_delayed(unsigned int *nb);
 /* slot maps of a kind: local index -> slot (NULL for no kind) */
 const uint8_t *shp_kind_drop_map(const struct shp_kind *k);
 const uint8_t *shp_kind_xstat_map(const struct shp_kind *k);

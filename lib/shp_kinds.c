@@ -39,6 +39,10 @@ static uint8_t drop_map[NB_KINDS][KIND_MAX_COUNTERS];
 static uint8_t xstat_map[NB_KINDS][KIND_MAX_COUNTERS];
 static const struct shp_kind *xstat_kind[SHP_XSTAT_SLOTS];
 static const struct shp_xstat_desc *xstat_desc[SHP_XSTAT_SLOTS];
+static uint8_t delayed[SHP_XSTAT_SLOTS];
+static unsigned int nb_delayed;
+static const struct shp_kind *key_kind[SHP_MAX_KEYS];
+static unsigned int nb_keys;
 
 static unsigned int
 drop_slot(const char *name)
@@ -65,6 +69,11 @@ RTE_INIT(shp_kinds_number)
 	for (k = 0; k < NB_KINDS; k++) {
 		const struct shp_kind *kind = shp_kinds[k];
 
+		if (shp_key_index(shp_kind_key(kind)) < 0) {
+			if (nb_keys == SHP_MAX_KEYS)
+				rte_panic("more keys than SHP_MAX_KEYS\n");
+			key_kind[nb_keys++] = kind;
+		}
 		for (i = 0; kind->drops != NULL && kind->drops[i]; i++) {
 			if (i == KIND_MAX_COUNTERS)
 				rte_panic("%s: too many drop causes\n",
@@ -77,6 +86,8 @@ RTE_INIT(shp_kinds_number)
 			    nb_xstats == SHP_XSTAT_SLOTS)
 				rte_panic("%s: too many statistics\n",
 					  kind->name);
+			if (kind->xstats[i].flags & SHP_XS_DELAYED)
+				delayed[nb_delayed++] = (uint8_t)nb_xstats;
 			xstat_kind[nb_xstats] = kind;
 			xstat_desc[nb_xstats] = &kind->xstats[i];
 			xstat_map[k][i] = (uint8_t)nb_xstats++;
@@ -179,8 +190,9 @@ unknown_queue:
 						sizeof(sub) - n, "%s%s",
 						n ? ", " : "",
 						shp_kinds[i]->name);
-			snprintf(err, SHP_ERR_LEN, "--queue '%s': expected a "
-				 "queue kind first (%s)", text, sub);
+			snprintf(err, SHP_ERR_LEN, "--queue '%.*s': expected "
+				 "a queue kind first (%s)",
+				 (int)strcspn(text, "\r\n"), text, sub);
 			return -1;
 		}
 	} else {
@@ -277,4 +289,74 @@ shp_kind_xstat_map(const struct shp_kind *k)
 	int i = kind_index(k);
 
 	return i < 0 ? NULL : xstat_map[i];
+}
+
+unsigned int
+shp_key_nb(void)
+{
+	return nb_keys;
+}
+
+const char *
+shp_key_name(unsigned int i)
+{
+	return i < nb_keys ? shp_kind_key(key_kind[i]) : NULL;
+}
+
+int
+shp_key_index(const char *word)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb_keys; i++)
+		if (strcmp(shp_kind_key(key_kind[i]), word) == 0)
+			return (int)i;
+	return -1;
+}
+
+enum shp_slot
+shp_key_slot(unsigned int i)
+{
+	return key_kind[i]->slot;
+}
+
+const uint8_t *
+shp_xstat_delayed(unsigned int *nb)
+{
+	*nb = nb_delayed;
+	return delayed;
+}
+
+int
+shp_drop_index(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb_drops; i++)
+		if (strcmp(shp_drop_names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int
+shp_xstat_index(const struct shp_kind *k, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb_xstats; i++)
+		if (xstat_kind[i] == k && strcmp(xstat_desc[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+uint64_t
+shp_kind_drops(const struct shp_kind *k, const uint64_t *drops)
+{
+	const uint8_t *map = shp_kind_drop_map(k);
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; map != NULL && k->drops != NULL && k->drops[i]; i++)
+		n += drops[map[i]];
+	return n;
 }

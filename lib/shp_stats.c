@@ -8,6 +8,18 @@
 /* Relaxed loads: the owner may be writing; each u64 load is whole. */
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+uint64_t
+shp_stats_delayed(const struct shp_port_ctr *c)
+{
+	unsigned int i, nb;
+	const uint8_t *slot = shp_xstat_delayed(&nb);
+	uint64_t n = 0;
+
+	for (i = 0; i < nb; i++)
+		n += c->xstats[slot[i]];
+	return n;
+}
+
 void
 shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n)
 {

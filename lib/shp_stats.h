@@ -123,6 +123,10 @@ struct shp_port_sum {
 	struct shp_hist_summary lateness, sojourn;
 };
 
+/* Packets the stages of c's port hold for a later send time (the
+ * SHP_XS_DELAYED gauges of the kinds, shp_kind.h). */
+uint64_t shp_stats_delayed(const struct shp_port_ctr *c);
+
 /* Prepare zeroed counter blocks[0..n) (the sojourn minimum). */
 void shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n);
 

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <rte_malloc.h>
 
+#include "shp_kind.h"
 #include "classify.h"
 #include "sch_bands.h"
 #include "shp_tbf.h"
@@ -225,7 +226,7 @@ test_ring_full_counted(void **state)
 	assert_int_equal(shp_qdisc_enqueue(q, in, 12, &c), 8);
 	assert_int_equal(ctr->port[0].band[2].enqueued, 8);
 	assert_int_equal(ctr->port[0].band[2].full, 4);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_BAND_FULL], 4);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("band_full")], 4);
 	assert_int_equal(shp_qdisc_dequeue(q, out, 16, &c), 8);
 	rte_pktmbuf_free_bulk(out, 8);
 	assert_int_equal(rte_mempool_avail_count(pool), avail);
@@ -252,7 +253,7 @@ test_limit_pushout(void **state)
 	assert_int_equal(ctr->port[0].band[2].pushed_out, 20);
 	assert_int_equal(ctr->port[0].band[1].pushed_out, 10);
 	assert_int_equal(ctr->port[0].band[0].pushed_out, 0);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_LIMIT], 30);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("tbf_limit")], 30);
 	/* band 0 whole, then the newest half of band 1 */
 	for (i = 0; i < 20; i++)
 		assert_int_equal(shp_meta(out[i])->band, 0);
@@ -313,7 +314,7 @@ test_rx_fast_path(void **state)
 	n = shp_bands_enqueue_vec(q, in, band, used, bytes, 30, &x);
 	assert_int_equal(n, 26);
 	assert_int_equal(ctr->port[0].band[2].full, 4);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_BAND_FULL], 4);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("band_full")], 4);
 	assert_int_equal(ctr->port[0].band[2].enqueued, 16);
 	/* byte counters match what is queued: the 4 refused are the last
 	 * four band-2 packets (lengths 116..119) */

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <rte_malloc.h>
 
+#include "shp_kind.h"
 #include "sch_bands.h"
 #include "shp_egress.h"
 #include "shp_netem.h"
@@ -187,7 +188,7 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 	{
 		uint64_t dropped = 0;
 
-		for (d = 0; d < SHP_DROP_MAX; d++)
+		for (d = 0; d < shp_drop_nb(); d++)
 			dropped += ctr->port[0].drops[d];
 		assert_int_equal(s->admitted, s->sent + held + dropped);
 	}

@@ -23,6 +23,7 @@
 #include <rte_ip.h>
 #include <rte_malloc.h>
 
+#include "shp_kind.h"
 #include "shp_netem.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
@@ -127,7 +128,7 @@ rig_stream(struct rig *r, uint64_t n, uint64_t gap,
 	}
 	r->ctx.now += 100ULL * 1000000000;   /* 100 s later: all due */
 	rig_poll(r);
-	assert_int_equal(r->c->netem_qlen, 0);
+	assert_int_equal(SHP_XSTAT(r->c, "netem", "queued"), 0);
 }
 
 static void
@@ -301,7 +302,7 @@ measure_losses(const char *args, uint64_t n, double *rate, double *burst,
 		if (l && i > 0 && !seen[i - 1])
 			pairs++;
 	}
-	assert_int_equal(lost, r.c->drops[SHP_DROP_LOST]);
+	assert_int_equal(lost, r.c->drops[shp_drop_index("lost")]);
 	assert_int_equal(r.out + lost, n);
 	*rate = (double)lost / n;
 	*burst = (double)lost / starts;
@@ -469,11 +470,11 @@ test_duplicate_rate(void **state)
 	r.on_pkt = count_bits;
 	r.arg = &d;
 	rig_stream(&r, N_PKTS, 1000, NULL);
-	est = (double)r.c->duplicated / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "duplicated") / N_PKTS;
 	assert_within("duplicate 10%", est, p, sqrt(p * (1 - p) / N_PKTS));
 	/* each copy is delivered, flagged, and never copied again */
-	assert_int_equal(d.copies, r.c->duplicated);
-	assert_int_equal(r.out, N_PKTS + r.c->duplicated);
+	assert_int_equal(d.copies, SHP_XSTAT(r.c, "netem", "duplicated"));
+	assert_int_equal(r.out, N_PKTS + SHP_XSTAT(r.c, "netem", "duplicated"));
 	assert_int_equal(d.diffbits[0], r.out);
 	rig_fini(&r);
 }
@@ -490,10 +491,10 @@ test_corrupt_rate(void **state)
 	r.on_pkt = count_bits;
 	r.arg = &d;
 	rig_stream(&r, N_PKTS, 1000, NULL);
-	est = (double)r.c->corrupted / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "corrupted") / N_PKTS;
 	assert_within("corrupt 10%", est, p, sqrt(p * (1 - p) / N_PKTS));
 	/* a corrupted packet differs in exactly one bit */
-	assert_int_equal(d.diffbits[1], r.c->corrupted);
+	assert_int_equal(d.diffbits[1], SHP_XSTAT(r.c, "netem", "corrupted"));
 	assert_int_equal(d.diffbits[2], 0);
 	assert_int_equal(r.out, N_PKTS);
 	rig_fini(&r);
@@ -549,7 +550,7 @@ test_corrupt_multiseg(void **state)
 	r.on_pkt = where_flipped;
 	r.arg = &d;
 	rig_stream(&r, n, 1000, mk_chain);
-	assert_int_equal(r.c->corrupted, n);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "corrupted"), n);
 	assert_int_equal(d.diffbits[1], n);
 	/* the flipped byte is uniform over the 100 bytes: 40/30/30 */
 	assert_within("corrupt seg 0", seg_hits[0] / (double)n, 0.4,
@@ -576,11 +577,11 @@ test_duplicate_independent(void **state)
 	r.on_pkt = count_bits;
 	r.arg = &d;
 	rig_stream(&r, n, 1000, NULL);
-	assert_int_equal(r.c->duplicated, n);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "duplicated"), n);
 	assert_int_equal(d.copies, n);
 	assert_int_equal(r.out, 2 * n);
 	/* original and copy each carry exactly their own flipped bit */
-	assert_int_equal(r.c->corrupted, 2 * n);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "corrupted"), 2 * n);
 	assert_int_equal(d.diffbits[1], 2 * n);
 	rig_fini(&r);
 
@@ -632,9 +633,9 @@ test_reorder_rate(void **state)
 	r.on_pkt = count_at_once;
 	r.arg = &rc;
 	rig_stream(&r, N_PKTS, 10000, NULL);
-	est = (double)r.c->reordered / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "reordered") / N_PKTS;
 	assert_within("reorder 30%", est, 0.3, sqrt(0.21 / N_PKTS));
-	assert_int_equal(rc.at_once, r.c->reordered);
+	assert_int_equal(rc.at_once, SHP_XSTAT(r.c, "netem", "reordered"));
 	rig_fini(&r);
 
 	/* gap 5: after each reordered packet, 4 are delayed, then each one
@@ -647,10 +648,10 @@ test_reorder_rate(void **state)
 	rig_stream(&r, N_PKTS, 10000, NULL);
 	mu_c = gap - 1 + 1 / p;
 	var_c = (1 - p) / (p * p);
-	est = (double)r.c->reordered / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "reordered") / N_PKTS;
 	assert_within("reorder 25% gap 5", est, 1 / mu_c,
 		      sqrt(var_c / pow(mu_c, 3) / N_PKTS));
-	assert_int_equal(rc.at_once, r.c->reordered);
+	assert_int_equal(rc.at_once, SHP_XSTAT(r.c, "netem", "reordered"));
 	rig_fini(&r);
 }
 
@@ -969,7 +970,7 @@ test_slots(void **state)
 	}
 	assert_int_equal(o.over, 0);
 	assert_true(o.full > o.groups - 2);
-	assert_true(r.c->drops[SHP_DROP_NETEM_LIMIT] > 0);
+	assert_true(r.c->drops[shp_drop_index("netem_limit")] > 0);
 	mean = o.g_s1 / o.g_n;
 	var = o.g_s2 / o.g_n - mean * mean;
 	/* gap uniform in [1ms, 2ms), seen on a 5us grid: the grid error
@@ -1111,8 +1112,8 @@ test_ecn(void **state)
 	assert_int_equal(o.ce[K4_NOT] + o.ce[K6_NOT], 0);
 	notect = 2 * per;
 	assert_int_equal(o.kept[K4_NOT] + o.kept[K6_NOT] +
-			 r.c->drops[SHP_DROP_LOST], notect);
-	assert_within("ecn: lost non-ECT", r.c->drops[SHP_DROP_LOST] /
+			 r.c->drops[shp_drop_index("lost")], notect);
+	assert_within("ecn: lost non-ECT", r.c->drops[shp_drop_index("lost")] /
 		      (double)notect, p, sqrt(p * (1 - p) / notect));
 	/* ECN-capable packets all arrive, marked on a loss event */
 	for (k = 0; k < K_MAX; k++) {
@@ -1125,8 +1126,8 @@ test_ecn(void **state)
 	/* already-CE packets count as marked and stay CE */
 	assert_int_equal(o.ce[K4_CE], per);
 	/* marked = ECT packets turned CE + loss events on CE packets */
-	assert_true(r.c->ecn_marked >= ce - per);
-	assert_true(r.c->ecn_marked <= ce);
+	assert_true(SHP_XSTAT(r.c, "netem", "ecn_marked") >= ce - per);
+	assert_true(SHP_XSTAT(r.c, "netem", "ecn_marked") <= ce);
 	assert_within("ecn: marked ECT", (ce - per) / (double)(ect - per), p,
 		      sqrt(p * (1 - p) / (ect - per)));
 	rig_fini(&r);
@@ -1148,8 +1149,8 @@ test_limit(void **state)
 			m[j] = mk_plain(j, 0);
 		shp_qdisc_enqueue(r.q, m, 64, &r.ctx);
 	}
-	assert_int_equal(r.c->netem_qlen, 100);
-	assert_int_equal(r.c->drops[SHP_DROP_NETEM_LIMIT], 540);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 100);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 540);
 	rig_fini(&r);
 	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 100);
 
@@ -1158,9 +1159,9 @@ test_limit(void **state)
 	for (i = 0; i < 100; i++) {
 		m[0] = mk_plain(i, 0);
 		shp_qdisc_enqueue(r.q, m, 1, &r.ctx);
-		assert_true(r.c->netem_qlen <= 101);
+		assert_true(SHP_XSTAT(r.c, "netem", "queued") <= 101);
 	}
-	assert_int_equal(r.c->netem_qlen, 100);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 100);
 	rig_fini(&r);
 
 	/* default: half the pool */
@@ -1169,8 +1170,8 @@ test_limit(void **state)
 		m[0] = mk_plain(i, 0);
 		shp_qdisc_enqueue(r.q, m, 1, &r.ctx);
 	}
-	assert_int_equal(r.c->netem_qlen, POOL_SIZE / 2);
-	assert_int_equal(r.c->drops[SHP_DROP_NETEM_LIMIT], 10);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), POOL_SIZE / 2);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 10);
 	rig_fini(&r);
 }
 
@@ -1245,7 +1246,7 @@ test_control(void **state)
 		f->m[f->tail++] = mk_plain(i, 0);
 	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 0);
 	assert_int_equal(shp_qdisc_qlen_total(q), 5);
-	assert_int_equal(ctx.ctr->netem_qlen, 5);
+	assert_int_equal(SHP_XSTAT(ctx.ctr, "netem", "queued"), 5);
 	q->ops->stats(q, &st);
 	assert_int_equal(st.qlen, 5);
 	assert_int_equal(st.backlog, 500);
@@ -1281,7 +1282,7 @@ test_control(void **state)
 	/* reset frees what is held, counted as flushed */
 	q->ops->reset(q, &ctx);
 	assert_int_equal(ctx.ctr->drops[SHP_DROP_FLUSHED], 3);
-	assert_int_equal(ctx.ctr->netem_qlen, 0);
+	assert_int_equal(SHP_XSTAT(ctx.ctr, "netem", "queued"), 0);
 	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
 	shp_qdisc_destroy(q);
 	shp_qdisc_destroy(child);
@@ -1313,7 +1314,7 @@ run_digest(const char *args, uint16_t port)
 	rig_init(&r, args, port);
 	r.on_pkt = hash_pkt;
 	rig_stream(&r, 20000, 1000, NULL);
-	digest ^= r.c->drops[SHP_DROP_LOST];
+	digest ^= r.c->drops[shp_drop_index("lost")];
 	rig_fini(&r);
 	return digest;
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <rte_malloc.h>
 
+#include "shp_kind.h"
 #include "sch_bands.h"
 #include "shp_tbf.h"
 #include "test_env.h"
@@ -182,12 +183,12 @@ test_runs_match_generic(void **state)
 		r.ctx.now += (x >> 50) % 30000;
 		fctx.now = r.ctx.now;
 	}
-	drops_b = fctr.drops[SHP_DROP_TBF_OVERSIZE];
+	drops_b = fctr.drops[shp_drop_index("tbf_oversize")];
 	print_message("sent %" PRIu64 ", oversize %" PRIu64 "\n", sent,
 		      drops_b);
 	assert_true(sent > 2000);
 	assert_true(drops_b > 100);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], drops_b);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("tbf_oversize")], drops_b);
 	while ((m = fifo_peek(fq, &fctx)) != NULL) {
 		fifo_dequeue(fq, &m, 1, &fctx);
 		rte_pktmbuf_free(m);
@@ -321,7 +322,7 @@ test_oversize(void **state)
 	k = shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx);
 	assert_int_equal(k, 2);
 	assert_int_equal(rte_pktmbuf_pkt_len(out[0]), 500);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 2);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("tbf_oversize")], 2);
 	rte_pktmbuf_free_bulk(out, k);
 	rig_fini(&r);
 }
@@ -361,17 +362,17 @@ test_oversize_raw_length(void **state)
 			rte_pktmbuf_free_bulk(out, k);
 		}
 		if (got != RTE_DIM(lens) ||
-		    ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE] != 0)
+		    ctr->port[0].drops[shp_drop_index("tbf_oversize")] != 0)
 			fail_msg("'%s': %u of 4 passed, %" PRIu64 " oversize",
 				 confs[i], got,
-				 ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE]);
+				 ctr->port[0].drops[shp_drop_index("tbf_oversize")]);
 		rig_fini(&r);
 	}
 	/* one byte more than the burst: never */
 	rig_init(&r, "rate 1mbit burst 1514 limit 100kb overhead 24");
 	feed(&r, 1515, 1);
 	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx), 0);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 1);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("tbf_oversize")], 1);
 	rig_fini(&r);
 }
 
@@ -699,7 +700,7 @@ test_next_time_oversize(void **state)
 	feed(&r, 500, 1);
 	assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx), r.ctx.now);
 	assert_int_equal(deq1_at(&r, r.ctx.now), 0);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 1);
+	assert_int_equal(ctr->port[0].drops[shp_drop_index("tbf_oversize")], 1);
 	/* then the 500-byte frame: 400 us at 10 Mbit/s from the checkpoint
 	 * less what is left of the bucket */
 	assert_true(shp_qdisc_next_time(r.tbf, &r.ctx) > r.ctx.now);
