@@ -32,6 +32,7 @@ static struct shp_lcore_ctr *ctr;
 static const struct shp_kind *fqc;
 
 struct rig {
+	unsigned int avail;   /* mbufs in the pool before */
 	void *conf;
 	struct shp_qdisc *q;
 	struct shp_ctx ctx;
@@ -43,6 +44,7 @@ rig_init(struct rig *r, const char *args)
 	char err[SHP_ERR_LEN];
 
 	memset(ctr, 0, sizeof(*ctr));
+	r->avail = rte_mempool_avail_count(pool);
 	r->conf = fqc->parse(args, NULL, err);
 	if (r->conf == NULL)
 		fail_msg("%s", err);
@@ -60,7 +62,7 @@ rig_fini(struct rig *r)
 	shp_qdisc_destroy(r->q);
 	fqc->conf_free(r->conf);
 	/* every mbuf back: nothing leaked by the stage */
-	assert_int_equal(rte_mempool_avail_count(pool), pool->size);
+	assert_int_equal(rte_mempool_avail_count(pool), r->avail);
 }
 
 /* The counter of drop cause `name`. */
@@ -517,6 +519,93 @@ test_ecn_marks_instead(void **state)
 	check_schedule("limit 100000 noecn", 2, false);
 }
 
+/* One flow at twice the dequeue rate (a packet every 500 us, a dequeue
+ * every ms) until CoDel has dropped `until` in all; the times of the
+ * first two drops from the `from`-th go to t[0..1]. */
+static void
+overload(struct rig *r, uint64_t *next_arrival, unsigned int until,
+	 unsigned int from, uint64_t *t)
+{
+	struct pspec s = { .flow = 1, .len = 1000 };
+	uint64_t seen = drops("codel");
+
+	while (seen < until) {
+		struct rte_mbuf *m;
+
+		r->ctx.now += MS;
+		for (; *next_arrival <= r->ctx.now; *next_arrival += MS / 2)
+			put(r, &s);
+		m = take(r);
+		if (m != NULL)
+			rte_pktmbuf_free(m);
+		if (drops("codel") > seen) {
+			assert_int_equal(drops("codel"), seen + 1);
+			if (seen >= from && seen - from < 2)
+				t[seen - from] = r->ctx.now;
+			seen++;
+		}
+	}
+}
+
+/*
+ * Back above target soon after leaving the dropping state, CoDel resumes
+ * near the drop rate that controlled the queue: count restarts at what
+ * the last episode added (RFC 8289 5.5, Linux codel_dequeue's delta), so
+ * the second drop comes interval / sqrt(delta) after the first.
+ */
+static void
+test_codel_resumes_rate(void **state)
+{
+	const uint64_t interval = 100 * MS;
+	struct rte_mbuf *pk[64];
+	uint64_t next_arrival, t[2];
+	unsigned int first, delta;
+	struct rig r;
+	uint16_t n;
+
+	(void)state;
+	rig_init(&r, "limit 100000");
+	next_arrival = r.ctx.now;
+	overload(&r, &next_arrival, 10, 0, t);
+	/* drain at once: the flow empties, CoDel leaves the dropping
+	 * state (count: every drop of the episode, lastcount 1) */
+	while ((n = shp_qdisc_dequeue(r.q, pk, RTE_DIM(pk), &r.ctx)) > 0)
+		rte_pktmbuf_free_bulk(pk, n);
+	first = drops("codel");
+	delta = first - 1;
+	assert_true(delta > 1);
+	r.ctx.now += 10 * MS;
+	next_arrival = r.ctx.now;
+	overload(&r, &next_arrival, first + 2, first, t);
+	if (!(t[1] >= t[0] + (uint64_t)(interval / sqrt(delta)) &&
+	      t[1] < t[0] + (uint64_t)(interval / sqrt(delta)) + MS))
+		fail_msg("second drop %" PRIu64 " ns after the first, want "
+			 "interval / sqrt(%u)", t[1] - t[0], delta);
+	rig_fini(&r);
+}
+
+/* CoDel leaves a queue of at most one MTU alone, however old (Linux:
+ * backlog <= mtu), so a sparse flow never loses its last packets. */
+static void
+test_codel_spares_one_mtu(void **state)
+{
+	struct pspec s = { .flow = 1, .len = 700 };
+	struct rte_mbuf *m;
+	unsigned int got = 0;
+	struct rig r;
+
+	(void)state;
+	rig_init(&r, "");
+	put_n(&r, s, 3);
+	while (r.ctx.now += 200 * MS, (m = take(&r)) != NULL) {
+		rte_pktmbuf_free(m);
+		got++;
+	}
+	assert_int_equal(got, 3);
+	assert_int_equal(drops("codel"), 0);
+	rig_fini(&r);
+}
+
 /* IPv6 behind two tags: the traffic class gets CE. */
 static void
 test_ecn_ipv6_tagged(void **state)
@@ -788,6 +877,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_fair_share),
 		cmocka_unit_test(test_drop_schedule),
 		cmocka_unit_test(test_ecn_marks_instead),
+		cmocka_unit_test(test_codel_resumes_rate),
+		cmocka_unit_test(test_codel_spares_one_mtu),
 		cmocka_unit_test(test_ecn_ipv6_tagged),
 		cmocka_unit_test(test_ce_threshold),
 		cmocka_unit_test(test_overflow_hits_fattest),
