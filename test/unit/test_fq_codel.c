@@ -771,6 +771,130 @@ test_flow_hash(void **state)
 	}
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct bottleneck {
+	uint64_t light_sent, light_got, p99, heavy_got;
+};
+
+/*
+ * The issue's offline case, on the virtual clock: an unresponsive heavy
+ * UDP flow at 100 Mbit/s (1000-byte frames) and a light one at 1 Mbit/s
+ * (200-byte frames) into `queue` under `tbf rate 10mbit burst 10kb limit
+ * 1mb`, for 10 s, the clock jumping from event to event (the offline
+ * tool's way: next arrival or the chain's next_time).
+ */
+static void
+bottleneck(const char *queue, struct bottleneck *out)
+{
+	static uint64_t delay[8000];
+	const uint64_t heavy_every = 80 * US, light_every = 1600 * US;
+	struct pspec heavy = { .flow = 1, .len = 1000 };
+	struct pspec light = { .flow = 2, .len = 200 };
+	struct shp_stage_env env = {
+		.name = queue, .socket = SOCKET_ID_ANY,
+		.single_producer = true, .ring_size = 4096,
+		.ctr_blocks = ctr, .nb_ctr_blocks = 1,
+	};
+	const struct shp_kind_env kenv = { .bands = 3, .ring_size = 4096 };
+	struct shp_ctx ctx = { .now = 1000 * MS, .ctr = &ctr->port[0] };
+	const struct shp_kind *kq, *kt;
+	uint64_t t0 = ctx.now, next_h = t0, next_l = t0;
+	char err[SHP_ERR_LEN];
+	struct shp_qdisc *q, *tbf;
+	void *cq, *ct;
+	unsigned int avail = rte_mempool_avail_count(pool);
+
+	memset(ctr, 0, sizeof(*ctr));
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(shp_kind_parse("queue", queue, &kenv, &kq, &cq,
+					err), 0);
+	assert_int_equal(shp_kind_parse("tbf", "rate 10mbit burst 10kb "
+					"limit 1mb", &kenv, &kt, &ct, err), 0);
+	q = shp_qdisc_create_env(kq->ops, NULL, pool, 0, &env, cq);
+	tbf = shp_qdisc_create_env(kt->ops, q, pool, 0, &env, ct);
+	assert_non_null(tbf);
+	while (ctx.now < t0 + 10000 * MS) {
+		struct rte_mbuf *pk[32];
+		uint64_t next;
+		uint16_t n, i;
+
+		for (; next_h <= ctx.now; next_h += heavy_every) {
+			struct rte_mbuf *m = mkpkt(&heavy, next_h);
+
+			shp_qdisc_enqueue(q, &m, 1, &ctx);
+		}
+		for (; next_l <= ctx.now; next_l += light_every) {
+			struct rte_mbuf *m = mkpkt(&light, next_l);
+
+			shp_qdisc_enqueue(q, &m, 1, &ctx);
+			out->light_sent++;
+		}
+		ctx.bytes = UINT64_MAX;
+		n = shp_qdisc_dequeue(tbf, pk, RTE_DIM(pk), &ctx);
+		for (i = 0; i < n; i++) {
+			if (pkt_flow(pk[i]) == 2) {
+				assert_true(out->light_got < RTE_DIM(delay));
+				delay[out->light_got++] = ctx.now -
+					shp_meta(pk[i])->rx_ns;
+			} else {
+				out->heavy_got++;
+			}
+		}
+		rte_pktmbuf_free_bulk(pk, n);
+		if (n == RTE_DIM(pk))
+			continue;
+		next = RTE_MIN(RTE_MIN(next_h, next_l),
+			       shp_qdisc_next_time(tbf, &ctx));
+		assert_true(next > ctx.now);
+		ctx.now = next;
+	}
+	qsort(delay, out->light_got, sizeof(delay[0]), cmp_u64);
+	out->p99 = out->light_got ? delay[out->light_got * 99 / 100] : 0;
+	print_message("%-10s light: %" PRIu64 " of %" PRIu64 " through, p99 "
+		      "%.2f ms; heavy: %" PRIu64 " through\n", queue,
+		      out->light_got, out->light_sent, out->p99 / 1e6,
+		      out->heavy_got);
+	shp_qdisc_reset_all(tbf, &ctx);
+	shp_qdisc_destroy(tbf);
+	shp_qdisc_destroy(q);
+	shp_kind_conf_free(kq, cq);
+	shp_kind_conf_free(kt, ct);
+	assert_int_equal(rte_mempool_avail_count(pool), avail);
+}
+
+/*
+ * Under the flood, fq_codel serves the light flow's sparse packets first:
+ * every one gets through (but those still in flight at the end), p99
+ * under 5 ms, and the drops are the heavy flow's. Under pfifo_fast the
+ * light packets queue behind a megabyte of the flood (838 ms at 10
+ * Mbit/s) and are pushed out of its head by the tbf limit: almost none
+ * gets through.
+ * The heavy flow keeps the link busy either way.
+ */
+static void
+test_light_flow_under_flood(void **state)
+{
+	struct bottleneck fq, pf;
+
+	(void)state;
+	bottleneck("fq_codel", &fq);
+	assert_true(fq.light_got + 2 >= fq.light_sent);
+	assert_true(fq.p99 < 5 * MS);
+	assert_true(drops("codel") + drops("fq_overlimit") > 0);
+	/* 10 Mbit/s for 10 s, less the light flow's 1 Mbit/s */
+	assert_true(fq.heavy_got * 1000 * 8 > 0.98 * 9e6 * 10);
+	bottleneck("pfifo_fast", &pf);
+	assert_true(pf.p99 > 5 * MS);
+	assert_true(pf.light_got < pf.light_sent / 2);
+}
+
 /* Everything offered is sent, dropped for a named cause, or queued; a
  * reset flushes the rest and the pool is full again. Peeks on the way. */
 static void
@@ -883,6 +1007,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ce_threshold),
 		cmocka_unit_test(test_overflow_hits_fattest),
 		cmocka_unit_test(test_flow_hash),
+		cmocka_unit_test(test_light_flow_under_flood),
 		cmocka_unit_test(test_conservation_and_reset),
 		cmocka_unit_test(test_change),
 	};
