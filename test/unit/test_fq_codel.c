@@ -895,6 +895,73 @@ test_light_flow_under_flood(void **state)
 	assert_true(pf.light_got < pf.light_sent / 2);
 }
 
+/*
+ * The issue's second offline case: one flow slightly over the rate (11
+ * Mbit/s of 1000-byte frames into tbf rate 10mbit), the clock jumping
+ * from event to event. CoDel judges a packet when tbf peeks it, at an
+ * arrival or a departure, so each drop comes at the first event at or
+ * after its scheduled time: within a packet time (800 us) of the law.
+ */
+static void
+test_drop_schedule_under_tbf(void **state)
+{
+	const uint64_t interval = 100 * MS, every = 8000 * 1000 / 11;
+	struct pspec s = { .flow = 1, .len = 1000 };
+	struct shp_ctx ctx = { .now = 1000 * MS, .ctr = &ctr->port[0] };
+	uint64_t t[20], next_a = ctx.now, sched, seen = 0;
+	const struct shp_kind *kt;
+	struct shp_qdisc *q, *tbf;
+	char err[SHP_ERR_LEN];
+	unsigned int k = 0, j;
+	struct rig r;
+	void *ct;
+
+	(void)state;
+	rig_init(&r, "limit 100000");
+	q = r.q;
+	assert_int_equal(shp_kind_parse("tbf", "rate 10mbit burst 2kb "
+					"limit 1mb", NULL, &kt, &ct, err), 0);
+	tbf = shp_qdisc_create(kt->ops, q, pool, 0, SOCKET_ID_ANY, ct);
+	assert_non_null(tbf);
+	while (k < RTE_DIM(t)) {
+		struct rte_mbuf *pk[32];
+		uint64_t next;
+		uint16_t n;
+
+		assert_true(ctx.now < 1000 * MS + 10000 * MS);
+		for (; next_a <= ctx.now; next_a += every) {
+			struct rte_mbuf *m = mkpkt(&s, next_a);
+
+			shp_qdisc_enqueue(q, &m, 1, &ctx);
+		}
+		ctx.bytes = UINT64_MAX;
+		n = shp_qdisc_dequeue(tbf, pk, RTE_DIM(pk), &ctx);
+		rte_pktmbuf_free_bulk(pk, n);
+		next = RTE_MIN(next_a, shp_qdisc_next_time(tbf, &ctx));
+		/* a drop at a dequeue or at the peek next_time makes */
+		if (drops("codel") > seen) {
+			assert_int_equal(drops("codel"), seen + 1);
+			t[k++] = ctx.now;
+			seen++;
+		}
+		assert_true(next > ctx.now);
+		ctx.now = next;
+	}
+	sched = t[0];
+	for (j = 1; j < RTE_DIM(t); j++) {
+		sched += (uint64_t)((double)interval / sqrt((double)j));
+		if (!(t[j] >= sched && t[j] <= sched + 800 * US))
+			fail_msg("drop %u at %" PRIu64 " ns, scheduled %"
+				 PRIu64, j + 1, t[j] - t[0], sched - t[0]);
+	}
+	assert_int_equal(drops("fq_overlimit"), 0);
+	shp_qdisc_reset_all(tbf, &ctx);
+	shp_qdisc_destroy(tbf);
+	kt->conf_free(ct);
+	r.ctx = ctx;
+	rig_fini(&r);
+}
+
 /* Everything offered is sent, dropped for a named cause, or queued; a
  * reset flushes the rest and the pool is full again. Peeks on the way. */
 static void
@@ -1008,6 +1075,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_overflow_hits_fattest),
 		cmocka_unit_test(test_flow_hash),
 		cmocka_unit_test(test_light_flow_under_flood),
+		cmocka_unit_test(test_drop_schedule_under_tbf),
 		cmocka_unit_test(test_conservation_and_reset),
 		cmocka_unit_test(test_change),
 	};
