@@ -962,6 +962,58 @@ test_drop_schedule_under_tbf(void **state)
 	rig_fini(&r);
 }
 
+#define SEED_FLOWS 600
+
+/* The order in which SEED_FLOWS one-packet flows come out of 256
+ * buckets: flows that share a bucket come out together, so the order
+ * shows the hash. */
+static void
+service_order(uint64_t seed, uint16_t port, uint16_t *order)
+{
+	const struct shp_kind_env env = { .seed = seed, .seed_set = true };
+	struct shp_ctx ctx = { .now = 1000 * MS, .ctr = &ctr->port[0] };
+	struct pspec s = { .len = 100 };
+	char err[SHP_ERR_LEN];
+	struct shp_qdisc *q;
+	struct rte_mbuf *m;
+	unsigned int i;
+	void *c;
+
+	c = fqc->parse("flows 256", &env, err);
+	assert_non_null(c);
+	q = shp_qdisc_create(fqc->ops, NULL, pool, port, SOCKET_ID_ANY, c);
+	assert_non_null(q);
+	for (s.flow = 0; s.flow < SEED_FLOWS; s.flow++) {
+		m = mkpkt(&s, ctx.now);
+		shp_qdisc_enqueue(q, &m, 1, &ctx);
+	}
+	for (i = 0; i < SEED_FLOWS; i++) {
+		assert_int_equal(shp_qdisc_dequeue(q, &m, 1, &ctx), 1);
+		order[i] = (uint16_t)pkt_flow(m);
+		rte_pktmbuf_free(m);
+	}
+	shp_qdisc_destroy(q);
+	fqc->conf_free(c);
+}
+
+/* The hash perturbation comes from --seed and the port: a run is
+ * reproducible, and another seed or port hashes otherwise. */
+static void
+test_perturbation_seeded(void **state)
+{
+	static uint16_t a[SEED_FLOWS], b[SEED_FLOWS], c[SEED_FLOWS],
+			d[SEED_FLOWS];
+
+	(void)state;
+	service_order(1, 0, a);
+	service_order(1, 0, b);
+	service_order(2, 0, c);
+	service_order(1, 1, d);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_memory_not_equal(a, c, sizeof(a));
+	assert_memory_not_equal(a, d, sizeof(a));
+}
+
 /* Everything offered is sent, dropped for a named cause, or queued; a
  * reset flushes the rest and the pool is full again. Peeks on the way. */
 static void
@@ -1074,6 +1126,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ce_threshold),
 		cmocka_unit_test(test_overflow_hits_fattest),
 		cmocka_unit_test(test_flow_hash),
+		cmocka_unit_test(test_perturbation_seeded),
 		cmocka_unit_test(test_light_flow_under_flood),
 		cmocka_unit_test(test_drop_schedule_under_tbf),
 		cmocka_unit_test(test_conservation_and_reset),
