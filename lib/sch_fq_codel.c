@@ -190,7 +190,7 @@ fqc_l3(const struct rte_mbuf *m, uint32_t *off)
 	*off = o;
 	if (type == RTE_ETHER_TYPE_IPV4 &&
 	    m->data_len >= o + sizeof(struct rte_ipv4_hdr) &&
-	    (p[o] >> 4) == 4)
+	    (p[o] >> 4) == 4 && (p[o] & 0xf) >= 5)
 		return 4;
 	if (type == RTE_ETHER_TYPE_IPV6 &&
 	    m->data_len >= o + sizeof(struct rte_ipv6_hdr) &&
