@@ -201,7 +201,7 @@ build_ctx(const struct shp_match_set *s, int fam, uint32_t n, int socket_id,
 					RTE_ACL_RULE_SZ(NF6),
 		.max_rule_num = n,
 	};
-	struct rte_acl_config cfg = {.num_categories = 1};
+	struct rte_acl_config cfg = {.num_categories = 1, .max_size = SIZE_MAX};
 	struct rte_acl_ctx *ctx;
 	uint32_t i, cls, nr = shp_match_set_rules(s);
 	int rc = 0;
