@@ -29,32 +29,36 @@ enum {
 #define DEF(t, sz, f, in, ofs) { .type = RTE_ACL_FIELD_TYPE_##t, \
 	.size = sz, .field_index = f, .input_index = in, .offset = ofs }
 
-#define DEFS_COMMON \
-	DEF(BITMASK, 1, F_PROTO, 0, KOFS(proto)), \
-	DEF(BITMASK, 1, F_TOS, 1, KOFS(tos)), \
-	DEF(BITMASK, 1, F_FLAGS, 1, KOFS(flags)), \
-	DEF(BITMASK, 2, F_VLAN, 1, KOFS(vlan)), \
-	DEF(RANGE, 2, F_SPORT, 2, KOFS(sport)), \
-	DEF(RANGE, 2, F_DPORT, 2, KOFS(dport))
+#define DEF_PROTO DEF(BITMASK, 1, F_PROTO, 0, KOFS(proto))
+#define DEFS_TAIL(in) \
+	DEF(RANGE, 2, F_SPORT, in, KOFS(sport)), \
+	DEF(RANGE, 2, F_DPORT, in, KOFS(dport)), \
+	DEF(BITMASK, 1, F_TOS, in + 1, KOFS(tos)), \
+	DEF(BITMASK, 1, F_FLAGS, in + 1, KOFS(flags)), \
+	DEF(BITMASK, 2, F_VLAN, in + 1, KOFS(vlan))
 
+/* The addresses first: the trie is walked in this order, and it is the
+ * most telling field that keeps it small (and quick to build). */
 static const struct rte_acl_field_def defs4[NF4] = {
-	DEFS_COMMON,
-	DEF(BITMASK, 2, F4_ETH, 3, KOFS(eth_type)),
-	DEF(BITMASK, 2, F4_ZERO, 3, KOFS(zero)),
-	DEF(MASK, 4, F4_SRC, 4, KOFS(src)),
-	DEF(MASK, 4, F4_DST, 5, KOFS(dst)),
+	DEF_PROTO,
+	DEF(MASK, 4, F4_SRC, 1, KOFS(src)),
+	DEF(MASK, 4, F4_DST, 2, KOFS(dst)),
+	DEFS_TAIL(3),
+	DEF(BITMASK, 2, F4_ETH, 5, KOFS(eth_type)),
+	DEF(BITMASK, 2, F4_ZERO, 5, KOFS(zero)),
 };
 
 static const struct rte_acl_field_def defs6[NF6] = {
-	DEFS_COMMON,
-	DEF(MASK, 4, F6_SRC + 0, 3, KOFS(src) + 0),
-	DEF(MASK, 4, F6_SRC + 1, 4, KOFS(src) + 4),
-	DEF(MASK, 4, F6_SRC + 2, 5, KOFS(src) + 8),
-	DEF(MASK, 4, F6_SRC + 3, 6, KOFS(src) + 12),
-	DEF(MASK, 4, F6_DST + 0, 7, KOFS(dst) + 0),
-	DEF(MASK, 4, F6_DST + 1, 8, KOFS(dst) + 4),
-	DEF(MASK, 4, F6_DST + 2, 9, KOFS(dst) + 8),
-	DEF(MASK, 4, F6_DST + 3, 10, KOFS(dst) + 12),
+	DEF_PROTO,
+	DEF(MASK, 4, F6_SRC + 0, 1, KOFS(src) + 0),
+	DEF(MASK, 4, F6_SRC + 1, 2, KOFS(src) + 4),
+	DEF(MASK, 4, F6_SRC + 2, 3, KOFS(src) + 8),
+	DEF(MASK, 4, F6_SRC + 3, 4, KOFS(src) + 12),
+	DEF(MASK, 4, F6_DST + 0, 5, KOFS(dst) + 0),
+	DEF(MASK, 4, F6_DST + 1, 6, KOFS(dst) + 4),
+	DEF(MASK, 4, F6_DST + 2, 7, KOFS(dst) + 8),
+	DEF(MASK, 4, F6_DST + 3, 8, KOFS(dst) + 12),
+	DEFS_TAIL(9),
 };
 
 RTE_ACL_RULE_DEF(acl_rule4, NF4);
