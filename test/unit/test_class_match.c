@@ -141,6 +141,16 @@ test_fields(void **state)
 	parse_ok("src_ip 0.0.0.0/0", &r);
 	parse_ok("eth_type ipv4", &r2);
 	assert_int_not_equal(shp_match_rule_cmp(&r, &r2), 0);
+
+	/* a short buffer: cut, terminated, the length it needed */
+	{
+		char small[8];
+
+		parse_ok("src_ip 10.0.0.0/8 dst_port 80", &r);
+		assert_int_equal(shp_match_format(&r, small, sizeof(small)),
+				 (int)strlen("src_ip 10.0.0.0/8 dst_port 80"));
+		assert_string_equal(small, "src_ip ");
+	}
 }
 
 struct bad {
