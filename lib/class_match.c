@@ -664,6 +664,8 @@ grow(void *v, uint32_t n, uint32_t *cap)
 	return 0;
 }
 
+/* A class name is a telemetry dict key and a stats file key
+ * (ports.N.classes.NAME): DPDK telemetry takes [A-Za-z0-9_] there. */
 static int
 name_ok(const char *name)
 {
@@ -672,8 +674,7 @@ name_ok(const char *name)
 	if (n == 0 || n >= SHP_MATCH_NAME_LEN)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)name[i]) && name[i] != '_' &&
-		    name[i] != '-')
+		if (!isalnum((unsigned char)name[i]) && name[i] != '_')
 			return 0;
 	return 1;
 }
@@ -688,7 +689,7 @@ shp_match_set_add(struct shp_match_set *s, const char *name,
 
 	if (!name_ok(name)) {
 		snprintf(err, SHP_ERR_LEN, "class '%s': a name is 1..%d "
-			 "letters, digits, '_' or '-'", name,
+			 "letters, digits or '_'", name,
 			 SHP_MATCH_NAME_LEN - 1);
 		return -1;
 	}

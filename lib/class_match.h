@@ -138,8 +138,8 @@ struct shp_match_set *shp_match_set_new(void);
 void shp_match_set_free(struct shp_match_set *s);
 
 /*
- * Add the rule `text` to class `name` (the class is created, last in the
- * order, when first named). Refused, nothing changed: a bad name or rule,
+ * Add the rule `text` to class `name` ([A-Za-z0-9_], 1..31 characters;
+ * the class is created, last in the order, when first named). Refused, nothing changed: a bad name or rule,
  * an empty text, a rule that another class (or this one) already has.
  */
 int shp_match_set_add(struct shp_match_set *s, const char *name,

@@ -330,8 +330,9 @@ test_set(void **state)
 	set_bad(s, "abcdefghijklmnopqrstuvwxyz012345", "vlan_id 1",
 		"name");
 	set_ok(s, "abcdefghijklmnopqrstuvwxyz01234", "vlan_id 1");
-	set_ok(s, "x_y-Z9", "vlan_id 2");
-	assert_int_equal(shp_match_set_find(s, "x_y-Z9"), 3);
+	set_bad(s, "x-y", "vlan_id 2", "'x-y'");
+	set_ok(s, "x_yZ9", "vlan_id 2");
+	assert_int_equal(shp_match_set_find(s, "x_yZ9"), 3);
 	shp_match_set_free(s);
 }
 
