@@ -122,6 +122,15 @@ shp_rig_pkt(uint16_t len, uint8_t fill, uint64_t now)
 	return shp_rig_pkt_from(shp_rig_pool, len, fill, now);
 }
 
+struct rte_mbuf *
+shp_rig_pkt_due(uint64_t tts, uint16_t len)
+{
+	struct rte_mbuf *m = shp_rig_pkt(len, 0, 0);
+
+	shp_meta(m)->time_to_send = tts;
+	return m;
+}
+
 /* Writes the headers of f into a frame of len bytes at p. */
 static void
 write_flow(uint8_t *p, uint16_t len, const struct shp_rig_flow *f)
@@ -395,6 +404,7 @@ shp_rig_init(struct shp_rig *r, uint16_t port)
 	r->port = port;
 	r->c = &shp_rig_ctr->port[port];
 	memset(r->c, 0, sizeof(*r->c));
+	r->c->sojourn_min_ns = UINT64_MAX;   /* as shp_stats_init() */
 	r->ctx.ctr = r->c;
 	live_rigs++;
 }

@@ -80,6 +80,10 @@ struct rte_mbuf *shp_rig_pkt_from(struct rte_mempool *mp, uint16_t len,
 /* The same from the harness pool. */
 struct rte_mbuf *shp_rig_pkt(uint16_t len, uint8_t fill, uint64_t now);
 
+/* A zeroed packet of len bytes from the harness pool that netem
+ * scheduled for tts (for the time queues alone). */
+struct rte_mbuf *shp_rig_pkt_due(uint64_t tts, uint16_t len);
+
 /*
  * n packets of len bytes in band (priority) band, arrived at now. With a
  * flow: an Ethernet (+ VLAN) + IPv4/IPv6 + UDP/TCP frame of that 5-tuple

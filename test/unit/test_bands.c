@@ -351,7 +351,7 @@ test_priv_alignment(void **state)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_priority_fifo),
@@ -364,8 +364,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_priv_alignment),
 	};
 
-	(void)argc;
-	(void)argv;
 	shp_rig_env("bands", 16384);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,7 +101,7 @@ test_rate(void **state)
 	struct shp_rig r;
 	struct rte_mbuf *out[64];
 	uint64_t sent = 0, bytes = 0, t_first = 0, t_last = 0;
-	uint64_t first_bytes = 0, lens = 12345;
+	uint64_t first_bytes = 0, lens = 12345, want;
 	double rate;
 
 	(void)state;
@@ -133,8 +133,9 @@ test_rate(void **state)
 	}
 	/* bytes sent after the 1000th packet over the time they took */
 	rate = (double)(bytes - first_bytes) * 1e9 / (t_last - t_first);
-	print_message("rate %.1f B/s, want %lu\n", rate, tbf_conf(&r)->rate);
-	assert_true(rate > tbf_conf(&r)->rate * 0.999 && rate < tbf_conf(&r)->rate * 1.001);
+	want = tbf_conf(&r)->rate;
+	print_message("rate %.1f B/s, want %lu\n", rate, want);
+	assert_true(rate > want * 0.999 && rate < want * 1.001);
 	shp_rig_fini(&r);
 }
 
@@ -603,7 +604,7 @@ test_next_time_oversize(void **state)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
@@ -621,8 +622,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_next_time_oversize),
 	};
 
-	(void)argc;
-	(void)argv;
 	shp_rig_env("tbf", 16384);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
