@@ -540,6 +540,23 @@ shp_rig_poll(struct shp_rig *r)
 }
 
 uint64_t
+shp_rig_stream(struct shp_rig *r, uint64_t n, uint64_t gap,
+	       struct rte_mbuf *(*mk)(uint64_t seq, uint64_t now))
+{
+	uint64_t i, in = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t now = i * gap;
+		struct rte_mbuf *m = mk != NULL ? mk(i, now) :
+			shp_rig_pkt(100, (uint8_t)i, now);
+
+		in += shp_rig_enqueue_at(r, now, &m, 1);
+		shp_rig_poll(r);
+	}
+	return in;
+}
+
+uint64_t
 shp_rig_drain(struct shp_rig *r)
 {
 	uint64_t total = 0, nt;

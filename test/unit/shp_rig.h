@@ -60,6 +60,18 @@ struct rte_mempool *shp_rig_pool_create(const char *name, unsigned int n,
 /* Every mbuf of mp is back in it (no cache: exact). */
 void shp_rig_assert_pool_full(struct rte_mempool *mp);
 
+/* xorshift64 (Marsaglia): the tests' reproducible random numbers where
+ * a sequence of their own is part of what they check (property tests
+ * whose cases must not change with lib/'s generator). */
+static inline uint64_t
+shp_rig_xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 /* ------------------------------------------------------------ packets */
 
 /* A 5-tuple and the header bits a stage may read or rewrite. */
@@ -152,6 +164,14 @@ uint16_t shp_rig_dequeue_at(struct shp_rig *r, uint64_t t,
  * r->out, handed to r->on_pkt and freed. Returns how many left.
  */
 uint64_t shp_rig_poll(struct shp_rig *r);
+
+/*
+ * n packets, one every gap ns from time 0, each enqueued at its arrival
+ * followed by a shp_rig_poll(). Packet i is mk(i, now), or without mk 100
+ * bytes filled with (uint8_t)i. Returns how many the chain accepted.
+ */
+uint64_t shp_rig_stream(struct shp_rig *r, uint64_t n, uint64_t gap,
+			struct rte_mbuf *(*mk)(uint64_t seq, uint64_t now));
 
 /* Polls from r->ctx.now on, the clock following the root's next_time,
  * until the chain holds nothing; fails if it stops releasing. Returns

@@ -165,7 +165,7 @@ test_bitmap_equals_scan(void **state)
 		unsigned int b, want = 16;
 		struct rte_mbuf *m;
 
-		x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+		shp_rig_xorshift(&x);
 		if (x % 3 != 0) {
 			m = pkt((uint8_t)((x >> 8) % 16), 64);
 			shp_qdisc_enqueue(q, &m, 1, &r.ctx);

@@ -54,16 +54,7 @@ static void
 rig_stream(struct shp_rig *r, uint64_t n, uint64_t gap,
 	   struct rte_mbuf *(*mk)(uint64_t seq, uint64_t now))
 {
-	uint64_t i;
-
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m;
-
-		r->ctx.now = i * gap;
-		m = (mk != NULL ? mk : mk_plain)(i, r->ctx.now);
-		shp_rig_enqueue_at(r, r->ctx.now, &m, 1);
-		shp_rig_poll(r);
-	}
+	shp_rig_stream(r, n, gap, mk);
 	r->ctx.now += 100ULL * 1000000000;   /* 100 s later: all due */
 	shp_rig_poll(r);
 	assert_int_equal(r->c->netem_qlen, 0);
