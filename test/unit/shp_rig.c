@@ -96,7 +96,11 @@ shp_rig_env(const char *name, unsigned int nb_mbufs)
 void
 shp_rig_assert_pool_full(struct rte_mempool *mp)
 {
-	assert_int_equal(rte_mempool_avail_count(mp), mp->size);
+	unsigned int avail = rte_mempool_avail_count(mp);
+
+	if (avail != mp->size)
+		fail_msg("pool %s: %u of %u mbufs are not back", mp->name,
+			 mp->size - avail, mp->size);
 }
 
 /* ------------------------------------------------------------ packets */
@@ -139,7 +143,7 @@ write_flow(uint8_t *p, uint16_t len, const struct shp_rig_flow *f)
 	uint8_t proto = f->proto != 0 ? f->proto : IPPROTO_UDP;
 	uint16_t l4_len = proto == IPPROTO_TCP ? sizeof(struct rte_tcp_hdr) :
 			  sizeof(struct rte_udp_hdr);
-	uint32_t off = sizeof(*eh), l3;
+	uint32_t off = sizeof(*eh);
 
 	memset(eh->src_addr.addr_bytes, 0x02, RTE_ETHER_ADDR_LEN);
 	memset(eh->dst_addr.addr_bytes, 0x02, RTE_ETHER_ADDR_LEN);
@@ -156,7 +160,6 @@ write_flow(uint8_t *p, uint16_t len, const struct shp_rig_flow *f)
 		eh->ether_type = rte_cpu_to_be_16(f->ipv6 ?
 			RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 	}
-	l3 = off;
 	if (f->ipv6) {
 		struct rte_ipv6_hdr *ip6 = (void *)(p + off);
 		uint32_t src = rte_cpu_to_be_32(f->src);
@@ -164,7 +167,8 @@ write_flow(uint8_t *p, uint16_t len, const struct shp_rig_flow *f)
 
 		assert_true(len >= off + sizeof(*ip6) + l4_len);
 		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28 |
-						 (uint32_t)f->tos << 20);
+						 (uint32_t)f->tos << 20 |
+						 (f->flow_label & 0xfffff));
 		ip6->payload_len = rte_cpu_to_be_16(len - off - sizeof(*ip6));
 		ip6->proto = proto;
 		ip6->hop_limits = 64;
@@ -198,7 +202,6 @@ write_flow(uint8_t *p, uint16_t len, const struct shp_rig_flow *f)
 		uh->dst_port = rte_cpu_to_be_16(f->dport);
 		uh->dgram_len = rte_cpu_to_be_16(len - off);
 	}
-	(void)l3;
 }
 
 void

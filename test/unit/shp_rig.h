@@ -82,6 +82,7 @@ struct shp_rig_flow {
 	uint8_t proto;      /* IPPROTO_UDP (0 means UDP) or IPPROTO_TCP */
 	uint32_t src, dst;
 	uint16_t sport, dport;
+	uint32_t flow_label;  /* IPv6 only, 20 bits */
 };
 
 /* An mbuf from mp of len bytes filled with fill, its metadata initialised

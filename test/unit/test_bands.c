@@ -241,21 +241,6 @@ test_limit_pushout(void **state)
 	shp_rig_fini(&r);
 }
 
-/* An Ethernet/IPv4 frame of len bytes with the given TOS. */
-static struct rte_mbuf *
-ip_pkt(uint8_t tos, uint16_t len)
-{
-	struct rte_mbuf *m = shp_rig_pkt(len, 0, 0);
-	uint8_t *p;
-
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	p[12] = 0x08;
-	p[13] = 0x00;
-	p[14] = 0x45;
-	p[15] = tos;
-	return m;
-}
-
 /* The RX path's one pass (classify + bands + bytes) agrees with the
  * generic classify and enqueue, and dequeue reports the bytes it hands
  * out through ctx->bytes, also through a tbf that is off. */
@@ -278,7 +263,13 @@ test_rx_fast_path(void **state)
 	shp_priomap_default(3, c.priomap);
 	for (i = 0; i < 30; i++) {
 		/* band 2 gets 20 packets: 4 more than its ring holds */
-		in[i] = ip_pkt(i < 20 ? 0x08 : tos[i % 2], 100 + i);
+		struct shp_rig_flow f = {
+			.tos = i < 20 ? 0x08 : tos[i % 2],
+			.src = 0x0a000001, .dst = 0x0a000002,
+			.sport = 1000 + i, .dport = 53,
+		};
+
+		shp_rig_pkts(&in[i], 1, 100 + i, 0, &f, 0);
 		want_bytes += 100 + i;
 	}
 	used = shp_classify_burst_bands(&c, in, 30, 77, band, &bytes);

@@ -942,42 +942,17 @@ enum pkt_kind { K4_ECT0, K4_ECT1, K4_NOT, K4_CE, K6_ECT0, K6_NOT, KV_ECT0,
 static struct rte_mbuf *
 mk_ip(uint64_t seq, uint64_t now)
 {
-	enum pkt_kind k = seq % K_MAX;
-	struct rte_mbuf *m = shp_rig_pkt(120, 0, now);
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rte_ether_hdr *eh = (void *)p;
-	uint32_t off = sizeof(*eh);
 	static const uint8_t ecn[K_MAX] = { 2, 1, 0, 3, 2, 0, 2 };
+	enum pkt_kind k = seq % K_MAX;
+	struct shp_rig_flow f = {
+		.ipv6 = k == K6_ECT0 || k == K6_NOT,
+		.vlan = k == KV_ECT0 ? 5 : 0,
+		.tos = 0xb8 | ecn[k], .flow_label = 0x12345,
+		.src = 0x0a000001 + (uint32_t)seq, .dst = 0x0a000002,
+	};
+	struct rte_mbuf *m;
 
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	if (k == KV_ECT0) {
-		struct rte_vlan_hdr *vh = (void *)(p + off);
-
-		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-		vh->vlan_tci = rte_cpu_to_be_16(5);
-		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-		off += sizeof(*vh);
-	}
-	if (k == K6_ECT0 || k == K6_NOT) {
-		struct rte_ipv6_hdr *ip6 = (void *)(p + off);
-
-		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
-		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28 | 0x2e << 22 |
-						 (uint32_t)ecn[k] << 20 | 0x12345);
-	} else {
-		struct rte_ipv4_hdr *ip = (void *)(p + off);
-
-		ip->version_ihl = 0x45;
-		ip->type_of_service = (uint8_t)(0xb8 | ecn[k]);
-		ip->total_length = rte_cpu_to_be_16(100);
-		ip->packet_id = rte_cpu_to_be_16((uint16_t)seq);
-		ip->time_to_live = 64;
-		ip->next_proto_id = 17;
-		ip->src_addr = rte_cpu_to_be_32(0x0a000001 + (uint32_t)seq);
-		ip->dst_addr = rte_cpu_to_be_32(0x0a000002);
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-	}
+	shp_rig_pkts(&m, 1, 120, 0, &f, now);
 	return m;
 }
 
