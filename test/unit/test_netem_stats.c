@@ -35,12 +35,16 @@
 
 /* ------------------------------------------------------------- the rig */
 
-/* netem alone, on port (the seed depends on it), the clock at 0. */
+/* netem alone, on port (the seed depends on it), the clock at 0; every
+ * packet that leaves goes through on_pkt(r, m) with r->arg = arg. */
 static void
-rig_init(struct shp_rig *r, const char *args, uint16_t port)
+rig_init(struct shp_rig *r, const char *args, uint16_t port,
+	 void (*on_pkt)(struct shp_rig *, struct rte_mbuf *), void *arg)
 {
 	shp_rig_init(r, port);
 	shp_rig_add(r, "netem", args);
+	r->on_pkt = on_pkt;
+	r->arg = arg;
 }
 
 static struct rte_mbuf *
@@ -218,9 +222,7 @@ measure_losses(const char *args, uint64_t n, double *rate, double *burst,
 	uint64_t gap = 1000, i, lost = 0, starts = 0, pairs = 0;
 
 	seen = calloc(n, 1);
-	rig_init(&r, args, 0);
-	r.on_pkt = mark_seen;
-	r.arg = &gap;
+	rig_init(&r, args, 0, mark_seen, &gap);
 	rig_stream(&r, n, gap, NULL);
 	for (i = 0; i < n; i++) {
 		int l = !seen[i];
@@ -395,9 +397,7 @@ test_duplicate_rate(void **state)
 	double p = 0.1, est;
 
 	(void)state;
-	rig_init(&r, "duplicate 10%", 0);
-	r.on_pkt = count_bits;
-	r.arg = &d;
+	rig_init(&r, "duplicate 10%", 0, count_bits, &d);
 	rig_stream(&r, N_PKTS, 1000, NULL);
 	est = (double)r.c->duplicated / N_PKTS;
 	assert_within("duplicate 10%", est, p, sqrt(p * (1 - p) / N_PKTS));
@@ -416,9 +416,7 @@ test_corrupt_rate(void **state)
 	double p = 0.1, est;
 
 	(void)state;
-	rig_init(&r, "corrupt 10%", 0);
-	r.on_pkt = count_bits;
-	r.arg = &d;
+	rig_init(&r, "corrupt 10%", 0, count_bits, &d);
 	rig_stream(&r, N_PKTS, 1000, NULL);
 	est = (double)r.c->corrupted / N_PKTS;
 	assert_within("corrupt 10%", est, p, sqrt(p * (1 - p) / N_PKTS));
@@ -474,9 +472,7 @@ test_corrupt_multiseg(void **state)
 
 	(void)state;
 	memset(seg_hits, 0, sizeof(seg_hits));
-	rig_init(&r, "corrupt 100%", 0);
-	r.on_pkt = where_flipped;
-	r.arg = &d;
+	rig_init(&r, "corrupt 100%", 0, where_flipped, &d);
 	rig_stream(&r, n, 1000, mk_chain);
 	assert_int_equal(r.c->corrupted, n);
 	assert_int_equal(d.diffbits[1], n);
@@ -501,9 +497,7 @@ test_duplicate_independent(void **state)
 	uint64_t i;
 
 	(void)state;
-	rig_init(&r, "duplicate 100% corrupt 100%", 0);
-	r.on_pkt = count_bits;
-	r.arg = &d;
+	rig_init(&r, "duplicate 100% corrupt 100%", 0, count_bits, &d);
 	rig_stream(&r, n, 1000, NULL);
 	assert_int_equal(r.c->duplicated, n);
 	assert_int_equal(d.copies, n);
@@ -514,7 +508,7 @@ test_duplicate_independent(void **state)
 	shp_rig_fini(&r);
 
 	/* the two are separate buffers, each writable on its own */
-	rig_init(&r, "duplicate 100%", 0);
+	rig_init(&r, "duplicate 100%", 0, NULL, NULL);
 	for (i = 0; i < 3; i++) {
 		m = mk_plain(7, 0);
 		shp_qdisc_enqueue(r.root, &m, 1, &r.ctx);
@@ -557,9 +551,7 @@ test_reorder_rate(void **state)
 
 	(void)state;
 	/* gap 1: each packet sent at once with probability p */
-	rig_init(&r, "delay 10ms reorder 30%", 0);
-	r.on_pkt = count_at_once;
-	r.arg = &rc;
+	rig_init(&r, "delay 10ms reorder 30%", 0, count_at_once, &rc);
 	rig_stream(&r, N_PKTS, 10000, NULL);
 	est = (double)r.c->reordered / N_PKTS;
 	assert_within("reorder 30%", est, 0.3, sqrt(0.21 / N_PKTS));
@@ -570,9 +562,7 @@ test_reorder_rate(void **state)
 	 * is sent at once with probability p: a renewal process with cycle
 	 * C = 4 + Geometric(p); rate 1/E[C], Var(count) ~ n Var(C)/E[C]^3 */
 	rc.at_once = 0;
-	rig_init(&r, "delay 10ms reorder 25% gap 5", 0);
-	r.on_pkt = count_at_once;
-	r.arg = &rc;
+	rig_init(&r, "delay 10ms reorder 25% gap 5", 0, count_at_once, &rc);
 	rig_stream(&r, N_PKTS, 10000, NULL);
 	mu_c = gap - 1 + 1 / p;
 	var_c = (1 - p) / (p * p);
@@ -621,9 +611,7 @@ check_delay(const char *args, double mean, double var, double mu4,
 	mo.gap = 10000;
 	if (rho_expect != 0)
 		mo.xs = calloc(N_PKTS, sizeof(double));
-	rig_init(&r, args, 0);
-	r.on_pkt = collect_delay;
-	r.arg = &mo;
+	rig_init(&r, args, 0, collect_delay, &mo);
 	rig_stream(&r, N_PKTS, mo.gap, NULL);
 	shp_rig_fini(&r);
 	m = mo.s1 / mo.n;
@@ -726,18 +714,14 @@ test_noreorder(void **state)
 	(void)state;
 	/* without noreorder this jitter reorders a lot */
 	fifo_last_rx = fifo_bad = 0;
-	rig_init(&r, "delay 10ms 5ms", 0);
-	r.on_pkt = check_fifo;
-	r.arg = &mo;
+	rig_init(&r, "delay 10ms 5ms", 0, check_fifo, &mo);
 	rig_stream(&r, 100000, 10000, NULL);
 	assert_true(fifo_bad > 1000);
 	shp_rig_fini(&r);
 
 	memset(&mo, 0, sizeof(mo));
 	fifo_last_rx = fifo_bad = 0;
-	rig_init(&r, "delay 10ms 5ms noreorder", 0);
-	r.on_pkt = check_fifo;
-	r.arg = &mo;
+	rig_init(&r, "delay 10ms 5ms noreorder", 0, check_fifo, &mo);
 	rig_stream(&r, 100000, 10000, NULL);
 	/* rig_poll checks tts never decreases; here it must also be FIFO,
 	 * which with ties in tts the list path guarantees */
@@ -795,7 +779,7 @@ test_rate(void **state)
 		struct shp_rig r;
 		int i, burst;
 
-		rig_init(&r, rc->args, 0);
+		rig_init(&r, rc->args, 0, NULL, NULL);
 		/* two back-to-back bursts with an idle gap between */
 		for (burst = 0; burst < 2; burst++) {
 			r.ctx.now = t0;
@@ -885,9 +869,7 @@ test_slots(void **state)
 	(void)state;
 	/* 10 packets/ms offered, 4 per slot of 1.5 ms on average: saturated,
 	 * so every slot leaves full and the next one is drawn from it */
-	rig_init(&r, "limit 1000 slot 1ms 2ms packets 4", 0);
-	r.on_pkt = slot_pkt;
-	r.arg = &o;
+	rig_init(&r, "limit 1000 slot 1ms 2ms packets 4", 0, slot_pkt, &o);
 	for (i = 0, t = 0; i < n; t += step) {
 		r.ctx.now = t;
 		if (t % arrive == 0) {
@@ -912,9 +894,7 @@ test_slots(void **state)
 	/* bytes: 3 x 1000 bytes use the 3000-byte budget */
 	memset(&o, 0, sizeof(o));
 	o.cap = 3;
-	rig_init(&r, "slot 1ms bytes 3000", 0);
-	r.on_pkt = slot_pkt;
-	r.arg = &o;
+	rig_init(&r, "slot 1ms bytes 3000", 0, slot_pkt, &o);
 	for (i = 0; i < 30; i++) {
 		m = shp_rig_pkt(1000, 0, 0);
 		shp_qdisc_enqueue(r.root, &m, 1, &r.ctx);
@@ -1005,9 +985,7 @@ test_ecn(void **state)
 	int k;
 
 	(void)state;
-	rig_init(&r, "loss 30% ecn", 0);
-	r.on_pkt = check_ecn;
-	r.arg = &o;
+	rig_init(&r, "loss 30% ecn", 0, check_ecn, &o);
 	rig_stream(&r, per * K_MAX, 1000, mk_ip);
 	assert_int_equal(o.bad_cksum, 0);
 	assert_int_equal(o.other_change, 0);
@@ -1046,7 +1024,7 @@ test_limit(void **state)
 	int i, j;
 
 	(void)state;
-	rig_init(&r, "limit 100 delay 1s", 0);
+	rig_init(&r, "limit 100 delay 1s", 0, NULL, NULL);
 	for (i = 0; i < 10; i++) {
 		for (j = 0; j < 64; j++)
 			m[j] = mk_plain(j, 0);
@@ -1058,7 +1036,7 @@ test_limit(void **state)
 	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 100);
 
 	/* with duplicates the bound still holds */
-	rig_init(&r, "limit 101 delay 1s duplicate 100%", 0);
+	rig_init(&r, "limit 101 delay 1s duplicate 100%", 0, NULL, NULL);
 	for (i = 0; i < 100; i++) {
 		m[0] = mk_plain(i, 0);
 		shp_qdisc_enqueue(r.root, m, 1, &r.ctx);
@@ -1068,7 +1046,7 @@ test_limit(void **state)
 	shp_rig_fini(&r);
 
 	/* default: half the pool */
-	rig_init(&r, "delay 1s", 0);
+	rig_init(&r, "delay 1s", 0, NULL, NULL);
 	for (i = 0; i < POOL_SIZE / 2 + 10; i++) {
 		m[0] = mk_plain(i, 0);
 		shp_qdisc_enqueue(r.root, m, 1, &r.ctx);
@@ -1179,8 +1157,7 @@ run_digest(const char *args, uint16_t port)
 	struct shp_rig r;
 
 	digest = 0;
-	rig_init(&r, args, port);
-	r.on_pkt = hash_pkt;
+	rig_init(&r, args, port, hash_pkt, NULL);
 	rig_stream(&r, 20000, 1000, NULL);
 	digest ^= r.c->drops[SHP_DROP_LOST];
 	shp_rig_fini(&r);
