@@ -34,7 +34,8 @@ struct shp_lcore_ctr *shp_rig_ctr;
 static char run_dir[PATH_MAX];
 
 /* The EAL makes /var/run/dpdk/PREFIX (files only) even with --no-shconf,
- * and leaves it: a test run must not. */
+ * and leaves it: a test run must not. (Without --no-telemetry, the
+ * telemetry thread could make its socket there after this ran.) */
 static void
 run_dir_remove(void)
 {
@@ -71,7 +72,8 @@ shp_rig_env(const char *name, unsigned int nb_mbufs)
 	char prefix[64];
 	char *argv[] = {
 		(char *)name, "--no-huge", "--no-pci", "--no-shconf",
-		"-m", "512", "--log-level=error", "-l", "0", prefix, NULL
+		"--no-telemetry", "-m", "512", "--log-level=error", "-l", "0",
+		prefix, NULL
 	};
 
 	snprintf(prefix, sizeof(prefix), "--file-prefix=t_%s_%d", name,
