@@ -11,8 +11,6 @@
  * Each input starts from the same state (no tbf, no netem, tos, default
  * priomap, forwarding started), so a crash reproduces from its input alone.
  */
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
@@ -76,19 +74,8 @@ setup_shaper(struct shaper *s)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[64];
-	char *eal[] = {
-		"fuzz_cli", "--no-huge", "--no-pci", "--no-shconf",
-		"-m", "64", "-l", "0", "--log-level=*:error", prefix, NULL,
-	};
-
 	(void)argc; (void)argv;
-	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_cli_%d",
-		 (int)getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
-		abort();
-	}
+	fuzz_eal_init("fuzz_cli");
 	setup_shaper(&shaper);
 	/* command output is exercised, not read (SHP_FUZZ_CLI_OUT=1 keeps
 	 * it, to see what an input does) */

@@ -16,7 +16,7 @@
 #include "shp_rand.h"
 #include <rte_cycles.h>
 
-#include "test_env.h"
+#include "shp_rig.h"
 
 static struct rte_mempool *pool;
 
@@ -1176,7 +1176,7 @@ main(int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
-	test_eal_init("class_match");
-	pool = test_pool("class_match", 4096);
+	shp_rig_env("class_match", 1024);
+	pool = shp_rig_pool_create("class_match_pool", 4096, RTE_MBUF_DEFAULT_BUF_SIZE);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@
 #include "shp_kind.h"
 #include "shp_qdisc.h"
 #include "shp_units.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
 #define MS 1000000ULL
 #define US 1000ULL
@@ -108,7 +108,7 @@ struct pspec {
 static struct rte_mbuf *
 mkpkt(const struct pspec *s, uint64_t now)
 {
-	struct rte_mbuf *m = test_pkt(pool, s->len, 0, now);
+	struct rte_mbuf *m = shp_rig_pkt_from(pool, s->len, 0, now);
 	uint8_t *p;
 	uint32_t off = 12, l3, l4;
 	struct rte_udp_hdr *udp;
@@ -1135,8 +1135,8 @@ main(int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
-	test_eal_init("fq_codel");
-	pool = test_pool("fq_codel", 16384);
+	shp_rig_env("fq_codel", 1024);
+	pool = shp_rig_pool_create("fq_codel_pool", 16384, RTE_MBUF_DEFAULT_BUF_SIZE);
 	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
 	fqc = shp_kind_find("fq_codel");
 	if (fqc == NULL) {
