@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "shp_kind.h"
+#include "shp_meta.h"
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
 
@@ -177,7 +178,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t now = ctx->now;
 	uint64_t bytes = 0;
 	int64_t elapsed;
-	uint16_t got = 0;
+	uint16_t got = 0, k;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	if (c == NULL)
@@ -190,7 +191,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
-		uint16_t cnt = child_peek_run(child, &one, &run, ctx), k;
+		uint16_t cnt = child_peek_run(child, &one, &run, ctx);
 		bool oversize = false, stop = false;
 
 		if (cnt == 0)
@@ -227,6 +228,15 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		} else if (stop) {
 			break;
 		}
+	}
+	/* The bucket says when a packet may leave: now. What it waited here
+	 * is the profile's queueing, not the emulator's lateness, and the
+	 * overload rule (shp_due_time) must not take it for that. */
+	for (k = 0; k < got; k++) {
+		struct shp_meta *meta = shp_meta(pkts[k]);
+
+		if (meta->time_to_send == 0)
+			meta->time_to_send = now;
 	}
 	ctx->bytes = bytes;
 	return got;
