@@ -239,18 +239,45 @@ static const char help_show[] =
 "show bands all|P            depth and counters of each band\n"
 "show netem all|P            netem profile, delay queue, impairments\n"
 "show tbf all|P              token bucket profile and its drops\n"
+"show KEY all|P              any stage (queue, tbf, netem...): profile,\n"
+"                            its own counters and drops\n"
 "show drops                  drops per port and cause\n"
 "show lcores                 lcore roles, queues, poll loops\n";
 
-static const char help_set[] =
-"set netem all|P ARGS        netem profile (tc-netem syntax), e.g.\n"
-"                            set netem 1 delay 10ms 2ms loss 1%\n"
-"set netem all|P off         no netem (queued packets still leave on time)\n"
-"set tbf all|P ARGS          token bucket (tc-tbf syntax), e.g.\n"
-"                            set tbf all rate 10mbit burst 10kb limit 100kb\n"
-"set tbf all|P off           no token bucket\n"
+static const char help_set_fixed[] =
 "set priomap P0 ... P15      band of each priority (16 values)\n"
-"set classify tos|dscp|pcp|none\n";
+"set classify tos|dscp|pcp|none\n"
+"clear KEY all|P             set KEY all|P off (a queue: its defaults)\n";
+
+/* The set lines of every key, from the registry (cli_init). */
+static char help_set[4096];
+
+static void
+help_set_build(void)
+{
+	size_t n = 0;
+	unsigned int k, i;
+
+	for (k = 0; k < shp_key_nb(); k++) {
+		const char *key = shp_key_name(k);
+		bool queue = shp_key_slot(k) == SHP_SLOT_QUEUE;
+
+		n += (size_t)snprintf(help_set + n, sizeof(help_set) - n,
+				      "set %s all|P %s\n", key,
+				      queue ? "KIND ARGS" : "ARGS|off");
+		for (i = 0; shp_kinds[i] != NULL; i++)
+			if (strcmp(shp_kind_key(shp_kinds[i]), key) == 0)
+				n += (size_t)snprintf(help_set + n,
+					sizeof(help_set) - n,
+					"                            %s\n",
+					shp_kinds[i]->usage);
+		if (n >= sizeof(help_set))
+			break;
+	}
+	snprintf(help_set + RTE_MIN(n, sizeof(help_set)),
+		 sizeof(help_set) - RTE_MIN(n, sizeof(help_set)), "%s",
+		 help_set_fixed);
+}
 
 static const char help_control[] =
 "clear stats                 counters shown (show, telemetry) start at 0\n"
@@ -286,7 +313,7 @@ static void
 show_config(void)
 {
 	struct ctl_config c;
-	unsigned int i;
+	unsigned int i, k;
 
 	ctl_config_snapshot(&c);
 	out("forwarding: %s\n", c.paused ? "stopped" : "started");
@@ -300,8 +327,10 @@ show_config(void)
 	    " (default; --seed sets another)");
 	for (i = 0; i < c.nb_ports; i++) {
 		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
-		out("  tbf: %s\n", c.tbf[i]);
-		out("  netem: %s\n", c.netem[i]);
+		/* the gates as before, then the queue they take from */
+		for (k = 1; k <= SHP_SLOT_MAX; k++)
+			out("  %s: %s\n", c.key[i][k % SHP_SLOT_MAX],
+			    c.stage[i][k % SHP_SLOT_MAX]);
 	}
 }
 
@@ -311,6 +340,7 @@ show_port(struct shaper *s, uint16_t p)
 	struct shp_port_sum sum;
 	const struct shp_port_ctr *c = &sum.c;
 	struct ctl_rate r;
+	unsigned int d;
 
 	ctl_port_sum(s, p, &sum);
 	ctl_port_rate(s, CTL_RATE_SHOW, p, &sum, &r);
@@ -322,11 +352,20 @@ show_port(struct shaper *s, uint16_t p)
 	    c->tx_packets, c->tx_bytes);
 	out("  egress_in: %-15" PRIu64 " queued: %-12" PRIu64 " dropped: %"
 	    PRIu64 "\n", sum.egress_in, sum.queued, sum.dropped);
-	out("  netem_queued: %-12" PRIu64 " tx_pending: %" PRIu64 "\n",
-	    c->netem_qlen, c->tx_pending);
-	out("  duplicated: %-14" PRIu64 " corrupted: %-9" PRIu64
-	    " reordered: %-9" PRIu64 " ecn_marked: %" PRIu64 "\n",
-	    c->duplicated, c->corrupted, c->reordered, c->ecn_marked);
+	out("  tx_pending: %" PRIu64 "\n", c->tx_pending);
+	/* each kind's own statistics, by their stats-file top-level name
+	 * or KIND_NAME as telemetry has them */
+	for (d = 0; d < shp_xstat_nb(); d++) {
+		const struct shp_xstat_desc *x = shp_xstat_desc(d);
+
+		if (x->alias != NULL)
+			out("  %s: %" PRIu64, x->alias, c->xstats[d]);
+		else
+			out("  %s_%s: %" PRIu64, shp_xstat_kind(d)->name,
+			    x->name, c->xstats[d]);
+		if (d % 4 == 3 || d + 1 == shp_xstat_nb())
+			out("\n");
+	}
 	out("  NIC drops: imissed: %-9" PRIu64 " ierrors: %-9" PRIu64
 	    " rx_nombuf: %-9" PRIu64 " oerrors: %" PRIu64 "\n",
 	    sum.nic.imissed, sum.nic.ierrors, sum.nic.rx_nombuf,
@@ -365,7 +404,7 @@ show_bands(struct shaper *s, uint16_t p)
 
 	ctl_port_sum(s, p, &sum);
 	out("port %u: %u bands, non-empty bitmap 0x%x\n", p, s->opt.bands,
-	    shp_bands_bitmap(s->bands[p]));
+	    shp_bands_bitmap(s->chain[p].queue));
 	out("  %-4s %10s %14s %14s %12s %12s %12s %10s\n", "band", "depth",
 	    "enqueued", "dequeued", "dropped", "full", "pushed_out",
 	    "flushed");
@@ -378,48 +417,44 @@ show_bands(struct shaper *s, uint16_t p)
 		    sum.c.band[b].flushed);
 }
 
+/* `show netem|tbf|queue|KEY PORT`: the profile, then the kind's own
+ * statistics (their stats-file alias when they have one) and its drop
+ * causes. */
 static void
-show_netem(struct shaper *s, uint16_t p)
+show_stage(struct shaper *s, const char *key, uint16_t p)
 {
 	struct shp_port_sum sum;
 	const struct shp_port_ctr *c = &sum.c;
 	struct ctl_config *cfg = malloc(sizeof(*cfg));
-	unsigned int i;
+	const struct shp_chain *ch = &s->chain[p];
+	const struct shp_kind *k = NULL;
+	const uint8_t *map;
+	unsigned int i, d;
 
 	ctl_port_sum(s, p, &sum);
 	if (cfg == NULL)
 		return;
 	ctl_config_snapshot(cfg);
 	for (i = 0; i < cfg->nb_ports; i++)
-		if (cfg->port_ids[i] == p)
-			out("port %u: netem %s\n", p, cfg->netem[i]);
+		if (cfg->port_ids[i] == p &&
+		    ctl_config_stage(cfg, i, key) != NULL)
+			out("port %u: %s %s\n", p, key,
+			    ctl_config_stage(cfg, i, key));
 	free(cfg);
-	out("  netem_queued: %" PRIu64 "  duplicated: %" PRIu64
-	    "  corrupted: %" PRIu64 "  reordered: %" PRIu64
-	    "  ecn_marked: %" PRIu64 "  lost: %" PRIu64
-	    "  netem_limit: %" PRIu64 "\n", c->netem_qlen, c->duplicated,
-	    c->corrupted, c->reordered, c->ecn_marked,
-	    c->drops[SHP_DROP_LOST], c->drops[SHP_DROP_NETEM_LIMIT]);
-}
-
-static void
-show_tbf(struct shaper *s, uint16_t p)
-{
-	struct shp_port_sum sum;
-	struct ctl_config *cfg = malloc(sizeof(*cfg));
-	unsigned int i;
-
-	ctl_port_sum(s, p, &sum);
-	if (cfg == NULL)
+	for (i = 0; i < SHP_SLOT_MAX; i++)
+		if (strcmp(shp_kind_key(ch->kind[i]), key) == 0)
+			k = ch->kind[i];
+	if (k == NULL)
 		return;
-	ctl_config_snapshot(cfg);
-	for (i = 0; i < cfg->nb_ports; i++)
-		if (cfg->port_ids[i] == p)
-			out("port %u: tbf %s\n", p, cfg->tbf[i]);
-	free(cfg);
-	out("  tbf_oversize: %" PRIu64 "  tbf_limit: %" PRIu64 "\n",
-	    sum.c.drops[SHP_DROP_TBF_OVERSIZE],
-	    sum.c.drops[SHP_DROP_TBF_LIMIT]);
+	for (d = 0; d < shp_xstat_nb(); d++)
+		if (shp_xstat_kind(d) == k)
+			out("  %s: %" PRIu64, shp_xstat_desc(d)->alias ?
+			    shp_xstat_desc(d)->alias : shp_xstat_desc(d)->name,
+			    c->xstats[d]);
+	map = shp_kind_drop_map(k);
+	for (d = 0; k->drops != NULL && k->drops[d] != NULL; d++)
+		out("  %s: %" PRIu64, k->drops[d], c->drops[map[d]]);
+	out("\n");
 }
 
 static void
@@ -428,7 +463,7 @@ show_drops(void)
 	unsigned int i, d;
 
 	out("%-4s", "port");
-	for (d = 0; d < SHP_DROP_MAX; d++)
+	for (d = 0; d < shp_drop_nb(); d++)
 		out(" %12s", shp_drop_names[d]);
 	out(" %12s\n", "dropped");
 	for (i = 0; i < S->nb_ports; i++) {
@@ -436,7 +471,7 @@ show_drops(void)
 
 		ctl_port_sum(S, S->port_ids[i], &sum);
 		out("%-4u", S->port_ids[i]);
-		for (d = 0; d < SHP_DROP_MAX; d++)
+		for (d = 0; d < shp_drop_nb(); d++)
 			out(" %12" PRIu64, sum.c.drops[d]);
 		out(" %12" PRIu64 "\n", sum.dropped);
 	}
@@ -532,14 +567,17 @@ cmd_show_stage(void *res, struct cmdline *c, void *data)
 	p = port_of(what, r->w3);
 	if (p == -2)
 		return;
-	if (strcmp(r->w2, "bands") == 0)
+	if (strcmp(r->w2, "bands") == 0) {
 		for_ports(p, show_bands);
-	else if (strcmp(r->w2, "netem") == 0)
-		for_ports(p, show_netem);
-	else if (strcmp(r->w2, "qdisc") == 0)
+	} else if (strcmp(r->w2, "qdisc") == 0) {
 		for_ports(p, p < 0 ? show_qdisc : show_qdisc_one);
-	else
-		for_ports(p, show_tbf);
+	} else {
+		unsigned int i;
+
+		for (i = 0; i < S->nb_ports; i++)
+			if (p < 0 || p == S->port_ids[i])
+				show_stage(S, r->w2, S->port_ids[i]);
+	}
 }
 
 /* ---- set ---------------------------------------------------- */
@@ -550,7 +588,6 @@ static void
 confirm_stage(const char *stage, int port, const struct ctl_config *was)
 {
 	struct ctl_config *now = malloc(sizeof(*now));
-	bool netem = strcmp(stage, "netem") == 0;
 	unsigned int i;
 
 	if (now == NULL)
@@ -561,8 +598,10 @@ confirm_stage(const char *stage, int port, const struct ctl_config *was)
 
 		if (port >= 0 && port != now->port_ids[i])
 			continue;
-		a = netem ? was->netem[i] : was->tbf[i];
-		b = netem ? now->netem[i] : now->tbf[i];
+		a = ctl_config_stage(was, i, stage);
+		b = ctl_config_stage(now, i, stage);
+		if (a == NULL || b == NULL)
+			continue;
 		if (strcmp(a, b) == 0)
 			out("port %u: %s %s (unchanged)\n", now->port_ids[i],
 			    stage, b);
@@ -582,7 +621,8 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	int p, rc;
 
 	(void)c; (void)data;
-	snprintf(what, sizeof(what), "set %s", r->w2);
+	snprintf(what, sizeof(what), "%s %s", data != NULL ? "clear" : "set",
+		 r->w2);
 	p = port_of(what, r->port);
 	if (p == -2)
 		return;
@@ -593,10 +633,10 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	}
 	ctl_config_snapshot(was);
 	err[0] = '\0';
-	if (strcmp(r->w2, "netem") == 0)
-		rc = ctl_set_netem(S, p, r->args, err);
+	if (data != NULL)   /* clear KEY P */
+		rc = ctl_clear_stage(S, r->w2, p, err);
 	else
-		rc = ctl_set_tbf(S, p, r->args, err);
+		rc = ctl_set_stage(S, r->w2, p, r->args, err);
 	if (rc < 0)
 		fail("%s %s: %s (nothing changed)", what, r->port, err);
 	else
@@ -743,39 +783,122 @@ INST(i_show_lat_port, cmd_show_latency, (void *)1,
      (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_lat,
      (void *)&t_show_p_port);
 
+/* bands, qdisc and every key (show_stage_words_build) */
+static char show_stage_words[256] = "bands#netem#tbf#qdisc";
 static cmdline_parse_token_string_t t_show_stage =
-	TOKEN_KW(struct r_w3, w2, "bands#netem#tbf#qdisc");
+	TOKEN_KW(struct r_w3, w2, show_stage_words);
 static struct tok_word t_show_stage_port =
 	TOKEN_WORD(struct r_w3, w3, WORD_PORT, NULL, "all|P: port id");
-INST(i_show_stage, cmd_show_stage, NULL, "show bands|netem|tbf|qdisc all|P",
+static void
+show_stage_words_build(void)
+{
+	size_t n = (size_t)snprintf(show_stage_words,
+				    sizeof(show_stage_words), "bands#qdisc");
+	unsigned int k;
+
+	for (k = 0; k < shp_key_nb() && n < sizeof(show_stage_words); k++)
+		n += (size_t)snprintf(show_stage_words + n,
+				      sizeof(show_stage_words) - n, "#%s",
+				      shp_key_name(k));
+}
+
+INST(i_show_stage, cmd_show_stage, NULL, "show bands|qdisc|KEY all|P",
      (void *)&t_show, (void *)&t_show_stage, (void *)&t_show_stage_port);
 
 static cmdline_parse_token_string_t t_set =
 	TOKEN_KW(struct r_set, w1, "set");
-static cmdline_parse_token_string_t t_set_netem =
-	TOKEN_KW(struct r_set, w2, "netem");
-static cmdline_parse_token_string_t t_set_tbf =
-	TOKEN_KW(struct r_set, w2, "tbf");
 static struct tok_word t_set_port =
 	TOKEN_WORD(struct r_set, port, WORD_PORT, NULL, "all|P: egress port");
-static struct tok_word t_set_netem_args =
-	TOKEN_WORD(struct r_set, args, WORD_REST,
-		   "off#delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
-		   "ecn#distribution#seed#noreorder",
-		   "ARGS: tc-netem words, or off");
-static struct tok_word t_set_tbf_args =
-	TOKEN_WORD(struct r_set, args, WORD_REST,
-		   "off#rate#burst#limit#latency#peakrate#mtu#overhead#mpu#"
-		   "linklayer",
-		   "ARGS: tc-tbf words, or off");
-INST(i_set_netem, cmd_set_stage, NULL,
-     "set netem all|P ARGS|off: change the netem profile live",
-     (void *)&t_set, (void *)&t_set_netem, (void *)&t_set_port,
-     (void *)&t_set_netem_args);
-INST(i_set_tbf, cmd_set_stage, NULL,
-     "set tbf all|P ARGS|off: change the token bucket live",
-     (void *)&t_set, (void *)&t_set_tbf, (void *)&t_set_port,
-     (void *)&t_set_tbf_args);
+
+/*
+ * `set KEY all|P ARGS` and `clear KEY all|P` for every key of the
+ * registry, made at start-up: one instance per key, so that completion
+ * offers each kind's own words.
+ */
+#define MAX_KEY_INSTS (2 * SHP_MAX_KEYS)
+static struct key_cmd {
+	cmdline_parse_token_string_t kw;
+	struct tok_word args;
+	char kw_str[32];
+	char choices[512];
+	char help[128], chelp[128];
+	cmdline_parse_inst_t *set, *clear;
+} key_cmds[SHP_MAX_KEYS];
+
+static cmdline_parse_token_string_t t_clear_kw =
+	TOKEN_KW(struct r_set, w1, "clear");
+
+static cmdline_parse_inst_t *
+inst_new(void (*f)(void *, struct cmdline *, void *), void *data, const char *help,
+	 void *t0, void *t1, void *t2, void *t3)
+{
+	cmdline_parse_inst_t *in = calloc(1, sizeof(*in) + 5 * sizeof(void *));
+
+	if (in == NULL)
+		return NULL;
+	in->f = f;
+	in->data = data;
+	in->help_str = help;
+	in->tokens[0] = t0;
+	in->tokens[1] = t1;
+	in->tokens[2] = t2;
+	in->tokens[3] = t3;
+	return in;
+}
+
+static int
+key_cmds_build(cmdline_parse_ctx_t *ctx, unsigned int room)
+{
+	unsigned int k, i, n = 0;
+
+	for (k = 0; k < shp_key_nb() && n + 2 <= room; k++) {
+		struct key_cmd *kc = &key_cmds[k];
+		const char *key = shp_key_name(k);
+		bool queue = shp_key_slot(k) == SHP_SLOT_QUEUE;
+		size_t off = 0;
+
+		snprintf(kc->kw_str, sizeof(kc->kw_str), "%s", key);
+		kc->kw = (cmdline_parse_token_string_t)
+			TOKEN_KW(struct r_set, w2, NULL);
+		kc->kw.string_data.str = kc->kw_str;
+		if (!queue)
+			off = (size_t)snprintf(kc->choices, sizeof(kc->choices),
+					       "off");
+		for (i = 0; shp_kinds[i] != NULL; i++) {
+			const struct shp_kind *kd = shp_kinds[i];
+
+			if (strcmp(shp_kind_key(kd), key) != 0)
+				continue;
+			if (queue || kd->words == NULL)
+				off += (size_t)snprintf(kc->choices + off,
+					sizeof(kc->choices) - off, "%s%s",
+					off ? "#" : "", kd->name);
+			else
+				off += (size_t)snprintf(kc->choices + off,
+					sizeof(kc->choices) - off, "%s%s",
+					off ? "#" : "", kd->words);
+			if (off >= sizeof(kc->choices))
+				return -1;
+		}
+		kc->args = (struct tok_word)TOKEN_WORD(struct r_set, args,
+			WORD_REST, NULL, queue ? "KIND ARGS: a queue kind and "
+			"its words" : "ARGS: the kind's words, or off");
+		kc->args.choices = kc->choices;
+		snprintf(kc->help, sizeof(kc->help), "set %s all|P %s: change "
+			 "it live", key, queue ? "KIND ARGS" : "ARGS|off");
+		snprintf(kc->chelp, sizeof(kc->chelp), "clear %s all|P: %s",
+			 key, queue ? "its kind's defaults" : "off");
+		kc->set = inst_new(cmd_set_stage, NULL, kc->help, &t_set,
+				   &kc->kw, &t_set_port, &kc->args);
+		kc->clear = inst_new(cmd_set_stage, (void *)1, kc->chelp,
+				     &t_clear_kw, &kc->kw, &t_set_port, NULL);
+		if (kc->set == NULL || kc->clear == NULL)
+			return -1;
+		ctx[n++] = kc->set;
+		ctx[n++] = kc->clear;
+	}
+	return (int)n;
+}
 
 static cmdline_parse_token_string_t t_set2 =
 	TOKEN_KW(struct r_rest2, w1, "set");
@@ -825,14 +948,19 @@ static struct tok_word t_load_file =
 INST(i_load, cmd_load, NULL, "load FILE: run a command file",
      (void *)&t_load, (void *)&t_load_file);
 
-static cmdline_parse_ctx_t main_ctx[] = {
+static cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
 	&i_show_lat_port, &i_show_stage,
-	&i_set_netem, &i_set_tbf, &i_set_priomap, &i_set_classify,
+	&i_set_priomap, &i_set_classify,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit, NULL,
 };
 
 /* ---- errors the parser finds ---------------------------------------- */
+
+static int ctx_init(void);
+
+/* "set queue|tbf|netem|priomap|classify ..." (ctx_init) */
+static char set_usage[128] = "set ...";
 
 static const struct {
 	const char *prefix;
@@ -842,19 +970,15 @@ static const struct {
 	{ "show port latency", "show port latency [all|P]" },
 	{ "show port", "show port stats all|P" },
 	{ "show bands", "show bands all|P" },
-	{ "show netem", "show netem all|P" },
-	{ "show tbf", "show tbf all|P" },
 	{ "show qdisc", "show qdisc [all|P]" },
 	{ "show config", "show config" },
 	{ "show drops", "show drops" },
 	{ "show lcores", "show lcores" },
 	{ "show", "show config|port stats|bands|netem|tbf|qdisc|drops|lcores" },
-	{ "set netem", "set netem all|P ARGS|off" },
-	{ "set tbf", "set tbf all|P ARGS|off" },
 	{ "set priomap", "set priomap P0 ... P15" },
 	{ "set classify", "set classify tos|dscp|pcp|none" },
-	{ "set", "set netem|tbf|priomap|classify ..." },
-	{ "clear", "clear stats" },
+	{ "set", set_usage },
+	{ "clear", "clear stats | clear KEY all|P" },
 	{ "start", "start" },
 	{ "stop", "stop" },
 	{ "load", "load FILE" },
@@ -886,6 +1010,38 @@ parse_error(const char *line, int rc)
 	size_t n = strcspn(line, "\r\n");
 	unsigned int i;
 
+	if (rc == CMDLINE_PARSE_BAD_ARGS) {
+		char pre[48];
+		unsigned int k;
+
+		for (k = 0; k < shp_key_nb(); k++) {
+			const char *key = shp_key_name(k);
+			const char *u = shp_key_slot(k) == SHP_SLOT_QUEUE ?
+					"KIND ARGS" : "ARGS|off";
+
+			snprintf(pre, sizeof(pre), "set %s", key);
+			if (starts_with_words(line, pre)) {
+				fail("'%.*s': missing, unknown or extra "
+				     "words; usage: set %s all|P %s", (int)n,
+				     line, key, u);
+				return;
+			}
+			snprintf(pre, sizeof(pre), "clear %s", key);
+			if (starts_with_words(line, pre)) {
+				fail("'%.*s': missing, unknown or extra "
+				     "words; usage: clear %s all|P", (int)n,
+				     line, key);
+				return;
+			}
+			snprintf(pre, sizeof(pre), "show %s", key);
+			if (starts_with_words(line, pre)) {
+				fail("'%.*s': missing, unknown or extra "
+				     "words; usage: show %s all|P", (int)n,
+				     line, key);
+				return;
+			}
+		}
+	}
 	if (rc == CMDLINE_PARSE_BAD_ARGS)
 		for (i = 0; i < RTE_DIM(usages); i++)
 			if (starts_with_words(line, usages[i].prefix)) {
@@ -978,6 +1134,8 @@ cli_check_file(const char *path)
 			strerror(errno));
 		return -1;
 	}
+	if (ctx_init() < 0)
+		return -1;
 	chk = cmdline_new(main_ctx, PROMPT, -1, -1);
 	if (chk == NULL) {
 		fclose(f);
@@ -1324,10 +1482,47 @@ cli_interact(struct shaper *s)
 	free(li);
 }
 
+/* The commands of the stage kinds, help and usage: once, before the
+ * first parser (a command file is checked before the EAL starts). */
+static int
+ctx_init(void)
+{
+	static int done;
+	unsigned int n = 0, k;
+	int m;
+	size_t off;
+
+	if (done)
+		return 0;
+	help_set_build();
+	while (main_ctx[n] != NULL)
+		n++;
+	m = key_cmds_build(main_ctx + n, RTE_DIM(main_ctx) - n - 1);
+	if (m < 0) {
+		fprintf(stderr, "dpdk-shaper: cannot make the commands of "
+			"the stage kinds\n");
+		return -1;
+	}
+	main_ctx[n + (unsigned int)m] = NULL;
+	show_stage_words_build();
+	off = (size_t)snprintf(set_usage, sizeof(set_usage), "set ");
+	for (k = 0; k < shp_key_nb() && off < sizeof(set_usage); k++)
+		off += (size_t)snprintf(set_usage + off,
+					sizeof(set_usage) - off, "%s|",
+					shp_key_name(k));
+	if (off < sizeof(set_usage))
+		snprintf(set_usage + off, sizeof(set_usage) - off,
+			 "priomap|classify ...");
+	done = 1;
+	return 0;
+}
+
 int
 cli_init(struct shaper *s)
 {
 	S = s;
+	if (ctx_init() < 0)
+		return -1;
 	cl = cmdline_new(main_ctx, PROMPT, -1, -1);
 	if (cl == NULL) {
 		fprintf(stderr, "dpdk-shaper: cannot create the command "

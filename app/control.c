@@ -78,10 +78,13 @@ ctl_si(double v, char *buf, size_t len)
 	return buf;
 }
 
-/* The stage's own printer (netem adds its default limit). Main lcore. */
+/* The stage's own printer (netem adds its default limit); a queue's
+ * starts with its kind. Main lcore. */
 static void
-stage_text(const struct shp_qdisc *q, char *buf, size_t len)
+stage_text(const struct shp_chain *c, unsigned int slot, char *buf,
+	   size_t len)
 {
+	const struct shp_qdisc *q = c->stage[slot];
 	FILE *f = fmemopen(buf, len, "w");
 
 	buf[0] = '\0';
@@ -89,9 +92,22 @@ stage_text(const struct shp_qdisc *q, char *buf, size_t len)
 		snprintf(buf, len, "?");
 		return;
 	}
+	if (slot == SHP_SLOT_QUEUE)
+		fprintf(f, "%s ", c->kind[slot]->name);
 	q->ops->dump(q, f);
 	fclose(f);
 	buf[len - 1] = '\0';
+}
+
+const char *
+ctl_config_stage(const struct ctl_config *c, unsigned int i, const char *key)
+{
+	unsigned int k;
+
+	for (k = 0; k < SHP_SLOT_MAX; k++)
+		if (strcmp(c->key[i][k], key) == 0)
+			return c->stage[i][k];
+	return NULL;
 }
 
 static void
@@ -112,7 +128,7 @@ snapshot_update(struct shaper *s)
 {
 	const struct shp_classifier *c = s->classifier;
 	static struct ctl_config n;   /* big: not on the stack */
-	unsigned int i;
+	unsigned int i, k;
 
 	memset(&n, 0, sizeof(n));
 	n.bands = s->opt.bands;
@@ -128,8 +144,13 @@ snapshot_update(struct shaper *s)
 
 		n.port_ids[i] = p;
 		n.pair_of[i] = s->opt.pair_of[p];
-		stage_text(s->tbf[p], n.tbf[i], CTL_TEXT_LEN);
-		stage_text(s->netem[p], n.netem[i], CTL_TEXT_LEN);
+		for (k = 0; k < SHP_SLOT_MAX; k++) {
+			const struct shp_chain *c = &s->chain[p];
+
+			snprintf(n.key[i][k], sizeof(n.key[i][k]), "%s",
+				 shp_kind_key(c->kind[k]));
+			stage_text(c, k, n.stage[i][k], CTL_TEXT_LEN);
+		}
 	}
 	pthread_mutex_lock(&ctl_lock);
 	snap = n;
@@ -196,66 +217,97 @@ port_selected(int port, uint16_t p)
 }
 
 int
-ctl_set_netem(struct shaper *s, int port, const char *args, char *err)
+ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
+	      char *err)
 {
-	struct shp_netem_conf *nc[SHP_MAX_PORTS] = { NULL };
-	const void *old[SHP_MAX_PORTS] = { NULL };
-	bool off = strcmp(args, "off") == 0;
+	const struct shp_kind *kind[SHP_MAX_PORTS] = { NULL };
+	void *conf[SHP_MAX_PORTS] = { NULL };
+	void *old[SHP_MAX_PORTS] = { NULL };
+	struct shp_kind_env env;
 	unsigned int i;
 
-	for (i = 0; i < s->nb_ports && !off; i++) {
+	shp_options_kind_env(&s->opt, &env);
+	/* every conf first, checked against the port's chain: an error
+	 * changes nothing */
+	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
+		const struct shp_chain *c = &s->chain[p];
 
 		if (!port_selected(port, p))
 			continue;
-		nc[i] = shp_profile_netem(&s->opt, args, err);
-		if (nc[i] == NULL) {
-			while (i-- > 0)
-				shp_netem_conf_free(nc[i]);
-			return -1;
+		if (shp_kind_parse(key, args, &env, &kind[i], &conf[i],
+				   err) < 0)
+			goto undo;
+		if (c->kind[kind[i]->slot] != kind[i]) {
+			snprintf(err, SHP_ERR_LEN, "port %u runs %s there, not "
+				 "%s: a different kind takes a restart (--%s-"
+				 "port %u)", p, c->kind[kind[i]->slot]->name,
+				 kind[i]->name, key, p);
+			i++;
+			goto undo;
+		}
+		if (kind[i]->ops->change == NULL) {
+			char a[CTL_TEXT_LEN], b[CTL_TEXT_LEN];
+
+			/* the same again is no change */
+			shp_kind_format(kind[i], conf[i], a, sizeof(a));
+			shp_chain_format(c, kind[i]->slot, b, sizeof(b));
+			if (strcmp(a, b) == 0) {
+				shp_kind_conf_free(kind[i], conf[i]);
+				kind[i] = NULL;
+				conf[i] = NULL;
+				continue;
+			}
+			snprintf(err, SHP_ERR_LEN, "%s cannot change while "
+				 "running", kind[i]->name);
+			i++;
+			goto undo;
 		}
 	}
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
-		if (port_selected(port, p))
-			old[i] = s->netem[p]->ops->change(s->netem[p], nc[i]);
+		if (kind[i] != NULL &&
+		    shp_chain_change(&s->chain[p], kind[i], conf[i], &old[i],
+				     err) < 0)
+			rte_panic("checked above: %s\n", err);
 	}
 	grace_period();
 	for (i = 0; i < s->nb_ports; i++)
-		shp_netem_conf_free((struct shp_netem_conf *)(uintptr_t)old[i]);
+		if (kind[i] != NULL)
+			shp_kind_conf_free(kind[i], old[i]);
 	snapshot_update(s);
 	return 0;
+undo:
+	while (i-- > 0)
+		if (kind[i] != NULL)
+			shp_kind_conf_free(kind[i], conf[i]);
+	return -1;
 }
 
 int
-ctl_set_tbf(struct shaper *s, int port, const char *args, char *err)
+ctl_clear_stage(struct shaper *s, const char *key, int port, char *err)
 {
-	struct shp_tbf_conf *tc[SHP_MAX_PORTS] = { NULL };
-	const void *old[SHP_MAX_PORTS] = { NULL };
-	bool off = strcmp(args, "off") == 0;
 	unsigned int i;
+	int k = shp_key_index(key);
 
-	for (i = 0; i < s->nb_ports && !off; i++) {
-		if (!port_selected(port, s->port_ids[i]))
-			continue;
-		tc[i] = shp_profile_tbf(args, err);
-		if (tc[i] == NULL) {
-			while (i-- > 0)
-				free(tc[i]);
-			return -1;
-		}
+	if (k < 0) {
+		snprintf(err, SHP_ERR_LEN, "unknown stage '%s'", key);
+		return -1;
 	}
+	if (shp_key_slot((unsigned int)k) != SHP_SLOT_QUEUE)
+		return ctl_set_stage(s, key, port, "off", err);
+	/* a queue is never off: its kind again, with the defaults (port by
+	 * port: each may run its own kind) */
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
-		if (port_selected(port, p))
-			old[i] = s->tbf[p]->ops->change(s->tbf[p], tc[i]);
+		if (port_selected(port, p) &&
+		    ctl_set_stage(s, key, p,
+				  s->chain[p].kind[SHP_SLOT_QUEUE]->name,
+				  err) < 0)
+			return -1;
 	}
-	grace_period();
-	for (i = 0; i < s->nb_ports; i++)
-		free((void *)(uintptr_t)old[i]);
-	snapshot_update(s);
 	return 0;
 }
 
@@ -529,13 +581,12 @@ ctl_fini(struct shaper *s)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
-		if (s->tbf[p] != NULL)
-			free((void *)(uintptr_t)s->tbf[p]->ops->change(
-				     s->tbf[p], NULL));
-		if (s->netem[p] != NULL)
-			shp_netem_conf_free((struct shp_netem_conf *)
-				(uintptr_t)s->netem[p]->ops->change(
-					s->netem[p], NULL));
+		static struct shp_port_ctr spare;   /* no counters (failed
+						     * set-up): nothing held */
+		struct shp_ctx ctx = { .ctr = s->ctr == NULL ? &spare :
+				       &s->ctr[rte_get_main_lcore()].port[p] };
+
+		shp_chain_destroy(&s->chain[p], &ctx);
 	}
 	for (i = 0; i < SHP_MAX_PORTS; i++) {
 		free(lat_base[i]);

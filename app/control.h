@@ -29,17 +29,28 @@ struct ctl_config {
 	unsigned int nb_ports;
 	uint16_t port_ids[SHP_MAX_PORTS];
 	int pair_of[SHP_MAX_PORTS];
-	char tbf[SHP_MAX_PORTS][CTL_TEXT_LEN];    /* "off" when none */
-	char netem[SHP_MAX_PORTS][CTL_TEXT_LEN];
+	/* by port and slot: the key that sets it (queue, tbf, netem...)
+	 * and its profile as the stage prints it ("off" when none) */
+	char key[SHP_MAX_PORTS][SHP_SLOT_MAX][16];
+	char stage[SHP_MAX_PORTS][SHP_SLOT_MAX][CTL_TEXT_LEN];
 };
+
+/* The text of key's slot of port index i in c, or NULL when another
+ * key holds that slot ("tbf" on a port whose rate is a trace). */
+const char *ctl_config_stage(const struct ctl_config *c, unsigned int i,
+			     const char *key);
 
 int ctl_init(struct shaper *s);
 /* After the workers stopped: take every conf back and free it. */
 void ctl_fini(struct shaper *s);
 
-/* port < 0: every port. 0, or -1 with err (nothing changed). */
-int ctl_set_netem(struct shaper *s, int port, const char *args, char *err);
-int ctl_set_tbf(struct shaper *s, int port, const char *args, char *err);
+/* `set KEY PORT|all ARGS` (KEY: queue, tbf, netem... shp_kind_key);
+ * port < 0: every port. 0, or -1 with err (nothing changed). */
+int ctl_set_stage(struct shaper *s, const char *key, int port,
+		  const char *args, char *err);
+/* `clear KEY PORT|all`: off, or for a queue its kind's defaults. */
+int ctl_clear_stage(struct shaper *s, const char *key, int port,
+		    char *err);
 int ctl_set_priomap(struct shaper *s, const char *text, char *err);
 int ctl_set_classify(struct shaper *s, const char *mode, char *err);
 void ctl_pause(struct shaper *s, bool paused);

@@ -101,15 +101,23 @@ check_profile_ports(struct shaper *s)
 {
 	const struct shp_options *o = &s->opt;
 	char list[SHP_ERR_LEN], from[SHP_ERR_LEN];
-	unsigned int p;
+	unsigned int p, k;
 
 	for (p = 0; p < SHP_MAX_PORTS; p++) {
+		int cli = -1, file = -1;
+
 		if (rte_eth_dev_is_valid_port(p))
 			continue;
-		if (o->cli.tbf[p] != NULL || o->cli.netem[p] != NULL)
+		for (k = shp_key_nb(); k-- > 0;) {
+			if (o->cli.port[k][p] != NULL)
+				cli = (int)k;
+			if (o->file.port[k][p] != NULL)
+				file = (int)k;
+		}
+		if (cli >= 0)
 			snprintf(from, sizeof(from), "--%s-port %u",
-				 o->cli.tbf[p] != NULL ? "tbf" : "netem", p);
-		else if (o->file.tbf[p] != NULL || o->file.netem[p] != NULL)
+				 shp_key_name(cli), p);
+		else if (file >= 0)
 			snprintf(from, sizeof(from), "%s: [port %u]",
 				 o->config_file, p);
 		else

@@ -13,23 +13,21 @@
 #include "shaper.h"
 
 enum {
-	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_PAIRS, OPT_TBF,
-	OPT_TBF_PORT, OPT_NETEM, OPT_NETEM_PORT, OPT_CONFIG, OPT_STATS_PERIOD,
+	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_PAIRS,
+	OPT_CONFIG, OPT_STATS_PERIOD,
 	OPT_STATS_FILE, OPT_REPLAY, OPT_RX_LCORES, OPT_TX_LCORES, OPT_MBUFS,
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
 	OPT_PACE,
 	OPT_MAX_LATE,
+	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
+	OPT_KIND = 512,
 };
 
-static const struct option longopts[] = {
+static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
 	{"pairs", required_argument, NULL, OPT_PAIRS},
-	{"tbf", required_argument, NULL, OPT_TBF},
-	{"tbf-port", required_argument, NULL, OPT_TBF_PORT},
-	{"netem", required_argument, NULL, OPT_NETEM},
-	{"netem-port", required_argument, NULL, OPT_NETEM_PORT},
 	{"config", required_argument, NULL, OPT_CONFIG},
 	{"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
@@ -67,7 +65,11 @@ shaper_usage(FILE *f, const char *prog)
 "                         VLAN frames by the inner IP header unless pcp)\n"
 "  --ring-size N          packets per band ring (default %u)\n"
 "\n"
-"Shaping (tc syntax):\n"
+"Shaping (tc syntax; every stage kind below):\n"
+"  --queue 'KIND ARGS'    the bottleneck queue of every egress port:\n"
+"                         pfifo_fast (the default: the bands above) or\n"
+"                         e.g. 'fq_codel target 5ms'\n"
+"  --queue-port P '...'   the queue of egress port P only\n"
 "  --tbf 'ARGS'           token bucket on every egress port, e.g.\n"
 "                         'rate 10mbit burst 10kb limit 1mb' (default off)\n"
 "  --tbf-port P 'ARGS'    token bucket on egress port P only\n"
@@ -76,7 +78,8 @@ shaper_usage(FILE *f, const char *prog)
 "  --seed N               seed for netem profiles without their own `seed`\n"
 "                         (default: a fixed seed, so runs repeat exactly)\n"
 "  --config FILE          INI profile: [global] bands, priomap, classify,\n"
-"                         seed, ring_size, burst, mbufs; [port N] tbf, netem.\n"
+"                         seed, ring_size, burst, mbufs; [port N] queue,\n"
+"                         tbf, netem (any stage kind's key).\n"
 "                         Command-line options override the file.\n"
 "\n"
 "Ports and lcores:\n"
@@ -118,6 +121,22 @@ shaper_usage(FILE *f, const char *prog)
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
 		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_BURST,
 		SHP_DEFAULT_BURST);
+	shp_kinds_usage(f);
+}
+
+/* The stage kinds' options after the fixed ones, once. */
+static void
+longopts_init(void)
+{
+	static bool done;
+	int i;
+
+	if (done)
+		return;
+	for (i = 0; longopts[i].name != NULL; i++)
+		;
+	shp_kind_longopts(longopts + i, OPT_KIND);
+	done = true;
 }
 
 bool
@@ -126,6 +145,7 @@ shaper_is_app_option(const char *arg)
 	size_t n;
 	int i;
 
+	longopts_init();
 	if (strcmp(arg, "-i") == 0)
 		return true;
 	if (strncmp(arg, "--", 2) != 0)
@@ -199,6 +219,7 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 	char err[SHP_ERR_LEN];
 	int c, i;
 
+	longopts_init();
 	/* First the profile file, so that the command line wins. */
 	if (shp_config_preload(o, argc, argv, err) < 0)
 		return bad(err);
@@ -223,12 +244,6 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			continue;
 		case OPT_CONFIG:
 			continue;
-		case OPT_TBF_PORT:
-			rc = port_profile(o, "tbf-port", argc, argv, err);
-			break;
-		case OPT_NETEM_PORT:
-			rc = port_profile(o, "netem-port", argc, argv, err);
-			break;
 		case ':':
 			snprintf(err, sizeof(err), "option '%s' needs a value",
 				 argv[optind - 1]);
@@ -241,7 +256,11 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			for (i = 0; longopts[i].name != NULL; i++)
 				if (longopts[i].val == c)
 					name = longopts[i].name;
-			rc = shp_option_set(o, name, -1, optarg, true, err);
+			if (c >= OPT_KIND && (c - OPT_KIND) % 2 == 1)
+				rc = port_profile(o, name, argc, argv, err);
+			else
+				rc = shp_option_set(o, name, -1, optarg, true,
+						    err);
 		}
 		if (rc < 0)
 			return bad(err);

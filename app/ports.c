@@ -11,13 +11,10 @@
 #include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
-#include "shp_netem.h"
-#include "shp_tbf.h"
 
-#define NB_RXD 1024
-#define NB_TXD 1024
-#define POOL_CACHE 256
-#define NETEM_RESERVE 16384
+#define NB_RXD SHP_NB_RXD
+#define NB_TXD SHP_NB_TXD
+#define POOL_CACHE SHP_POOL_CACHE
 /* net_pcap's RX timestamp: the record's time in microseconds */
 #define PCAP_TS_NS_PER_UNIT 1000
 
@@ -33,9 +30,8 @@ shaper_pool_size(const struct shaper *s)
 
 	if (o->mbufs != 0)
 		return o->mbufs;
-	n = s->nb_ports * (o->bands * o->ring_size + NB_RXD + NB_TXD +
-			   8 * o->burst + NETEM_RESERVE);
-	n += rte_lcore_count() * (2 * o->burst + POOL_CACHE);
+	n = shp_chain_pool_size(s->nb_ports, o->bands, o->ring_size, o->burst,
+				rte_lcore_count());
 	return n;
 }
 
@@ -305,27 +301,26 @@ shaper_ports_close(struct shaper *s)
 	}
 }
 
-/* bands <- tbf <- netem, the netem stage being the root. */
+/* Each egress port's chain (lib/shp_chain.h), from its profiles. */
 int
 shaper_stages_init(struct shaper *s)
 {
 	const struct shp_options *o = &s->opt;
 	unsigned int i, lc, max_lc = 0;
+	struct shp_kind_env kenv;
 
 	/* Counter blocks above the highest lcore are never written: the
 	 * limit's byte sums need not read them. */
 	RTE_LCORE_FOREACH(lc)
 		max_lc = RTE_MAX(max_lc, lc + 1);
+	shp_options_kind_env(o, &kenv);
 
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
 		struct egress *e = &s->egress[port];
-		int socket = rte_eth_dev_socket_id(port);
-		struct shp_bands_conf bc;
-		struct shp_tbf_conf *tc = NULL;
-		struct shp_netem_conf *nc = NULL;
-		char name[32], err[SHP_ERR_LEN];
-		const char *text;
+		struct shp_stage_env env;
+		struct shp_chain_spec spec;
+		char err[SHP_ERR_LEN];
 		unsigned int nprod = 0, l;
 
 		for (l = 0; l < RTE_MAX_LCORE; l++) {
@@ -337,46 +332,29 @@ shaper_stages_init(struct shaper *s)
 					break;
 				}
 		}
-		snprintf(name, sizeof(name), "p%u", port);
-		bc = (struct shp_bands_conf){
-			.name = name, .nb_bands = o->bands,
-			.ring_size = o->ring_size, .socket = socket,
+		env = (struct shp_stage_env){
+			.socket = rte_eth_dev_socket_id(port),
 			.single_producer = nprod <= 1,
+			.ring_size = o->ring_size,
 			.ctr_blocks = s->ctr,
 			.nb_ctr_blocks = rte_get_main_lcore() + 1 > max_lc ?
 					 rte_get_main_lcore() + 1 : max_lc,
 		};
-		s->bands[port] = shp_qdisc_create(&shp_bands_ops, NULL,
-						  s->pool, port, socket, &bc);
-		if (s->bands[port] == NULL)
-			goto fail;
-		text = shp_options_tbf(o, port);
-		if (text != NULL && (tc = shp_profile_tbf(text, err)) == NULL)
-			goto bad;
-		s->tbf[port] = shp_qdisc_create(&shp_tbf_ops, s->bands[port],
-						s->pool, port, socket, tc);
-		if (s->tbf[port] == NULL)
-			goto fail;
-		text = shp_options_netem(o, port);
-		if (text != NULL &&
-		    (nc = shp_profile_netem(o, text, err)) == NULL)
-			goto bad;
-		s->netem[port] = shp_qdisc_create(&shp_netem_ops,
-						  s->tbf[port], s->pool, port,
-						  socket, nc);
-		if (s->netem[port] == NULL)
+		if (shp_options_chain_spec(o, port, &spec, err) < 0) {
+			fprintf(stderr, "dpdk-shaper: %s\n", err);
+			return -1;
+		}
+		if (shp_chain_build(&s->chain[port], &spec, s->pool, port,
+				    &env, NULL, &kenv) < 0)
 			goto fail;
 		e->port = port;
 		e->txq = 0;
 		e->pending = rte_zmalloc_socket("pending", SHP_MAX_BURST *
 						sizeof(struct rte_mbuf *), 0,
-						socket);
+						env.socket);
 		if (e->pending == NULL)
 			goto fail;
 		continue;
-bad:
-		fprintf(stderr, "dpdk-shaper: port %u: %s\n", port, err);
-		return -1;
 fail:
 		fprintf(stderr, "dpdk-shaper: port %u: cannot create its "
 			"stages: %s\n", port, strerror(errno));

@@ -8,6 +8,7 @@
 #include <rte_mempool.h>
 
 #include "config.h"
+#include "shp_chain.h"
 #include "shp_clock.h"
 #include "shp_egress.h"
 #include "shp_qdisc.h"
@@ -71,9 +72,7 @@ struct shaper {
 	uint16_t nb_ports;
 	uint16_t port_ids[SHP_MAX_PORTS];
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */
-	struct shp_qdisc *bands[SHP_MAX_PORTS];
-	struct shp_qdisc *tbf[SHP_MAX_PORTS];
-	struct shp_qdisc *netem[SHP_MAX_PORTS];       /* the chain's root */
+	struct shp_chain chain[SHP_MAX_PORTS];        /* by port id */
 	const struct shp_classifier *classifier;      /* RCU-published */
 	struct worker workers[RTE_MAX_LCORE];
 	unsigned int worker_ids[RTE_MAX_LCORE];
@@ -119,6 +118,7 @@ bool shaper_replay_done(struct shaper *s);
 void shaper_stats_port(struct shaper *s, uint16_t port,
 		       struct shp_port_sum *sum);
 void shaper_stats_print(struct shaper *s, FILE *f);
+void shaper_xstats_print(FILE *f, const struct shp_port_ctr *c);
 void shaper_summary_print(struct shaper *s, FILE *f);
 int shaper_stats_write(struct shaper *s, const char *path);
 int shaper_latency_init(struct shaper *s);

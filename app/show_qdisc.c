@@ -111,7 +111,9 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	struct shp_qstats nq = { 0 };
 	uint8_t defmap[16];
 	char dev[RTE_ETH_NAME_MAX_LEN];
-	const char *tbf = NULL, *netem = NULL;
+	const char *tbf = NULL, *netem = NULL, *queue = NULL;
+	const struct shp_chain *ch = &s->chain[port];
+	const struct shp_kind *qk = ch->kind[SHP_SLOT_QUEUE];
 	unsigned int i, b, n = 0;
 	uint64_t deq_p = 0, deq_b = 0, bl_p = 0, bl_b = 0;
 
@@ -121,10 +123,24 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	ctl_port_sum(s, port, &sum);
 	for (i = 0; i < cfg->nb_ports; i++)
 		if (cfg->port_ids[i] == port) {
-			tbf = strcmp(cfg->tbf[i], "off") ? cfg->tbf[i] : NULL;
-			netem = strcmp(cfg->netem[i], "off") ?
-				cfg->netem[i] : NULL;
+			tbf = ctl_config_stage(cfg, i, "tbf");
+			netem = ctl_config_stage(cfg, i, "netem");
+			queue = ctl_config_stage(cfg, i, "queue");
 		}
+	if (tbf != NULL && strcmp(tbf, "off") == 0)
+		tbf = NULL;
+	if (netem != NULL && strcmp(netem, "off") == 0)
+		netem = NULL;
+	/* a queue without bands: what it holds, from its stats op */
+	if (qk->ops->enqueue_rx == NULL) {
+		struct shp_qstats qs = { 0 };
+
+		ch->queue->ops->stats(ch->queue, &qs);
+		bl_p = qs.qlen;
+		bl_b = qs.backlog;
+		deq_p = c->tx_packets;
+		deq_b = c->tx_bytes;
+	}
 	for (b = 0; b < s->opt.bands; b++) {
 		const struct shp_band_ctr *bc = &c->band[b];
 		uint64_t gone = bc->dequeued_bytes + bc->pushed_out_bytes;
@@ -137,25 +153,28 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	}
 	if (netem != NULL) {
 		/* plain loads of the owner's gauges: approximate in flight */
-		s->netem[port]->ops->stats(s->netem[port], &nq);
+		const struct shp_kind *nk = ch->kind[SHP_SLOT_DELAY];
+
+		ch->stage[SHP_SLOT_DELAY]->ops->stats(ch->stage[SHP_SLOT_DELAY],
+						      &nq);
 		st[n++] = (struct tc_stage){
 			.kind = "netem", .handle = 1,
 			.sent_b = c->tx_bytes, .sent_p = c->tx_packets,
-			.dropped = c->drops[SHP_DROP_LOST] +
-				   c->drops[SHP_DROP_NETEM_LIMIT],
+			.dropped = shp_kind_drops(nk, c->drops),
 			.backlog_b = bl_b + nq.backlog,
-			.backlog_p = bl_p + c->netem_qlen,
+			.backlog_p = bl_p + nq.qlen,
 		};
 		snprintf(st[n - 1].params, sizeof(st[0].params), "%s", netem);
 	}
 	if (tbf != NULL) {
-		uint64_t over = c->drops[SHP_DROP_TBF_OVERSIZE];
+		int lim = shp_drop_index("tbf_limit");
+		uint64_t over = c->drops[shp_drop_index("tbf_oversize")];
 
 		st[n++] = (struct tc_stage){
 			.kind = "tbf", .handle = 2,
 			.sent_b = deq_b,
 			.sent_p = deq_p > over ? deq_p - over : 0,
-			.dropped = over + c->drops[SHP_DROP_TBF_LIMIT],
+			.dropped = over + (lim >= 0 ? c->drops[lim] : 0),
 			.backlog_b = bl_b, .backlog_p = bl_p,
 		};
 		tbf_params(tbf, st[n - 1].params, sizeof(st[0].params));
@@ -164,10 +183,22 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	st[n] = (struct tc_stage){
 		.kind = "prio", .handle = 3,
 		.sent_b = deq_b, .sent_p = deq_p,
-		.dropped = c->drops[SHP_DROP_BAND_FULL],
+		/* the limit's pushouts are tbf's drops, as in Linux */
+		.dropped = shp_kind_drops(qk, c->drops) -
+			   (qk->ops->set_limit != NULL ?
+			    c->drops[shp_drop_index("tbf_limit")] : 0),
 		.backlog_b = bl_b, .backlog_p = bl_p,
 	};
-	{
+	if (qk->ops->enqueue_rx == NULL) {
+		/* the kind's own text, as tc prints what it was given */
+		const char *args = queue != NULL ? queue : qk->name;
+
+		st[n].kind = qk->name;
+		args += strncmp(args, qk->name, strlen(qk->name)) == 0 ?
+			strlen(qk->name) : 0;
+		snprintf(st[n].params, sizeof(st[0].params), "%s",
+			 args + (*args == ' '));
+	} else {
 		const uint8_t *map = s->classifier->priomap;
 		int k, off;
 

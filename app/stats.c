@@ -97,6 +97,26 @@ overload_note(struct shaper *s, FILE *f, uint64_t n)
 	}
 }
 
+/* Each kind's own statistics, one line per kind: "  netem: queued 0
+ * duplicated 3 ..." (only kinds with statistics). */
+void
+shaper_xstats_print(FILE *f, const struct shp_port_ctr *c)
+{
+	const struct shp_kind *k = NULL;
+	unsigned int d;
+
+	for (d = 0; d < shp_xstat_nb(); d++) {
+		if (shp_xstat_kind(d) != k) {
+			k = shp_xstat_kind(d);
+			fprintf(f, "%s  %s:", d ? "\n" : "", k->name);
+		}
+		fprintf(f, " %s %" PRIu64, shp_xstat_desc(d)->name,
+			c->xstats[d]);
+	}
+	if (d > 0)
+		fprintf(f, "\n");
+}
+
 void
 shaper_stats_print(struct shaper *s, FILE *f)
 {
@@ -122,14 +142,11 @@ shaper_stats_print(struct shaper *s, FILE *f)
 				c->band[b].dequeued, sum.band_dropped[b],
 				sum.band_depth[b]);
 		fprintf(f, "  drops:");
-		for (d = 0; d < SHP_DROP_MAX; d++)
+		for (d = 0; d < shp_drop_nb(); d++)
 			fprintf(f, " %s %" PRIu64, shp_drop_names[d],
 				c->drops[d]);
-		fprintf(f, "\n  netem: queued %" PRIu64 " duplicated %" PRIu64
-			" corrupted %" PRIu64 " reordered %" PRIu64
-			" ecn_marked %" PRIu64 "\n", c->netem_qlen,
-			c->duplicated, c->corrupted, c->reordered,
-			c->ecn_marked);
+		fprintf(f, "\n");
+		shaper_xstats_print(f, c);
 		fprintf(f, "  nic: imissed %" PRIu64 " ierrors %" PRIu64
 			" rx_nombuf %" PRIu64 " oerrors %" PRIu64 "\n",
 			sum.nic.imissed, sum.nic.ierrors, sum.nic.rx_nombuf,
@@ -189,7 +206,7 @@ shaper_summary_print(struct shaper *s, FILE *f)
 	struct ctl_config *cfg = malloc(sizeof(*cfg));
 	double secs = s->stop_ns > s->start_ns ?
 		      (s->stop_ns - s->start_ns) / 1e9 : 0;
-	unsigned int i;
+	unsigned int i, k;
 
 	if (cfg == NULL)
 		return;
@@ -201,8 +218,13 @@ shaper_summary_print(struct shaper *s, FILE *f)
 		const struct shp_port_ctr *c = &sum.c;
 
 		shaper_stats_port(s, cfg->port_ids[i], &sum);
-		fprintf(f, "  port %u: tbf %s; netem %s\n", cfg->port_ids[i],
-			cfg->tbf[i], cfg->netem[i]);
+		fprintf(f, "  port %u:", cfg->port_ids[i]);
+		/* the gates, then the queue they take from */
+		for (k = 1; k <= SHP_SLOT_MAX; k++)
+			fprintf(f, "%s %s %s", k > 1 ? ";" : "",
+				cfg->key[i][k % SHP_SLOT_MAX],
+				cfg->stage[i][k % SHP_SLOT_MAX]);
+		fprintf(f, "\n");
 		fprintf(f, "    received %" PRIu64 " pkts %.3f Mbit/s, sent %"
 			PRIu64 " pkts %.3f Mbit/s, dropped %" PRIu64 ", still "
 			"queued %" PRIu64 "\n", c->rx_packets,

@@ -6,7 +6,8 @@
  *                       its "nic" object as nic_* keys)
  *   /shaper/drops[,P]   per port: drops by cause (stats-file "drops")
  *   /shaper/bands[,P]   per "P_B" (port P, band B): the stats-file band keys
- *   /shaper/config      global settings and each port's tbf/netem profile
+ *   /shaper/config      global settings and each port's profiles by key
+ *                       (queue, tbf, netem...)
  *   /shaper/lcores      role and poll loops of each lcore
  *   /shaper/latency[,P] per port: lateness and sojourn percentiles (ns);
  *                       with P also the non-empty buckets
@@ -100,6 +101,7 @@ static void
 port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 {
 	const struct shp_port_ctr *c = &s->c;
+	unsigned int k;
 
 	put_u64(t, "rx_packets", c->rx_packets);
 	put_u64(t, "rx_bytes", c->rx_bytes);
@@ -108,12 +110,19 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	put_u64(t, "queued", s->queued);
 	put_u64(t, "egress_in", s->egress_in);
 	put_u64(t, "dropped", s->dropped);
-	put_u64(t, "netem_queued", c->netem_qlen);
 	put_u64(t, "tx_pending", c->tx_pending);
-	put_u64(t, "duplicated", c->duplicated);
-	put_u64(t, "corrupted", c->corrupted);
-	put_u64(t, "reordered", c->reordered);
-	put_u64(t, "ecn_marked", c->ecn_marked);
+	/* every kind's own statistics as KIND_NAME (the stats file's
+	 * xstats.KIND.NAME), and the older top-level names */
+	for (k = 0; k < shp_xstat_nb(); k++) {
+		const struct shp_xstat_desc *x = shp_xstat_desc(k);
+		char name[64];
+
+		if (x->alias != NULL)
+			put_u64(t, x->alias, c->xstats[k]);
+		snprintf(name, sizeof(name), "%s_%s",
+			 shp_xstat_kind(k)->name, x->name);
+		put_u64(t, name, c->xstats[k]);
+	}
 	/* the stats file's "nic" object, flat: one level of containers */
 	put_u64(t, "nic_imissed", s->nic.imissed);
 	put_u64(t, "nic_ierrors", s->nic.ierrors);
@@ -126,7 +135,7 @@ port_drops(struct tel_dict *t, const struct shp_port_sum *s)
 {
 	unsigned int k;
 
-	for (k = 0; k < SHP_DROP_MAX; k++)
+	for (k = 0; k < shp_drop_nb(); k++)
 		put_u64(t, shp_drop_names[k], s->c.drops[k]);
 }
 
@@ -400,7 +409,7 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct ctl_config *c = malloc(sizeof(*c));
 	struct rte_tel_data *g;
-	unsigned int i;
+	unsigned int i, k;
 
 	(void)cmd; (void)params;
 	if (c == NULL)
@@ -428,8 +437,9 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_start_dict(p);
 		rte_tel_data_add_dict_u64(p, "peer", (uint64_t)c->pair_of[i]);
 		/* strings longer than RTE_TEL_MAX_STRING_LEN are cut */
-		rte_tel_data_add_dict_string(p, "tbf", c->tbf[i]);
-		rte_tel_data_add_dict_string(p, "netem", c->netem[i]);
+		for (k = 0; k < SHP_SLOT_MAX; k++)
+			rte_tel_data_add_dict_string(p, c->key[i][k],
+						     c->stage[i][k]);
 		snprintf(key, sizeof(key), "%u", c->port_ids[i]);
 		add_container(d, key, p);
 	}

@@ -44,14 +44,19 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	  uint16_t n, uint32_t used, uint64_t bytes, struct shp_ctx *ctx)
 {
 	struct egress *e = &s->egress[r->egress];
+	struct shp_chain *c = &s->chain[r->egress];
 	struct shp_band_ctr *bc;
 	uint64_t tx_bytes = ctx->ctr->tx_bytes;
 	uint16_t sent;
 
+	/* (a queue that takes the RX pass's bands counts the packets that
+	 * went through it in no time in its bands, as its enqueue would) */
 	if (!r->tx_here || (used & (used - 1)) != 0 || e->npend != 0 ||
-	    s->paused || !shp_qdisc_can_bypass(s->netem[r->egress]))
+	    s->paused || c->queue->ops->enqueue_rx == NULL ||
+	    !shp_qdisc_can_bypass(c->root))
 		return 0;
 	sent = tx_burst(e, ctx->ctr, pkts, n, ctx->now, bytes);
+	ctx->ctr->egress_in += sent;
 	/* through the band in no time: its byte counters too (what the
 	 * port took, tx_burst's count) */
 	tx_bytes = ctx->ctr->tx_bytes - tx_bytes;
@@ -102,6 +107,7 @@ overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
 		bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
+	out->egress_in += n;
 	out->drops[SHP_DROP_OVERLOAD] += n;
 	rte_pktmbuf_free_bulk(pkts, n);
 }
@@ -189,8 +195,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		for (i = sent; i < n; i++)
 			bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	}
-	shp_bands_enqueue_vec(s->bands[r->egress], pkts + sent, band + sent,
-			      used, bytes, n - sent, &ctx);
+	shp_chain_enqueue_rx(&s->chain[r->egress], pkts + sent, band + sent,
+			     used, bytes, n - sent, r->tx_here, &ctx);
 	if (sample && 2 * n >= s->opt.burst)
 		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
 }
@@ -298,8 +304,10 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	const struct shp_egress_io io = { .now = tx_now, .tx = tx_send,
 					  .arg = &a };
 	struct shp_ctx ctx = { .ctr = pc };
+	struct shp_chain *chain = &s->chain[e->port];
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	struct shp_round r;
+	bool held;
 	uint16_t sent, i;
 	uint64_t t0 = 0;
 
@@ -322,7 +330,11 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	}
 	if (sample)
 		t0 = shp_clock_now(&s->clock);
-	shp_egress_round(s->netem[e->port], &ctx, &io, pkts, s->opt.burst,
+	if (chain->inbox != NULL) {
+		ctx.now = shp_clock_now(&s->clock);
+		shp_chain_drain(chain, &ctx);
+	}
+	shp_egress_round(chain->root, &ctx, &io, pkts, s->opt.burst,
 			 budget, s->opt.max_late_ns, &r);
 	if (sample && 2 * r.released >= s->opt.burst)
 		shp_cost_sample(&w->admit.tx,
@@ -335,8 +347,9 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		pc->tx_pending = e->npend;
 	}
 	set_behind(e, r.behind);
-	if ((pc->netem_qlen != 0) != e->holds)
-		e->holds = pc->netem_qlen != 0;
+	held = shp_stats_delayed(pc) != 0;
+	if (held != e->holds)
+		e->holds = held;
 }
 
 /*
@@ -391,8 +404,8 @@ rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 					pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	shp_bands_enqueue_vec(s->bands[r->egress], pkts, band, used, bytes, n,
-			      &ctx);
+	shp_chain_enqueue_rx(&s->chain[r->egress], pkts, band, used, bytes, n,
+			     r->tx_here, &ctx);
 }
 
 int
@@ -475,8 +488,11 @@ shaper_flush(struct shaper *s)
 			e->npend = 0;
 			pc->tx_pending = 0;
 		}
-		if (s->netem[port] != NULL)
-			shp_qdisc_reset_all(s->netem[port], &ctx);
+		if (s->chain[port].root != NULL) {
+			/* what RX lcores handed over joins the queue first */
+			shp_chain_drain(&s->chain[port], &ctx);
+			shp_qdisc_reset_all(s->chain[port].root, &ctx);
+		}
 	}
 }
 

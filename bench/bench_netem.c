@@ -25,6 +25,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
 #include "shp_qdisc.h"
@@ -122,7 +123,7 @@ run_case(uint64_t inflight, bool jitter, struct result *res)
 		}
 	}
 	res->cycles_per_pkt = (double)cycles / pkts;
-	res->qlen = ctr.netem_qlen;
+	res->qlen = SHP_XSTAT(&ctr, "netem", "queued");
 	q->ops->reset(q, &ctx);
 	shp_qdisc_destroy(q);
 	shp_netem_conf_free(conf);

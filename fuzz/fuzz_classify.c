@@ -15,8 +15,6 @@
  * second segment starts, the rest = the frame. Also the priomap parser on
  * the frame as text.
  */
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_mbuf.h>
 
 #include "fuzz_common.h"
@@ -34,19 +32,8 @@ static struct rte_mempool *pool;
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[64];
-	char *eal[] = {
-		"fuzz_classify", "--no-huge", "--no-pci", "--no-shconf",
-		"-m", "64", "-l", "0", "--log-level=*:error", prefix, NULL,
-	};
-
 	(void)argc; (void)argv;
-	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_cls_%d",
-		 (int)getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
-		abort();
-	}
+	fuzz_eal_init("fuzz_cls");
 	pool = rte_pktmbuf_pool_create("fuzz", POOL_SIZE, 0,
 				       SHP_MBUF_PRIV_SIZE,
 				       RTE_MBUF_DEFAULT_BUF_SIZE,

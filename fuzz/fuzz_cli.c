@@ -11,8 +11,6 @@
  * Each input starts from the same state (no tbf, no netem, tos, default
  * priomap, forwarding started), so a crash reproduces from its input alone.
  */
-#include <rte_eal.h>
-#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_rcu_qsbr.h>
 
@@ -54,24 +52,19 @@ setup_shaper(struct shaper *s)
 	s->classifier = &s->opt.classifier;
 	s->nb_ports = NB_PORTS;
 	for (i = 0; i < NB_PORTS; i++) {
-		char name[16];
-		struct shp_bands_conf bc = {
-			.name = name, .nb_bands = s->opt.bands,
-			.ring_size = s->opt.ring_size, .socket = SOCKET_ID_ANY,
-			.single_producer = 1, .ctr_blocks = s->ctr,
+		struct shp_stage_env env = {
+			.socket = SOCKET_ID_ANY, .single_producer = true,
+			.ring_size = s->opt.ring_size, .ctr_blocks = s->ctr,
 			.nb_ctr_blocks = 1,
 		};
+		struct shp_chain_spec spec = { { NULL } };
+		struct shp_kind_env kenv;
 
-		snprintf(name, sizeof(name), "p%u", i);
 		s->port_ids[i] = i;
 		s->opt.pair_of[i] = i ^ 1;
-		s->bands[i] = shp_qdisc_create(&shp_bands_ops, NULL, s->pool, i,
-					       SOCKET_ID_ANY, &bc);
-		s->tbf[i] = shp_qdisc_create(&shp_tbf_ops, s->bands[i],
-					     s->pool, i, SOCKET_ID_ANY, NULL);
-		s->netem[i] = shp_qdisc_create(&shp_netem_ops, s->tbf[i],
-					       s->pool, i, SOCKET_ID_ANY, NULL);
-		if (s->netem[i] == NULL)
+		shp_options_kind_env(&s->opt, &kenv);
+		if (shp_chain_build(&s->chain[i], &spec, s->pool, i, &env,
+				    NULL, &kenv) < 0)
 			abort();
 	}
 	if (ctl_init(s) < 0 || cli_init(s) < 0)
@@ -81,19 +74,8 @@ setup_shaper(struct shaper *s)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[64];
-	char *eal[] = {
-		"fuzz_cli", "--no-huge", "--no-pci", "--no-shconf",
-		"-m", "64", "-l", "0", "--log-level=*:error", prefix, NULL,
-	};
-
 	(void)argc; (void)argv;
-	snprintf(prefix, sizeof(prefix), "--file-prefix=fuzz_cli_%d",
-		 (int)getpid());
-	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
-		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
-		abort();
-	}
+	fuzz_eal_init("fuzz_cli");
 	setup_shaper(&shaper);
 	/* command output is exercised, not read (SHP_FUZZ_CLI_OUT=1 keeps
 	 * it, to see what an input does) */
@@ -109,8 +91,9 @@ reset(struct shaper *s)
 	char err[SHP_ERR_LEN];
 
 	s->quit = false;
-	if (ctl_set_netem(s, -1, "off", err) < 0 ||
-	    ctl_set_tbf(s, -1, "off", err) < 0 ||
+	if (ctl_set_stage(s, "netem", -1, "off", err) < 0 ||
+	    ctl_set_stage(s, "tbf", -1, "off", err) < 0 ||
+	    ctl_set_stage(s, "queue", -1, "pfifo_fast", err) < 0 ||
 	    ctl_set_classify(s, "tos", err) < 0 ||
 	    ctl_set_priomap(s, "1,2,2,2,1,2,0,0,1,1,1,1,1,1,1,1", err) < 0)
 		abort();

@@ -16,6 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <rte_common.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -28,6 +31,26 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 	fputc('\n', stderr); \
 	abort(); \
 } while (0)
+
+/* The EAL for a harness that needs mbufs or DPDK memory: no hugepages,
+ * PCI or shared config, file prefix PREFIX_PID (scripts/fuzz.sh removes
+ * the run directories of those that are gone). */
+static inline void
+fuzz_eal_init(const char *prefix)
+{
+	char arg[64];
+	char *eal[] = {
+		(char *)prefix, "--no-huge", "--no-pci", "--no-shconf",
+		"-m", "64", "-l", "0", "--log-level=*:error", arg, NULL,
+	};
+
+	snprintf(arg, sizeof(arg), "--file-prefix=%s_%d", prefix,
+		 (int)getpid());
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
+		abort();
+	}
+}
 
 /* The input up to its first NUL, NUL-terminated (free() it). */
 static inline char *

@@ -14,7 +14,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_file(data, size);
 	char err[SHP_ERR_LEN];
-	const char *last_t = NULL, *last_n = NULL;
 	struct shp_options o;
 	uint16_t p;
 
@@ -31,29 +30,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_BUG("classifier with %u bands of %u",
 			 o.classifier.nb_bands, o.bands);
 	for (p = 0; p < SHP_MAX_PORTS; p++) {
-		const char *t = shp_options_tbf(&o, p);
-		const char *n = shp_options_netem(&o, p);
-		struct shp_tbf_conf *tc;
-		struct shp_netem_conf *nc;
+		struct shp_chain_spec spec;
 
-		/* every profile was checked when set: each must build
-		 * (once per text: the [global] ones repeat per port) */
-		if (t != NULL && t != last_t) {
-			last_t = t;
-			tc = shp_profile_tbf(t, err);
-			if (tc == NULL)
-				FUZZ_BUG("tbf '%s' accepted, then: %s", t,
-					 err);
-			free(tc);
-		}
-		if (n != NULL && n != last_n) {
-			last_n = n;
-			nc = shp_profile_netem(&o, n, err);
-			if (nc == NULL)
-				FUZZ_BUG("netem '%s' accepted, then: %s", n,
-					 err);
-			shp_netem_conf_free(nc);
-		}
+		/* every profile was checked when set: each port's chain
+		 * must build from them */
+		if (shp_options_chain_spec(&o, p, &spec, err) < 0 &&
+		    strstr(err, "take the same place") == NULL)
+			FUZZ_BUG("port %u: accepted, then: %s", p, err);
+		shp_chain_spec_free(&spec);
 	}
 	shp_options_free(&o);
 	return 0;

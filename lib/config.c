@@ -3,13 +3,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <getopt.h>
 #include <string.h>
 #include <rte_cfgfile.h>
 #include <rte_log.h>
 
 #include "config.h"
-#include "shp_netem.h"
-#include "shp_tbf.h"
 
 void
 shp_options_init(struct shp_options *o)
@@ -31,11 +30,12 @@ layer_free(struct shp_layer *l)
 {
 	int i;
 
-	free(l->tbf_all);
-	free(l->netem_all);
-	for (i = 0; i < SHP_MAX_PORTS; i++) {
-		free(l->tbf[i]);
-		free(l->netem[i]);
+	unsigned int k;
+
+	for (k = 0; k < SHP_MAX_KEYS; k++) {
+		free(l->all[k]);
+		for (i = 0; i < SHP_MAX_PORTS; i++)
+			free(l->port[k][i]);
 	}
 }
 
@@ -82,30 +82,18 @@ parse_uint(const char *name, const char *v, uint64_t min, uint64_t max,
 }
 
 /* Validate a profile text now so a bad one is refused before anything
- * starts (and, from the CLI, before anything changes). */
+ * starts (and, from the CLI, before anything changes). The seed and the
+ * bands do not change what is valid. */
 static int
-check_profile(const char *what, const char *v, char *err)
+check_profile(const char *key, const char *v, char *err)
 {
-	char sub[SHP_ERR_LEN];
+	const struct shp_kind *k;
+	void *c;
 
-	if (strcmp(v, "off") == 0)
-		return 0;
-	if (strcmp(what, "tbf") == 0) {
-		struct shp_tbf_conf c;
-
-		if (shp_tbf_parse(v, &c, sub) < 0)
-			goto bad;
-	} else {
-		struct shp_netem_conf *c = shp_netem_parse(v, sub);
-
-		if (c == NULL)
-			goto bad;
-		shp_netem_conf_free(c);
-	}
+	if (shp_kind_parse(key, v, NULL, &k, &c, err) < 0)
+		return -1;
+	shp_kind_conf_free(k, c);
 	return 0;
-bad:
-	snprintf(err, SHP_ERR_LEN, "%s", sub);
-	return -1;
 }
 
 int
@@ -148,20 +136,19 @@ shp_pairs_parse(const char *s, int pair_of[SHP_MAX_PORTS], char *err)
 }
 
 static int
-set_port_profile(struct shp_layer *l, const char *what, int port,
+set_port_profile(struct shp_layer *l, const char *key, int port,
 		 const char *v, char *err)
 {
-	char **slot;
+	int k = shp_key_index(key);
 
 	if (port < 0 || port >= SHP_MAX_PORTS) {
 		snprintf(err, SHP_ERR_LEN, "--%s-port: port %d out of range "
-			 "0..%d", what, port, SHP_MAX_PORTS - 1);
+			 "0..%d", key, port, SHP_MAX_PORTS - 1);
 		return -1;
 	}
-	if (check_profile(what, v, err) < 0)
+	if (check_profile(key, v, err) < 0)
 		return -1;
-	slot = strcmp(what, "tbf") == 0 ? &l->tbf[port] : &l->netem[port];
-	return set_str(slot, v);
+	return set_str(&l->port[k][port], v);
 }
 
 int
@@ -199,16 +186,23 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 		o->seed_set = true;
 		return 0;
 	}
-	if (strcmp(name, "tbf") == 0 || strcmp(name, "netem") == 0) {
+	if (shp_kind_is_key(name)) {
 		if (check_profile(name, v, err) < 0)
 			return -1;
-		return set_str(name[0] == 't' ? &l->tbf_all : &l->netem_all,
-			       v);
+		return set_str(&l->all[shp_key_index(name)], v);
 	}
-	if (strcmp(name, "tbf-port") == 0)
-		return set_port_profile(l, "tbf", port, v, err);
-	if (strcmp(name, "netem-port") == 0)
-		return set_port_profile(l, "netem", port, v, err);
+	{
+		size_t n = strlen(name);
+		char key[32];
+
+		if (n > 5 && n - 5 < sizeof(key) &&
+		    strcmp(name + n - 5, "-port") == 0) {
+			memcpy(key, name, n - 5);
+			key[n - 5] = '\0';
+			if (shp_kind_is_key(key))
+				return set_port_profile(l, key, port, v, err);
+		}
+	}
 	if (strcmp(name, "pairs") == 0) {
 		if (shp_pairs_parse(v, o->pair_of, err) < 0)
 			return -1;
@@ -252,7 +246,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
-	"mbufs", "tbf", "netem", "pairs", "max_late", NULL
+	"mbufs", "pairs", "max_late", NULL
 };
 
 /*
@@ -504,14 +498,14 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 			if (port < 0) {
 				for (i = 0; global_keys[i]; i++)
 					ok |= strcmp(k, global_keys[i]) == 0;
+				ok |= shp_kind_is_key(k);
 				if (ok && shp_option_set(o, k, -1, v, false,
 							 sub) < 0)
 					goto bad_value;
 				if (ok && strcmp(k, "priomap") == 0 &&
 				    set_str(&o->priomap_origin, path) < 0)
 					goto bad_value;
-			} else if (strcmp(k, "tbf") == 0 ||
-				   strcmp(k, "netem") == 0) {
+			} else if (shp_kind_is_key(k)) {
 				ok = 1;
 				if (set_port_profile(&o->file, k, port, v,
 						     sub) < 0)
@@ -592,43 +586,94 @@ pick(const char *cli_port, const char *cli_all, const char *file_port,
 }
 
 const char *
-shp_options_tbf(const struct shp_options *o, uint16_t port)
+shp_options_profile(const struct shp_options *o, const char *key,
+		    uint16_t port)
 {
-	return pick(o->cli.tbf[port], o->cli.tbf_all, o->file.tbf[port],
-		    o->file.tbf_all);
-}
+	int k = shp_key_index(key);
 
-const char *
-shp_options_netem(const struct shp_options *o, uint16_t port)
-{
-	return pick(o->cli.netem[port], o->cli.netem_all, o->file.netem[port],
-		    o->file.netem_all);
-}
-
-struct shp_tbf_conf *
-shp_profile_tbf(const char *text, char *err)
-{
-	struct shp_tbf_conf *c = malloc(sizeof(*c));
-
-	if (c == NULL) {
-		snprintf(err, SHP_ERR_LEN, "out of memory");
+	if (k < 0)
 		return NULL;
-	}
-	if (shp_tbf_parse(text, c, err) < 0) {
-		free(c);
-		return NULL;
-	}
-	return c;
+	return pick(o->cli.port[k][port], o->cli.all[k],
+		    o->file.port[k][port], o->file.all[k]);
 }
 
-struct shp_netem_conf *
-shp_profile_netem(const struct shp_options *o, const char *text, char *err)
+void
+shp_options_kind_env(const struct shp_options *o, struct shp_kind_env *env)
 {
-	struct shp_netem_conf *c = shp_netem_parse(text, err);
+	memset(env, 0, sizeof(*env));
+	env->bands = o->bands;
+	env->ring_size = o->ring_size;
+	env->seed = o->seed;
+	env->seed_set = o->seed_set;
+}
 
-	if (c != NULL && o->seed_set && !c->seed_set) {
-		c->seed = o->seed;
-		c->seed_set = true;
+int
+shp_options_chain_spec(const struct shp_options *o, uint16_t port,
+		       struct shp_chain_spec *spec, char *err)
+{
+	const char *by[SHP_SLOT_MAX] = { NULL };
+	struct shp_kind_env env;
+	char sub[SHP_ERR_LEN];
+	unsigned int k;
+
+	memset(spec, 0, sizeof(*spec));
+	shp_options_kind_env(o, &env);
+	for (k = 0; k < shp_key_nb(); k++) {
+		const char *key = shp_key_name(k);
+		const char *text = shp_options_profile(o, key, port);
+		const struct shp_kind *kind;
+		enum shp_slot slot = shp_key_slot(k);
+		void *conf;
+
+		if (text == NULL)
+			continue;
+		if (by[slot] != NULL) {
+			snprintf(err, SHP_ERR_LEN, "port %u: %s and %s both "
+				 "set: they take the same place in the chain",
+				 port, by[slot], key);
+			goto fail;
+		}
+		if (shp_kind_parse(key, text, &env, &kind, &conf, sub) < 0) {
+			snprintf(err, SHP_ERR_LEN, "port %u: %s", port, sub);
+			goto fail;
+		}
+		by[slot] = key;
+		spec->kind[slot] = kind;
+		spec->conf[slot] = conf;
 	}
-	return c;
+	return 0;
+fail:
+	shp_chain_spec_free(spec);
+	return -1;
+}
+
+unsigned int
+shp_kind_longopts(struct option *out, int base)
+{
+	static char names[SHP_MAX_KEYS][40];
+	unsigned int k;
+
+	for (k = 0; k < shp_key_nb(); k++) {
+		snprintf(names[k], sizeof(names[k]), "%s-port",
+			 shp_key_name(k));
+		out[2 * k] = (struct option){ shp_key_name(k),
+					      required_argument, NULL,
+					      base + 2 * (int)k };
+		out[2 * k + 1] = (struct option){ names[k], required_argument,
+						  NULL, base + 2 * (int)k + 1 };
+	}
+	return 2 * k;
+}
+
+void
+shp_kinds_usage(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f, "\nStage kinds (--KEY 'ARGS', --KEY-port P 'ARGS', [port N] "
+		"KEY = ARGS,\nCLI set KEY all|P ARGS; KEY is queue for a "
+		"queue kind):\n");
+	for (i = 0; shp_kinds[i] != NULL; i++)
+		fprintf(f, "  %-6s %s\n", shp_kind_key(shp_kinds[i]),
+			shp_kinds[i]->usage);
 }

@@ -12,25 +12,29 @@
  *   seed = 42
  *   ring_size = 1024
  *   [port 1]
+ *   queue = fq_codel target 5ms
  *   tbf = rate 10mbit burst 10kb limit 1mb
  *   netem = delay 10ms 1ms loss 1%
+ * (a key is a stage kind's: shp_kind_key())
  */
 #ifndef SHP_CONFIG_H
 #define SHP_CONFIG_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "classify.h"
+#include "shp_chain.h"
+#include "shp_kind.h"
 #include "shp_stats.h"
 #include "shp_units.h"
 
-/* Per-port profile texts from one source (file or command line). */
+/* Per-port profile texts from one source (file or command line), by
+ * key (shp_key_index: queue, tbf, netem, ...). */
 struct shp_layer {
-	char *tbf_all;
-	char *netem_all;
-	char *tbf[SHP_MAX_PORTS];
-	char *netem[SHP_MAX_PORTS];
+	char *all[SHP_MAX_KEYS];
+	char *port[SHP_MAX_KEYS][SHP_MAX_PORTS];
 };
 
 struct shp_options {
@@ -93,17 +97,28 @@ int shp_config_preload(struct shp_options *o, int argc, char **argv,
  * bands, profiles parse) and fill the classifier. */
 int shp_options_finalize(struct shp_options *o, char *err);
 
-/* The effective profile text for an egress port (NULL: none). */
-const char *shp_options_tbf(const struct shp_options *o, uint16_t port);
-const char *shp_options_netem(const struct shp_options *o, uint16_t port);
+/* The effective profile text of a key (queue, tbf, ...) for an egress
+ * port (NULL: none, or "off"). */
+const char *shp_options_profile(const struct shp_options *o,
+				const char *key, uint16_t port);
 
-/* New immutable stage confs from profile text (tc syntax), for the
- * program, the offline tool and the CLI alike: NULL with err on a bad
- * profile or no memory. The netem one takes the global --seed when the
- * text has no `seed` of its own. Free with free() / shp_netem_conf_free(). */
-struct shp_tbf_conf *shp_profile_tbf(const char *text, char *err);
-struct shp_netem_conf *shp_profile_netem(const struct shp_options *o,
-					 const char *text, char *err);
+/* What the kinds' parsers may use of the options (--bands, --seed...). */
+void shp_options_kind_env(const struct shp_options *o,
+			  struct shp_kind_env *env);
+
+/* The chain an egress port runs, from the profiles: 0, or -1 with err
+ * naming the port and the key (nothing to free then). */
+int shp_options_chain_spec(const struct shp_options *o, uint16_t port,
+			   struct shp_chain_spec *spec, char *err);
+
+/* getopt_long entries for every key: --KEY (val base + 2i) and
+ * --KEY-port (val base + 2i + 1), into out (room for 2 * SHP_MAX_KEYS);
+ * returns how many. */
+struct option;
+unsigned int shp_kind_longopts(struct option *out, int base);
+
+/* "Stage kinds:" and each kind's usage, for --help. */
+void shp_kinds_usage(FILE *f);
 
 /* "0:1,2:3" */
 int shp_pairs_parse(const char *s, int pair_of[SHP_MAX_PORTS], char *err);

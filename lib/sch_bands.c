@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <rte_errno.h>
 #include <rte_ring.h>
 
 #include "sch_bands.h"
+#include "shp_kind.h"
 #include "shp_meta.h"
+#include "shp_units.h"
 
 #define STASH 32
 
@@ -23,8 +26,12 @@ struct band {
 	struct rte_mbuf *stash[STASH];
 } __rte_cache_aligned;
 
+/* the kind's drop causes (shp_kind_pfifo_fast.drops) */
+enum { BANDS_DROP_FULL, BANDS_DROP_LIMIT };
+
 struct bands_priv {
 	unsigned int nb_bands;
+	const uint8_t *drop_slot;
 	uint64_t limit;      /* bytes; 0 = none */
 	uint64_t pushout_at; /* clock value of the last pushout pass */
 	const struct shp_lcore_ctr *ctr_blocks;
@@ -51,17 +58,34 @@ priv(const struct shp_qdisc *q)
 static int
 bands_init(struct shp_qdisc *q, const void *arg)
 {
-	const struct shp_bands_conf *conf = arg;
+	const struct shp_bands_conf *kc = arg;
+	struct shp_bands_conf c;
+	const struct shp_bands_conf *conf = &c;
 	struct bands_priv *p = priv(q);
 	char name[RTE_RING_NAMESIZE];
 	unsigned int b, flags;
 
-	if (conf == NULL || conf->nb_bands < 1 ||
+	if (kc == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	c = *kc;
+	/* a conf from the kind's parse has the numbers only: where the
+	 * stage runs comes from its environment */
+	if (c.name == NULL && q->env != NULL) {
+		c.name = q->env->name;
+		c.socket = q->env->socket;
+		c.single_producer = q->env->single_producer;
+		c.ctr_blocks = q->env->ctr_blocks;
+		c.nb_ctr_blocks = q->env->nb_ctr_blocks;
+	}
+	if (c.name == NULL || conf->nb_bands < 1 ||
 	    conf->nb_bands > SHP_MAX_BANDS || conf->ring_size < 1) {
 		errno = EINVAL;
 		return -1;
 	}
 	p->nb_bands = conf->nb_bands;
+	p->drop_slot = q->drop_slot;
 	p->ctr_blocks = conf->ctr_blocks;
 	p->nb_ctr_blocks = conf->nb_ctr_blocks;
 	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
@@ -127,7 +151,8 @@ band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
 	bc->enqueued_bytes += bytes;
 	if (unlikely(ok < n)) {
 		bc->full += n - ok;
-		shp_drop_burst(ctx, SHP_DROP_BAND_FULL, pkts + ok, n - ok);
+		ctx->ctr->drops[p->drop_slot[BANDS_DROP_FULL]] += n - ok;
+		rte_pktmbuf_free_bulk(pkts + ok, n - ok);
 	}
 	return ok;
 }
@@ -305,7 +330,8 @@ bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 			bc->pushed_out++;
 			bc->pushed_out_bytes += len;
 			total -= RTE_MIN((uint64_t)len, total);
-			shp_drop(ctx, SHP_DROP_TBF_LIMIT, m);
+			ctx->ctr->drops[p->drop_slot[BANDS_DROP_LIMIT]]++;
+			rte_pktmbuf_free(m);
 		}
 	}
 }
@@ -523,8 +549,11 @@ shp_bands_nb(const struct shp_qdisc *q)
 const struct shp_qdisc_ops shp_bands_ops = {
 	.id = "bands",
 	.priv_size = sizeof(struct bands_priv),
+	.mp_enqueue = true,
 	.init = bands_init,
 	.enqueue = bands_enqueue,
+	.enqueue_rx = shp_bands_enqueue_vec,
+	.set_limit = shp_bands_set_limit,
 	.dequeue = bands_dequeue,
 	.peek = bands_peek,
 	.peek_run = bands_peek_run,
@@ -535,4 +564,57 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.stats = bands_stats,
 	.dump = bands_dump,
 	.fini = bands_fini,
+};
+
+/* pfifo_fast: the bands of --bands/--priomap, which RX classifies into
+ * (Linux's pfifo_fast has no options either). */
+static void *
+pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
+		 char *err)
+{
+	struct shp_bands_conf *c;
+
+	while (*args == ' ' || *args == '\t')
+		args++;
+	if (*args != '\0') {
+		snprintf(err, SHP_ERR_LEN, "--queue 'pfifo_fast %s': "
+			 "pfifo_fast takes no options (its bands are "
+			 "--bands and --priomap)", args);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	c->nb_bands = env != NULL ? env->bands : 3;
+	c->ring_size = env != NULL ? env->ring_size : 1024;
+	return c;
+}
+
+static int
+pfifo_fast_format(const void *conf, char *buf, size_t len)
+{
+	RTE_SET_USED(conf);
+	if (len > 0)
+		buf[0] = '\0';
+	return 0;
+}
+
+static const char *const bands_drops[] = {
+	[BANDS_DROP_FULL] = "band_full",   /* a band's ring was full */
+	/* pushed out of the lowest band by the parent's byte limit */
+	[BANDS_DROP_LIMIT] = "tbf_limit",
+	NULL
+};
+
+const struct shp_kind shp_kind_pfifo_fast = {
+	.name = "pfifo_fast",
+	.slot = SHP_SLOT_QUEUE,
+	.ops = &shp_bands_ops,
+	.parse = pfifo_fast_parse,
+	.format = pfifo_fast_format,
+	.conf_free = free,
+	.drops = bands_drops,
+	.usage = "pfifo_fast",
 };

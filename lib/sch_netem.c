@@ -30,6 +30,7 @@
 #include <rte_mbuf.h>
 
 #include "netem_tq.h"
+#include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
 #include "shp_pkthdr.h"
@@ -61,8 +62,14 @@ enum {
 #define GE_GOOD 0
 #define GE_BAD  1
 
+/* the kind's drop causes and statistics (netem_drops, netem_xstats) */
+enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST };
+enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
+       NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED };
+
 struct netem_sched_data {
 	const struct shp_netem_conf *conf; /* published by change() */
+	const uint8_t *drop_slot, *xstat_slot;   /* the kind's counters */
 	uint64_t seen;      /* id of the conf the state below is for, 0: off */
 	struct shp_tq tq;
 	uint32_t default_limit;
@@ -84,6 +91,9 @@ struct netem_sched_data {
 };
 
 uint32_t shp_netem_tq_buckets = SHP_NETEM_TQ_BUCKETS;
+
+/* netem's statistic i in the calling lcore's block */
+#define NX(p, ctx, i) ((ctx)->ctr->xstats[(p)->xstat_slot[i]])
 
 static inline struct netem_sched_data *
 netem_priv(const struct shp_qdisc *q)
@@ -370,7 +380,7 @@ netem_corrupt(struct shp_qdisc *q, struct shp_rand *r, struct rte_mbuf **mp,
 	for (seg = *mp; pos >= seg->data_len; seg = seg->next)
 		pos -= seg->data_len;
 	*rte_pktmbuf_mtod_offset(seg, uint8_t *, pos) ^= (uint8_t)(1u << bit);
-	ctx->ctr->corrupted++;
+	(*shp_stage_xstat(q, ctx, NETEM_XS_CORRUPTED))++;
 	return 1;
 }
 
@@ -386,7 +396,7 @@ netem_duplicate(struct shp_qdisc *q, struct rte_mbuf *m, struct shp_ctx *ctx)
 	if (c == NULL) {
 		/* the copy existed as far as accounting goes: one more in,
 		 * one more dropped for want of an mbuf */
-		ctx->ctr->duplicated++;
+		(*shp_stage_xstat(q, ctx, NETEM_XS_DUPLICATED))++;
 		ctx->ctr->drops[SHP_DROP_NO_MBUF]++;
 		return NULL;
 	}
@@ -395,7 +405,7 @@ netem_duplicate(struct shp_qdisc *q, struct rte_mbuf *m, struct shp_ctx *ctx)
 	cm->prio = meta->prio;
 	cm->band = meta->band;
 	cm->flags = SHP_META_F_DUP;
-	ctx->ctr->duplicated++;
+	(*shp_stage_xstat(q, ctx, NETEM_XS_DUPLICATED))++;
 	return c;
 }
 
@@ -563,12 +573,12 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		if (rc_ecn < 0)
 			return false;
 		if (rc_ecn > 0)
-			ctx->ctr->ecn_marked++;
+			NX(p, ctx, NETEM_XS_ECN_MARKED)++;
 		else
 			count--;
 	}
 	if (count == 0) {
-		shp_drop(ctx, SHP_DROP_LOST, m);
+		shp_stage_drop(q, ctx, NETEM_DROP_LOST, m);
 		return false;
 	}
 	if (count == 2) {
@@ -577,8 +587,8 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	} else if (dup) {
 		/* duplicated then one copy lost: account both events, no
 		 * need to make the copy */
-		ctx->ctr->duplicated++;
-		ctx->ctr->drops[SHP_DROP_LOST]++;
+		NX(p, ctx, NETEM_XS_DUPLICATED)++;
+		(*shp_stage_drop_ctr(q, ctx->ctr, NETEM_DROP_LOST))++;
 	}
 	if (corrupt && netem_corrupt(q, &rc, &m, ctx) < 0) {
 		if (dupm != NULL)
@@ -589,8 +599,8 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	limit = c->limit_set ? c->limit : p->default_limit;
 	if (p->tq.qlen + (dupm != NULL) >= limit) {
 		if (dupm != NULL)
-			shp_drop(ctx, SHP_DROP_NETEM_LIMIT, dupm);
-		shp_drop(ctx, SHP_DROP_NETEM_LIMIT, m);
+			shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, dupm);
+		shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, m);
 		return false;
 	}
 	if (dupm != NULL)
@@ -606,7 +616,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	} else {
 		/* sent at once, ahead of the delayed ones */
 		tts = ctx->now;
-		ctx->ctr->reordered++;
+		NX(p, ctx, NETEM_XS_REORDERED)++;
 	}
 	shp_meta(m)->time_to_send = tts;
 	shp_tq_insert(&p->tq, m, ctx->now);
@@ -723,7 +733,7 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
 static inline void
 netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 {
-	ctx->ctr->netem_qlen = p->tq.qlen;
+	NX(p, ctx, NETEM_XS_QUEUED) = p->tq.qlen;
 }
 
 static int
@@ -731,6 +741,8 @@ netem_init(struct shp_qdisc *q, const void *conf)
 {
 	struct netem_sched_data *p = netem_priv(q);
 
+	p->drop_slot = q->drop_slot;
+	p->xstat_slot = q->xstat_slot;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
 	/* a queued packet is an mbuf of the pool: it bounds the calendar */
@@ -986,4 +998,64 @@ const struct shp_qdisc_ops shp_netem_ops = {
 	.stats = netem_stats,
 	.dump = netem_dump,
 	.fini = netem_fini,
+};
+
+static void *
+netem_kind_parse(const char *args, const struct shp_kind_env *env,
+		 char *err)
+{
+	struct shp_netem_conf *c = shp_netem_parse(args, err);
+
+	/* the global --seed, unless the profile has its own */
+	if (c != NULL && env != NULL && env->seed_set && !c->seed_set) {
+		c->seed = env->seed;
+		c->seed_set = true;
+	}
+	return c;
+}
+
+static int
+netem_kind_format(const void *conf, char *buf, size_t len)
+{
+	return shp_netem_conf_format(conf, buf, len);
+}
+
+static void
+netem_kind_free(void *conf)
+{
+	shp_netem_conf_free(conf);
+}
+
+static const char *const netem_drops[] = {
+	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
+	[NETEM_DROP_LOST] = "lost",           /* the loss model */
+	NULL
+};
+
+static const struct shp_xstat_desc netem_xstats[] = {
+	[NETEM_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN |
+				SHP_XS_DELAYED, "netem_queued" },
+	[NETEM_XS_DUPLICATED] = { "duplicated", SHP_XS_CREATED,
+				  "duplicated" },
+	[NETEM_XS_CORRUPTED] = { "corrupted", 0, "corrupted" },
+	[NETEM_XS_REORDERED] = { "reordered", 0, "reordered" },
+	[NETEM_XS_ECN_MARKED] = { "ecn_marked", 0, "ecn_marked" },
+	{ NULL, 0, NULL }
+};
+
+const struct shp_kind shp_kind_netem = {
+	.name = "netem",
+	.slot = SHP_SLOT_DELAY,
+	.ops = &shp_netem_ops,
+	.parse = netem_kind_parse,
+	.format = netem_kind_format,
+	.conf_free = netem_kind_free,
+	.drops = netem_drops,
+	.xstats = netem_xstats,
+	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "
+		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
+		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
+		 "[seed N]",
+	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
+		 "ecn#distribution#seed#noreorder",
 };

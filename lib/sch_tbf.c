@@ -10,7 +10,11 @@
 #include <inttypes.h>
 #include <stdbool.h>
 
-#include "sch_bands.h"
+#include <stdlib.h>
+#include <stdio.h>
+
+#include "shp_kind.h"
+#include "shp_meta.h"
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
 
@@ -20,6 +24,9 @@ struct tbf_state {
 	int64_t tokens;   /* ticks */
 	int64_t ptokens;  /* ticks */
 };
+
+/* the kind's drop causes (tbf_drops) */
+enum { TBF_DROP_OVERSIZE, TBF_DROP_LIMIT };
 
 struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
@@ -36,8 +43,10 @@ priv(const struct shp_qdisc *q)
 static void
 apply_limit(struct shp_qdisc *q, const struct shp_tbf_conf *c)
 {
-	if (q->child != NULL && q->child->ops == &shp_bands_ops)
-		shp_bands_set_limit(q->child, c ? c->limit : 0);
+	/* as Linux's tbf sets its child fifo's limit, never knowing its
+	 * kind: a child with a limit of its own ignores ours */
+	if (q->child != NULL && q->child->ops->set_limit != NULL)
+		q->child->ops->set_limit(q->child, c ? c->limit : 0);
 }
 
 static int
@@ -169,7 +178,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t now = ctx->now;
 	uint64_t bytes = 0;
 	int64_t elapsed;
-	uint16_t got = 0;
+	uint16_t got = 0, k;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	if (c == NULL)
@@ -182,7 +191,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
-		uint16_t cnt = child_peek_run(child, &one, &run, ctx), k;
+		uint16_t cnt = child_peek_run(child, &one, &run, ctx);
 		bool oversize = false, stop = false;
 
 		if (cnt == 0)
@@ -215,10 +224,19 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			struct rte_mbuf *m;
 
 			child_take_run(child, 1, &m, ctx);
-			shp_drop(ctx, SHP_DROP_TBF_OVERSIZE, m);
+			shp_stage_drop(q, ctx, TBF_DROP_OVERSIZE, m);
 		} else if (stop) {
 			break;
 		}
+	}
+	/* The bucket says when a packet may leave: now. What it waited here
+	 * is the profile's queueing, not the emulator's lateness, and the
+	 * overload rule (shp_due_time) must not take it for that. */
+	for (k = 0; k < got; k++) {
+		struct shp_meta *meta = shp_meta(pkts[k]);
+
+		if (meta->time_to_send == 0)
+			meta->time_to_send = now;
 	}
 	ctx->bytes = bytes;
 	return got;
@@ -373,4 +391,51 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.idle = tbf_idle,
 	.stats = tbf_stats,
 	.dump = tbf_dump,
+};
+
+static void *
+tbf_kind_parse(const char *args, const struct shp_kind_env *env, char *err)
+{
+	struct shp_tbf_conf *c = malloc(sizeof(*c));
+
+	RTE_SET_USED(env);
+	if (c == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (shp_tbf_parse(args, c, err) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int
+tbf_kind_format(const void *conf, char *buf, size_t len)
+{
+	return shp_tbf_format(conf, buf, len);
+}
+
+static const char *const tbf_drops[] = {
+	/* larger than the bucket: could never pass */
+	[TBF_DROP_OVERSIZE] = "tbf_oversize",
+	/* what our limit pushed out of the child: the child counts it, in
+	 * this same counter */
+	[TBF_DROP_LIMIT] = "tbf_limit",
+	NULL
+};
+
+const struct shp_kind shp_kind_tbf = {
+	.name = "tbf",
+	.slot = SHP_SLOT_RATE,
+	.ops = &shp_tbf_ops,
+	.parse = tbf_kind_parse,
+	.format = tbf_kind_format,
+	.conf_free = free,
+	.drops = tbf_drops,
+	.usage = "tbf rate RATE burst BYTES (limit BYTES | latency TIME) "
+		 "[peakrate RATE mtu BYTES] [overhead BYTES] [mpu BYTES] "
+		 "[linklayer ethernet|atm]",
+	.words = "rate#burst#limit#latency#peakrate#mtu#overhead#mpu#"
+		 "linklayer",
 };

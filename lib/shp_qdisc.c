@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <rte_malloc.h>
 
+#include "shp_kind.h"
 #include "shp_qdisc.h"
 
 uint64_t
@@ -12,16 +13,20 @@ shp_conf_new_id(void)
 	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
-struct shp_qdisc *
-shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
-		 struct rte_mempool *pool, uint16_t port, int socket,
-		 const void *conf)
+/* No kind (a private stage): no counters of its own. */
+static const uint8_t no_slots[1];
+
+static struct shp_qdisc *
+qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
+	     struct rte_mempool *pool, uint16_t port, int socket,
+	     const struct shp_stage_env *env, const void *conf)
 {
 	/* The private area starts on its own cache line: stages lay their
 	 * state out by cache line (the bands' consumer fields apart from
 	 * the producers'), which needs it aligned as the block is. */
 	size_t priv_off = RTE_ALIGN_CEIL(sizeof(struct shp_qdisc),
 					  RTE_CACHE_LINE_SIZE);
+	const struct shp_kind *k = shp_kind_of(ops);
 	struct shp_qdisc *q;
 
 	q = rte_zmalloc_socket(ops->id, priv_off + ops->priv_size,
@@ -34,12 +39,31 @@ shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
 	q->child = child;
 	q->pool = pool;
 	q->port = port;
+	q->env = env;
+	q->drop_slot = k != NULL ? shp_kind_drop_map(k) : no_slots;
+	q->xstat_slot = k != NULL ? shp_kind_xstat_map(k) : no_slots;
 	q->priv = (char *)q + priv_off;
 	if (ops->init != NULL && ops->init(q, conf) < 0) {
 		rte_free(q);
 		return NULL;
 	}
 	return q;
+}
+
+struct shp_qdisc *
+shp_qdisc_create(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
+		 struct rte_mempool *pool, uint16_t port, int socket,
+		 const void *conf)
+{
+	return qdisc_create(ops, child, pool, port, socket, NULL, conf);
+}
+
+struct shp_qdisc *
+shp_qdisc_create_env(const struct shp_qdisc_ops *ops, struct shp_qdisc *child,
+		     struct rte_mempool *pool, uint16_t port,
+		     const struct shp_stage_env *env, const void *conf)
+{
+	return qdisc_create(ops, child, pool, port, env->socket, env, conf);
 }
 
 void

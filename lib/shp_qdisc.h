@@ -65,6 +65,11 @@ struct shp_qstats {
 struct shp_qdisc_ops {
 	const char *id;
 	size_t priv_size;
+	/* enqueue may be called by several lcores at once (the bands' rings
+	 * are multi-producer); otherwise only by the owner, and an RX lcore
+	 * that does not own the port hands its packets over through the
+	 * chain's inbox (shp_chain.h) */
+	bool mp_enqueue;
 	/* conf is the stage's own config type; NULL means "off"/defaults. */
 	int (*init)(struct shp_qdisc *q, const void *conf);
 	/* Publish a new immutable conf; returns the previous one (caller frees
@@ -74,6 +79,12 @@ struct shp_qdisc_ops {
 	 * freed. Returns how many were accepted. */
 	uint16_t (*enqueue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			    uint16_t n, struct shp_ctx *ctx);
+	/* Optional: enqueue with the RX pass's classification already done
+	 * (shp_classify_burst_bands): band[i] of pkts[i], the set of bands
+	 * used, the pkt_len sum. Same contract as enqueue otherwise. */
+	uint16_t (*enqueue_rx)(struct shp_qdisc *q, struct rte_mbuf **pkts,
+			       uint8_t *band, uint32_t used, uint64_t bytes,
+			       uint16_t n, struct shp_ctx *ctx);
 	/* Up to n packets due at ctx->now; never waits to fill a burst. */
 	uint16_t (*dequeue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			    uint16_t n, struct shp_ctx *ctx);
@@ -103,6 +114,10 @@ struct shp_qdisc_ops {
 	 * TCQ_F_CAN_BYPASS for an empty pfifo_fast). Optional (NULL: never
 	 * idle). Owner lcore only. */
 	bool (*idle)(const struct shp_qdisc *q);
+	/* Optional: a parent's byte limit for what this stage holds (tbf's
+	 * limit, as Linux's tbf sets its child fifo's); 0 lifts it. A stage
+	 * with a limit of its own (fq_codel) leaves it NULL. */
+	void (*set_limit)(struct shp_qdisc *q, uint64_t bytes);
 	/* Free everything held here (not in the child), counted as flushed. */
 	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
@@ -111,11 +126,28 @@ struct shp_qdisc_ops {
 	void (*fini)(struct shp_qdisc *q);
 };
 
+/* Where a stage runs: what init may need besides its conf. */
+struct shp_stage_env {
+	const char *name;           /* unique per port: ring names */
+	int socket;
+	bool single_producer;       /* one RX lcore feeds this port */
+	unsigned int ring_size;     /* --ring-size */
+	/* every lcore's counter blocks, for stages that sum producer-side
+	 * counters (the bands' byte limit) */
+	const struct shp_lcore_ctr *ctr_blocks;
+	unsigned int nb_ctr_blocks;
+};
+
 struct shp_qdisc {
 	const struct shp_qdisc_ops *ops;
 	struct shp_qdisc *child;
 	struct rte_mempool *pool;   /* for stages that create packets */
 	uint16_t port;              /* egress port id, for stream seeding */
+	/* counter slots of the stage's kind (shp_kind.h): its drop cause i
+	 * is drops[drop_slot[i]], its statistic i xstats[xstat_slot[i]] */
+	const uint8_t *drop_slot;
+	const uint8_t *xstat_slot;
+	const struct shp_stage_env *env;  /* NULL when created without */
 	void *priv;
 };
 
@@ -131,6 +163,12 @@ struct shp_qdisc *shp_qdisc_create(const struct shp_qdisc_ops *ops,
 				   struct shp_qdisc *child,
 				   struct rte_mempool *pool, uint16_t port,
 				   int socket, const void *conf);
+/* The same with an environment (kept by pointer: it must outlive q). */
+struct shp_qdisc *shp_qdisc_create_env(const struct shp_qdisc_ops *ops,
+				       struct shp_qdisc *child,
+				       struct rte_mempool *pool, uint16_t port,
+				       const struct shp_stage_env *env,
+				       const void *conf);
 void shp_qdisc_destroy(struct shp_qdisc *q);
 
 /* Packets held by q and all its children. */
@@ -183,6 +221,43 @@ shp_drop(struct shp_ctx *ctx, enum shp_drop cause, struct rte_mbuf *m)
 {
 	ctx->ctr->drops[cause]++;
 	rte_pktmbuf_free(m);
+}
+
+/* The same for a cause of q's own kind (its index in the kind's list). */
+static inline void
+shp_stage_drop_burst(const struct shp_qdisc *q, struct shp_ctx *ctx,
+		     unsigned int cause, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (n == 0)
+		return;
+	ctx->ctr->drops[q->drop_slot[cause]] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static inline void
+shp_stage_drop(const struct shp_qdisc *q, struct shp_ctx *ctx,
+	       unsigned int cause, struct rte_mbuf *m)
+{
+	ctx->ctr->drops[q->drop_slot[cause]]++;
+	rte_pktmbuf_free(m);
+}
+
+/* q's own statistic i (its index in the kind's xstats), to add to or to
+ * set (a gauge). */
+static inline uint64_t *
+shp_stage_xstat(const struct shp_qdisc *q, struct shp_ctx *ctx,
+		unsigned int i)
+{
+	return &ctx->ctr->xstats[q->xstat_slot[i]];
+}
+
+/* Count a drop of q's kind in the counter block directly (for stages
+ * whose drops happen outside a ctx). */
+static inline uint64_t *
+shp_stage_drop_ctr(const struct shp_qdisc *q, struct shp_port_ctr *ctr,
+		   unsigned int cause)
+{
+	return &ctr->drops[q->drop_slot[cause]];
 }
 
 extern const struct shp_qdisc_ops shp_bands_ops;

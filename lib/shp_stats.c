@@ -2,21 +2,23 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "shp_kind.h"
 #include "shp_stats.h"
-
-const char *const shp_drop_names[SHP_DROP_MAX] = {
-	[SHP_DROP_BAND_FULL] = "band_full",
-	[SHP_DROP_NO_MBUF] = "no_mbuf",
-	[SHP_DROP_TBF_OVERSIZE] = "tbf_oversize",
-	[SHP_DROP_TBF_LIMIT] = "tbf_limit",
-	[SHP_DROP_NETEM_LIMIT] = "netem_limit",
-	[SHP_DROP_LOST] = "lost",
-	[SHP_DROP_FLUSHED] = "flushed",
-	[SHP_DROP_OVERLOAD] = "overload",
-};
 
 /* Relaxed loads: the owner may be writing; each u64 load is whole. */
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+uint64_t
+shp_stats_delayed(const struct shp_port_ctr *c)
+{
+	unsigned int i, nb;
+	const uint8_t *slot = shp_xstat_delayed(&nb);
+	uint64_t n = 0;
+
+	for (i = 0; i < nb; i++)
+		n += c->xstats[slot[i]];
+	return n;
+}
 
 void
 shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n)
@@ -44,18 +46,16 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		s->rx_bytes += LD(c->rx_bytes);
 		s->tx_packets += LD(c->tx_packets);
 		s->tx_bytes += LD(c->tx_bytes);
-		for (d = 0; d < SHP_DROP_MAX; d++)
+		s->egress_in += LD(c->egress_in);
+		for (d = 0; d < SHP_DROP_SLOTS; d++)
 			s->drops[d] += LD(c->drops[d]);
-		s->duplicated += LD(c->duplicated);
-		s->corrupted += LD(c->corrupted);
-		s->reordered += LD(c->reordered);
-		s->ecn_marked += LD(c->ecn_marked);
+		for (d = 0; d < SHP_XSTAT_SLOTS; d++)
+			s->xstats[d] += LD(c->xstats[d]);
 		s->sojourn_sum_ns += LD(c->sojourn_sum_ns);
 		s->sojourn_min_ns = RTE_MIN(s->sojourn_min_ns,
 					    LD(c->sojourn_min_ns));
 		s->sojourn_max_ns = RTE_MAX(s->sojourn_max_ns,
 					    LD(c->sojourn_max_ns));
-		s->netem_qlen += LD(c->netem_qlen);
 		s->tx_pending += LD(c->tx_pending);
 		for (b = 0; b < nb_bands; b++) {
 			const struct shp_band_ctr *bc = &c->band[b];
@@ -71,7 +71,15 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 			bs->flushed += LD(bc->flushed);
 		}
 	}
-	out->queued = s->netem_qlen + s->tx_pending;
+	out->queued = s->tx_pending;
+	for (d = 0; d < shp_xstat_nb(); d++) {
+		unsigned int fl = shp_xstat_desc(d)->flags;
+
+		if (fl & SHP_XS_QLEN)
+			out->queued += s->xstats[d];
+		if (fl & SHP_XS_CREATED)
+			out->created += s->xstats[d];
+	}
 	for (b = 0; b < nb_bands; b++) {
 		struct shp_band_ctr *bs = &s->band[b];
 		uint64_t gone = bs->dequeued + bs->pushed_out + bs->flushed;
@@ -82,11 +90,9 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 			bs->enqueued - gone : 0;
 		out->band_dropped[b] = bs->full + bs->pushed_out + bs->flushed;
 		out->queued += out->band_depth[b];
-		out->egress_in += bs->enqueued + bs->full;
 	}
-	/* dropped on arrival, before any band */
-	out->egress_in += s->drops[SHP_DROP_OVERLOAD];
-	for (d = 0; d < SHP_DROP_MAX; d++)
+	out->egress_in = s->egress_in;
+	for (d = 0; d < SHP_DROP_SLOTS; d++)
 		out->dropped += s->drops[d];
 }
 
@@ -102,12 +108,13 @@ shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 	c->rx_bytes -= o->rx_bytes;
 	c->tx_packets -= o->tx_packets;
 	c->tx_bytes -= o->tx_bytes;
-	for (d = 0; d < SHP_DROP_MAX; d++)
+	c->egress_in -= o->egress_in;
+	for (d = 0; d < SHP_DROP_SLOTS; d++)
 		c->drops[d] -= o->drops[d];
-	c->duplicated -= o->duplicated;
-	c->corrupted -= o->corrupted;
-	c->reordered -= o->reordered;
-	c->ecn_marked -= o->ecn_marked;
+	for (d = 0; d < shp_xstat_nb(); d++)
+		if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
+			c->xstats[d] -= o->xstats[d];
+	s->created -= base->created;
 	for (b = 0; b < nb_bands; b++) {
 		c->band[b].enqueued -= o->band[b].enqueued;
 		c->band[b].enqueued_bytes -= o->band[b].enqueued_bytes;
@@ -178,6 +185,29 @@ json_hist(FILE *f, const char *name, const struct shp_hist_summary *h)
 		h->max);
 }
 
+/* "xstats": {"KIND": {"NAME": N, ...}, ...}: every registered kind's own
+ * statistics, grouped by kind (slots of one kind are consecutive). */
+static void
+json_xstats(FILE *f, const struct shp_port_ctr *c)
+{
+	const struct shp_kind *k = NULL;
+	unsigned int d;
+
+	fprintf(f, ",\n    \"xstats\": {");
+	for (d = 0; d < shp_xstat_nb(); d++) {
+		if (shp_xstat_kind(d) != k) {
+			fprintf(f, "%s\"%s\": {", k ? "}, " : "",
+				shp_xstat_kind(d)->name);
+			k = shp_xstat_kind(d);
+		} else {
+			fprintf(f, ", ");
+		}
+		fprintf(f, "\"%s\": %" PRIu64, shp_xstat_desc(d)->name,
+			c->xstats[d]);
+	}
+	fprintf(f, "%s}", k ? "}" : "");
+}
+
 void
 shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		     const uint16_t *port_ids, unsigned int nb,
@@ -197,12 +227,12 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			", \"dropped\": %" PRIu64,
 			c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes,
 			s->queued, s->egress_in, s->dropped);
-		fprintf(f, ", \"netem_queued\": %" PRIu64
-			", \"tx_pending\": %" PRIu64
-			", \"duplicated\": %" PRIu64 ", \"corrupted\": %" PRIu64
-			", \"reordered\": %" PRIu64 ", \"ecn_marked\": %" PRIu64,
-			c->netem_qlen, c->tx_pending, c->duplicated,
-			c->corrupted, c->reordered, c->ecn_marked);
+		fprintf(f, ", \"tx_pending\": %" PRIu64, c->tx_pending);
+		for (d = 0; d < shp_xstat_nb(); d++)
+			if (shp_xstat_desc(d)->alias != NULL)
+				fprintf(f, ", \"%s\": %" PRIu64,
+					shp_xstat_desc(d)->alias, c->xstats[d]);
+		json_xstats(f, c);
 		fprintf(f, ",\n    \"sojourn_ns\": {\"min\": %" PRIu64
 			", \"avg\": %" PRIu64 ", \"max\": %" PRIu64 "}",
 			c->tx_packets ? c->sojourn_min_ns : 0,
@@ -233,7 +263,7 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 				bc->full, bc->pushed_out, bc->flushed);
 		}
 		fprintf(f, "],\n    \"drops\": {");
-		for (d = 0; d < SHP_DROP_MAX; d++)
+		for (d = 0; d < shp_drop_nb(); d++)
 			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
 				shp_drop_names[d], c->drops[d]);
 		fprintf(f, "}}");

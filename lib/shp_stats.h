@@ -24,22 +24,29 @@
 #define SHP_MAX_BANDS  16
 #define SHP_MAX_LCORES 128
 
-/* Drop causes: every packet that is not sent is counted under one of these. */
+/*
+ * Drop causes: every packet that is not sent is counted under one. The
+ * core's are these; each stage kind adds its own (shp_kind.h), numbered
+ * after them at start-up, so a counter block has room for SHP_DROP_SLOTS
+ * and shp_drop_nb() are in use.
+ */
 enum shp_drop {
-	SHP_DROP_BAND_FULL,    /* band ring full at enqueue */
 	SHP_DROP_NO_MBUF,      /* RX or a duplicate found the pool empty */
-	SHP_DROP_TBF_OVERSIZE, /* larger than the bucket: can never pass */
-	SHP_DROP_TBF_LIMIT,    /* pushed out of the lowest band: tbf limit */
-	SHP_DROP_NETEM_LIMIT,  /* netem delay queue full */
-	SHP_DROP_LOST,         /* netem loss model */
 	SHP_DROP_FLUSHED,      /* freed at shutdown or reset while queued */
 	SHP_DROP_OVERLOAD,     /* arrived while its egress chain was behind
 				* schedule (--max-late): the emulator's own
 				* limit, not the profile's */
-	SHP_DROP_MAX
+	SHP_DROP_INBOX_FULL,   /* an RX lcore could not hand it to the TX
+				* lcore of a queue that takes packets from
+				* its owner only (shp_chain.h) */
+	SHP_DROP_CORE
 };
 
-extern const char *const shp_drop_names[SHP_DROP_MAX];
+#define SHP_DROP_SLOTS  32
+#define SHP_XSTAT_SLOTS 32
+
+/* names of the drop slots in use (shp_drop_nb()), by slot */
+extern const char *shp_drop_names[SHP_DROP_SLOTS];
 
 struct shp_band_ctr {
 	uint64_t enqueued;       /* accepted into the band */
@@ -57,14 +64,15 @@ struct shp_port_ctr {
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
 	/* egress side */
+	uint64_t egress_in;     /* offered to this port's chain (overload
+				 * drops included): counted by whoever
+				 * hands packets to it */
 	uint64_t tx_packets;
 	uint64_t tx_bytes;
-	uint64_t drops[SHP_DROP_MAX];
-	/* netem impairment events (not drops unless also in drops[]) */
-	uint64_t duplicated;
-	uint64_t corrupted;
-	uint64_t reordered;
-	uint64_t ecn_marked;
+	uint64_t drops[SHP_DROP_SLOTS];
+	/* the stage kinds' own statistics (shp_kind.h): events such as
+	 * netem's duplicates, and gauges their owner writes */
+	uint64_t xstats[SHP_XSTAT_SLOTS];
 	/* time from RX to TX of what was sent (ns); min starts at
 	 * UINT64_MAX (shp_stats_init) */
 	uint64_t sojourn_sum_ns;
@@ -74,7 +82,6 @@ struct shp_port_ctr {
 	 * on this port (shp_latency_alloc), NULL elsewhere */
 	struct shp_latency *lat;
 	/* gauges, written only by the egress owner */
-	uint64_t netem_qlen;
 	uint64_t tx_pending;
 	struct shp_band_ctr band[SHP_MAX_BANDS];
 } __rte_cache_aligned;
@@ -107,13 +114,18 @@ struct shp_port_sum {
 	struct shp_port_ctr c;
 	uint64_t band_depth[SHP_MAX_BANDS];
 	uint64_t band_dropped[SHP_MAX_BANDS]; /* full + pushed_out */
-	uint64_t queued;       /* bands + netem + tx pending */
+	uint64_t queued;       /* bands + stages + tx pending */
+	uint64_t created;      /* packets the stages made (netem copies) */
 	uint64_t egress_in;    /* packets that arrived for this egress port */
 	uint64_t dropped;      /* all causes */
 	/* filled by the app, not by shp_stats_sum (which zeroes them) */
 	struct shp_nic_ctr nic;
 	struct shp_hist_summary lateness, sojourn;
 };
+
+/* Packets the stages of c's port hold for a later send time (the
+ * SHP_XS_DELAYED gauges of the kinds, shp_kind.h). */
+uint64_t shp_stats_delayed(const struct shp_port_ctr *c);
 
 /* Prepare zeroed counter blocks[0..n) (the sojourn minimum). */
 void shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n);

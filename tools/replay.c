@@ -61,13 +61,6 @@
 /* stdio buffer of the input and output captures */
 #define IO_BUF_SIZE (1u << 20)
 
-/* The pool the app gives one port on `-l 0-1` (see app/ports.c), so the
- * default netem limit (half the pool) is the same here. */
-#define APP_NB_RXD 1024
-#define APP_NB_TXD 1024
-#define APP_NETEM_RESERVE 16384
-#define APP_POOL_CACHE 256
-#define APP_LCORES 2
 
 /* Times in a row the root's next_time named a clock value at which
  * dequeue then did nothing (the clock steps 1 ns on), before the run is
@@ -116,9 +109,11 @@ struct replay {
 	unsigned int nb_mbufs;
 	struct shp_lcore_ctr *ctr;
 	struct shp_ctx ctx;
-	struct shp_qdisc *bands, *tbf, *tap, *netem;
-	struct shp_tbf_conf *tc;
-	struct shp_netem_conf *nc;
+	struct shp_chain_spec spec;   /* until the chain takes it */
+	struct shp_chain chain;
+	/* the chain's tbf and netem confs, if it runs them, for the notes */
+	const struct shp_tbf_conf *tc;
+	const struct shp_netem_conf *nc;
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 
 	uint64_t now;          /* the virtual clock, ns */
@@ -173,12 +168,13 @@ enum {
 	OPT_STATS_FILE, OPT_PROGRESS,
 };
 
-static const struct option longopts[] = {
+/* the fixed ones, then --KEY/--KEY-port of every stage kind (at
+ * OPT_KIND, filled by parse_args) */
+#define OPT_KIND 512
+static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
-	{"tbf", required_argument, NULL, OPT_TBF},
-	{"netem", required_argument, NULL, OPT_NETEM},
 	{"config", required_argument, NULL, OPT_CONFIG},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
@@ -205,6 +201,8 @@ usage(FILE *f)
 "then goes to standard error). OUT may not be IN.\n"
 "\n"
 "  --netem 'ARGS'         tc-netem arguments, e.g. 'delay 10ms 1ms loss 1%%'\n"
+"  --queue 'KIND ARGS'    the bottleneck queue: pfifo_fast (default) or\n"
+"                         e.g. 'fq_codel target 5ms' (see Stage kinds)\n"
 "  --tbf 'ARGS'           tc-tbf arguments, e.g.\n"
 "                         'rate 10mbit burst 10kb limit 1mb'\n"
 "  --bands N              priority bands, 1..16 (default 3)\n"
@@ -230,6 +228,7 @@ usage(FILE *f)
 "Exit status: 0 ok, 1 runtime error, 2 bad option or unreadable input\n"
 "(OUT is not written), 3 mbuf leak.\n",
 		SHP_DEFAULT_RING_SIZE, SHP_DEFAULT_BURST);
+	shp_kinds_usage(f);
 }
 
 static int
@@ -281,6 +280,10 @@ parse_args(struct replay *r, int argc, char **argv)
 	char err[SHP_ERR_LEN];
 	int c, i, npos = 0;
 
+	for (i = 0; longopts[i].name != NULL; i++)
+		;
+	shp_kind_longopts(longopts + i, OPT_KIND);
+
 	/* The profile file first, so that the command line wins. */
 	if (shp_config_preload(o, argc, argv, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
@@ -317,6 +320,22 @@ parse_args(struct replay *r, int argc, char **argv)
 			for (i = 0; longopts[i].name != NULL; i++)
 				if (longopts[i].val == c)
 					name = longopts[i].name;
+			if (c >= OPT_KIND && (c - OPT_KIND) % 2 == 1) {
+				/* --KEY-port P TEXT */
+				char *end;
+				long port = strtol(optarg, &end, 10);
+
+				if (end == optarg || *end != '\0' ||
+				    optind >= argc)
+					return fail(EXIT_USAGE, "--%s: expected "
+						    "a port number and a "
+						    "profile", name);
+				if (shp_option_set(o, name, (int)port,
+						   argv[optind++], true,
+						   err) < 0)
+					return fail(EXIT_USAGE, "%s", err);
+				continue;
+			}
 			if (shp_option_set(o, name, -1, optarg, true, err) < 0)
 				return fail(EXIT_USAGE, "%s", err);
 		}
@@ -347,16 +366,19 @@ parse_args(struct replay *r, int argc, char **argv)
 static int
 parse_profiles(struct replay *r)
 {
-	const struct shp_options *o = &r->opt;
 	char err[SHP_ERR_LEN];
-	const char *text;
+	unsigned int s;
 
-	text = shp_options_tbf(o, 0);
-	if (text != NULL && (r->tc = shp_profile_tbf(text, err)) == NULL)
+	if (shp_options_chain_spec(&r->opt, 0, &r->spec, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
-	text = shp_options_netem(o, 0);
-	if (text != NULL && (r->nc = shp_profile_netem(o, text, err)) == NULL)
-		return fail(EXIT_USAGE, "%s", err);
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		const struct shp_kind *k = r->spec.kind[s];
+
+		if (k != NULL && strcmp(k->name, "tbf") == 0)
+			r->tc = r->spec.conf[s];
+		if (k != NULL && strcmp(k->name, "netem") == 0)
+			r->nc = r->spec.conf[s];
+	}
 	return 0;
 }
 
@@ -666,7 +688,7 @@ activity(const struct replay *r)
 	uint64_t n = c->tx_packets;
 	unsigned int i;
 
-	for (i = 0; i < SHP_DROP_MAX; i++)
+	for (i = 0; i < shp_drop_nb(); i++)
 		n += c->drops[i];
 	for (i = 0; i < SHP_MAX_BANDS; i++)
 		n += c->band[i].dequeued;
@@ -685,7 +707,7 @@ run_at(struct replay *r)
 		uint64_t bytes = 0;
 		int rc = 0;
 
-		k = shp_qdisc_dequeue(r->netem, pkts, r->opt.burst, &r->ctx);
+		k = shp_qdisc_dequeue(r->chain.root, pkts, r->opt.burst, &r->ctx);
 		for (i = 0; i < k; i++) {
 			bytes += rte_pktmbuf_pkt_len(pkts[i]);
 			if (rc == 0)
@@ -720,7 +742,7 @@ advance(struct replay *r, uint64_t until, bool drain)
 		if (interrupted)
 			return 0;
 		r->ctx.now = r->now;
-		t = shp_qdisc_next_time(r->netem, &r->ctx);
+		t = shp_qdisc_next_time(r->chain.root, &r->ctx);
 		if (t == NEVER || (!drain && t > until))
 			break;
 		if (t <= r->now) {
@@ -826,9 +848,9 @@ pool_size(const struct shp_options *o)
 {
 	if (o->mbufs != 0)
 		return o->mbufs;
-	return o->bands * o->ring_size + APP_NB_RXD + APP_NB_TXD +
-	       8 * o->burst + APP_NETEM_RESERVE +
-	       APP_LCORES * (2 * o->burst + APP_POOL_CACHE);
+	/* sized as the program sizes one port on `-l 0-1`, so that the
+	 * default netem limit (half the pool) is the same */
+	return shp_chain_pool_size(1, o->bands, o->ring_size, o->burst, 2);
 }
 
 static int
@@ -876,7 +898,9 @@ eal_start(struct replay *r)
 static int
 stages_init(struct replay *r)
 {
-	struct shp_bands_conf bc;
+	struct shp_stage_env env;
+	struct shp_kind_env kenv;
+	int rc;
 
 	r->pool = rte_pktmbuf_pool_create("replay_pool", r->nb_mbufs, 0,
 					  SHP_MBUF_PRIV_SIZE,
@@ -892,47 +916,35 @@ stages_init(struct replay *r)
 		return fail(EXIT_RUNTIME, "out of memory");
 	shp_stats_init(r->ctr, 1);
 	r->ctx.ctr = &r->ctr->port[0];
-	bc = (struct shp_bands_conf){
-		.name = "replay", .nb_bands = r->opt.bands,
-		.ring_size = r->opt.ring_size, .socket = rte_socket_id(),
-		.single_producer = 1,
+	env = (struct shp_stage_env){
+		.socket = rte_socket_id(), .single_producer = true,
+		.ring_size = r->opt.ring_size,
 		.ctr_blocks = r->ctr, .nb_ctr_blocks = 1,
 	};
-	r->bands = shp_qdisc_create(&shp_bands_ops, NULL, r->pool, 0,
-				    rte_socket_id(), &bc);
-	if (r->bands == NULL)
-		goto fail;
-	r->tbf = shp_qdisc_create(&shp_tbf_ops, r->bands, r->pool, 0,
-				  rte_socket_id(), r->tc);
-	if (r->tbf == NULL)
-		goto fail;
+	shp_options_kind_env(&r->opt, &kenv);
 	if (tap_register(r) < 0)
 		return fail(EXIT_RUNTIME, "cannot register an mbuf field: %s",
 			    rte_strerror(rte_errno));
-	r->tap = shp_qdisc_create(&tap_ops, r->tbf, r->pool, 0,
-				  rte_socket_id(), NULL);
-	if (r->tap == NULL)
-		goto fail;
-	r->netem = shp_qdisc_create(&shp_netem_ops, r->tap, r->pool, 0,
-				    rte_socket_id(), r->nc);
-	if (r->netem == NULL)
-		goto fail;
+	/* the chain takes the confs, also if it fails */
+	rc = shp_chain_build(&r->chain, &r->spec, r->pool, 0, &env, &tap_ops,
+			     &kenv);
+	memset(&r->spec, 0, sizeof(r->spec));
+	if (rc < 0) {
+		r->tc = NULL;
+		r->nc = NULL;
+		return fail(EXIT_RUNTIME, "cannot create the stages: %s",
+			    strerror(errno));
+	}
 	return 0;
-fail:
-	return fail(EXIT_RUNTIME, "cannot create the stages: %s",
-		    strerror(errno));
 }
 
 static void
 stages_fini(struct replay *r)
 {
-	if (r->netem != NULL && shp_qdisc_qlen_total(r->netem) > 0)
-		shp_qdisc_reset_all(r->netem, &r->ctx);
-	shp_qdisc_destroy(r->netem);
-	shp_qdisc_destroy(r->tap);
-	shp_qdisc_destroy(r->tbf);
-	shp_qdisc_destroy(r->bands);
-	r->netem = r->tap = r->tbf = r->bands = NULL;
+	shp_chain_destroy(&r->chain, &r->ctx);
+	shp_chain_spec_free(&r->spec);
+	r->tc = NULL;
+	r->nc = NULL;
 }
 
 /* ---------------------------------------------------------- the run */
@@ -1015,7 +1027,8 @@ replay_loop(struct replay *r)
 		r->ctx.now = t;
 		r->ctx.ctr->rx_packets++;
 		r->ctx.ctr->rx_bytes += h->caplen;
-		shp_qdisc_enqueue(r->bands, &m, 1, &r->ctx);
+		r->ctx.ctr->egress_in++;
+		shp_qdisc_enqueue(r->chain.queue, &m, 1, &r->ctx);
 	}
 	if (!interrupted && rc == PCAP_ERROR)
 		return fail(EXIT_USAGE, "%s: broken after %" PRIu64
@@ -1025,9 +1038,9 @@ replay_loop(struct replay *r)
 		return fail(EXIT_RUNTIME, "out of memory");
 	/* What is still held (stuck, or in flight at Ctrl-C) is freed and
 	 * counted as flushed: the summary balances either way. */
-	r->stuck = shp_qdisc_qlen_total(r->netem);
+	r->stuck = shp_qdisc_qlen_total(r->chain.root);
 	if (r->stuck > 0)
-		shp_qdisc_reset_all(r->netem, &r->ctx);
+		shp_qdisc_reset_all(r->chain.root, &r->ctx);
 	return 0;
 }
 
@@ -1108,29 +1121,40 @@ static void
 print_profile(struct replay *r, FILE *f)
 {
 	const struct shp_options *o = &r->opt;
-	unsigned int p;
-	bool others = false;
+	unsigned int p, s, k;
+	bool others = false, applied = false;
 
-	fprintf(f, "profile:      port 0: bands %u, classify %s; tbf ",
+	fprintf(f, "profile:      port 0: bands %u, classify %s",
 		o->bands, shp_classify_mode_name(o->classify));
-	r->tbf->ops->dump(r->tbf, f);
-	fprintf(f, "; netem ");
-	r->netem->ops->dump(r->netem, f);
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		const struct shp_qdisc *q = r->chain.stage[s];
+
+		fprintf(f, "; %s ", shp_kind_key(r->chain.kind[s]));
+		if (s == SHP_SLOT_QUEUE)
+			fprintf(f, "%s ", r->chain.kind[s]->name);
+		q->ops->dump(q, f);
+		applied |= s != SHP_SLOT_QUEUE && r->chain.conf[s] != NULL;
+	}
 	fprintf(f, "\n");
 	for (p = 1; p < SHP_MAX_PORTS; p++) {
-		const char *tbf = o->cli.tbf[p] ? o->cli.tbf[p] : o->file.tbf[p];
-		const char *netem = o->cli.netem[p] ? o->cli.netem[p] :
-				    o->file.netem[p];
+		bool any = false;
 
-		if (tbf == NULL && netem == NULL)
-			continue;
-		others = true;
-		fprintf(f, "profile:      port %u: NOT APPLIED (this tool is "
-			"egress port 0):%s%s%s%s\n", p,
-			tbf ? " tbf " : "", tbf ? tbf : "",
-			netem ? " netem " : "", netem ? netem : "");
+		for (k = 0; k < shp_key_nb(); k++) {
+			const char *t = o->cli.port[k][p] ? o->cli.port[k][p] :
+					o->file.port[k][p];
+
+			if (t == NULL)
+				continue;
+			if (!any)
+				fprintf(f, "profile:      port %u: NOT APPLIED "
+					"(this tool is egress port 0):", p);
+			any = others = true;
+			fprintf(f, " %s %s", shp_key_name(k), t);
+		}
+		if (any)
+			fprintf(f, "\n");
 	}
-	if (others && r->tc == NULL && r->nc == NULL)
+	if (others && !applied)
 		fprintf(f, "note: nothing was applied: the profile names other "
 			"ports, not port 0 (write it under [port 0], or use "
 			"--tbf/--netem)\n");
@@ -1142,12 +1166,16 @@ summary(struct replay *r, FILE *f)
 {
 	const struct shp_port_ctr *c = r->ctx.ctr;
 	uint64_t dropped = 0, queued, span, offered;
+	struct shp_port_sum sum;
 	bool ok, first = true;
 	int d;
+	int over = shp_drop_index("tbf_oversize");
 
-	for (d = 0; d < SHP_DROP_MAX; d++)
+	for (d = 0; d < (int)shp_drop_nb(); d++)
 		dropped += c->drops[d];
-	queued = r->netem != NULL ? shp_qdisc_qlen_total(r->netem) : 0;
+	queued = r->chain.root != NULL ? shp_qdisc_qlen_total(r->chain.root)
+				       : 0;
+	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
 	span = r->started ? r->now - r->first_ts : 0;
 	if (interrupted && r->out_stdout)
 		fprintf(f, "interrupted: summary of the first %" PRIu64
@@ -1167,15 +1195,15 @@ summary(struct replay *r, FILE *f)
 		r->out_pkts, r->out_bytes);
 	print_rate(f, r->out_pkts, r->out_bytes, r->first_out, r->last_out);
 	fprintf(f, "drops:        %" PRIu64 " (", dropped);
-	for (d = 0; d < SHP_DROP_MAX; d++)
+	for (d = 0; d < (int)shp_drop_nb(); d++)
 		fprintf(f, "%s%s %" PRIu64, d ? ", " : "", shp_drop_names[d],
 			c->drops[d]);
 	fprintf(f, ")\n");
 	/* of what was offered: the input and netem's copies */
-	offered = r->in_pkts + c->duplicated;
+	offered = r->in_pkts + sum.created;
 	fprintf(f, "loss:         %.2f%%", offered ?
 		100.0 * (double)dropped / (double)offered : 0.0);
-	for (d = 0; d < SHP_DROP_MAX; d++) {
+	for (d = 0; d < (int)shp_drop_nb(); d++) {
 		if (c->drops[d] == 0)
 			continue;
 		fprintf(f, "%s%s %.2f%%", first ? " (" : ", ",
@@ -1184,19 +1212,27 @@ summary(struct replay *r, FILE *f)
 		first = false;
 	}
 	fprintf(f, "%s\n", first ? "" : ")");
-	fprintf(f, "duplicated:   %" PRIu64 "\n", c->duplicated);
-	fprintf(f, "corrupted:    %" PRIu64 "\n", c->corrupted);
-	fprintf(f, "reordered:    %" PRIu64 "\n", c->reordered);
-	fprintf(f, "ecn_marked:   %" PRIu64 "\n", c->ecn_marked);
+	/* the counters of the kinds in the chain (not their gauges) */
+	for (d = 0; d < (int)shp_xstat_nb(); d++) {
+		const struct shp_xstat_desc *x = shp_xstat_desc(d);
+		char name[64];
+
+		if ((x->flags & SHP_XS_GAUGE) ||
+		    shp_chain_find(&r->chain, shp_xstat_kind(d)) == NULL)
+			continue;
+		snprintf(name, sizeof(name), "%s:", x->alias ? x->alias :
+			 x->name);
+		fprintf(f, "%-14s%" PRIu64 "\n", name, c->xstats[d]);
+	}
 	fprintf(f, "out_of_order: %" PRIu64 "\n", r->out_of_order);
 	print_dstat(f, "delay:", &r->delay, "");
 	print_dstat(f, "queueing:", &r->queueing, " (bands + tbf)");
 	print_dstat(f, "netem:", &r->netem_delay, " (netem delay)");
 	latency_summary(f);
-	ok = r->in_pkts + c->duplicated == r->out_pkts + dropped + queued;
+	ok = r->in_pkts + sum.created == r->out_pkts + dropped + queued;
 	fprintf(f, "conservation: in %" PRIu64 " + duplicated %" PRIu64
 		" = out %" PRIu64 " + drops %" PRIu64 " + queued %" PRIu64
-		": %s\n", r->in_pkts, c->duplicated, r->out_pkts, dropped,
+		": %s\n", r->in_pkts, sum.created, r->out_pkts, dropped,
 		queued, ok ? "ok" : "VIOLATED");
 	if (r->backwards)
 		fprintf(f, "note: %" PRIu64 " input timestamps went backwards "
@@ -1212,14 +1248,14 @@ summary(struct replay *r, FILE *f)
 	if (r->stuck && interrupted)
 		fprintf(f, "note: %" PRIu64 " packets were still queued at "
 			"the interruption (counted as flushed)\n", r->stuck);
-	if (c->drops[SHP_DROP_TBF_OVERSIZE] > 0 && r->tc != NULL)
+	if (over >= 0 && c->drops[over] > 0 && r->tc != NULL)
 		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
 			"than what tbf's bucket holds (burst %" PRIu64
 			" bytes%s) and could never pass (tbf_oversize): the "
 			"largest frame is %u bytes, give %s at least that "
 			"(tbf counts frames without the 4-byte FCS)\n",
-			c->drops[SHP_DROP_TBF_OVERSIZE],
-			100.0 * (double)c->drops[SHP_DROP_TBF_OVERSIZE] /
+			c->drops[over],
+			100.0 * (double)c->drops[over] /
 			(double)offered, r->tc->burst,
 			r->tc->peakrate ? ", or mtu with peakrate" : "",
 			r->max_len, r->tc->peakrate ? "burst and mtu" :
@@ -1302,10 +1338,6 @@ release(struct replay *r)
 	if (r->in != NULL)
 		pcap_close(r->in);
 	free(r->inbuf);
-	if (r->tc != NULL)
-		free(r->tc);
-	if (r->nc != NULL)
-		shp_netem_conf_free(r->nc);
 	free(r->delay.v);
 	free(r->queueing.v);
 	free(r->netem_delay.v);

@@ -98,7 +98,7 @@ ERRORS = [
     ("show netem -1", "show netem: no port '-1'"),
     ("show tbf abc", "show tbf: no port 'abc'"),
     ("show config extra", "usage: show config"),
-    ("set", "usage: set netem|tbf|priomap|classify"),
+    ("set", "usage: set queue|tbf|netem|priomap|classify"),
     ("set netem", "usage: set netem all|P ARGS|off"),
     ("set netem all", "usage: set netem all|P ARGS|off"),
     ("set netem 9 delay 1ms", "set netem: no port '9'"),

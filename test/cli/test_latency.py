@@ -16,7 +16,7 @@ PORT_SCHEMA = {
     "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "queued",
     "egress_in", "dropped", "netem_queued", "tx_pending", "duplicated",
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
-    "bands", "drops"}
+    "bands", "drops", "xstats"}
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
 DELAY_NS = 5_000_000
 

@@ -121,7 +121,8 @@ def test_port1_only_config_is_visible(tmp_path):
     proc = run(inp, out, "--config", str(ini))
     assert proc.returncode == 0, proc.stderr
     text = proc.stdout
-    assert "port 0: bands 3, classify tos; tbf off; netem off" in text
+    assert ("port 0: bands 3, classify tos; queue pfifo_fast bands 3; "
+            "tbf off; netem off") in text
     assert "port 1: NOT APPLIED" in text and "delay 99ms" in text
     s = summary(text)
     assert any(n.startswith("nothing was applied") for n in s["notes"])
@@ -169,7 +170,14 @@ def test_stats_file_live_schema(tmp_path):
                       "queued", "egress_in", "dropped", "netem_queued",
                       "tx_pending", "duplicated", "corrupted", "reordered",
                       "ecn_marked", "sojourn_ns", "bands", "drops",
-                      "latency", "nic"}
+                      "latency", "nic", "xstats"}
+    # each stage kind's own statistics, by kind; the older top-level
+    # names are the same counters
+    assert "netem" in p["xstats"] and "fq_codel" in p["xstats"]
+    for k in ("duplicated", "corrupted", "reordered", "ecn_marked"):
+        assert p["xstats"]["netem"][k] == p[k]
+    assert p["xstats"]["netem"]["queued"] == p["netem_queued"]
+    assert set(p["xstats"]["fq_codel"].values()) == {0}
     # no NIC offline; latency as the live program reports it
     assert set(p["nic"].values()) == {0}
     assert p["latency"]["sojourn_ns"]["count"] == p["tx_packets"]

@@ -7,43 +7,33 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include <rte_malloc.h>
 
 #include "classify.h"
 #include "sch_bands.h"
 #include "shp_tbf.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
-static struct rte_mempool *pool;
-static struct shp_lcore_ctr *ctr;
 static unsigned int seq;
 
+/* A rig of the bands alone, the clock at 1. */
 static struct shp_qdisc *
-mkbands(unsigned int nb, unsigned int ring)
+mkbands(struct shp_rig *r, unsigned int nb, unsigned int ring)
 {
-	static unsigned int id;
-	char name[16];
-	struct shp_bands_conf c = {
-		.name = name, .nb_bands = nb, .ring_size = ring,
-		.socket = SOCKET_ID_ANY, .ctr_blocks = ctr, .nb_ctr_blocks = 1,
-	};
-	struct shp_qdisc *q;
+	char spec[64];
 
-	snprintf(name, sizeof(name), "t%u", id++);
-	memset(ctr, 0, sizeof(*ctr));
-	q = shp_qdisc_create(&shp_bands_ops, NULL, pool, 0, SOCKET_ID_ANY, &c);
-	assert_non_null(q);
-	return q;
+	snprintf(spec, sizeof(spec), "bands %u ring %u", nb, ring);
+	shp_rig_chain(r, spec);
+	r->ctx.now = 1;
+	return r->root;
 }
 
 /* A packet in band b carrying a sequence number in its first bytes. */
 static struct rte_mbuf *
 pkt(uint8_t band, uint16_t len)
 {
-	struct rte_mbuf *m = test_pkt(pool, len, 0, 0);
+	struct rte_mbuf *m;
 
-	assert_non_null(m);
-	shp_meta(m)->band = band;
+	shp_rig_pkts(&m, 1, len, band, NULL, 0);
 	*rte_pktmbuf_mtod(m, uint32_t *) = seq++;
 	return m;
 }
@@ -54,19 +44,11 @@ seqof(struct rte_mbuf *m)
 	return *rte_pktmbuf_mtod(m, uint32_t *);
 }
 
-static struct shp_ctx
-ctx(uint64_t now)
-{
-	struct shp_ctx c = { .now = now, .ctr = &ctr->port[0] };
-
-	return c;
-}
-
 static void
 test_strict_priority_fifo(void **state)
 {
-	struct shp_qdisc *q = mkbands(3, 256);
-	struct shp_ctx c = ctx(1);
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 256);
 	struct rte_mbuf *in[90], *out[128];
 	uint32_t last[3] = {0};
 	int i, n, seen_band = 0;
@@ -75,9 +57,9 @@ test_strict_priority_fifo(void **state)
 	/* interleave bands 2,1,0 */
 	for (i = 0; i < 90; i++)
 		in[i] = pkt(2 - i % 3, 64);
-	assert_int_equal(shp_qdisc_enqueue(q, in, 90, &c), 90);
+	assert_int_equal(shp_qdisc_enqueue(q, in, 90, &r.ctx), 90);
 	assert_int_equal(shp_bands_bitmap(q), 7);
-	n = shp_qdisc_dequeue(q, out, 128, &c);
+	n = shp_qdisc_dequeue(q, out, 128, &r.ctx);
 	assert_int_equal(n, 90);
 	for (i = 0; i < n; i++) {
 		uint8_t b = shp_meta(out[i])->band;
@@ -91,39 +73,39 @@ test_strict_priority_fifo(void **state)
 	}
 	assert_int_equal(shp_bands_bitmap(q), 0);
 	for (i = 0; i < 3; i++) {
-		assert_int_equal(ctr->port[0].band[i].enqueued, 30);
-		assert_int_equal(ctr->port[0].band[i].dequeued, 30);
+		assert_int_equal(r.c->band[i].enqueued, 30);
+		assert_int_equal(r.c->band[i].dequeued, 30);
 	}
-	shp_qdisc_destroy(q);
+	shp_rig_fini(&r);
 }
 
 /* A band-0 arrival overtakes queued band-1 packets at the next dequeue. */
 static void
 test_preemption(void **state)
 {
-	struct shp_qdisc *q = mkbands(3, 256);
-	struct shp_ctx c = ctx(1);
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 256);
 	struct rte_mbuf *m, *out[4];
 	int i;
 
 	(void)state;
 	for (i = 0; i < 10; i++) {
 		m = pkt(1, 64);
-		shp_qdisc_enqueue(q, &m, 1, &c);
+		shp_qdisc_enqueue(q, &m, 1, &r.ctx);
 	}
-	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &c), 1);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &r.ctx), 1);
 	assert_int_equal(shp_meta(out[0])->band, 1);
 	rte_pktmbuf_free(out[0]);
 	m = pkt(0, 64);
-	shp_qdisc_enqueue(q, &m, 1, &c);
-	assert_ptr_equal(q->ops->peek(q, &c), m);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &c), 1);
+	shp_qdisc_enqueue(q, &m, 1, &r.ctx);
+	assert_ptr_equal(q->ops->peek(q, &r.ctx), m);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &r.ctx), 1);
 	assert_ptr_equal(out[0], m);
 	rte_pktmbuf_free(out[0]);
-	shp_qdisc_reset_all(q, &c);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_FLUSHED], 9);
+	shp_qdisc_reset_all(q, &r.ctx);
+	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 9);
 	assert_int_equal(shp_qdisc_qlen_total(q), 0);
-	shp_qdisc_destroy(q);
+	shp_rig_fini(&r);
 }
 
 /*
@@ -134,38 +116,38 @@ test_preemption(void **state)
 static void
 test_peek_then_dequeue_same(void **state)
 {
-	struct shp_qdisc *q = mkbands(3, 256);
-	struct shp_ctx c = ctx(1);
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 256);
 	struct rte_mbuf *m, *hi, *peeked, *out[4];
 	int i;
 
 	(void)state;
 	for (i = 0; i < 3; i++) {
 		m = pkt(2, 64 + i);
-		shp_qdisc_enqueue(q, &m, 1, &c);
+		shp_qdisc_enqueue(q, &m, 1, &r.ctx);
 	}
-	peeked = q->ops->peek(q, &c);
+	peeked = q->ops->peek(q, &r.ctx);
 	assert_non_null(peeked);
 	assert_int_equal(shp_meta(peeked)->band, 2);
 	hi = pkt(0, 100);
-	shp_qdisc_enqueue(q, &hi, 1, &c);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &c), 1);
+	shp_qdisc_enqueue(q, &hi, 1, &r.ctx);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 1, &r.ctx), 1);
 	assert_ptr_equal(out[0], peeked);
-	assert_int_equal(c.bytes, 64);
+	assert_int_equal(r.ctx.bytes, 64);
 	rte_pktmbuf_free(out[0]);
 	/* then priority again: the band-0 packet, then band 2 */
-	assert_int_equal(shp_qdisc_dequeue(q, out, 4, &c), 3);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 4, &r.ctx), 3);
 	assert_ptr_equal(out[0], hi);
 	assert_int_equal(shp_meta(out[1])->band, 2);
 	rte_pktmbuf_free_bulk(out, 3);
 	/* a peek that found nothing leaves nothing pending */
-	assert_null(q->ops->peek(q, &c));
+	assert_null(q->ops->peek(q, &r.ctx));
 	m = pkt(1, 64);
-	shp_qdisc_enqueue(q, &m, 1, &c);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 4, &c), 1);
+	shp_qdisc_enqueue(q, &m, 1, &r.ctx);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 4, &r.ctx), 1);
 	assert_ptr_equal(out[0], m);
 	rte_pktmbuf_free(out[0]);
-	shp_qdisc_destroy(q);
+	shp_rig_fini(&r);
 }
 
 /* Random traffic: after every step the band dequeue picks equals the
@@ -173,9 +155,9 @@ test_peek_then_dequeue_same(void **state)
 static void
 test_bitmap_equals_scan(void **state)
 {
-	struct shp_qdisc *q = mkbands(16, 64);
-	struct shp_ctx c = ctx(1);
-	uint64_t r = 88172645463325252ULL;
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 16, 64);
+	uint64_t x = 88172645463325252ULL;
 	int step;
 
 	(void)state;
@@ -183,10 +165,10 @@ test_bitmap_equals_scan(void **state)
 		unsigned int b, want = 16;
 		struct rte_mbuf *m;
 
-		r ^= r << 13; r ^= r >> 7; r ^= r << 17;
-		if (r % 3 != 0) {
-			m = pkt((uint8_t)((r >> 8) % 16), 64);
-			shp_qdisc_enqueue(q, &m, 1, &c);
+		shp_rig_xorshift(&x);
+		if (x % 3 != 0) {
+			m = pkt((uint8_t)((x >> 8) % 16), 64);
+			shp_qdisc_enqueue(q, &m, 1, &r.ctx);
 			continue;
 		}
 		for (b = 0; b < 16; b++)
@@ -194,7 +176,7 @@ test_bitmap_equals_scan(void **state)
 				want = b;
 				break;
 			}
-		m = q->ops->peek(q, &c);
+		m = q->ops->peek(q, &r.ctx);
 		if (want == 16) {
 			assert_null(m);
 			assert_int_equal(shp_bands_bitmap(q), 0);
@@ -202,42 +184,39 @@ test_bitmap_equals_scan(void **state)
 		}
 		assert_non_null(m);
 		assert_int_equal(shp_meta(m)->band, want);
-		assert_int_equal(shp_qdisc_dequeue(q, &m, 1, &c), 1);
+		assert_int_equal(shp_qdisc_dequeue(q, &m, 1, &r.ctx), 1);
 		assert_int_equal(shp_meta(m)->band, want);
 		rte_pktmbuf_free(m);
 	}
-	shp_qdisc_reset_all(q, &c);
-	shp_qdisc_destroy(q);
+	shp_rig_fini(&r);
 }
 
 static void
 test_ring_full_counted(void **state)
 {
-	struct shp_qdisc *q = mkbands(3, 8);
-	struct shp_ctx c = ctx(1);
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 8);
 	struct rte_mbuf *in[12], *out[16];
-	unsigned int avail = rte_mempool_avail_count(pool);
 	int i;
 
 	(void)state;
 	for (i = 0; i < 12; i++)
 		in[i] = pkt(2, 100);
-	assert_int_equal(shp_qdisc_enqueue(q, in, 12, &c), 8);
-	assert_int_equal(ctr->port[0].band[2].enqueued, 8);
-	assert_int_equal(ctr->port[0].band[2].full, 4);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_BAND_FULL], 4);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 16, &c), 8);
+	assert_int_equal(shp_qdisc_enqueue(q, in, 12, &r.ctx), 8);
+	assert_int_equal(r.c->band[2].enqueued, 8);
+	assert_int_equal(r.c->band[2].full, 4);
+	assert_int_equal(r.c->drops[shp_drop_index("band_full")], 4);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 16, &r.ctx), 8);
 	rte_pktmbuf_free_bulk(out, 8);
-	assert_int_equal(rte_mempool_avail_count(pool), avail);
-	shp_qdisc_destroy(q);
+	shp_rig_fini(&r);   /* and every mbuf is back in the pool */
 }
 
 /* Over the byte limit, the lowest band loses from its head first. */
 static void
 test_limit_pushout(void **state)
 {
-	struct shp_qdisc *q = mkbands(3, 256);
-	struct shp_ctx c = ctx(1);
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 256);
 	struct rte_mbuf *in[60], *out[64];
 	int i, n;
 
@@ -245,37 +224,21 @@ test_limit_pushout(void **state)
 	shp_bands_set_limit(q, 30 * 1000);
 	for (i = 0; i < 60; i++)
 		in[i] = pkt(i % 3, 1000);  /* 20 per band: 60 kB */
-	assert_int_equal(shp_qdisc_enqueue(q, in, 60, &c), 60);
-	c.now = 2;
-	n = shp_qdisc_dequeue(q, out, 64, &c);
+	assert_int_equal(shp_qdisc_enqueue(q, in, 60, &r.ctx), 60);
+	r.ctx.now = 2;
+	n = shp_qdisc_dequeue(q, out, 64, &r.ctx);
 	assert_int_equal(n, 30);
-	assert_int_equal(ctr->port[0].band[2].pushed_out, 20);
-	assert_int_equal(ctr->port[0].band[1].pushed_out, 10);
-	assert_int_equal(ctr->port[0].band[0].pushed_out, 0);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_LIMIT], 30);
+	assert_int_equal(r.c->band[2].pushed_out, 20);
+	assert_int_equal(r.c->band[1].pushed_out, 10);
+	assert_int_equal(r.c->band[0].pushed_out, 0);
+	assert_int_equal(r.c->drops[shp_drop_index("tbf_limit")], 30);
 	/* band 0 whole, then the newest half of band 1 */
 	for (i = 0; i < 20; i++)
 		assert_int_equal(shp_meta(out[i])->band, 0);
 	for (i = 20; i < 30; i++)
 		assert_int_equal(shp_meta(out[i])->band, 1);
 	rte_pktmbuf_free_bulk(out, n);
-	shp_qdisc_destroy(q);
-}
-
-/* An Ethernet/IPv4 frame of len bytes with the given TOS. */
-static struct rte_mbuf *
-ip_pkt(uint8_t tos, uint16_t len)
-{
-	struct rte_mbuf *m = test_pkt(pool, len, 0, 0);
-	uint8_t *p;
-
-	assert_non_null(m);
-	p = rte_pktmbuf_mtod(m, uint8_t *);
-	p[12] = 0x08;
-	p[13] = 0x00;
-	p[14] = 0x45;
-	p[15] = tos;
-	return m;
+	shp_rig_fini(&r);
 }
 
 /* The RX path's one pass (classify + bands + bytes) agrees with the
@@ -285,9 +248,9 @@ static void
 test_rx_fast_path(void **state)
 {
 	struct shp_classifier c = { .mode = SHP_CLASSIFY_TOS, .nb_bands = 3 };
-	struct shp_qdisc *q = mkbands(3, 16);
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 16);
 	struct shp_qdisc *tbf;
-	struct shp_ctx x = ctx(5);
 	const uint8_t tos[] = { 0x10, 0x00, 0x08 };
 	struct rte_mbuf *in[30], *out[64];
 	uint8_t band[30];
@@ -300,7 +263,13 @@ test_rx_fast_path(void **state)
 	shp_priomap_default(3, c.priomap);
 	for (i = 0; i < 30; i++) {
 		/* band 2 gets 20 packets: 4 more than its ring holds */
-		in[i] = ip_pkt(i < 20 ? 0x08 : tos[i % 2], 100 + i);
+		struct shp_rig_flow f = {
+			.tos = i < 20 ? 0x08 : tos[i % 2],
+			.src = 0x0a000001, .dst = 0x0a000002,
+			.sport = 1000 + i, .dport = 53,
+		};
+
+		shp_rig_pkts(&in[i], 1, 100 + i, 0, &f, 0);
 		want_bytes += 100 + i;
 	}
 	used = shp_classify_burst_bands(&c, in, 30, 77, band, &bytes);
@@ -310,41 +279,39 @@ test_rx_fast_path(void **state)
 		assert_int_equal(band[i], shp_meta(in[i])->band);
 		assert_int_equal(shp_meta(in[i])->rx_ns, 77);
 	}
-	n = shp_bands_enqueue_vec(q, in, band, used, bytes, 30, &x);
+	n = shp_bands_enqueue_vec(q, in, band, used, bytes, 30, &r.ctx);
 	assert_int_equal(n, 26);
-	assert_int_equal(ctr->port[0].band[2].full, 4);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_BAND_FULL], 4);
-	assert_int_equal(ctr->port[0].band[2].enqueued, 16);
+	assert_int_equal(r.c->band[2].full, 4);
+	assert_int_equal(r.c->drops[shp_drop_index("band_full")], 4);
+	assert_int_equal(r.c->band[2].enqueued, 16);
 	/* byte counters match what is queued: the 4 refused are the last
 	 * four band-2 packets (lengths 116..119) */
 	{
 		uint64_t q_bytes = 0;
 
 		for (i = 0; i < 3; i++)
-			q_bytes += ctr->port[0].band[i].enqueued_bytes;
+			q_bytes += r.c->band[i].enqueued_bytes;
 		assert_int_equal(q_bytes, want_bytes - (116 + 117 + 118 + 119));
 	}
-	tbf = shp_qdisc_create(&shp_tbf_ops, q, pool, 0, SOCKET_ID_ANY, NULL);
-	assert_non_null(tbf);
+	tbf = shp_rig_add(&r, "tbf", NULL);   /* off */
 	for (;;) {
-		x.bytes = UINT64_MAX;
-		k = shp_qdisc_dequeue(tbf, out, 7, &x);
+		r.ctx.bytes = UINT64_MAX;
+		k = shp_qdisc_dequeue(tbf, out, 7, &r.ctx);
 		if (k == 0)
 			break;
-		if (x.bytes != UINT64_MAX) {
+		if (r.ctx.bytes != UINT64_MAX) {
 			uint64_t sum = 0;
 
 			for (i = 0; i < k; i++)
 				sum += rte_pktmbuf_pkt_len(out[i]);
-			assert_int_equal(x.bytes, sum);
+			assert_int_equal(r.ctx.bytes, sum);
 		}
 		for (i = 0; i < k; i++)
 			got_bytes += rte_pktmbuf_pkt_len(out[i]);
 		rte_pktmbuf_free_bulk(out, k);
 	}
 	assert_int_equal(got_bytes, want_bytes - (116 + 117 + 118 + 119));
-	shp_qdisc_destroy(tbf);
-	shp_qdisc_destroy(q);
+	shp_rig_fini(&r);
 }
 
 /* Every stage kind gets its private area on a cache line of its own: the
@@ -356,13 +323,14 @@ test_priv_alignment(void **state)
 	const struct shp_qdisc_ops *kinds[] = {
 		&shp_bands_ops, &shp_tbf_ops, &shp_netem_ops,
 	};
-	struct shp_qdisc *bands = mkbands(3, 64), *q;
+	struct shp_rig r;
+	struct shp_qdisc *bands = mkbands(&r, 3, 64), *q;
 	unsigned int i;
 
 	(void)state;
 	for (i = 0; i < RTE_DIM(kinds); i++) {
 		q = kinds[i] == &shp_bands_ops ? bands :
-			shp_qdisc_create(kinds[i], bands, pool, 0,
+			shp_qdisc_create(kinds[i], bands, shp_rig_pool, 0,
 					 SOCKET_ID_ANY, NULL);
 		assert_non_null(q);
 		assert_int_equal((uintptr_t)q->priv % RTE_CACHE_LINE_SIZE, 0);
@@ -370,11 +338,11 @@ test_priv_alignment(void **state)
 		if (q != bands)
 			shp_qdisc_destroy(q);
 	}
-	shp_qdisc_destroy(bands);
+	shp_rig_fini(&r);
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strict_priority_fifo),
@@ -387,10 +355,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_priv_alignment),
 	};
 
-	(void)argc;
-	(void)argv;
-	test_eal_init("bands");
-	pool = test_pool("bands", 16384);
-	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
+	shp_rig_env("bands", 16384);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,9 +8,7 @@
 #include <cmocka.h>
 
 #include "classify.h"
-#include "test_env.h"
-
-static struct rte_mempool *pool;
+#include "shp_rig.h"
 
 /* Frame builder: dst, src, then tags and an L3 header. */
 static size_t
@@ -55,10 +53,9 @@ ipv6(uint8_t *f, size_t o, uint8_t tc, uint8_t nh)
 static struct rte_mbuf *
 mk(const uint8_t *f, size_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(pool);
+	struct rte_mbuf *m = shp_rig_pkt(len, 0, 0);
 
-	assert_non_null(m);
-	memcpy(rte_pktmbuf_append(m, len), f, len);
+	memcpy(rte_pktmbuf_mtod(m, void *), f, len);
 	return m;
 }
 
@@ -307,7 +304,7 @@ test_priomap(void **state)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
@@ -317,9 +314,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_priomap),
 	};
 
-	(void)argc;
-	(void)argv;
-	test_eal_init("classify");
-	pool = test_pool("classify", 4096);
+	shp_rig_env("classify", 4096);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,8 +80,8 @@ test_good_file_with_comments(void **state)
 	assert_int_equal(o.bands, 4);
 	assert_int_equal(o.ring_size, 64);
 	assert_false(o.seed_set);
-	assert_string_equal(o.file.netem[1], "delay 10ms");
-	assert_non_null(o.file.tbf[2]);
+	assert_string_equal(o.file.port[shp_key_index("netem")][1], "delay 10ms");
+	assert_non_null(o.file.port[shp_key_index("tbf")][2]);
 	shp_options_free(&o);
 }
 
@@ -185,7 +185,7 @@ test_long_value_refused_not_cut(void **state)
 		char err[SHP_ERR_LEN];
 
 		assert_int_equal(load(text, &o, err), 0);
-		assert_non_null(strstr(o.file.netem[1], "loss 1%"));
+		assert_non_null(strstr(o.file.port[shp_key_index("netem")][1], "loss 1%"));
 		shp_options_free(&o);
 	}
 	/* a long comment after a value: the line, not the value, is long */

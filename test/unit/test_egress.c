@@ -15,12 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <rte_malloc.h>
 
 #include "sch_bands.h"
 #include "shp_egress.h"
 #include "shp_netem.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
 #define BURST     32
 #define TX_NS     150     /* per packet: dequeue, netem, transmit */
@@ -32,9 +31,6 @@
 #define HICCUP_NS 500000
 #define RUN_NS    60000000
 #define MAX_LATE  100000
-
-static struct rte_mempool *pool;
-static struct shp_lcore_ctr *ctr;
 
 struct sim {
 	uint64_t vt;                 /* the virtual clock */
@@ -79,17 +75,8 @@ static void
 run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
     double mpps, bool hiccup)
 {
-	static unsigned int id;
-	char name[16];
-	struct shp_bands_conf bc = {
-		.name = name, .nb_bands = 1, .ring_size = 8192,
-		.socket = SOCKET_ID_ANY, .ctr_blocks = ctr, .nb_ctr_blocks = 1,
-	};
-	char err[256];
-	struct shp_netem_conf *nc = shp_netem_parse("delay 1ms limit 100000",
-						     err);
+	struct shp_rig rig;
 	struct shp_qdisc *bands, *root;
-	struct shp_ctx ctx = { .ctr = &ctr->port[0] };
 	const struct shp_egress_io io = { .now = sim_now, .tx = sim_tx,
 					  .arg = s };
 	struct rte_mbuf *pkts[BURST];
@@ -100,25 +87,19 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 	unsigned int d;
 	uint16_t got;
 
-	snprintf(name, sizeof(name), "eg%u", id++);
-	assert_non_null(nc);
-	memset(ctr, 0, sizeof(*ctr));
-	shp_stats_init(ctr, 1);
-	bands = shp_qdisc_create(&shp_bands_ops, NULL, pool, 0, SOCKET_ID_ANY,
-				 &bc);
-	assert_non_null(bands);
-	root = shp_qdisc_create(&shp_netem_ops, bands, pool, 0, SOCKET_ID_ANY,
-				nc);
-	assert_non_null(root);
+	shp_rig_chain(&rig, "bands 1 ring 8192",
+		      "netem delay 1ms limit 100000");
+	bands = rig.stage[0];
+	root = rig.root;
 
 	while (s->vt < RUN_NS) {
-		uint16_t i, n;
+		uint16_t n;
 		uint64_t t0;
 
 		s->vt += LOOP_NS;
 		t0 = s->vt;
 
-		shp_egress_round(root, &ctx, &io, pkts, BURST, budget,
+		shp_egress_round(root, &rig.ctx, &io, pkts, BURST, budget,
 				 max_late, &r);
 		if (getenv("EG_TRACE") && s->vt / 1000000 != s->trace_ms) {
 			s->trace_ms = s->vt / 1000000;
@@ -169,13 +150,9 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 		if (n == 0)
 			continue;
 		t0 = s->vt;
-		for (i = 0; i < n; i++) {
-			pkts[i] = test_pkt(pool, 64, 0, s->vt);
-			assert_non_null(pkts[i]);
-			shp_meta(pkts[i])->time_to_send = 0;
-		}
+		shp_rig_pkts(pkts, n, 64, 0, NULL, s->vt);
 		/* the bands own all n: queued, or dropped by cause */
-		shp_qdisc_enqueue(bands, pkts, n, &ctx);
+		shp_qdisc_enqueue(bands, pkts, n, &rig.ctx);
 		s->admitted += n;
 		s->vt += (uint64_t)n * RX_NS;
 		if (2 * n >= BURST)
@@ -187,15 +164,11 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 	{
 		uint64_t dropped = 0;
 
-		for (d = 0; d < SHP_DROP_MAX; d++)
-			dropped += ctr->port[0].drops[d];
+		for (d = 0; d < shp_drop_nb(); d++)
+			dropped += rig.c->drops[d];
 		assert_int_equal(s->admitted, s->sent + held + dropped);
 	}
-	shp_qdisc_reset_all(root, &ctx);
-	shp_qdisc_destroy(root);
-	shp_qdisc_destroy(bands);
-	shp_netem_conf_free(nc);
-	assert_int_equal(rte_mempool_avail_count(pool), 50000);
+	shp_rig_fini(&rig);   /* and all 50000 mbufs are back */
 }
 
 /*
@@ -290,10 +263,6 @@ main(void)
 		cmocka_unit_test(test_one_burst_per_round_stays_late),
 	};
 
-	test_eal_init("egress");
-	pool = test_pool("egress_pool", 50000);
-	ctr = rte_zmalloc(NULL, sizeof(*ctr), RTE_CACHE_LINE_SIZE);
-	if (ctr == NULL)
-		return 1;
+	shp_rig_env("egress", 50000);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

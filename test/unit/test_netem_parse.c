@@ -20,6 +20,7 @@
 #include <rte_common.h>
 
 #include "shp_netem.h"
+#include "shp_rig.h"
 
 static struct shp_netem_conf *
 parse_ok(const char *s)
@@ -585,10 +586,7 @@ static uint64_t rng_state = 88172645463325252ULL;
 static uint64_t
 rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return shp_rig_xorshift(&rng_state);
 }
 
 /* A random number in its many spellings: small, huge, decimal, with

@@ -26,108 +26,42 @@
 #include "shp_netem.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
 #define Z999 3.29          /* two-sided 99.9% normal quantile */
 #define N_PKTS 1000000
 #define POOL_SIZE 16384
 
-static struct rte_mempool *pool;
-static struct shp_lcore_ctr *ctr;
 
 /* ------------------------------------------------------------- the rig */
 
-struct rig {
-	struct shp_qdisc *q;
-	struct shp_netem_conf *conf;
-	struct shp_ctx ctx;
-	struct shp_port_ctr *c;
-	uint64_t last_tts;
-	uint64_t out;
-	void (*on_pkt)(struct rig *, struct rte_mbuf *);
-	void *arg;
-};
-
+/* netem alone, on port (the seed depends on it), the clock at 0; every
+ * packet that leaves goes through on_pkt(r, m) with r->arg = arg. */
 static void
-rig_init(struct rig *r, const char *args, uint16_t port)
+rig_init(struct shp_rig *r, const char *args, uint16_t port,
+	 void (*on_pkt)(struct shp_rig *, struct rte_mbuf *), void *arg)
 {
-	char err[SHP_ERR_LEN];
-
-	memset(r, 0, sizeof(*r));
-	memset(ctr, 0, sizeof(*ctr));
-	r->conf = shp_netem_parse(args, err);
-	if (r->conf == NULL)
-		fail_msg("'%s': %s", args, err);
-	r->q = shp_qdisc_create(&shp_netem_ops, NULL, pool, port,
-				SOCKET_ID_ANY, r->conf);
-	assert_non_null(r->q);
-	r->c = &ctr->port[port];
-	r->ctx.ctr = r->c;
-	r->ctx.now = 0;
-}
-
-static void
-rig_fini(struct rig *r)
-{
-	r->q->ops->reset(r->q, &r->ctx);
-	shp_qdisc_destroy(r->q);
-	shp_netem_conf_free(r->conf);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
-}
-
-/* Everything due now; checks time order and that nothing leaves early. */
-static void
-rig_poll(struct rig *r)
-{
-	struct rte_mbuf *out[32];
-	uint16_t k, i;
-
-	do {
-		k = shp_qdisc_dequeue(r->q, out, 32, &r->ctx);
-		for (i = 0; i < k; i++) {
-			uint64_t tts = shp_meta(out[i])->time_to_send;
-
-			if (tts > r->ctx.now || tts < r->last_tts)
-				fail_msg("tts %lu now %lu last %lu",
-					 (unsigned long)tts,
-					 (unsigned long)r->ctx.now,
-					 (unsigned long)r->last_tts);
-			r->last_tts = tts;
-			r->out++;
-			if (r->on_pkt != NULL)
-				r->on_pkt(r, out[i]);
-		}
-		rte_pktmbuf_free_bulk(out, k);
-	} while (k == 32);
+	shp_rig_init(r, port);
+	shp_rig_add(r, "netem", args);
+	r->on_pkt = on_pkt;
+	r->arg = arg;
 }
 
 static struct rte_mbuf *
 mk_plain(uint64_t seq, uint64_t now)
 {
-	struct rte_mbuf *m = test_pkt(pool, 100, (uint8_t)seq, now);
-
-	assert_non_null(m);
-	return m;
+	return shp_rig_pkt(100, (uint8_t)seq, now);
 }
 
 /* n packets, one every gap ns, polling at each arrival, then drained. */
 static void
-rig_stream(struct rig *r, uint64_t n, uint64_t gap,
+rig_stream(struct shp_rig *r, uint64_t n, uint64_t gap,
 	   struct rte_mbuf *(*mk)(uint64_t seq, uint64_t now))
 {
-	uint64_t i;
-
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m;
-
-		r->ctx.now = i * gap;
-		m = (mk != NULL ? mk : mk_plain)(i, r->ctx.now);
-		shp_qdisc_enqueue(r->q, &m, 1, &r->ctx);
-		rig_poll(r);
-	}
+	shp_rig_stream(r, n, gap, mk);
 	r->ctx.now += 100ULL * 1000000000;   /* 100 s later: all due */
-	rig_poll(r);
-	assert_int_equal(r->c->netem_qlen, 0);
+	shp_rig_poll(r);
+	assert_int_equal(SHP_XSTAT(r->c, "netem", "queued"), 0);
 }
 
 static void
@@ -273,7 +207,7 @@ mc_loss_theory(const struct chain *base, const int *lost, uint64_t n,
 static uint8_t *seen;
 
 static void
-mark_seen(struct rig *r, struct rte_mbuf *m)
+mark_seen(struct shp_rig *r, struct rte_mbuf *m)
 {
 	uint64_t gap = *(uint64_t *)r->arg;
 
@@ -284,13 +218,11 @@ static void
 measure_losses(const char *args, uint64_t n, double *rate, double *burst,
 	       double *q11)
 {
-	struct rig r;
+	struct shp_rig r;
 	uint64_t gap = 1000, i, lost = 0, starts = 0, pairs = 0;
 
 	seen = calloc(n, 1);
-	rig_init(&r, args, 0);
-	r.on_pkt = mark_seen;
-	r.arg = &gap;
+	rig_init(&r, args, 0, mark_seen, &gap);
 	rig_stream(&r, n, gap, NULL);
 	for (i = 0; i < n; i++) {
 		int l = !seen[i];
@@ -301,12 +233,12 @@ measure_losses(const char *args, uint64_t n, double *rate, double *burst,
 		if (l && i > 0 && !seen[i - 1])
 			pairs++;
 	}
-	assert_int_equal(lost, r.c->drops[SHP_DROP_LOST]);
+	assert_int_equal(lost, r.c->drops[shp_drop_index("lost")]);
 	assert_int_equal(r.out + lost, n);
 	*rate = (double)lost / n;
 	*burst = (double)lost / starts;
 	*q11 = (double)pairs / (n - 1);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 	free(seen);
 }
 
@@ -439,7 +371,7 @@ struct dup_count {
 
 /* Compare with the pristine payload (fill = seq) rebuilt from rx_ns. */
 static void
-count_bits(struct rig *r, struct rte_mbuf *m)
+count_bits(struct shp_rig *r, struct rte_mbuf *m)
 {
 	struct dup_count *d = r->arg;
 	uint8_t fill = (uint8_t)(shp_meta(m)->rx_ns / 1000);
@@ -461,54 +393,49 @@ static void
 test_duplicate_rate(void **state)
 {
 	struct dup_count d = { 0 };
-	struct rig r;
+	struct shp_rig r;
 	double p = 0.1, est;
 
 	(void)state;
-	rig_init(&r, "duplicate 10%", 0);
-	r.on_pkt = count_bits;
-	r.arg = &d;
+	rig_init(&r, "duplicate 10%", 0, count_bits, &d);
 	rig_stream(&r, N_PKTS, 1000, NULL);
-	est = (double)r.c->duplicated / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "duplicated") / N_PKTS;
 	assert_within("duplicate 10%", est, p, sqrt(p * (1 - p) / N_PKTS));
 	/* each copy is delivered, flagged, and never copied again */
-	assert_int_equal(d.copies, r.c->duplicated);
-	assert_int_equal(r.out, N_PKTS + r.c->duplicated);
+	assert_int_equal(d.copies, SHP_XSTAT(r.c, "netem", "duplicated"));
+	assert_int_equal(r.out, N_PKTS + SHP_XSTAT(r.c, "netem", "duplicated"));
 	assert_int_equal(d.diffbits[0], r.out);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 static void
 test_corrupt_rate(void **state)
 {
 	struct dup_count d = { 0 };
-	struct rig r;
+	struct shp_rig r;
 	double p = 0.1, est;
 
 	(void)state;
-	rig_init(&r, "corrupt 10%", 0);
-	r.on_pkt = count_bits;
-	r.arg = &d;
+	rig_init(&r, "corrupt 10%", 0, count_bits, &d);
 	rig_stream(&r, N_PKTS, 1000, NULL);
-	est = (double)r.c->corrupted / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "corrupted") / N_PKTS;
 	assert_within("corrupt 10%", est, p, sqrt(p * (1 - p) / N_PKTS));
 	/* a corrupted packet differs in exactly one bit */
-	assert_int_equal(d.diffbits[1], r.c->corrupted);
+	assert_int_equal(d.diffbits[1], SHP_XSTAT(r.c, "netem", "corrupted"));
 	assert_int_equal(d.diffbits[2], 0);
 	assert_int_equal(r.out, N_PKTS);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* Three segments (40 + 30 + 30 bytes), payload = fill. */
 static struct rte_mbuf *
 mk_chain(uint64_t seq, uint64_t now)
 {
-	struct rte_mbuf *h = test_pkt(pool, 40, (uint8_t)seq, now);
+	struct rte_mbuf *h = shp_rig_pkt(40, (uint8_t)seq, now);
 	int i;
 
-	assert_non_null(h);
 	for (i = 0; i < 2; i++) {
-		struct rte_mbuf *s = rte_pktmbuf_alloc(pool);
+		struct rte_mbuf *s = rte_pktmbuf_alloc(shp_rig_pool);
 
 		assert_non_null(s);
 		memset(rte_pktmbuf_append(s, 30), (uint8_t)seq, 30);
@@ -520,7 +447,7 @@ mk_chain(uint64_t seq, uint64_t now)
 static uint64_t seg_hits[3];
 
 static void
-where_flipped(struct rig *r, struct rte_mbuf *m)
+where_flipped(struct shp_rig *r, struct rte_mbuf *m)
 {
 	uint8_t fill = (uint8_t)(shp_meta(m)->rx_ns / 1000);
 	const struct rte_mbuf *seg;
@@ -540,16 +467,14 @@ static void
 test_corrupt_multiseg(void **state)
 {
 	struct dup_count d = { 0 };
-	struct rig r;
+	struct shp_rig r;
 	const uint64_t n = 30000;
 
 	(void)state;
 	memset(seg_hits, 0, sizeof(seg_hits));
-	rig_init(&r, "corrupt 100%", 0);
-	r.on_pkt = where_flipped;
-	r.arg = &d;
+	rig_init(&r, "corrupt 100%", 0, where_flipped, &d);
 	rig_stream(&r, n, 1000, mk_chain);
-	assert_int_equal(r.c->corrupted, n);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "corrupted"), n);
 	assert_int_equal(d.diffbits[1], n);
 	/* the flipped byte is uniform over the 100 bytes: 40/30/30 */
 	assert_within("corrupt seg 0", seg_hits[0] / (double)n, 0.4,
@@ -558,7 +483,7 @@ test_corrupt_multiseg(void **state)
 		      sqrt(0.21 / n));
 	assert_within("corrupt seg 2", seg_hits[2] / (double)n, 0.3,
 		      sqrt(0.21 / n));
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* Copies made before corruption, corrupted on their own. */
@@ -567,30 +492,28 @@ test_duplicate_independent(void **state)
 {
 	struct dup_count d = { 0 };
 	struct rte_mbuf *m, *out[4];
-	struct rig r;
+	struct shp_rig r;
 	const uint64_t n = 20000;
 	uint64_t i;
 
 	(void)state;
-	rig_init(&r, "duplicate 100% corrupt 100%", 0);
-	r.on_pkt = count_bits;
-	r.arg = &d;
+	rig_init(&r, "duplicate 100% corrupt 100%", 0, count_bits, &d);
 	rig_stream(&r, n, 1000, NULL);
-	assert_int_equal(r.c->duplicated, n);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "duplicated"), n);
 	assert_int_equal(d.copies, n);
 	assert_int_equal(r.out, 2 * n);
 	/* original and copy each carry exactly their own flipped bit */
-	assert_int_equal(r.c->corrupted, 2 * n);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "corrupted"), 2 * n);
 	assert_int_equal(d.diffbits[1], 2 * n);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 
 	/* the two are separate buffers, each writable on its own */
-	rig_init(&r, "duplicate 100%", 0);
+	rig_init(&r, "duplicate 100%", 0, NULL, NULL);
 	for (i = 0; i < 3; i++) {
 		m = mk_plain(7, 0);
-		shp_qdisc_enqueue(r.q, &m, 1, &r.ctx);
+		shp_qdisc_enqueue(r.root, &m, 1, &r.ctx);
 	}
-	assert_int_equal(shp_qdisc_dequeue(r.q, out, 4, &r.ctx), 4);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 4, &r.ctx), 4);
 	assert_true(out[0] != out[1]);
 	assert_true(out[0]->buf_addr != out[1]->buf_addr);
 	assert_int_equal(rte_mbuf_refcnt_read(out[0]), 1);
@@ -602,8 +525,8 @@ test_duplicate_independent(void **state)
 	*rte_pktmbuf_mtod(out[0], uint8_t *) = 0xff;
 	assert_int_equal(*rte_pktmbuf_mtod(out[1], uint8_t *), 7);
 	rte_pktmbuf_free_bulk(out, 4);
-	rig_poll(&r);
-	rig_fini(&r);
+	shp_rig_poll(&r);
+	shp_rig_fini(&r);
 }
 
 struct reorder_count {
@@ -611,7 +534,7 @@ struct reorder_count {
 };
 
 static void
-count_at_once(struct rig *r, struct rte_mbuf *m)
+count_at_once(struct shp_rig *r, struct rte_mbuf *m)
 {
 	struct reorder_count *rc = r->arg;
 
@@ -623,35 +546,31 @@ static void
 test_reorder_rate(void **state)
 {
 	struct reorder_count rc = { 0 };
-	struct rig r;
+	struct shp_rig r;
 	double p = 0.25, gap = 5, mu_c, var_c, est;
 
 	(void)state;
 	/* gap 1: each packet sent at once with probability p */
-	rig_init(&r, "delay 10ms reorder 30%", 0);
-	r.on_pkt = count_at_once;
-	r.arg = &rc;
+	rig_init(&r, "delay 10ms reorder 30%", 0, count_at_once, &rc);
 	rig_stream(&r, N_PKTS, 10000, NULL);
-	est = (double)r.c->reordered / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "reordered") / N_PKTS;
 	assert_within("reorder 30%", est, 0.3, sqrt(0.21 / N_PKTS));
-	assert_int_equal(rc.at_once, r.c->reordered);
-	rig_fini(&r);
+	assert_int_equal(rc.at_once, SHP_XSTAT(r.c, "netem", "reordered"));
+	shp_rig_fini(&r);
 
 	/* gap 5: after each reordered packet, 4 are delayed, then each one
 	 * is sent at once with probability p: a renewal process with cycle
 	 * C = 4 + Geometric(p); rate 1/E[C], Var(count) ~ n Var(C)/E[C]^3 */
 	rc.at_once = 0;
-	rig_init(&r, "delay 10ms reorder 25% gap 5", 0);
-	r.on_pkt = count_at_once;
-	r.arg = &rc;
+	rig_init(&r, "delay 10ms reorder 25% gap 5", 0, count_at_once, &rc);
 	rig_stream(&r, N_PKTS, 10000, NULL);
 	mu_c = gap - 1 + 1 / p;
 	var_c = (1 - p) / (p * p);
-	est = (double)r.c->reordered / N_PKTS;
+	est = (double)SHP_XSTAT(r.c, "netem", "reordered") / N_PKTS;
 	assert_within("reorder 25% gap 5", est, 1 / mu_c,
 		      sqrt(var_c / pow(mu_c, 3) / N_PKTS));
-	assert_int_equal(rc.at_once, r.c->reordered);
-	rig_fini(&r);
+	assert_int_equal(rc.at_once, SHP_XSTAT(r.c, "netem", "reordered"));
+	shp_rig_fini(&r);
 }
 
 /* ------------------------------------------------------------- delay */
@@ -665,7 +584,7 @@ struct moments {
 };
 
 static void
-collect_delay(struct rig *r, struct rte_mbuf *m)
+collect_delay(struct shp_rig *r, struct rte_mbuf *m)
 {
 	struct moments *mo = r->arg;
 	double x = (double)(shp_meta(m)->time_to_send - shp_meta(m)->rx_ns);
@@ -685,18 +604,16 @@ check_delay(const char *args, double mean, double var, double mu4,
 	struct moments mo = { 0 };
 	double m, v, name_rho;
 	double infl_m = 1, infl_v = 1;
-	struct rig r;
+	struct shp_rig r;
 	char what[128];
 	uint64_t i;
 
 	mo.gap = 10000;
 	if (rho_expect != 0)
 		mo.xs = calloc(N_PKTS, sizeof(double));
-	rig_init(&r, args, 0);
-	r.on_pkt = collect_delay;
-	r.arg = &mo;
+	rig_init(&r, args, 0, collect_delay, &mo);
 	rig_stream(&r, N_PKTS, mo.gap, NULL);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 	m = mo.s1 / mo.n;
 	v = mo.s2 / mo.n - m * m;
 	if (rho_expect != 0) {
@@ -780,7 +697,7 @@ test_delay_distributions(void **state)
 static uint64_t fifo_last_rx, fifo_bad;
 
 static void
-check_fifo(struct rig *r, struct rte_mbuf *m)
+check_fifo(struct shp_rig *r, struct rte_mbuf *m)
 {
 	if (shp_meta(m)->rx_ns < fifo_last_rx)
 		fifo_bad++;
@@ -792,23 +709,19 @@ static void
 test_noreorder(void **state)
 {
 	struct moments mo = { 0 };
-	struct rig r;
+	struct shp_rig r;
 
 	(void)state;
 	/* without noreorder this jitter reorders a lot */
 	fifo_last_rx = fifo_bad = 0;
-	rig_init(&r, "delay 10ms 5ms", 0);
-	r.on_pkt = check_fifo;
-	r.arg = &mo;
+	rig_init(&r, "delay 10ms 5ms", 0, check_fifo, &mo);
 	rig_stream(&r, 100000, 10000, NULL);
 	assert_true(fifo_bad > 1000);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 
 	memset(&mo, 0, sizeof(mo));
 	fifo_last_rx = fifo_bad = 0;
-	rig_init(&r, "delay 10ms 5ms noreorder", 0);
-	r.on_pkt = check_fifo;
-	r.arg = &mo;
+	rig_init(&r, "delay 10ms 5ms noreorder", 0, check_fifo, &mo);
 	rig_stream(&r, 100000, 10000, NULL);
 	/* rig_poll checks tts never decreases; here it must also be FIFO,
 	 * which with ties in tts the list path guarantees */
@@ -816,7 +729,7 @@ test_noreorder(void **state)
 	assert_int_equal(r.out, 100000);
 	/* max(draw, previous) only ever adds delay */
 	assert_true(mo.s1 / mo.n >= 10e6);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* -------------------------------------------------------------- rate */
@@ -863,22 +776,22 @@ test_rate(void **state)
 		struct rte_mbuf *m, *out[1];
 		uint64_t tts[200], expect, t0 = 1000000;
 		uint32_t len[200];
-		struct rig r;
+		struct shp_rig r;
 		int i, burst;
 
-		rig_init(&r, rc->args, 0);
+		rig_init(&r, rc->args, 0, NULL, NULL);
 		/* two back-to-back bursts with an idle gap between */
 		for (burst = 0; burst < 2; burst++) {
 			r.ctx.now = t0;
 			for (i = 0; i < 100; i++) {
 				len[i] = 60 + shp_rand_below(&rnd, 1440);
-				m = test_pkt(pool, len[i], 0, r.ctx.now);
-				shp_qdisc_enqueue(r.q, &m, 1, &r.ctx);
+				m = shp_rig_pkt(len[i], 0, r.ctx.now);
+				shp_qdisc_enqueue(r.root, &m, 1, &r.ctx);
 			}
 			/* departure spacing: step 1us and record when each
 			 * one leaves */
 			for (i = 0; i < 100;) {
-				if (shp_qdisc_dequeue(r.q, out, 1, &r.ctx)) {
+				if (shp_qdisc_dequeue(r.root, out, 1, &r.ctx)) {
 					tts[i] = shp_meta(out[0])->time_to_send;
 					assert_true(r.ctx.now >= tts[i]);
 					assert_true(r.ctx.now < tts[i] + 1000);
@@ -898,7 +811,7 @@ test_rate(void **state)
 			}
 			t0 = r.ctx.now + 50000000;  /* idle: starts afresh */
 		}
-		rig_fini(&r);
+		shp_rig_fini(&r);
 	}
 }
 
@@ -916,7 +829,7 @@ struct slot_obs {
 };
 
 static void
-slot_pkt(struct rig *r, struct rte_mbuf *m)
+slot_pkt(struct shp_rig *r, struct rte_mbuf *m)
 {
 	struct slot_obs *o = r->arg;
 
@@ -949,27 +862,25 @@ test_slots(void **state)
 	struct slot_obs o = { .cap = 4 };
 	const double lo = 1e6, w = 1e6;   /* slot 1ms 2ms */
 	struct rte_mbuf *m;
-	struct rig r;
+	struct shp_rig r;
 	uint64_t i, t, step = 5000, arrive = 100000, n = 1000000;
 	double mean, var;
 
 	(void)state;
 	/* 10 packets/ms offered, 4 per slot of 1.5 ms on average: saturated,
 	 * so every slot leaves full and the next one is drawn from it */
-	rig_init(&r, "limit 1000 slot 1ms 2ms packets 4", 0);
-	r.on_pkt = slot_pkt;
-	r.arg = &o;
+	rig_init(&r, "limit 1000 slot 1ms 2ms packets 4", 0, slot_pkt, &o);
 	for (i = 0, t = 0; i < n; t += step) {
 		r.ctx.now = t;
 		if (t % arrive == 0) {
 			m = mk_plain(i++, t);
-			shp_qdisc_enqueue(r.q, &m, 1, &r.ctx);
+			shp_qdisc_enqueue(r.root, &m, 1, &r.ctx);
 		}
-		rig_poll(&r);
+		shp_rig_poll(&r);
 	}
 	assert_int_equal(o.over, 0);
 	assert_true(o.full > o.groups - 2);
-	assert_true(r.c->drops[SHP_DROP_NETEM_LIMIT] > 0);
+	assert_true(r.c->drops[shp_drop_index("netem_limit")] > 0);
 	mean = o.g_s1 / o.g_n;
 	var = o.g_s2 / o.g_n - mean * mean;
 	/* gap uniform in [1ms, 2ms), seen on a 5us grid: the grid error
@@ -978,21 +889,19 @@ test_slots(void **state)
 		      sqrt(w * w / 12 / o.g_n) + step / o.g_n);
 	assert_within("slot gap var", var, w * w / 12 + step * step / 6.0,
 		      sqrt((pow(w, 4) / 80 - pow(w * w / 12, 2)) / o.g_n));
-	rig_fini(&r);
+	shp_rig_fini(&r);
 
 	/* bytes: 3 x 1000 bytes use the 3000-byte budget */
 	memset(&o, 0, sizeof(o));
 	o.cap = 3;
-	rig_init(&r, "slot 1ms bytes 3000", 0);
-	r.on_pkt = slot_pkt;
-	r.arg = &o;
+	rig_init(&r, "slot 1ms bytes 3000", 0, slot_pkt, &o);
 	for (i = 0; i < 30; i++) {
-		m = test_pkt(pool, 1000, 0, 0);
-		shp_qdisc_enqueue(r.q, &m, 1, &r.ctx);
+		m = shp_rig_pkt(1000, 0, 0);
+		shp_qdisc_enqueue(r.root, &m, 1, &r.ctx);
 	}
 	for (t = 0; t <= 20000000; t += step) {
 		r.ctx.now = t;
-		rig_poll(&r);
+		shp_rig_poll(&r);
 	}
 	/* the first slot opens 1ms after the packets are due, then every
 	 * 1ms */
@@ -1002,7 +911,7 @@ test_slots(void **state)
 	assert_int_equal(o.groups, 10);
 	assert_int_equal(o.full, 10);
 	assert_int_equal(o.over, 0);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* -------------------------------------------------------------- ECN */
@@ -1013,42 +922,17 @@ enum pkt_kind { K4_ECT0, K4_ECT1, K4_NOT, K4_CE, K6_ECT0, K6_NOT, KV_ECT0,
 static struct rte_mbuf *
 mk_ip(uint64_t seq, uint64_t now)
 {
-	enum pkt_kind k = seq % K_MAX;
-	struct rte_mbuf *m = test_pkt(pool, 120, 0, now);
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	struct rte_ether_hdr *eh = (void *)p;
-	uint32_t off = sizeof(*eh);
 	static const uint8_t ecn[K_MAX] = { 2, 1, 0, 3, 2, 0, 2 };
+	enum pkt_kind k = seq % K_MAX;
+	struct shp_rig_flow f = {
+		.ipv6 = k == K6_ECT0 || k == K6_NOT,
+		.vlan = k == KV_ECT0 ? 5 : 0,
+		.tos = 0xb8 | ecn[k], .flow_label = 0x12345,
+		.src = 0x0a000001 + (uint32_t)seq, .dst = 0x0a000002,
+	};
+	struct rte_mbuf *m;
 
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	if (k == KV_ECT0) {
-		struct rte_vlan_hdr *vh = (void *)(p + off);
-
-		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
-		vh->vlan_tci = rte_cpu_to_be_16(5);
-		vh->eth_proto = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-		off += sizeof(*vh);
-	}
-	if (k == K6_ECT0 || k == K6_NOT) {
-		struct rte_ipv6_hdr *ip6 = (void *)(p + off);
-
-		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
-		ip6->vtc_flow = rte_cpu_to_be_32(6u << 28 | 0x2e << 22 |
-						 (uint32_t)ecn[k] << 20 | 0x12345);
-	} else {
-		struct rte_ipv4_hdr *ip = (void *)(p + off);
-
-		ip->version_ihl = 0x45;
-		ip->type_of_service = (uint8_t)(0xb8 | ecn[k]);
-		ip->total_length = rte_cpu_to_be_16(100);
-		ip->packet_id = rte_cpu_to_be_16((uint16_t)seq);
-		ip->time_to_live = 64;
-		ip->next_proto_id = 17;
-		ip->src_addr = rte_cpu_to_be_32(0x0a000001 + (uint32_t)seq);
-		ip->dst_addr = rte_cpu_to_be_32(0x0a000002);
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
-	}
+	shp_rig_pkts(&m, 1, 120, 0, &f, now);
 	return m;
 }
 
@@ -1057,7 +941,7 @@ struct ecn_obs {
 };
 
 static void
-check_ecn(struct rig *r, struct rte_mbuf *m)
+check_ecn(struct shp_rig *r, struct rte_mbuf *m)
 {
 	struct ecn_obs *o = r->arg;
 	uint64_t seq = shp_meta(m)->rx_ns / 1000;
@@ -1097,13 +981,11 @@ test_ecn(void **state)
 	struct ecn_obs o = { 0 };
 	const double p = 0.3;
 	uint64_t per = N_PKTS / K_MAX, ect = 0, ce = 0, notect;
-	struct rig r;
+	struct shp_rig r;
 	int k;
 
 	(void)state;
-	rig_init(&r, "loss 30% ecn", 0);
-	r.on_pkt = check_ecn;
-	r.arg = &o;
+	rig_init(&r, "loss 30% ecn", 0, check_ecn, &o);
 	rig_stream(&r, per * K_MAX, 1000, mk_ip);
 	assert_int_equal(o.bad_cksum, 0);
 	assert_int_equal(o.other_change, 0);
@@ -1111,8 +993,8 @@ test_ecn(void **state)
 	assert_int_equal(o.ce[K4_NOT] + o.ce[K6_NOT], 0);
 	notect = 2 * per;
 	assert_int_equal(o.kept[K4_NOT] + o.kept[K6_NOT] +
-			 r.c->drops[SHP_DROP_LOST], notect);
-	assert_within("ecn: lost non-ECT", r.c->drops[SHP_DROP_LOST] /
+			 r.c->drops[shp_drop_index("lost")], notect);
+	assert_within("ecn: lost non-ECT", r.c->drops[shp_drop_index("lost")] /
 		      (double)notect, p, sqrt(p * (1 - p) / notect));
 	/* ECN-capable packets all arrive, marked on a loss event */
 	for (k = 0; k < K_MAX; k++) {
@@ -1125,11 +1007,11 @@ test_ecn(void **state)
 	/* already-CE packets count as marked and stay CE */
 	assert_int_equal(o.ce[K4_CE], per);
 	/* marked = ECT packets turned CE + loss events on CE packets */
-	assert_true(r.c->ecn_marked >= ce - per);
-	assert_true(r.c->ecn_marked <= ce);
+	assert_true(SHP_XSTAT(r.c, "netem", "ecn_marked") >= ce - per);
+	assert_true(SHP_XSTAT(r.c, "netem", "ecn_marked") <= ce);
 	assert_within("ecn: marked ECT", (ce - per) / (double)(ect - per), p,
 		      sqrt(p * (1 - p) / (ect - per)));
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* ---------------------------------------------------- control, limit */
@@ -1138,75 +1020,41 @@ static void
 test_limit(void **state)
 {
 	struct rte_mbuf *m[64];
-	struct rig r;
+	struct shp_rig r;
 	int i, j;
 
 	(void)state;
-	rig_init(&r, "limit 100 delay 1s", 0);
+	rig_init(&r, "limit 100 delay 1s", 0, NULL, NULL);
 	for (i = 0; i < 10; i++) {
 		for (j = 0; j < 64; j++)
 			m[j] = mk_plain(j, 0);
-		shp_qdisc_enqueue(r.q, m, 64, &r.ctx);
+		shp_qdisc_enqueue(r.root, m, 64, &r.ctx);
 	}
-	assert_int_equal(r.c->netem_qlen, 100);
-	assert_int_equal(r.c->drops[SHP_DROP_NETEM_LIMIT], 540);
-	rig_fini(&r);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 100);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 540);
+	shp_rig_fini(&r);
 	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 100);
 
 	/* with duplicates the bound still holds */
-	rig_init(&r, "limit 101 delay 1s duplicate 100%", 0);
+	rig_init(&r, "limit 101 delay 1s duplicate 100%", 0, NULL, NULL);
 	for (i = 0; i < 100; i++) {
 		m[0] = mk_plain(i, 0);
-		shp_qdisc_enqueue(r.q, m, 1, &r.ctx);
-		assert_true(r.c->netem_qlen <= 101);
+		shp_qdisc_enqueue(r.root, m, 1, &r.ctx);
+		assert_true(SHP_XSTAT(r.c, "netem", "queued") <= 101);
 	}
-	assert_int_equal(r.c->netem_qlen, 100);
-	rig_fini(&r);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 100);
+	shp_rig_fini(&r);
 
 	/* default: half the pool */
-	rig_init(&r, "delay 1s", 0);
+	rig_init(&r, "delay 1s", 0, NULL, NULL);
 	for (i = 0; i < POOL_SIZE / 2 + 10; i++) {
 		m[0] = mk_plain(i, 0);
-		shp_qdisc_enqueue(r.q, m, 1, &r.ctx);
+		shp_qdisc_enqueue(r.root, m, 1, &r.ctx);
 	}
-	assert_int_equal(r.c->netem_qlen, POOL_SIZE / 2);
-	assert_int_equal(r.c->drops[SHP_DROP_NETEM_LIMIT], 10);
-	rig_fini(&r);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), POOL_SIZE / 2);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 10);
+	shp_rig_fini(&r);
 }
-
-/* A trivial child stage: a FIFO the test fills. */
-struct fifo_child {
-	struct rte_mbuf *m[256];
-	unsigned int head, tail;
-};
-
-static uint16_t
-child_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
-	      struct shp_ctx *ctx)
-{
-	struct fifo_child *f = q->priv;
-	uint16_t k = 0;
-
-	(void)ctx;
-	while (k < n && f->head != f->tail)
-		pkts[k++] = f->m[f->head++ % 256];
-	return k;
-}
-
-static void
-child_stats(const struct shp_qdisc *q, struct shp_qstats *st)
-{
-	const struct fifo_child *f = q->priv;
-
-	st->qlen = f->tail - f->head;
-}
-
-static const struct shp_qdisc_ops child_ops = {
-	.id = "fifo_child",
-	.priv_size = sizeof(struct fifo_child),
-	.dequeue = child_dequeue,
-	.stats = child_stats,
-};
 
 static void
 test_control(void **state)
@@ -1215,37 +1063,36 @@ test_control(void **state)
 	struct shp_netem_conf *delay = shp_netem_parse("delay 10ms", err);
 	struct shp_netem_conf *other = shp_netem_parse("delay 1ms", err);
 	struct shp_qdisc *child, *q;
-	struct fifo_child *f;
-	struct rte_mbuf *out[8];
+	struct rte_mbuf *m, *out[8];
 	struct shp_qstats st;
-	struct shp_ctx ctx;
+	struct shp_rig r;
 	char dump[256];
 	FILE *mf;
 	int i;
 
 	(void)state;
-	memset(ctr, 0, sizeof(*ctr));
-	ctx.ctr = &ctr->port[1];
-	ctx.now = 1000;
-	child = shp_qdisc_create(&child_ops, NULL, pool, 1, SOCKET_ID_ANY,
-				 NULL);
-	f = child->priv;
-	/* off: straight through the child */
-	q = shp_qdisc_create(&shp_netem_ops, child, pool, 1, SOCKET_ID_ANY,
-			     NULL);
-	for (i = 0; i < 5; i++)
-		f->m[f->tail++] = mk_plain(i, 0);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 5);
+	/* a FIFO the test fills under netem, off: straight through it */
+	shp_rig_chain_port(&r, 1, "fifo", "netem");
+	child = r.stage[0];
+	q = r.root;
+	r.ctx.now = 1000;
+	for (i = 0; i < 5; i++) {
+		m = mk_plain(i, 0);
+		shp_qdisc_enqueue(child, &m, 1, &r.ctx);
+	}
+	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 5);
 	assert_int_equal(shp_qdisc_qlen_total(q), 0);
 	rte_pktmbuf_free_bulk(out, 5);
 
 	/* on: pulled packets wait 10ms */
 	assert_null(q->ops->change(q, delay));
-	for (i = 0; i < 5; i++)
-		f->m[f->tail++] = mk_plain(i, 0);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 0);
+	for (i = 0; i < 5; i++) {
+		m = mk_plain(i, 0);
+		shp_qdisc_enqueue(child, &m, 1, &r.ctx);
+	}
+	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 0);
 	assert_int_equal(shp_qdisc_qlen_total(q), 5);
-	assert_int_equal(ctx.ctr->netem_qlen, 5);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 5);
 	q->ops->stats(q, &st);
 	assert_int_equal(st.qlen, 5);
 	assert_int_equal(st.backlog, 500);
@@ -1257,34 +1104,34 @@ test_control(void **state)
 	/* change keeps the queued send times; new packets get the new
 	 * delay and, being earlier, leave first */
 	assert_ptr_equal(q->ops->change(q, other), delay);
-	f->m[f->tail++] = mk_plain(9, 0);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 0);
-	ctx.now = 1000 + 1000000;
-	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 1);
+	m = mk_plain(9, 0);
+	shp_qdisc_enqueue(child, &m, 1, &r.ctx);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 0);
+	r.ctx.now = 1000 + 1000000;
+	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 1);
 	assert_int_equal(out[0]->buf_addr != NULL, 1);
 	rte_pktmbuf_free(out[0]);
-	ctx.now = 1000 + 10000000 - 1;
-	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 0);
+	r.ctx.now = 1000 + 10000000 - 1;
+	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 0);
 
 	/* off again: queued packets still leave on time; new ones at once */
 	assert_ptr_equal(q->ops->change(q, NULL), other);
-	f->m[f->tail++] = mk_plain(10, 0);
-	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &ctx), 1);
+	m = mk_plain(10, 0);
+	shp_qdisc_enqueue(child, &m, 1, &r.ctx);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 1);
 	rte_pktmbuf_free(out[0]);
-	assert_null(q->ops->peek(q, &ctx));
-	ctx.now++;
-	assert_non_null(q->ops->peek(q, &ctx));
+	assert_null(q->ops->peek(q, &r.ctx));
+	r.ctx.now++;
+	assert_non_null(q->ops->peek(q, &r.ctx));
 	/* a burst of 2 never waits for more */
-	assert_int_equal(shp_qdisc_dequeue(q, out, 2, &ctx), 2);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 2, &r.ctx), 2);
 	rte_pktmbuf_free_bulk(out, 2);
 
 	/* reset frees what is held, counted as flushed */
-	q->ops->reset(q, &ctx);
-	assert_int_equal(ctx.ctr->drops[SHP_DROP_FLUSHED], 3);
-	assert_int_equal(ctx.ctr->netem_qlen, 0);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
-	shp_qdisc_destroy(q);
-	shp_qdisc_destroy(child);
+	q->ops->reset(q, &r.ctx);
+	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 3);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 0);
+	shp_rig_fini(&r);   /* the FIFO is empty: the pool is full */
 	shp_netem_conf_free(delay);
 	shp_netem_conf_free(other);
 }
@@ -1293,7 +1140,7 @@ test_control(void **state)
 static uint64_t digest;
 
 static void
-hash_pkt(struct rig *r, struct rte_mbuf *m)
+hash_pkt(struct shp_rig *r, struct rte_mbuf *m)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint32_t i;
@@ -1307,14 +1154,13 @@ hash_pkt(struct rig *r, struct rte_mbuf *m)
 static uint64_t
 run_digest(const char *args, uint16_t port)
 {
-	struct rig r;
+	struct shp_rig r;
 
 	digest = 0;
-	rig_init(&r, args, port);
-	r.on_pkt = hash_pkt;
+	rig_init(&r, args, port, hash_pkt, NULL);
 	rig_stream(&r, 20000, 1000, NULL);
-	digest ^= r.c->drops[SHP_DROP_LOST];
-	rig_fini(&r);
+	digest ^= r.c->drops[shp_drop_index("lost")];
+	shp_rig_fini(&r);
 	return digest;
 }
 
@@ -1337,7 +1183,7 @@ test_seeds(void **state)
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_loss),
@@ -1359,11 +1205,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_seeds),
 	};
 
-	(void)argc;
-	(void)argv;
-	test_eal_init("netem_stats");
-	pool = test_pool("netem_pool", POOL_SIZE);
-	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
-	assert_non_null(ctr);
+	shp_rig_env("netem_stats", POOL_SIZE);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,27 +11,15 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "test_env.h"
 #include "netem_tfifo.h"
 #include "shp_rand.h"
 #include "ref_heap.h"
+#include "shp_rig.h"
 
 #define POOL_SIZE 8192
 
-static struct rte_mempool *pool;
-
 static struct ref_item heap_items[POOL_SIZE];
 static struct ref_heap ref = { heap_items, 0 };
-
-static struct rte_mbuf *
-pkt_at(uint64_t tts, uint16_t len)
-{
-	struct rte_mbuf *m = test_pkt(pool, len, 0, 0);
-
-	assert_non_null(m);
-	shp_meta(m)->time_to_send = tts;
-	return m;
-}
 
 /* 1e6 mixed operations; keys drawn from a window that mostly moves forward
  * (list path) with many ties and frequent earlier keys (tree path). */
@@ -68,7 +56,7 @@ test_random_vs_reference(void **state)
 				break;
 			}
 			base += shp_rand_below(&r, 3);
-			struct rte_mbuf *m = pkt_at(tts, len);
+			struct rte_mbuf *m = shp_rig_pkt_due(tts, len);
 
 			before = t.t_len;
 			shp_tfifo_insert(&t, m);
@@ -123,7 +111,7 @@ test_random_vs_reference(void **state)
 	assert_null(shp_tfifo_pop(&t));
 	assert_int_equal(t.qlen, 0);
 	assert_int_equal(t.backlog, 0);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 static void
@@ -137,7 +125,7 @@ test_fifo_equal_keys(void **state)
 	/* all on the list */
 	shp_tfifo_init(&t);
 	for (i = 0; i < 1000; i++) {
-		m[i] = pkt_at(500, 64);
+		m[i] = shp_rig_pkt_due(500, 64);
 		shp_tfifo_insert(&t, m[i]);
 	}
 	assert_int_equal(t.t_len, 0);
@@ -148,14 +136,14 @@ test_fifo_equal_keys(void **state)
 	/* all in the tree: equal keys go right */
 	shp_tfifo_init(&t);
 	for (i = 0; i < 1000; i++) {
-		m[i] = pkt_at(500, 64);
+		m[i] = shp_rig_pkt_due(500, 64);
 		shp_tfifo_insert_tree(&t, m[i]);
 	}
 	assert_int_equal(t.t_len, 1000);
 	for (i = 0; i < 1000; i++)
 		assert_ptr_equal(shp_tfifo_pop(&t), m[i]);
 	rte_pktmbuf_free_bulk(m, 1000);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 static void
@@ -166,13 +154,13 @@ test_list_tree_interplay(void **state)
 
 	(void)state;
 	shp_tfifo_init(&t);
-	x = pkt_at(5, 64);
-	y = pkt_at(10, 64);
-	z = pkt_at(5, 64);    /* earlier than the tail: tree */
-	a = pkt_at(7, 64);
-	b = pkt_at(3, 64);
-	c = pkt_at(10, 64);   /* equal to the tail: list */
-	e = pkt_at(7, 64);
+	x = shp_rig_pkt_due(5, 64);
+	y = shp_rig_pkt_due(10, 64);
+	z = shp_rig_pkt_due(5, 64);    /* earlier than the tail: tree */
+	a = shp_rig_pkt_due(7, 64);
+	b = shp_rig_pkt_due(3, 64);
+	c = shp_rig_pkt_due(10, 64);   /* equal to the tail: list */
+	e = shp_rig_pkt_due(7, 64);
 	shp_tfifo_insert(&t, x);
 	shp_tfifo_insert(&t, y);
 	assert_int_equal(t.t_len, 0);
@@ -208,7 +196,7 @@ test_list_tree_interplay(void **state)
 	rte_pktmbuf_free(c);
 	assert_null(shp_tfifo_peek(&t));
 	assert_null(t.t_tail);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 static void
@@ -227,34 +215,34 @@ test_flush_frees_all(void **state)
 	for (h = 0; h < 3; h++) {
 		shp_tfifo_init(&t);
 		for (i = 0; i < n; i++)
-			shp_tfifo_insert(&t, pkt_at(shp_rand_below(&r, 100000),
+			shp_tfifo_insert(&t, shp_rig_pkt_due(shp_rand_below(&r, 100000),
 						    64));
 		assert_true(t.t_len > n / 2);
 		assert_true(t.t_len < n);
-		assert_int_equal(rte_mempool_avail_count(pool),
+		assert_int_equal(rte_mempool_avail_count(shp_rig_pool),
 				 POOL_SIZE - n);
 		assert_int_equal(shp_tfifo_flush_method(&t, how[h]), n);
 		assert_int_equal(t.qlen, 0);
 		assert_int_equal(t.t_len, 0);
 		assert_int_equal(t.backlog, 0);
 		assert_null(shp_tfifo_peek(&t));
-		assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+		shp_rig_assert_pool_full(shp_rig_pool);
 	}
 	/* the default flush, and flushing an empty queue */
 	shp_tfifo_init(&t);
 	assert_int_equal(shp_tfifo_flush(&t), 0);
 	for (i = 0; i < 100; i++)
-		shp_tfifo_insert(&t, pkt_at(1000 - i, 64));
+		shp_tfifo_insert(&t, shp_rig_pkt_due(1000 - i, 64));
 	assert_int_equal(shp_tfifo_flush(&t), 100);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 	/* reusable after a flush */
-	shp_tfifo_insert(&t, pkt_at(1, 64));
+	shp_tfifo_insert(&t, shp_rig_pkt_due(1, 64));
 	assert_int_equal(t.qlen, 1);
 	assert_int_equal(shp_tfifo_flush(&t), 1);
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_vs_reference),
@@ -263,9 +251,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_flush_frees_all),
 	};
 
-	(void)argc;
-	test_eal_init("netem_tfifo");
-	pool = test_pool("tfifo_pool", POOL_SIZE);
-	(void)argv;
+	shp_rig_env("netem_tfifo", POOL_SIZE);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,28 +15,16 @@
 #include <cmocka.h>
 #include <rte_mempool.h>
 
-#include "test_env.h"
 #include "netem_tq.h"
 #include "shp_rand.h"
 #include "ref_heap.h"
+#include "shp_rig.h"
 
 #define POOL_SIZE 32768
 #define FULL_N (SHP_TQ_BUCKET_MAX + 6000)  /* more than a bucket holds */
 
-static struct rte_mempool *pool;
-
 static struct ref_item heap_items[POOL_SIZE];
 static struct ref_heap ref = { heap_items, 0 };
-
-static struct rte_mbuf *
-pkt_at(uint64_t tts, uint16_t len)
-{
-	struct rte_mbuf *m = test_pkt(pool, len, 0, 0);
-
-	assert_non_null(m);
-	shp_meta(m)->time_to_send = tts;
-	return m;
-}
 
 struct shape {
 	const char *name;
@@ -95,7 +83,7 @@ run_shape(const struct shape *sh, unsigned long ops)
 				tts = now + sh->delay - sh->jitter +
 					shp_rand_below(&r, 2 * sh->jitter + 1);
 			last_tts = tts;
-			m = pkt_at(tts, len);
+			m = shp_rig_pkt_due(tts, len);
 			check_max(&tail, tts);
 			shp_tq_insert(&q, m, now);
 			ref_push(&ref, (struct ref_item){ tts, seq++, m });
@@ -156,7 +144,7 @@ run_shape(const struct shape *sh, unsigned long ops)
 	assert_int_equal(q.backlog, 0);
 	assert_int_equal(shp_tq_flush(&q), 0);
 	shp_tq_fini(&q);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 static void
@@ -208,9 +196,9 @@ test_fifo_across(void **state)
 	shp_tq_set_horizon(&q, 1000, 0);
 	/* a later packet first: the ties are out of order, for the calendar
 	 * (packets in time order would all take the list) */
-	shp_tq_insert(&q, pkt_at(6000, 64), 0);
+	shp_tq_insert(&q, shp_rig_pkt_due(6000, 64), 0);
 	for (i = 0; i < 600; i++) {
-		m[i] = pkt_at(5000, 64);
+		m[i] = shp_rig_pkt_due(5000, 64);
 		shp_tq_insert(&q, m[i], 0);
 	}
 	assert_true(q.to_tfifo > 0 && q.to_tfifo < 600);
@@ -240,20 +228,16 @@ test_full_bucket(void **state)
 
 	(void)state;
 	/* small mbufs: FULL_N of them fit the test's memory */
-	small = rte_pktmbuf_pool_create("tq_small", FULL_N + 1, 0,
-					SHP_MBUF_PRIV_SIZE,
-					RTE_PKTMBUF_HEADROOM + 128,
-					SOCKET_ID_ANY);
-	assert_non_null(small);
+	small = shp_rig_pool_create("tq_small", FULL_N + 1,
+				    RTE_PKTMBUF_HEADROOM + 128);
 	assert_true(shp_tq_init(&q, 1024, FULL_N, SOCKET_ID_ANY));
 	shp_tq_set_horizon(&q, 100000, 0);
 	/* one out of order first, so the calendar takes the ties */
-	late = test_pkt(small, 64, 0, 0);
+	late = shp_rig_pkt_from(small, 64, 0, 0);
 	shp_meta(late)->time_to_send = 60000;
 	shp_tq_insert(&q, late, 0);
 	for (i = 0; i < FULL_N; i++) {
-		m[i] = test_pkt(small, 64, 0, 0);
-		assert_non_null(m[i]);
+		m[i] = shp_rig_pkt_from(small, 64, 0, 0);
 		shp_meta(m[i])->time_to_send = 50000 + (i % 3 == 0 ? 0 : 1);
 		shp_tq_insert(&q, m[i], 0);
 	}
@@ -271,7 +255,7 @@ test_full_bucket(void **state)
 	assert_int_equal(got, FULL_N);
 	assert_true(q.to_tfifo >= FULL_N - SHP_TQ_BUCKET_MAX);
 	shp_tq_fini(&q);   /* frees the one at 60000 */
-	assert_int_equal(rte_mempool_avail_count(small), FULL_N + 1);
+	shp_rig_assert_pool_full(small);
 	rte_mempool_free(small);
 }
 
@@ -287,18 +271,18 @@ test_flush_frees_all(void **state)
 	assert_true(shp_tq_init(&q, 256, 1000, SOCKET_ID_ANY));
 	shp_tq_set_horizon(&q, 10000, 0);
 	for (i = 0; i < 5000; i++)
-		shp_tq_insert(&q, pkt_at(shp_rand_below(&r, 100000), 64), 0);
+		shp_tq_insert(&q, shp_rig_pkt_due(shp_rand_below(&r, 100000), 64), 0);
 	/* part of it in ready, the rest in buckets and the tfifo */
 	assert_non_null(shp_tq_peek(&q));
 	assert_int_equal(shp_tq_flush(&q), 5000);
 	assert_int_equal(q.qlen, 0);
 	assert_null(shp_tq_peek(&q));
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 	/* staged only, then fini frees */
 	for (i = 0; i < 10; i++)
-		shp_tq_insert(&q, pkt_at(5000, 64), 0);
+		shp_tq_insert(&q, shp_rig_pkt_due(5000, 64), 0);
 	shp_tq_fini(&q);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 /* Without a calendar (nb_bkt 0) the tfifo alone keeps the order. */
@@ -310,18 +294,18 @@ test_no_calendar(void **state)
 	(void)state;
 	assert_true(shp_tq_init(&q, 0, 0, SOCKET_ID_ANY));
 	assert_null(q.bkt);
-	shp_tq_insert(&q, pkt_at(30, 64), 0);
-	shp_tq_insert(&q, pkt_at(10, 64), 0);
-	shp_tq_insert(&q, pkt_at(20, 64), 0);
+	shp_tq_insert(&q, shp_rig_pkt_due(30, 64), 0);
+	shp_tq_insert(&q, shp_rig_pkt_due(10, 64), 0);
+	shp_tq_insert(&q, shp_rig_pkt_due(20, 64), 0);
 	assert_int_equal(shp_meta(shp_tq_peek(&q))->time_to_send, 10);
 	assert_int_equal(q.to_tfifo, 3);
 	assert_int_equal(shp_tq_flush(&q), 3);
 	shp_tq_fini(&q);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_wide),
@@ -333,9 +317,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_no_calendar),
 	};
 
-	(void)argc;
-	(void)argv;
-	test_eal_init("netem_tq");
-	pool = test_pool("tq_pool", POOL_SIZE);
+	shp_rig_env("netem_tq", POOL_SIZE);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

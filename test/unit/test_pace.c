@@ -9,11 +9,10 @@
 #include <rte_mbuf_dyn.h>
 
 #include "pace.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
 #define US 1000u      /* ns per net_pcap timestamp unit */
 
-static struct rte_mempool *pool;
 static int ts_off;
 static uint64_t ts_flag;
 
@@ -21,9 +20,8 @@ static uint64_t ts_flag;
 static struct rte_mbuf *
 cap_pkt(uint64_t us, bool stamped)
 {
-	struct rte_mbuf *m = test_pkt(pool, 64, 0, 0);
+	struct rte_mbuf *m = shp_rig_pkt(64, 0, 0);
 
-	assert_non_null(m);
 	if (stamped) {
 		*RTE_MBUF_DYNFIELD(m, ts_off, rte_mbuf_timestamp_t *) = us;
 		m->ol_flags |= ts_flag;
@@ -148,11 +146,11 @@ test_take_all_at_shutdown(void **state)
 	free_all(out, 2);
 	assert_int_equal(shp_pace_held(&p), 0);
 	assert_int_equal(shp_pace_take_all(&p, out), 0);
-	assert_int_equal(rte_mempool_avail_count(pool), 64);
+	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	static struct shp_pace p;
 	const struct CMUnitTest tests[] = {
@@ -162,8 +160,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_take_all_at_shutdown),
 	};
 
-	test_eal_init("pace");
-	pool = test_pool("pace_pool", 64);
+	shp_rig_env("pace", 64);
 	/* no driver registered a timestamp: nothing to pace by */
 	if (shp_pace_init(&p, US) != -1) {
 		fprintf(stderr, "shp_pace_init without the field: not -1\n");

@@ -14,13 +14,10 @@
 #include <string.h>
 #include <cmocka.h>
 #include <rte_ip.h>
-#include <rte_malloc.h>
 
 #include "classify.h"
-#include "shp_netem.h"
 #include "shp_pkthdr.h"
-#include "shp_qdisc.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
 #define POOL_SIZE 4096
 
@@ -517,7 +514,7 @@ test_cut_and_split(void **state)
 			rte_pktmbuf_free(m);
 		}
 	}
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+	shp_rig_assert_pool_full(pool);
 }
 
 /* A first segment that says more than it holds is not read past. */
@@ -692,11 +689,10 @@ test_classify_tags(void **state)
 }
 
 /* One ECT(0) frame (v: IPv6, n tags of tpid, split: the IP header across
- * two segments) through q, which loses every packet: it must come out
+ * two segments) through r, which loses every packet: it must come out
  * marked CE, its IPv4 checksum right. */
 static void
-ecn_through(struct shp_qdisc *q, struct shp_ctx *ctx, int v, uint16_t tpid,
-	    int n, int split)
+ecn_through(struct shp_rig *r, int v, uint16_t tpid, int n, int split)
 {
 	uint8_t f[512], g[512];
 	struct rte_mbuf *m, *out[4];
@@ -720,16 +716,14 @@ ecn_through(struct shp_qdisc *q, struct shp_ctx *ctx, int v, uint16_t tpid,
 		memcpy(f + w.h.l3_off + 10, &ck, 2);
 	}
 	m = split ? mk_split(f, len, w.h.l3_off + 5) : mk(f, len);
-	ctx->now += 1000;
-	shp_meta_init(m, ctx->now);
-	in = shp_qdisc_enqueue(q, &m, 1, ctx);
-	ctx->now += 1000000000;
-	d = shp_qdisc_dequeue(q, out, 4, ctx);
+	shp_meta_init(m, r->ctx.now + 1000);
+	in = shp_rig_enqueue_at(r, r->ctx.now + 1000, &m, 1);
+	d = shp_rig_dequeue_at(r, r->ctx.now + 1000000000, out, 4);
 	if (in != 1 || d != 1)
 		fail_msg("%s, %d tags of 0x%04x, %s: %u in, %u out, lost "
 			 "%" PRIu64, v ? "v6" : "v4", n, tpid,
 			 split ? "split" : "one segment", in, d,
-			 ctx->ctr->drops[SHP_DROP_LOST]);
+			 r->c->drops[shp_drop_index("lost")]);
 	assert_int_equal(rte_pktmbuf_pkt_len(out[0]), len);
 	linear(out[0], g, len);
 	if (v) {
@@ -751,36 +745,22 @@ ecn_through(struct shp_qdisc *q, struct shp_ctx *ctx, int v, uint16_t tpid,
 static void
 test_netem_ecn_tags(void **state)
 {
-	struct shp_lcore_ctr *ctr;
-	struct shp_netem_conf *conf;
-	struct shp_qdisc *q;
-	struct shp_ctx ctx = { 0 };
-	char err[SHP_ERR_LEN];
+	struct shp_rig r;
 	unsigned int t, n, k, v, sent = 0;
 
 	(void)state;
-	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
-	assert_non_null(ctr);
-	conf = shp_netem_parse("loss 100% ecn", err);
-	assert_non_null(conf);
-	q = shp_qdisc_create(&shp_netem_ops, NULL, pool, 0, SOCKET_ID_ANY,
-			     conf);
-	assert_non_null(q);
-	ctx.ctr = &ctr->port[0];
+	shp_rig_chain(&r, "netem loss 100% ecn");
 	/* the frame first: one 0x9200 tag, IPv4, one segment */
-	ecn_through(q, &ctx, 0, 0x9200, 1, 0);
+	ecn_through(&r, 0, 0x9200, 1, 0);
 	sent++;
 	for (v = 0; v < 2; v++)
 		for (t = 0; t < RTE_DIM(tpids); t++)
 			for (n = 0; n <= SHP_PKTHDR_MAX_TAGS; n++)
 				for (k = 0; k < 2; k++, sent++)
-					ecn_through(q, &ctx, v, tpids[t], n, k);
-	assert_int_equal(ctx.ctr->ecn_marked, sent);
-	assert_int_equal(ctx.ctr->drops[SHP_DROP_LOST], 0);
-	shp_qdisc_destroy(q);
-	shp_netem_conf_free(conf);
-	rte_free(ctr);
-	assert_int_equal(rte_mempool_avail_count(pool), POOL_SIZE);
+					ecn_through(&r, v, tpids[t], n, k);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "ecn_marked"), sent);
+	assert_int_equal(r.c->drops[shp_drop_index("lost")], 0);
+	shp_rig_fini(&r);
 }
 
 int
@@ -797,7 +777,6 @@ main(int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
-	test_eal_init("pkthdr");
-	pool = test_pool("pkthdr_pool", POOL_SIZE);
+	pool = shp_rig_env("pkthdr", POOL_SIZE);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

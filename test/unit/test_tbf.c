@@ -8,171 +8,74 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <rte_malloc.h>
 
 #include "sch_bands.h"
 #include "shp_tbf.h"
-#include "test_env.h"
+#include "shp_rig.h"
 
-static struct rte_mempool *pool;
-static struct shp_lcore_ctr *ctr;
-
-struct rig {
-	struct shp_qdisc *bands, *tbf;
-	struct shp_tbf_conf conf;
-	struct shp_ctx ctx;
-};
-
+/* The bands (3 of 4096) under a tbf of args, the clock at 1 s. */
 static void
-rig_init(struct rig *r, const char *args)
+rig_init(struct shp_rig *r, const char *args)
 {
-	static unsigned int id;
-	char name[16], err[SHP_ERR_LEN];
-	struct shp_bands_conf bc = {
-		.name = name, .nb_bands = 3, .ring_size = 4096,
-		.socket = SOCKET_ID_ANY, .ctr_blocks = ctr, .nb_ctr_blocks = 1,
-	};
-
-	snprintf(name, sizeof(name), "tbf%u", id++);
-	memset(ctr, 0, sizeof(*ctr));
-	if (shp_tbf_parse(args, &r->conf, err) < 0)
-		fail_msg("%s", err);
-	r->bands = shp_qdisc_create(&shp_bands_ops, NULL, pool, 0,
-				    SOCKET_ID_ANY, &bc);
-	r->tbf = shp_qdisc_create(&shp_tbf_ops, r->bands, pool, 0,
-				  SOCKET_ID_ANY, &r->conf);
-	assert_non_null(r->tbf);
+	shp_rig_init(r, 0);
+	shp_rig_add(r, "bands", NULL);
+	shp_rig_add(r, "tbf", args);
 	r->ctx.now = 1000000000;
-	r->ctx.ctr = &ctr->port[0];
 }
 
-static void
-rig_fini(struct rig *r)
+static struct shp_tbf_conf *
+tbf_conf(struct shp_rig *r)
 {
-	shp_qdisc_reset_all(r->tbf, &r->ctx);
-	shp_qdisc_destroy(r->tbf);
-	shp_qdisc_destroy(r->bands);
+	return shp_rig_conf(r, "tbf");
 }
 
+/* n packets of len bytes in band 1, one at a time. */
 static void
-feed(struct rig *r, uint16_t len, int n)
+feed(struct shp_rig *r, uint16_t len, int n)
 {
+	struct rte_mbuf *m;
 	int i;
 
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = test_pkt(pool, len, 0, r->ctx.now);
-
-		assert_non_null(m);
-		shp_meta(m)->band = 1;
-		shp_qdisc_enqueue(r->bands, &m, 1, &r->ctx);
+		shp_rig_pkts(&m, 1, len, 1, NULL, r->ctx.now);
+		shp_rig_enqueue_at(r, r->ctx.now, &m, 1);
 	}
 }
 
-/* A plain FIFO child: tbf over it takes the generic peek-and-dequeue
- * path, tbf over the bands the run path; both must decide the same. */
-#define FIFO_CAP 8192
-struct fifo {
-	struct rte_mbuf *m[FIFO_CAP];
-	unsigned int head, tail;
-};
-
-static uint16_t
-fifo_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
-	     struct shp_ctx *ctx)
-{
-	struct fifo *f = q->priv;
-	uint16_t i;
-
-	(void)ctx;
-	for (i = 0; i < n; i++)
-		f->m[f->tail++ % FIFO_CAP] = pkts[i];
-	return n;
-}
-
-static uint16_t
-fifo_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
-	     struct shp_ctx *ctx)
-{
-	struct fifo *f = q->priv;
-	uint16_t i;
-
-	ctx->bytes = 0;
-	for (i = 0; i < n && f->head != f->tail; i++) {
-		pkts[i] = f->m[f->head++ % FIFO_CAP];
-		ctx->bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	}
-	return i;
-}
-
-static struct rte_mbuf *
-fifo_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
-{
-	struct fifo *f = q->priv;
-
-	(void)ctx;
-	return f->head != f->tail ? f->m[f->head % FIFO_CAP] : NULL;
-}
-
-static void
-fifo_stats(const struct shp_qdisc *q, struct shp_qstats *st)
-{
-	const struct fifo *f = q->priv;
-
-	st->qlen = f->tail - f->head;
-	st->backlog = 0;
-}
-
-static const struct shp_qdisc_ops fifo_ops = {
-	.id = "fifo",
-	.priv_size = sizeof(struct fifo),
-	.enqueue = fifo_enqueue,
-	.dequeue = fifo_dequeue,
-	.peek = fifo_peek,
-	.stats = fifo_stats,
-};
-
+/* The same tbf over a plain FIFO (the rig's "fifo", on port 1) takes the
+ * generic peek-and-dequeue path, over the bands the run path; both must
+ * decide the same. */
 static void
 test_runs_match_generic(void **state)
 {
-	struct rig r;
-	struct shp_qdisc *fq, *ftbf;
+	struct shp_rig r, f;
 	struct rte_mbuf *a[32], *b[32], *m;
 	uint64_t x = 99, sent = 0, drops_b = 0;
-	struct shp_ctx fctx;
-	struct shp_port_ctr fctr;
 	int step, i;
 
 	(void)state;
 	rig_init(&r, "rate 100mbit burst 3kb peakrate 200mbit mtu 1800 "
 		 "limit 10mb");
-	memset(&fctr, 0, sizeof(fctr));
-	fq = shp_qdisc_create(&fifo_ops, NULL, pool, 0, SOCKET_ID_ANY, NULL);
-	ftbf = shp_qdisc_create(&shp_tbf_ops, fq, pool, 0, SOCKET_ID_ANY,
-				&r.conf);
-	assert_non_null(ftbf);
-	fctx = r.ctx;
-	fctx.ctr = &fctr;
+	shp_rig_chain_port(&f, 1, "fifo");
+	shp_rig_push(&f, &shp_tbf_ops, tbf_conf(&r));
 	for (step = 0; step < 20000; step++) {
 		uint16_t ka, kb, n;
 
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		if (shp_bands_count(r.bands, 1) < 256) {
+		if (shp_bands_count(r.stage[0], 1) < 256) {
 			/* some longer than the peak bucket: oversize */
 			uint16_t len = 60 + (x >> 40) % 1980;
 
-			m = test_pkt(pool, len, 0, r.ctx.now);
-			assert_non_null(m);
-			shp_meta(m)->band = 1;
-			shp_qdisc_enqueue(r.bands, &m, 1, &r.ctx);
-			m = test_pkt(pool, len, 0, r.ctx.now);
-			assert_non_null(m);
-			shp_qdisc_enqueue(fq, &m, 1, &fctx);
+			shp_rig_pkts(&m, 1, len, 1, NULL, r.ctx.now);
+			shp_rig_enqueue_at(&r, r.ctx.now, &m, 1);
+			shp_rig_pkts(&m, 1, len, 0, NULL, r.ctx.now);
+			shp_rig_enqueue_at(&f, r.ctx.now, &m, 1);
 		}
 		n = 1 + (x >> 20) % 32;
-		ka = shp_qdisc_dequeue(r.tbf, a, n, &r.ctx);
-		kb = shp_qdisc_dequeue(ftbf, b, n, &fctx);
+		ka = shp_rig_dequeue_at(&r, r.ctx.now, a, n);
+		kb = shp_rig_dequeue_at(&f, r.ctx.now, b, n);
 		assert_int_equal(ka, kb);
-		assert_int_equal(r.ctx.bytes, fctx.bytes);
+		assert_int_equal(r.ctx.bytes, f.ctx.bytes);
 		for (i = 0; i < ka; i++)
 			assert_int_equal(rte_pktmbuf_pkt_len(a[i]),
 					 rte_pktmbuf_pkt_len(b[i]));
@@ -180,31 +83,25 @@ test_runs_match_generic(void **state)
 		rte_pktmbuf_free_bulk(a, ka);
 		rte_pktmbuf_free_bulk(b, kb);
 		r.ctx.now += (x >> 50) % 30000;
-		fctx.now = r.ctx.now;
 	}
-	drops_b = fctr.drops[SHP_DROP_TBF_OVERSIZE];
+	drops_b = f.c->drops[shp_drop_index("tbf_oversize")];
 	print_message("sent %" PRIu64 ", oversize %" PRIu64 "\n", sent,
 		      drops_b);
 	assert_true(sent > 2000);
 	assert_true(drops_b > 100);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], drops_b);
-	while ((m = fifo_peek(fq, &fctx)) != NULL) {
-		fifo_dequeue(fq, &m, 1, &fctx);
-		rte_pktmbuf_free(m);
-	}
-	shp_qdisc_destroy(ftbf);
-	shp_qdisc_destroy(fq);
-	rig_fini(&r);
+	assert_int_equal(r.c->drops[shp_drop_index("tbf_oversize")], drops_b);
+	shp_rig_fini(&f);
+	shp_rig_fini(&r);
 }
 
 /* Long-run rate within 0.1% over 1e5 packets of mixed sizes. */
 static void
 test_rate(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 	struct rte_mbuf *out[64];
 	uint64_t sent = 0, bytes = 0, t_first = 0, t_last = 0;
-	uint64_t first_bytes = 0, lens = 12345;
+	uint64_t first_bytes = 0, lens = 12345, want;
 	double rate;
 
 	(void)state;
@@ -212,11 +109,11 @@ test_rate(void **state)
 	while (sent < 100000) {
 		uint16_t k, i;
 
-		if (shp_bands_count(r.bands, 1) < 64) {
+		if (shp_bands_count(r.stage[0], 1) < 64) {
 			lens = lens * 6364136223846793005ULL + 1;
 			feed(&r, 64 + (lens >> 33) % 1451, 64);
 		}
-		k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+		k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 		for (i = 0; i < k; i++) {
 			if (sent == 0) {
 				t_first = r.ctx.now;
@@ -236,46 +133,47 @@ test_rate(void **state)
 	}
 	/* bytes sent after the 1000th packet over the time they took */
 	rate = (double)(bytes - first_bytes) * 1e9 / (t_last - t_first);
-	print_message("rate %.1f B/s, want %lu\n", rate, r.conf.rate);
-	assert_true(rate > r.conf.rate * 0.999 && rate < r.conf.rate * 1.001);
-	rig_fini(&r);
+	want = tbf_conf(&r)->rate;
+	print_message("rate %.1f B/s, want %lu\n", rate, want);
+	assert_true(rate > want * 0.999 && rate < want * 1.001);
+	shp_rig_fini(&r);
 }
 
 /* After idling, exactly burst/len packets leave at once. */
 static void
 test_burst(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 	struct rte_mbuf *out[64];
 	uint16_t k;
 
 	(void)state;
 	rig_init(&r, "rate 1mbit burst 10kb limit 1mb");
 	feed(&r, 1000, 30);
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 10);   /* 10240 / 1000 */
 	rte_pktmbuf_free_bulk(out, k);
 	/* nothing more until 8 ms (1000 bytes at 1 Mbit/s) have passed,
 	 * less the 240 bytes left */
 	r.ctx.now += 6000000;
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 0);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 0);
 	r.ctx.now += 100000;    /* 6.1 ms: 762 + 240 bytes > 1000 */
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 1);
 	rte_pktmbuf_free_bulk(out, k);
 	/* a long idle refills at most one bucket */
 	r.ctx.now += 10ULL * 1000000000;
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 10);
 	rte_pktmbuf_free_bulk(out, k);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* With a peak rate the bucket empties no faster than peakrate. */
 static void
 test_peakrate(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 	struct rte_mbuf *out[64];
 	uint64_t t0 = 0, t = 0;
 	int sent = 0;
@@ -285,7 +183,7 @@ test_peakrate(void **state)
 		 "mtu 1600");
 	feed(&r, 1000, 60);
 	while (sent < 50) {
-		uint16_t k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+		uint16_t k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 
 		if (k > 0) {
 			assert_int_equal(k, 1);    /* never two at once */
@@ -304,13 +202,13 @@ test_peakrate(void **state)
 		print_message("peak gap %.1f ns\n", gap);
 		assert_true(gap > 800000 * 0.999 && gap < 800000 * 1.002);
 	}
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 static void
 test_oversize(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 	struct rte_mbuf *out[8];
 	uint16_t k;
 
@@ -318,12 +216,12 @@ test_oversize(void **state)
 	rig_init(&r, "rate 10mbit burst 1kb limit 1mb");
 	feed(&r, 1500, 2);
 	feed(&r, 500, 2);
-	k = shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 8, &r.ctx);
 	assert_int_equal(k, 2);
 	assert_int_equal(rte_pktmbuf_pkt_len(out[0]), 500);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 2);
+	assert_int_equal(r.c->drops[shp_drop_index("tbf_oversize")], 2);
 	rte_pktmbuf_free_bulk(out, k);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /*
@@ -346,7 +244,7 @@ test_oversize_raw_length(void **state)
 	static const uint16_t lens[] = { 999, 1200, 1500, 1514 };
 	struct rte_mbuf *out[8];
 	unsigned int i, j, got;
-	struct rig r;
+	struct shp_rig r;
 
 	(void)state;
 	for (i = 0; i < RTE_DIM(confs); i++) {
@@ -355,24 +253,24 @@ test_oversize_raw_length(void **state)
 			feed(&r, lens[j], 1);
 		for (got = 0; got < RTE_DIM(lens) && r.ctx.now < 2e9;
 		     r.ctx.now += 100000) {
-			uint16_t k = shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx);
+			uint16_t k = shp_qdisc_dequeue(r.root, out, 8, &r.ctx);
 
 			got += k;
 			rte_pktmbuf_free_bulk(out, k);
 		}
 		if (got != RTE_DIM(lens) ||
-		    ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE] != 0)
+		    r.c->drops[shp_drop_index("tbf_oversize")] != 0)
 			fail_msg("'%s': %u of 4 passed, %" PRIu64 " oversize",
 				 confs[i], got,
-				 ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE]);
-		rig_fini(&r);
+				 r.c->drops[shp_drop_index("tbf_oversize")]);
+		shp_rig_fini(&r);
 	}
 	/* one byte more than the burst: never */
 	rig_init(&r, "rate 1mbit burst 1514 limit 100kb overhead 24");
 	feed(&r, 1515, 1);
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx), 0);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 1);
-	rig_fini(&r);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 8, &r.ctx), 0);
+	assert_int_equal(r.c->drops[shp_drop_index("tbf_oversize")], 1);
+	shp_rig_fini(&r);
 }
 
 /* When the nth frame of a simultaneous train leaves (ns after the first). */
@@ -382,13 +280,13 @@ train_departure(const char *conf, uint16_t len, int n, int nth)
 	struct rte_mbuf *out[64];
 	uint64_t t0, t = UINT64_MAX;
 	int sent = 0;
-	struct rig r;
+	struct shp_rig r;
 
 	rig_init(&r, conf);
 	t0 = r.ctx.now;
 	feed(&r, len, n);
 	while (sent < nth && r.ctx.now < t0 + 10000000000ULL) {
-		uint16_t k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+		uint16_t k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 
 		if (k > 0 && sent < nth && sent + k >= nth)
 			t = r.ctx.now - t0;
@@ -396,7 +294,7 @@ train_departure(const char *conf, uint16_t len, int n, int nth)
 		rte_pktmbuf_free_bulk(out, k);
 		r.ctx.now += 1000;
 	}
-	rig_fini(&r);
+	shp_rig_fini(&r);
 	return t;
 }
 
@@ -432,37 +330,37 @@ static void
 test_charge(void **state)
 {
 	struct rte_mbuf *out[64];
-	struct rig r;
+	struct shp_rig r;
 	uint16_t k;
 
 	(void)state;
 	rig_init(&r, "rate 1mbit burst 10kb limit 1mb");
 	feed(&r, 1000, 30);
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 10);   /* 10240 / 1000, 240 B left */
 	rte_pktmbuf_free_bulk(out, k);
 	/* ten copies: 9760 B in debt */
 	for (k = 0; k < 10; k++)
-		shp_tbf_charge(r.tbf, 1000, r.ctx.now);
+		shp_tbf_charge(r.root, 1000, r.ctx.now);
 	/* the next frame needs 10760 B of time: 86.08 ms */
 	r.ctx.now += 86000000;
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 0);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 0);
 	r.ctx.now += 100000;
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 1);
 	rte_pktmbuf_free_bulk(out, k);
 	/* a debt is earned back even past an idle bucket's worth of time */
 	for (k = 0; k < 30; k++)
-		shp_tbf_charge(r.tbf, 1000, r.ctx.now);
+		shp_tbf_charge(r.root, 1000, r.ctx.now);
 	r.ctx.now += 30ULL * 8000000 - 1000000;
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 0);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 0);
 	r.ctx.now += 10000000;
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 1);
 	rte_pktmbuf_free_bulk(out, k);
 	/* not a tbf: ignored */
-	shp_tbf_charge(r.bands, 1000, r.ctx.now);
-	rig_fini(&r);
+	shp_tbf_charge(r.stage[0], 1000, r.ctx.now);
+	shp_rig_fini(&r);
 }
 
 /*
@@ -475,7 +373,7 @@ test_long_bucket(void **state)
 	struct shp_tbf_conf c;
 	struct rte_mbuf *out[8];
 	char err[SHP_ERR_LEN];
-	struct rig r;
+	struct shp_rig r;
 	uint16_t k;
 
 	(void)state;
@@ -495,38 +393,38 @@ test_long_bucket(void **state)
 	/* 20 days of bucket, idle 60 days: full bucket, no overflow */
 	rig_init(&r, "rate 1kbit burst 200mb limit 1gb");
 	feed(&r, 1000, 2);
-	k = shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 8, &r.ctx);
 	assert_int_equal(k, 2);
 	rte_pktmbuf_free_bulk(out, k);
 	r.ctx.now += 60ULL * 86400 * 1000000000;
 	feed(&r, 1000, 3);
-	k = shp_qdisc_dequeue(r.tbf, out, 8, &r.ctx);
+	k = shp_qdisc_dequeue(r.root, out, 8, &r.ctx);
 	assert_int_equal(k, 3);
 	rte_pktmbuf_free_bulk(out, k);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* Pass-through when off, and a change takes effect at the next dequeue. */
 static void
 test_off_and_change(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 	struct rte_mbuf *out[64];
 	const void *old;
 
 	(void)state;
 	rig_init(&r, "rate 1mbit burst 2kb limit 1mb");
-	old = r.tbf->ops->change(r.tbf, NULL);
-	assert_ptr_equal(old, &r.conf);
+	old = r.root->ops->change(r.root, NULL);
+	assert_ptr_equal(old, tbf_conf(&r));
 	feed(&r, 1000, 40);
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 40);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 40);
 	rte_pktmbuf_free_bulk(out, 40);
-	r.tbf->ops->change(r.tbf, &r.conf);
+	r.root->ops->change(r.root, tbf_conf(&r));
 	feed(&r, 1000, 40);
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 2);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 2);
 	rte_pktmbuf_free_bulk(out, 2);
-	rig_fini(&r);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_FLUSHED], 38);
+	shp_rig_fini(&r);
+	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 38);
 }
 
 /*
@@ -537,7 +435,7 @@ test_off_and_change(void **state)
 static void
 test_new_conf_same_address(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 	struct rte_mbuf *out[64];
 	char err[SHP_ERR_LEN];
 	uint16_t k;
@@ -545,17 +443,17 @@ test_new_conf_same_address(void **state)
 	(void)state;
 	rig_init(&r, "rate 1mbit burst 2kb limit 1mb");
 	feed(&r, 1000, 40);
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 2);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 2);
 	rte_pktmbuf_free_bulk(out, 2);
-	assert_int_equal(shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx), 0);
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 0);
 	/* same address, new profile: a 10 kB bucket, full */
 	assert_int_equal(shp_tbf_parse("rate 1mbit burst 10kb limit 1mb",
-				       &r.conf, err), 0);
-	r.tbf->ops->change(r.tbf, &r.conf);
-	k = shp_qdisc_dequeue(r.tbf, out, 64, &r.ctx);
+				       tbf_conf(&r), err), 0);
+	r.root->ops->change(r.root, tbf_conf(&r));
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
 	assert_int_equal(k, 10);
 	rte_pktmbuf_free_bulk(out, k);
-	rig_fini(&r);
+	shp_rig_fini(&r);
 }
 
 /* A small LCG for the random states (reproducible). */
@@ -572,13 +470,13 @@ lcg(uint64_t *x, uint64_t n)
  * same rig can be probed at several times.
  */
 static uint16_t
-deq1_at(struct rig *r, uint64_t t)
+deq1_at(struct shp_rig *r, uint64_t t)
 {
 	struct rte_mbuf *m;
 	uint16_t k;
 
 	r->ctx.now = t;
-	k = shp_qdisc_dequeue(r->tbf, &m, 1, &r->ctx);
+	k = shp_qdisc_dequeue(r->root, &m, 1, &r->ctx);
 	if (k > 0)
 		rte_pktmbuf_free(m);
 	return k;
@@ -605,7 +503,7 @@ test_next_time(void **state)
 	for (rig_no = 0; rig_no < 40; rig_no++) {
 		unsigned int ri = lcg(&x, RTE_DIM(rates));
 		char args[256];
-		struct rig r;
+		struct shp_rig r;
 		int step, n;
 
 		n = snprintf(args, sizeof(args), "rate %s burst %u limit 100mb",
@@ -623,7 +521,7 @@ test_next_time(void **state)
 				      lcg(&x, 2) ? " linklayer atm" : "");
 		rig_init(&r, args);
 		/* the empty stage: nothing, ever */
-		assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx),
+		assert_int_equal(shp_qdisc_next_time(r.root, &r.ctx),
 				 UINT64_MAX);
 		for (step = 0; step < 12; step++) {
 			uint64_t now, nt, t;
@@ -631,13 +529,12 @@ test_next_time(void **state)
 
 			for (i = 0; i < k; i++) {
 				uint16_t len = 60 + lcg(&x, RTE_MIN(
-						r.conf.max_size, (uint64_t)1514) - 59);
-				struct rte_mbuf *m = test_pkt(pool, len, 0,
-							      r.ctx.now);
+						tbf_conf(&r)->max_size, (uint64_t)1514) - 59);
+				struct rte_mbuf *m;
 
-				assert_non_null(m);
-				shp_meta(m)->band = lcg(&x, 3);
-				shp_qdisc_enqueue(r.bands, &m, 1, &r.ctx);
+				shp_rig_pkts(&m, 1, len, lcg(&x, 3), NULL,
+					     r.ctx.now);
+				shp_rig_enqueue_at(&r, r.ctx.now, &m, 1);
 			}
 			/* let some time go by, sometimes none, sometimes
 			 * more than the bucket needs to fill */
@@ -654,15 +551,15 @@ test_next_time(void **state)
 				r.ctx.now += lcg(&x, 100000000);
 			}
 			now = r.ctx.now;
-			nt = shp_qdisc_next_time(r.tbf, &r.ctx);
+			nt = shp_qdisc_next_time(r.root, &r.ctx);
 			assert_int_equal(r.ctx.now, now);
-			if (shp_qdisc_qlen_total(r.tbf) == 0) {
+			if (shp_qdisc_qlen_total(r.root) == 0) {
 				assert_int_equal(nt, UINT64_MAX);
 				continue;
 			}
 			assert_true(nt >= now && nt != UINT64_MAX);
 			/* asking again (peek filled the stash) says the same */
-			assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx), nt);
+			assert_int_equal(shp_qdisc_next_time(r.root, &r.ctx), nt);
 			if (nt - now <= 200000) {
 				for (t = now; t < nt; t++)
 					assert_int_equal(deq1_at(&r, t), 0);
@@ -677,7 +574,7 @@ test_next_time(void **state)
 				while (deq1_at(&r, nt) == 1)
 					;
 		}
-		rig_fini(&r);
+		shp_rig_fini(&r);
 	}
 	print_message("next_time: %" PRIu64 " checks, %" PRIu64
 		      " by 1 ns search\n", checks, searched);
@@ -688,7 +585,7 @@ test_next_time(void **state)
 static void
 test_next_time_oversize(void **state)
 {
-	struct rig r;
+	struct shp_rig r;
 
 	(void)state;
 	rig_init(&r, "rate 10mbit burst 1kb limit 1mb");
@@ -697,17 +594,17 @@ test_next_time_oversize(void **state)
 	assert_int_equal(deq1_at(&r, r.ctx.now), 1);
 	feed(&r, 1500, 1);
 	feed(&r, 500, 1);
-	assert_int_equal(shp_qdisc_next_time(r.tbf, &r.ctx), r.ctx.now);
+	assert_int_equal(shp_qdisc_next_time(r.root, &r.ctx), r.ctx.now);
 	assert_int_equal(deq1_at(&r, r.ctx.now), 0);
-	assert_int_equal(ctr->port[0].drops[SHP_DROP_TBF_OVERSIZE], 1);
+	assert_int_equal(r.c->drops[shp_drop_index("tbf_oversize")], 1);
 	/* then the 500-byte frame: 400 us at 10 Mbit/s from the checkpoint
 	 * less what is left of the bucket */
-	assert_true(shp_qdisc_next_time(r.tbf, &r.ctx) > r.ctx.now);
-	rig_fini(&r);
+	assert_true(shp_qdisc_next_time(r.root, &r.ctx) > r.ctx.now);
+	shp_rig_fini(&r);
 }
 
 int
-main(int argc, char **argv)
+main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
@@ -725,10 +622,6 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_next_time_oversize),
 	};
 
-	(void)argc;
-	(void)argv;
-	test_eal_init("tbf");
-	pool = test_pool("tbf", 16384);
-	ctr = rte_zmalloc("ctr", sizeof(*ctr), RTE_CACHE_LINE_SIZE);
+	shp_rig_env("tbf", 16384);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

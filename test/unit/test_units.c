@@ -11,6 +11,7 @@
 
 #include "shp_units.h"
 #include "shp_tbf.h"
+#include "shp_rig.h"
 
 static void
 test_time(void **state)
@@ -302,10 +303,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t
 rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return shp_rig_xorshift(&rng_state);
 }
 
 /* Issue 15.6: shp_tbf_format parses back to the same conf, for 20000

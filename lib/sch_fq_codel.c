@@ -1,0 +1,987 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fq_codel: flow queueing with CoDel (RFC 8290; Linux sch_fq_codel
+ * semantics), as the port's bottleneck queue:
+ *
+ *   fq_codel [limit PACKETS] [flows N] [target TIME] [interval TIME]
+ *            [quantum BYTES] [ecn|noecn] [ce_threshold TIME]
+ *            [memory_limit BYTES]
+ *
+ * with tc's defaults (limit 10240, flows 1024, target 5ms, interval
+ * 100ms, quantum 1514, ecn, memory_limit 32Mb; keywords are not
+ * abbreviated, as q_fq_codel.c).
+ *
+ * Packets are hashed on their 5-tuple, with a perturbation drawn from
+ * (seed, port), into one of `flows` buckets, each a FIFO with its own
+ * CoDel state. Dequeue serves the buckets by deficit round robin over two
+ * lists: a bucket that becomes active joins the new list and is served
+ * before the old one (the sparse flow's priority), one quantum of bytes
+ * per turn; CoDel decides at dequeue, per bucket, whether to drop (or mark
+ * CE, for an ECN-capable packet with ecn on) the packet at the head: once
+ * the sojourn time has stayed at or above target for an interval, at
+ * times interval / sqrt(count) apart (RFC 8289's control law, computed
+ * exactly rather than by Linux's Newton step). When the queue holds more
+ * than `limit` packets or `memory_limit` bytes of buffers, the bucket with
+ * the largest backlog loses packets from its head: up to 64, until half
+ * its backlog is gone (Linux's drop batch).
+ *
+ * Threads: enqueue and dequeue run on the port's owner lcore only
+ * (mp_enqueue false: other RX lcores hand their packets over through the
+ * chain's inbox). change() may run on a control thread: it only publishes
+ * a conf pointer that each call loads once (the caller frees the old conf
+ * after a grace period). `flows` sizes the bucket table when the stage is
+ * created (Linux refuses to change it); a later conf uses at most that
+ * many buckets.
+ *
+ * Per-packet state lives in the mbuf private area (shp_meta.h): the
+ * bucket's FIFO links through meta->next (netem's, which it sets again
+ * on its own enqueue: fq_codel is below it in the chain), and the
+ * enqueue time is meta->rx_ns (RX writes it when it enqueues here; in
+ * pipeline mode it includes the wait in the inbox, which is queueing
+ * before this queue too). Nothing is allocated per packet.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "shp_kind.h"
+#include "shp_meta.h"
+#include "shp_qdisc.h"
+#include "shp_rand.h"
+#include "shp_tcargs.h"
+
+#define FQC_LIMIT_DEFAULT    10240
+#define FQC_FLOWS_DEFAULT    1024
+#define FQC_FLOWS_MAX        65536
+#define FQC_TARGET_DEFAULT   (5 * 1000000ULL)
+#define FQC_INTERVAL_DEFAULT (100 * 1000000ULL)
+#define FQC_QUANTUM_DEFAULT  1514
+#define FQC_QUANTUM_MIN      256        /* Linux raises a smaller one */
+#define FQC_QUANTUM_MAX      (1u << 20) /* Linux refuses a larger one */
+#define FQC_MEMORY_DEFAULT   (32ULL << 20)
+#define FQC_MEMORY_MAX       (1ULL << 31)
+#define FQC_CE_OFF           UINT64_MAX
+#define FQC_DROP_BATCH       64
+/* CoDel never drops while the whole queue holds at most one frame of
+ * the link's MTU (Linux: psched_mtu of the device, 1514 on Ethernet) */
+#define FQC_MTU              1514
+#define FQC_DEFAULT_SEED     0x66715f636f64656cULL   /* "fq_codel" */
+
+struct fqc_conf {
+	uint32_t limit;          /* packets */
+	uint32_t flows;          /* buckets */
+	uint32_t quantum;        /* bytes per DRR turn */
+	bool ecn;                /* mark ECT packets instead of dropping */
+	uint64_t target;         /* ns */
+	uint64_t interval;       /* ns */
+	uint64_t ce_threshold;   /* ns; FQC_CE_OFF: none */
+	uint64_t memory_limit;   /* bytes of mbuf buffers */
+	uint64_t seed;           /* of the hash perturbation (--seed) */
+	uint64_t id;             /* shp_conf_new_id() */
+};
+
+/* the kind's drop causes and statistics (fq_codel_drops, _xstats) */
+enum { FQC_DROP_CODEL, FQC_DROP_OVERLIMIT };
+enum { FQC_XS_ECN_MARKED, FQC_XS_CE_MARKED, FQC_XS_NEW_FLOWS,
+       FQC_XS_FLOWS_ACTIVE, FQC_XS_QUEUED, FQC_XS_MEMORY,
+       FQC_XS_OVERMEMORY };
+
+/* One bucket: a FIFO of packets and its CoDel state (one cache line). */
+struct fqc_flow {
+	struct shp_meta *head, *tail;
+	struct fqc_flow *next;     /* on the new or the old list */
+	int32_t deficit;           /* bytes it may still send this turn */
+	uint32_t count;            /* drops (marks) since dropping began */
+	uint32_t lastcount;        /* count when dropping last began */
+	bool dropping;
+	bool listed;               /* on the new or the old list */
+	uint64_t first_above;      /* when sojourn >= target becomes a drop
+				    * (0: sojourn below target) */
+	uint64_t drop_next;        /* next drop while dropping */
+} __rte_cache_aligned;
+
+struct fqc_list {
+	struct fqc_flow *head, *tail;
+};
+
+struct fqc_priv {
+	const struct fqc_conf *conf;   /* published by change() */
+	uint64_t seen;                 /* id of the conf last applied */
+	uint32_t nb_flows;             /* buckets allocated at init */
+	uint32_t perturb;              /* hash seed, from (seed, port) */
+	struct fqc_flow *flows;
+	uint32_t *backlogs;            /* bytes per bucket: the fat-flow scan
+					* reads 4 bytes a bucket, as Linux */
+	struct fqc_list new_flows, old_flows;
+	uint32_t qlen;                 /* packets in the buckets */
+	uint32_t active;               /* buckets holding packets */
+	uint64_t backlog;              /* bytes in the buckets */
+	uint64_t memory;               /* buffer bytes in the buckets */
+	/* what the last peek dequeued (Linux qdisc_peek_dequeued): the
+	 * next dequeue returns it first; counted in stats, not in qlen */
+	struct rte_mbuf *stash;
+};
+
+static const struct fqc_conf fqc_defaults = {
+	.limit = FQC_LIMIT_DEFAULT,
+	.flows = FQC_FLOWS_DEFAULT,
+	.quantum = FQC_QUANTUM_DEFAULT,
+	.ecn = true,
+	.target = FQC_TARGET_DEFAULT,
+	.interval = FQC_INTERVAL_DEFAULT,
+	.ce_threshold = FQC_CE_OFF,
+	.memory_limit = FQC_MEMORY_DEFAULT,
+	.seed = FQC_DEFAULT_SEED,
+	.id = 0,
+};
+
+static inline struct fqc_priv *
+priv(const struct shp_qdisc *q)
+{
+	return q->priv;
+}
+
+#define FQX(q, ctx, i) (*shp_stage_xstat((q), (ctx), (i)))
+
+/*
+ * Headers. TODO(lead): shp_pkthdr -- once lib/shp_pkthdr.h lands, the
+ * key is shp_pkthdr_parse(m, &h, SHP_PKTHDR_L4) (l3_type, src, dst,
+ * ip_proto, sport/dport with F_PORTS) and the mark shp_pkthdr_ecn() +
+ * shp_pkthdr_set_ce(); until then this minimal walk, first segment only.
+ */
+#define FQC_MAX_TAGS 4
+
+static inline bool
+fqc_is_tpid(uint16_t t)
+{
+	return t == RTE_ETHER_TYPE_VLAN || t == RTE_ETHER_TYPE_QINQ ||
+	       t == RTE_ETHER_TYPE_QINQ1 || t == RTE_ETHER_TYPE_QINQ2;
+}
+
+/* Offset of the IP header and its version (4, 6), or 0 if not IP. */
+static inline unsigned int
+fqc_l3(const struct rte_mbuf *m, uint32_t *off)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t o = 2 * RTE_ETHER_ADDR_LEN;
+	uint16_t type;
+	int tags = 0;
+
+	if (m->data_len < o + 2)
+		return 0;
+	type = (uint16_t)(p[o] << 8 | p[o + 1]);
+	while (fqc_is_tpid(type) && tags++ < FQC_MAX_TAGS) {
+		o += 4;
+		if (m->data_len < o + 2)
+			return 0;
+		type = (uint16_t)(p[o] << 8 | p[o + 1]);
+	}
+	o += 2;
+	*off = o;
+	if (type == RTE_ETHER_TYPE_IPV4 &&
+	    m->data_len >= o + sizeof(struct rte_ipv4_hdr) &&
+	    (p[o] >> 4) == 4 && (p[o] & 0xf) >= 5)
+		return 4;
+	if (type == RTE_ETHER_TYPE_IPV6 &&
+	    m->data_len >= o + sizeof(struct rte_ipv6_hdr) &&
+	    (p[o] >> 4) == 6)
+		return 6;
+	return 0;
+}
+
+static inline bool
+fqc_has_ports(uint8_t proto)
+{
+	/* TCP, UDP, DCCP, SCTP, UDP-Lite: ports first in the header */
+	return proto == 6 || proto == 17 || proto == 33 || proto == 132 ||
+	       proto == 136;
+}
+
+/* The bucket's hash: the 5-tuple of an IP packet (no ports in a
+ * fragment, so that a datagram's fragments stay together), the MAC
+ * addresses and EtherType of anything else. */
+static inline uint32_t
+fqc_hash(const struct rte_mbuf *m, uint32_t perturb)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t key[10] = { 0 }, off, l4 = 0;
+	unsigned int v = fqc_l3(m, &off);
+	uint8_t proto;
+
+	if (v == 4) {
+		const struct rte_ipv4_hdr *ip = (const void *)(p + off);
+
+		memcpy(&key[0], &ip->src_addr, 4);
+		memcpy(&key[4], &ip->dst_addr, 4);
+		proto = ip->next_proto_id;
+		if ((rte_be_to_cpu_16(ip->fragment_offset) &
+		     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) == 0)
+			l4 = off + (uint32_t)(ip->version_ihl & 0xf) * 4;
+	} else if (v == 6) {
+		const struct rte_ipv6_hdr *ip6 = (const void *)(p + off);
+
+		memcpy(&key[0], ip6->src_addr, 16);
+		memcpy(&key[4], ip6->dst_addr, 16);
+		proto = ip6->proto;   /* extension headers: not walked */
+		l4 = off + sizeof(*ip6);
+	} else {
+		memcpy(key, p, RTE_MIN((uint32_t)m->data_len,
+				       (uint32_t)(2 * RTE_ETHER_ADDR_LEN)));
+		if (m->data_len >= 2 * RTE_ETHER_ADDR_LEN + 2)
+			key[8] = (uint32_t)p[12] << 8 | p[13];
+		return rte_jhash_32b(key, 10, perturb);
+	}
+	key[8] = (uint32_t)v << 8 | proto;
+	if (l4 != 0 && fqc_has_ports(proto) && m->data_len >= l4 + 4)
+		memcpy(&key[9], p + l4, 4);
+	return rte_jhash_32b(key, 10, perturb);
+}
+
+/*
+ * Linux INET_ECN_set_ce: true if the packet now carries CE (it was ECT(0)
+ * or ECT(1), or CE already), false if it is not ECN-capable. A packet
+ * whose data others share (an indirect mbuf, or a reference held
+ * elsewhere) is not written: false, so CoDel drops it instead.
+ */
+static bool
+fqc_set_ce(struct rte_mbuf *m)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t off;
+	unsigned int v = fqc_l3(m, &off);
+
+	if (v == 0 || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+		return false;
+	if (v == 4) {
+		struct rte_ipv4_hdr *ip = (void *)(p + off);
+		uint16_t old, new;
+		uint32_t sum;
+
+		if ((ip->type_of_service & 3) == 0)
+			return false;
+		if ((ip->type_of_service & 3) == 3)
+			return true;
+		/* the checksum, updated for the TOS byte (RFC 1624:
+		 * HC' = ~(~HC + ~m + m'), m the 16-bit word holding it) */
+		old = (uint16_t)(ip->version_ihl << 8 | ip->type_of_service);
+		new = old | 3;
+		ip->type_of_service |= 3;
+		sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum);
+		sum += (uint16_t)~old + (uint32_t)new;
+		sum = (sum & 0xffff) + (sum >> 16);
+		sum = (sum & 0xffff) + (sum >> 16);
+		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
+	} else {
+		struct rte_ipv6_hdr *ip6 = (void *)(p + off);
+		uint32_t w = rte_be_to_cpu_32(ip6->vtc_flow);
+
+		if (((w >> 20) & 3) == 0)
+			return false;
+		ip6->vtc_flow = rte_cpu_to_be_32(w | 3u << 20);
+	}
+	return true;
+}
+
+/* What a packet holds of memory (Linux's skb->truesize): its buffers. */
+static inline uint32_t
+fqc_truesize(const struct rte_mbuf *m)
+{
+	uint32_t n = 0;
+
+	if (likely(m->nb_segs == 1))
+		return (uint32_t)sizeof(*m) + m->priv_size + m->buf_len;
+	for (; m != NULL; m = m->next)
+		n += (uint32_t)sizeof(*m) + m->priv_size + m->buf_len;
+	return n;
+}
+
+static inline void
+list_add_tail(struct fqc_list *l, struct fqc_flow *f)
+{
+	f->next = NULL;
+	if (l->tail != NULL)
+		l->tail->next = f;
+	else
+		l->head = f;
+	l->tail = f;
+}
+
+static inline struct fqc_flow *
+list_pop(struct fqc_list *l)
+{
+	struct fqc_flow *f = l->head;
+
+	l->head = f->next;
+	if (l->head == NULL)
+		l->tail = NULL;
+	return f;
+}
+
+static inline void
+flow_vars_init(struct fqc_flow *f)
+{
+	f->count = 0;
+	f->lastcount = 0;
+	f->dropping = false;
+	f->first_above = 0;
+	f->drop_next = 0;
+}
+
+/* Take the head packet of f out of the queue, or NULL if f is empty. */
+static inline struct rte_mbuf *
+flow_pop(struct fqc_priv *p, struct fqc_flow *f)
+{
+	struct shp_meta *h = f->head;
+	struct rte_mbuf *m;
+	uint32_t len;
+
+	if (h == NULL)
+		return NULL;
+	f->head = h->next;
+	if (f->head == NULL) {
+		f->tail = NULL;
+		p->active--;
+	}
+	m = shp_meta_mbuf(h);
+	len = rte_pktmbuf_pkt_len(m);
+	p->backlogs[f - p->flows] -= len;
+	p->backlog -= len;
+	p->memory -= fqc_truesize(m);
+	p->qlen--;
+	return m;
+}
+
+static inline uint64_t
+sojourn(const struct rte_mbuf *m, uint64_t now)
+{
+	uint64_t t = shp_meta((struct rte_mbuf *)(uintptr_t)m)->rx_ns;
+
+	/* a pipeline's clocks may be a little apart: never wrap */
+	return now > t ? now - t : 0;
+}
+
+/* RFC 8289's control law: the next drop, interval / sqrt(count) on. */
+static inline uint64_t
+control_law(uint64_t t, uint64_t interval, uint32_t count)
+{
+	return t + (uint64_t)((double)interval / sqrt((double)count));
+}
+
+/*
+ * codel_should_drop: m (just taken from f) has been at or above target
+ * for at least an interval, and more than one MTU remains queued.
+ * *ldelay is its sojourn.
+ */
+static inline bool
+should_drop(const struct fqc_priv *p, const struct fqc_conf *c,
+	    struct fqc_flow *f, const struct rte_mbuf *m, uint64_t now,
+	    uint64_t *ldelay)
+{
+	if (m == NULL) {
+		f->first_above = 0;
+		return false;
+	}
+	*ldelay = sojourn(m, now);
+	if (*ldelay < c->target || p->backlog <= FQC_MTU) {
+		/* went below: must stay above a whole interval again */
+		f->first_above = 0;
+		return false;
+	}
+	if (f->first_above == 0) {
+		f->first_above = now + c->interval;
+		return false;
+	}
+	return now > f->first_above;
+}
+
+/*
+ * codel_dequeue for bucket f: its head packet, after dropping (or
+ * marking) what the control law says. NULL when f is empty (or emptied).
+ */
+static struct rte_mbuf *
+codel_dequeue(struct shp_qdisc *q, struct fqc_priv *p,
+	      const struct fqc_conf *c, struct fqc_flow *f,
+	      struct shp_ctx *ctx)
+{
+	uint64_t now = ctx->now, ldelay = 0;
+	struct rte_mbuf *m = flow_pop(p, f);
+	bool drop;
+
+	if (m == NULL) {
+		f->dropping = false;
+		return NULL;
+	}
+	drop = should_drop(p, c, f, m, now, &ldelay);
+	if (f->dropping) {
+		if (!drop) {
+			/* below target again: leave the dropping state */
+			f->dropping = false;
+		} else {
+			/* a large backlog may call for several drops at
+			 * once: catch up with the schedule */
+			while (f->dropping && now >= f->drop_next) {
+				f->count++;
+				if (c->ecn && fqc_set_ce(m)) {
+					FQX(q, ctx, FQC_XS_ECN_MARKED)++;
+					f->drop_next = control_law(
+						f->drop_next, c->interval,
+						f->count);
+					goto end;
+				}
+				shp_stage_drop(q, ctx, FQC_DROP_CODEL, m);
+				m = flow_pop(p, f);
+				if (!should_drop(p, c, f, m, now, &ldelay))
+					f->dropping = false;
+				else
+					f->drop_next = control_law(
+						f->drop_next, c->interval,
+						f->count);
+			}
+		}
+	} else if (drop) {
+		uint32_t delta;
+
+		if (c->ecn && fqc_set_ce(m)) {
+			FQX(q, ctx, FQC_XS_ECN_MARKED)++;
+		} else {
+			shp_stage_drop(q, ctx, FQC_DROP_CODEL, m);
+			m = flow_pop(p, f);
+			should_drop(p, c, f, m, now, &ldelay);
+		}
+		f->dropping = true;
+		/* back in the dropping state soon after leaving it: the
+		 * drop rate that controlled the queue then is a good start */
+		delta = f->count - f->lastcount;
+		if (delta > 1 && (int64_t)(now - f->drop_next) <
+				 (int64_t)(16 * c->interval))
+			f->count = delta;
+		else
+			f->count = 1;
+		f->lastcount = f->count;
+		f->drop_next = control_law(now, c->interval, f->count);
+	}
+end:
+	if (m != NULL && c->ce_threshold != FQC_CE_OFF &&
+	    ldelay > c->ce_threshold && fqc_set_ce(m))
+		FQX(q, ctx, FQC_XS_CE_MARKED)++;
+	return m;
+}
+
+/* One packet by DRR over the new, then the old buckets; NULL if none. */
+static inline struct rte_mbuf *
+fqc_dequeue_one(struct shp_qdisc *q, struct fqc_priv *p,
+		const struct fqc_conf *c, struct shp_ctx *ctx)
+{
+	for (;;) {
+		struct fqc_list *l = &p->new_flows;
+		struct fqc_flow *f;
+		struct rte_mbuf *m;
+
+		if (l->head == NULL) {
+			l = &p->old_flows;
+			if (l->head == NULL)
+				return NULL;
+		}
+		f = l->head;
+		if (f->deficit <= 0) {
+			/* its turn is over: a new quantum, at the back */
+			f->deficit += (int32_t)c->quantum;
+			list_pop(l);
+			list_add_tail(&p->old_flows, f);
+			continue;
+		}
+		m = codel_dequeue(q, p, c, f, ctx);
+		if (m == NULL) {
+			list_pop(l);
+			/* an emptied new bucket goes once through the old
+			 * list, so that a flow cannot stay new forever by
+			 * sending a packet at a time */
+			if (l == &p->new_flows && p->old_flows.head != NULL)
+				list_add_tail(&p->old_flows, f);
+			else
+				f->listed = false;
+			continue;
+		}
+		f->deficit -= (int32_t)rte_pktmbuf_pkt_len(m);
+		return m;
+	}
+}
+
+/*
+ * The queue is over its limit: drop from the head of the bucket with the
+ * largest backlog, up to FQC_DROP_BATCH packets or half its backlog
+ * (Linux fq_codel_drop: one scan of the backlogs per batch).
+ */
+static void
+fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p, bool overmemory,
+	     struct shp_ctx *ctx)
+{
+	struct rte_mbuf *drop[FQC_DROP_BATCH];
+	uint32_t i, idx = UINT32_MAX, max = 0, threshold, len = 0;
+	struct fqc_flow *f;
+	uint16_t k = 0;
+
+	for (i = 0; i < p->nb_flows; i++)
+		if (p->backlogs[i] > max) {
+			max = p->backlogs[i];
+			idx = i;
+		}
+	if (idx == UINT32_MAX)   /* only empty frames: any holding one */
+		for (i = 0; i < p->nb_flows && idx == UINT32_MAX; i++)
+			if (p->flows[i].head != NULL)
+				idx = i;
+	if (idx == UINT32_MAX)
+		return;
+	f = &p->flows[idx];
+	threshold = max >> 1;
+	do {
+		drop[k] = flow_pop(p, f);
+		if (drop[k] == NULL)
+			break;
+		len += rte_pktmbuf_pkt_len(drop[k]);
+		k++;
+	} while (k < FQC_DROP_BATCH && len < threshold);
+	/* and make CoDel's signal stronger too */
+	f->count += k;
+	if (overmemory)
+		FQX(q, ctx, FQC_XS_OVERMEMORY) += k;
+	shp_stage_drop_burst(q, ctx, FQC_DROP_OVERLIMIT, drop, k);
+}
+
+static inline void
+fqc_gauges(struct shp_qdisc *q, const struct fqc_priv *p,
+	   struct shp_ctx *ctx)
+{
+	FQX(q, ctx, FQC_XS_QUEUED) = p->qlen + (p->stash != NULL);
+	FQX(q, ctx, FQC_XS_FLOWS_ACTIVE) = p->active;
+	FQX(q, ctx, FQC_XS_MEMORY) = p->memory;
+}
+
+/* The conf to use for this call; a new one is applied first (as Linux's
+ * fq_codel_change: what is over a lowered limit is dropped at once). */
+static inline const struct fqc_conf *
+fqc_sync(struct shp_qdisc *q, struct fqc_priv *p, struct shp_ctx *ctx)
+{
+	const struct fqc_conf *c = __atomic_load_n(&p->conf,
+						   __ATOMIC_ACQUIRE);
+
+	if (unlikely(c->id != p->seen)) {
+		p->seen = c->id;
+		while (p->qlen > c->limit || p->memory > c->memory_limit)
+			fqc_drop_fat(q, p, p->memory > c->memory_limit, ctx);
+	}
+	return c;
+}
+
+static uint16_t
+fqc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	    struct shp_ctx *ctx)
+{
+	struct fqc_priv *p = priv(q);
+	const struct fqc_conf *c = fqc_sync(q, p, ctx);
+	uint32_t nb = RTE_MIN(c->flows, p->nb_flows);
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct shp_meta *meta = shp_meta(m);
+		uint32_t idx = (uint32_t)(((uint64_t)fqc_hash(m, p->perturb) *
+					   nb) >> 32);
+		struct fqc_flow *f = &p->flows[idx];
+		uint32_t len = rte_pktmbuf_pkt_len(m);
+
+		meta->next = NULL;
+		if (f->tail != NULL) {
+			f->tail->next = meta;
+		} else {
+			f->head = meta;
+			p->active++;
+		}
+		f->tail = meta;
+		p->backlogs[idx] += len;
+		p->backlog += len;
+		p->memory += fqc_truesize(m);
+		p->qlen++;
+		if (!f->listed) {
+			f->listed = true;
+			f->deficit = (int32_t)c->quantum;
+			list_add_tail(&p->new_flows, f);
+			FQX(q, ctx, FQC_XS_NEW_FLOWS)++;
+		}
+		if (unlikely(p->qlen > c->limit ||
+			     p->memory > c->memory_limit))
+			fqc_drop_fat(q, p, p->memory > c->memory_limit, ctx);
+	}
+	fqc_gauges(q, p, ctx);
+	/* all were taken in; an overflow drops from the fattest bucket's
+	 * head, whichever packets those are */
+	return n;
+}
+
+static uint16_t
+fqc_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	    struct shp_ctx *ctx)
+{
+	struct fqc_priv *p = priv(q);
+	const struct fqc_conf *c = fqc_sync(q, p, ctx);
+	uint64_t bytes = 0;
+	uint16_t got = 0;
+
+	if (p->stash != NULL && n > 0) {
+		pkts[got++] = p->stash;
+		bytes += rte_pktmbuf_pkt_len(p->stash);
+		p->stash = NULL;
+	}
+	while (got < n) {
+		struct rte_mbuf *m = fqc_dequeue_one(q, p, c, ctx);
+
+		if (m == NULL)
+			break;
+		bytes += rte_pktmbuf_pkt_len(m);
+		pkts[got++] = m;
+	}
+	fqc_gauges(q, p, ctx);
+	ctx->bytes = bytes;
+	return got;
+}
+
+/* Linux qdisc_peek_dequeued: the packet is taken (CoDel has judged it)
+ * and kept for the next dequeue. */
+static struct rte_mbuf *
+fqc_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct fqc_priv *p = priv(q);
+
+	if (p->stash == NULL) {
+		p->stash = fqc_dequeue_one(q, p, fqc_sync(q, p, ctx), ctx);
+		fqc_gauges(q, p, ctx);
+	}
+	return p->stash;
+}
+
+static uint64_t
+fqc_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	const struct fqc_priv *p = priv(q);
+
+	return p->qlen > 0 || p->stash != NULL ? ctx->now : UINT64_MAX;
+}
+
+/* No bucket listed: a packet would be served at once, and the lists'
+ * bookkeeping (an emptied bucket's last visit) is done. */
+static bool
+fqc_idle(const struct shp_qdisc *q)
+{
+	const struct fqc_priv *p = priv(q);
+
+	return p->new_flows.head == NULL && p->old_flows.head == NULL &&
+	       p->stash == NULL;
+}
+
+static void
+fqc_flush(struct fqc_priv *p, struct shp_ctx *ctx)
+{
+	uint32_t i;
+
+	if (p->stash != NULL) {
+		shp_drop(ctx, SHP_DROP_FLUSHED, p->stash);
+		p->stash = NULL;
+	}
+	for (i = 0; i < p->nb_flows; i++) {
+		struct fqc_flow *f = &p->flows[i];
+		struct rte_mbuf *m;
+
+		while ((m = flow_pop(p, f)) != NULL)
+			shp_drop(ctx, SHP_DROP_FLUSHED, m);
+		f->listed = false;
+		f->deficit = 0;
+		flow_vars_init(f);
+	}
+	p->new_flows.head = p->new_flows.tail = NULL;
+	p->old_flows.head = p->old_flows.tail = NULL;
+}
+
+static void
+fqc_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct fqc_priv *p = priv(q);
+
+	fqc_flush(p, ctx);
+	fqc_gauges(q, p, ctx);
+}
+
+static int
+fqc_init(struct shp_qdisc *q, const void *conf)
+{
+	const struct fqc_conf *c = conf != NULL ? conf : &fqc_defaults;
+	struct fqc_priv *p = priv(q);
+	int socket = q->env != NULL ? q->env->socket :
+		     q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY;
+
+	p->nb_flows = c->flows;
+	p->flows = rte_zmalloc_socket("fq_codel_flows",
+				      sizeof(*p->flows) * c->flows,
+				      RTE_CACHE_LINE_SIZE, socket);
+	p->backlogs = rte_zmalloc_socket("fq_codel_backlogs",
+					 sizeof(*p->backlogs) * c->flows,
+					 RTE_CACHE_LINE_SIZE, socket);
+	if (p->flows == NULL || p->backlogs == NULL) {
+		rte_free(p->flows);
+		rte_free(p->backlogs);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* the kernel draws it at random; an emulator run is reproducible:
+	 * from the seed and the port, as netem's streams */
+	p->perturb = (uint32_t)shp_rand_key(shp_rand_key(c->seed, q->port),
+					    FQC_DEFAULT_SEED);
+	p->conf = c;
+	p->seen = c->id;
+	return 0;
+}
+
+static const void *
+fqc_change(struct shp_qdisc *q, const void *conf)
+{
+	const struct fqc_conf *old = priv(q)->conf;
+
+	if (conf == NULL)
+		conf = &fqc_defaults;
+	__atomic_store_n(&priv(q)->conf, (const struct fqc_conf *)conf,
+			 __ATOMIC_RELEASE);
+	return old == &fqc_defaults ? NULL : old;
+}
+
+/* With no ctx there is nowhere to count them: reset before destroying
+ * a stage that may hold packets (shp_qdisc_reset_all). */
+static void
+fqc_fini(struct shp_qdisc *q)
+{
+	struct fqc_priv *p = priv(q);
+	uint32_t i;
+
+	if (p->stash != NULL)
+		rte_pktmbuf_free(p->stash);
+	for (i = 0; i < p->nb_flows; i++) {
+		struct rte_mbuf *m;
+
+		while ((m = flow_pop(p, &p->flows[i])) != NULL)
+			rte_pktmbuf_free(m);
+	}
+	rte_free(p->flows);
+	rte_free(p->backlogs);
+}
+
+static void
+fqc_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	const struct fqc_priv *p = priv(q);
+
+	st->qlen = p->qlen + (p->stash != NULL);
+	st->backlog = p->backlog +
+		(p->stash != NULL ? rte_pktmbuf_pkt_len(p->stash) : 0);
+}
+
+static int fqc_format(const void *conf, char *buf, size_t len);
+
+static void
+fqc_dump(const struct shp_qdisc *q, FILE *f)
+{
+	const struct fqc_priv *p = priv(q);
+	struct fqc_conf c = *__atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	char buf[256];
+
+	c.flows = RTE_MIN(c.flows, p->nb_flows);   /* the ones in use */
+	fqc_format(&c, buf, sizeof(buf));
+	fprintf(f, "%s", buf);
+}
+
+const struct shp_qdisc_ops shp_fq_codel_ops = {
+	.id = "fq_codel",
+	.priv_size = sizeof(struct fqc_priv),
+	.mp_enqueue = false,
+	.init = fqc_init,
+	.change = fqc_change,
+	.enqueue = fqc_enqueue,
+	.dequeue = fqc_dequeue,
+	.peek = fqc_peek,
+	.next_time = fqc_next_time,
+	.idle = fqc_idle,
+	.reset = fqc_reset,
+	.stats = fqc_stats,
+	.dump = fqc_dump,
+	.fini = fqc_fini,
+};
+
+/* The control plane: q_fq_codel.c's grammar (exact keywords). */
+
+#define FQC_MAX_WORDS 32
+#define FQC_MAX_LEN   512
+
+static int
+time_arg(struct shp_tcargs *a, const char *kw, uint64_t *ns, bool nonzero)
+{
+	if (shp_tc_next(a, "a time") || shp_tc_time(a, kw, ns))
+		return -1;
+	if (nonzero && *ns == 0)
+		return shp_tc_fail(a, "%s: '%s' must be more than 0", kw,
+				   shp_tc_cur(a));
+	return 0;
+}
+
+static int
+u32_arg(struct shp_tcargs *a, const char *kw, uint32_t min, uint32_t max,
+	uint32_t *v)
+{
+	if (shp_tc_next(a, "a number") || shp_tc_u32(a, kw, v))
+		return -1;
+	if (*v < min || *v > max)
+		return shp_tc_fail(a, "%s: '%s' must be within %" PRIu32
+				   "..%" PRIu32, kw, shp_tc_cur(a), min, max);
+	return 0;
+}
+
+static int
+fqc_words(struct shp_tcargs *a, struct fqc_conf *c)
+{
+	for (a->i = 0; a->i < a->argc; a->i++) {
+		const char *w = shp_tc_cur(a);
+
+		if (strcmp(w, "limit") == 0) {
+			if (u32_arg(a, "limit", 1, UINT32_MAX, &c->limit))
+				return -1;
+		} else if (strcmp(w, "flows") == 0) {
+			if (u32_arg(a, "flows", 1, FQC_FLOWS_MAX, &c->flows))
+				return -1;
+		} else if (strcmp(w, "quantum") == 0) {
+			if (u32_arg(a, "quantum", FQC_QUANTUM_MIN,
+				    FQC_QUANTUM_MAX, &c->quantum))
+				return -1;
+		} else if (strcmp(w, "target") == 0) {
+			if (time_arg(a, "target", &c->target, false))
+				return -1;
+		} else if (strcmp(w, "interval") == 0) {
+			if (time_arg(a, "interval", &c->interval, true))
+				return -1;
+		} else if (strcmp(w, "ce_threshold") == 0) {
+			if (time_arg(a, "ce_threshold", &c->ce_threshold,
+				     false))
+				return -1;
+		} else if (strcmp(w, "memory_limit") == 0) {
+			if (shp_tc_next(a, "a size") ||
+			    shp_tc_size(a, "memory_limit", &c->memory_limit))
+				return -1;
+			if (c->memory_limit == 0 ||
+			    c->memory_limit > FQC_MEMORY_MAX)
+				return shp_tc_fail(a, "memory_limit: '%s' must "
+						   "be within 1b..2gb",
+						   shp_tc_cur(a));
+		} else if (strcmp(w, "ecn") == 0) {
+			c->ecn = true;
+		} else if (strcmp(w, "noecn") == 0) {
+			c->ecn = false;
+		} else {
+			return shp_tc_fail(a, "unknown word '%s' (limit, "
+					   "flows, target, interval, quantum, "
+					   "ecn, noecn, ce_threshold, "
+					   "memory_limit)", w);
+		}
+	}
+	return 0;
+}
+
+static void *
+fqc_parse(const char *args, const struct shp_kind_env *env, char *err)
+{
+	struct shp_tcargs a = { .qdisc = "fq_codel", .err = err };
+	char buf[FQC_MAX_LEN], *argv[FQC_MAX_WORDS];
+	struct fqc_conf c = fqc_defaults, *out;
+
+	err[0] = '\0';
+	if (shp_tc_split(&a, args, buf, sizeof(buf), argv,
+			 FQC_MAX_WORDS) < 0 || fqc_words(&a, &c) < 0)
+		return NULL;
+	if (env != NULL && env->seed_set)
+		c.seed = env->seed;
+	out = malloc(sizeof(*out));
+	if (out == NULL) {
+		snprintf(err, SHP_ERR_LEN, "fq_codel: out of memory");
+		return NULL;
+	}
+	c.id = shp_conf_new_id();
+	*out = c;
+	return out;
+}
+
+/* Every parameter, in tc's order of `tc qdisc show`, so that the text
+ * parses back to the same conf whatever the defaults become. */
+static int
+fqc_format(const void *conf, char *buf, size_t len)
+{
+	const struct fqc_conf *c = conf;
+	char t[32], i[32], m[32], ce[48] = "";
+
+	shp_fmt_time(t, sizeof(t), c->target);
+	shp_fmt_time(i, sizeof(i), c->interval);
+	shp_fmt_size(m, sizeof(m), c->memory_limit);
+	if (c->ce_threshold != FQC_CE_OFF) {
+		char v[32];
+
+		shp_fmt_time(v, sizeof(v), c->ce_threshold);
+		snprintf(ce, sizeof(ce), " ce_threshold %s", v);
+	}
+	return snprintf(buf, len, "limit %" PRIu32 " flows %" PRIu32
+			" quantum %" PRIu32 " target %s%s interval %s "
+			"memory_limit %s %s", c->limit, c->flows, c->quantum,
+			t, ce, i, m, c->ecn ? "ecn" : "noecn");
+}
+
+static const char *const fq_codel_drops[] = {
+	/* CoDel's control law, at dequeue (or ECN-incapable when it would
+	 * have marked) */
+	[FQC_DROP_CODEL] = "codel",
+	/* over limit or memory_limit: from the fattest bucket's head */
+	[FQC_DROP_OVERLIMIT] = "fq_overlimit",
+	NULL
+};
+
+static const struct shp_xstat_desc fq_codel_xstats[] = {
+	/* CE marks where CoDel would have dropped */
+	[FQC_XS_ECN_MARKED] = { "ecn_marked", 0, NULL },
+	/* CE marks for a sojourn above ce_threshold */
+	[FQC_XS_CE_MARKED] = { "ce_marked", 0, NULL },
+	/* buckets that joined the new list (Linux new_flow_count) */
+	[FQC_XS_NEW_FLOWS] = { "new_flows", 0, NULL },
+	/* buckets holding packets */
+	[FQC_XS_FLOWS_ACTIVE] = { "flows_active", SHP_XS_GAUGE, NULL },
+	[FQC_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
+	/* bytes of buffers held, against memory_limit */
+	[FQC_XS_MEMORY] = { "memory_usage", SHP_XS_GAUGE, NULL },
+	/* of the fq_overlimit drops, those for memory_limit */
+	[FQC_XS_OVERMEMORY] = { "overmemory", 0, NULL },
+	{ NULL, 0, NULL }
+};
+
+const struct shp_kind shp_kind_fq_codel = {
+	.name = "fq_codel",
+	.slot = SHP_SLOT_QUEUE,
+	.ops = &shp_fq_codel_ops,
+	.parse = fqc_parse,
+	.format = fqc_format,
+	.conf_free = free,
+	.drops = fq_codel_drops,
+	.xstats = fq_codel_xstats,
+	.usage = "fq_codel [limit PACKETS] [flows N] [target TIME] "
+		 "[interval TIME] [quantum BYTES] [ecn|noecn] "
+		 "[ce_threshold TIME] [memory_limit BYTES]",
+};

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <rte_errno.h>
+#include <rte_ring.h>
+
+#include "shp_chain.h"
+#include "shp_units.h"
+
+void
+shp_chain_spec_free(struct shp_chain_spec *spec)
+{
+	unsigned int s;
+
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		if (spec->kind[s] != NULL)
+			shp_kind_conf_free(spec->kind[s], spec->conf[s]);
+		spec->conf[s] = NULL;
+	}
+}
+
+int
+shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
+		struct rte_mempool *pool, uint16_t port,
+		const struct shp_stage_env *env,
+		const struct shp_qdisc_ops *tap,
+		const struct shp_kind_env *kenv)
+{
+	struct shp_qdisc *below = NULL;
+	char err[SHP_ERR_LEN];
+	unsigned int s;
+	int e;
+
+	memset(c, 0, sizeof(*c));
+	c->env = *env;
+	snprintf(c->name, sizeof(c->name), "p%u", port);
+	c->env.name = c->name;
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		c->kind[s] = spec->kind[s] != NULL ? spec->kind[s] :
+			     shp_kind_default((enum shp_slot)s);
+		c->conf[s] = spec->conf[s];
+	}
+	/* a queue is never off: its kind's defaults */
+	if (c->conf[SHP_SLOT_QUEUE] == NULL) {
+		c->conf[SHP_SLOT_QUEUE] = c->kind[SHP_SLOT_QUEUE]->parse(
+			"", kenv, err);
+		if (c->conf[SHP_SLOT_QUEUE] == NULL) {
+			errno = EINVAL;
+			goto fail;
+		}
+	}
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		c->stage[s] = shp_qdisc_create_env(c->kind[s]->ops, below,
+						   pool, port, &c->env,
+						   c->conf[s]);
+		if (c->stage[s] == NULL)
+			goto fail;
+		below = c->stage[s];
+		if (s == SHP_SLOT_RATE && tap != NULL) {
+			c->tap = shp_qdisc_create_env(tap, below, pool, port,
+						      &c->env, NULL);
+			if (c->tap == NULL)
+				goto fail;
+			below = c->tap;
+		}
+	}
+	c->queue = c->stage[SHP_SLOT_QUEUE];
+	c->root = below;
+	if (!c->queue->ops->mp_enqueue) {
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "%s_inbox", c->name);
+		c->inbox = rte_ring_create(name, rte_align32pow2(
+						   env->ring_size + 1),
+					   env->socket, RING_F_SC_DEQ);
+		if (c->inbox == NULL) {
+			errno = rte_errno;
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	e = errno;
+	for (s = SHP_SLOT_MAX; s-- > 0;) {
+		if (s == SHP_SLOT_RATE && c->tap != NULL)
+			shp_qdisc_destroy(c->tap);
+		shp_qdisc_destroy(c->stage[s]);
+		if (c->kind[s] != NULL)
+			shp_kind_conf_free(c->kind[s], c->conf[s]);
+	}
+	memset(c, 0, sizeof(*c));
+	errno = e;
+	return -1;
+}
+
+void
+shp_chain_destroy(struct shp_chain *c, struct shp_ctx *ctx)
+{
+	unsigned int s;
+
+	if (c->root == NULL)
+		return;
+	if (c->inbox != NULL) {
+		struct rte_mbuf *m;
+
+		while (rte_ring_dequeue(c->inbox, (void **)&m) == 0)
+			shp_drop(ctx, SHP_DROP_FLUSHED, m);
+		rte_ring_free(c->inbox);
+	}
+	if (shp_qdisc_qlen_total(c->root) > 0)
+		shp_qdisc_reset_all(c->root, ctx);
+	for (s = SHP_SLOT_MAX; s-- > 0;) {
+		if (s == SHP_SLOT_RATE)
+			shp_qdisc_destroy(c->tap);
+		shp_qdisc_destroy(c->stage[s]);
+		shp_kind_conf_free(c->kind[s], c->conf[s]);
+	}
+	memset(c, 0, sizeof(*c));
+}
+
+struct shp_qdisc *
+shp_chain_find(const struct shp_chain *c, const struct shp_kind *k)
+{
+	unsigned int s;
+
+	for (s = 0; s < SHP_SLOT_MAX; s++)
+		if (c->kind[s] == k)
+			return c->stage[s];
+	return NULL;
+}
+
+int
+shp_chain_change(struct shp_chain *c, const struct shp_kind *k, void *conf,
+		 void **old, char *err)
+{
+	enum shp_slot s = k->slot;
+
+	if (c->kind[s] != k) {
+		snprintf(err, SHP_ERR_LEN, "port %u runs %s there: a "
+			 "different kind takes a restart", c->stage[s]->port,
+			 c->kind[s]->name);
+		return -1;
+	}
+	if (k->ops->change == NULL) {
+		snprintf(err, SHP_ERR_LEN, "%s cannot change while running",
+			 k->name);
+		return -1;
+	}
+	if (conf == NULL && s == SHP_SLOT_QUEUE) {
+		snprintf(err, SHP_ERR_LEN, "a queue cannot be off");
+		return -1;
+	}
+	*old = (void *)(uintptr_t)k->ops->change(c->stage[s], conf);
+	c->conf[s] = conf;
+	return 0;
+}
+
+int
+shp_chain_format(const struct shp_chain *c, enum shp_slot slot, char *buf,
+		 size_t len)
+{
+	return shp_kind_format(c->kind[slot], c->conf[slot], buf, len);
+}
+
+unsigned int
+shp_chain_pool_size(unsigned int nb_ports, unsigned int bands,
+		    unsigned int ring_size, unsigned int burst,
+		    unsigned int nb_lcores)
+{
+	return nb_ports * (bands * ring_size + SHP_NB_RXD + SHP_NB_TXD +
+			   8 * burst + SHP_NETEM_RESERVE) +
+	       nb_lcores * (2 * burst + SHP_POOL_CACHE);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * An egress port's chain of stages, built from (kind, conf) per slot:
+ *
+ *     queue  ->  rate  ->  delay  ->  TX      (shp_kind.h)
+ *
+ * The program and the offline tool build their chains here and nowhere
+ * else. The chain owns the confs it was given: a change publishes a new
+ * one and hands the old back, to be freed after the RCU grace period.
+ *
+ * Who runs the queue's enqueue: a kind whose enqueue is multi-producer
+ * (pfifo_fast: one rte_ring per band) is enqueued into by every RX lcore
+ * directly. Any other (fq_codel) is enqueued into only by the port's TX
+ * lcore: an RX lcore that owns the port too (run to completion) calls it
+ * directly; one that does not (a pipeline) puts its packets in the chain's
+ * inbox, an MP/SC rte_ring the TX lcore empties into the queue at the
+ * start of each round (shp_chain_drain).
+ */
+#ifndef SHP_CHAIN_H
+#define SHP_CHAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rte_ring.h>
+
+#include "shp_kind.h"
+#include "shp_qdisc.h"
+
+struct shp_chain {
+	/* by slot: the stage, its kind and the conf it runs (NULL: off) */
+	struct shp_qdisc *stage[SHP_SLOT_MAX];
+	const struct shp_kind *kind[SHP_SLOT_MAX];
+	void *conf[SHP_SLOT_MAX];
+	struct shp_qdisc *tap;     /* the caller's own stage, if any */
+	struct shp_qdisc *root;    /* what TX dequeues */
+	struct shp_qdisc *queue;   /* what RX enqueues into */
+	struct rte_ring *inbox;    /* see above; NULL for an MP queue */
+	struct shp_stage_env env;
+	char name[32];
+};
+
+/* What a chain is made of: per slot a kind (NULL: the slot's default)
+ * and its conf (NULL: off, or the queue kind's defaults). */
+struct shp_chain_spec {
+	const struct shp_kind *kind[SHP_SLOT_MAX];
+	void *conf[SHP_SLOT_MAX];
+};
+
+/* Free the confs of a spec that was not given to a chain. */
+void shp_chain_spec_free(struct shp_chain_spec *spec);
+
+/*
+ * Build port's chain. env is copied (env->name is ignored: the chain
+ * names its rings after the port). tap, when not NULL, is a private stage
+ * put right above the rate slot (the offline tool's tbf-exit stamp).
+ * Takes the confs of spec, also on failure. 0, or -1 with errno.
+ */
+int shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
+		    struct rte_mempool *pool, uint16_t port,
+		    const struct shp_stage_env *env,
+		    const struct shp_qdisc_ops *tap, const struct shp_kind_env *kenv);
+
+/* Destroy the stages (what they hold is freed, counted as flushed) and
+ * free the confs. */
+void shp_chain_destroy(struct shp_chain *c, struct shp_ctx *ctx);
+
+/* The stage of kind k in c, or NULL. */
+struct shp_qdisc *shp_chain_find(const struct shp_chain *c,
+				 const struct shp_kind *k);
+
+/*
+ * Publish conf (NULL: off) for kind k's slot. The slot must run k now (a
+ * different kind there takes a restart: -1 with err saying so) and k must
+ * be able to change (a kind without a change op: -1 with err). *old is
+ * the conf to free with shp_kind_conf_free(k, *old) after a grace period.
+ */
+int shp_chain_change(struct shp_chain *c, const struct shp_kind *k,
+		     void *conf, void **old, char *err);
+
+/* Text of slot's stage as set (shp_kind_format). */
+int shp_chain_format(const struct shp_chain *c, enum shp_slot slot,
+		     char *buf, size_t len);
+
+/* Packets the inbox holds now. */
+static inline unsigned int
+shp_chain_inbox_count(const struct shp_chain *c)
+{
+	return c->inbox != NULL ? rte_ring_count(c->inbox) : 0;
+}
+
+/*
+ * RX: hand pkts[0..n) to the chain. band/used/bytes are what the RX pass
+ * gathered (shp_classify_burst_bands). owner: the caller is the port's TX
+ * lcore. Takes every packet: accepted, or counted as dropped.
+ */
+static inline void
+shp_chain_enqueue_rx(struct shp_chain *c, struct rte_mbuf **pkts,
+		     uint8_t *band, uint32_t used, uint64_t bytes, uint16_t n,
+		     bool owner, struct shp_ctx *ctx)
+{
+	struct shp_qdisc *q = c->queue;
+	unsigned int ok;
+
+	ctx->ctr->egress_in += n;
+	if (q->ops->mp_enqueue || owner) {
+		if (q->ops->enqueue_rx != NULL)
+			q->ops->enqueue_rx(q, pkts, band, used, bytes, n, ctx);
+		else
+			q->ops->enqueue(q, pkts, n, ctx);
+		return;
+	}
+	ok = rte_ring_enqueue_burst(c->inbox, (void **)pkts, n, NULL);
+	shp_drop_burst(ctx, SHP_DROP_INBOX_FULL, pkts + ok,
+		       (uint16_t)(n - ok));
+}
+
+/* TX lcore, each round before it dequeues: what RX lcores handed over
+ * joins the queue. */
+static inline void
+shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx)
+{
+	struct rte_mbuf *pkts[64];
+	unsigned int n;
+
+	if (c->inbox == NULL)
+		return;
+	while ((n = rte_ring_dequeue_burst(c->inbox, (void **)pkts,
+					   RTE_DIM(pkts), NULL)) > 0)
+		c->queue->ops->enqueue(c->queue, pkts, (uint16_t)n, ctx);
+}
+
+/* The ports' descriptor rings, the pool's per-lcore cache, and room for
+ * what the delay line holds beyond the queue (netem's default limit is
+ * half the pool: shp_netem_default_limit). */
+#define SHP_NB_RXD 1024
+#define SHP_NB_TXD 1024
+#define SHP_POOL_CACHE 256
+#define SHP_NETEM_RESERVE 16384
+
+/*
+ * Mbufs a run needs (for sizing the pool) when the user did not say:
+ * per port the queue's rings, the NIC's descriptors, a few bursts and the
+ * delay reserve; per lcore (nb_lcores touch the pool) its cache and two
+ * bursts. The program and the offline tool size alike, so that netem's
+ * default limit (half the pool) is the same in both.
+ */
+unsigned int shp_chain_pool_size(unsigned int nb_ports, unsigned int bands,
+				 unsigned int ring_size, unsigned int burst,
+				 unsigned int nb_lcores);
+
+#endif

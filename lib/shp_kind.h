@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stage kinds, found by name (Linux register_qdisc(), iproute2's struct
+ * qdisc_util).
+ *
+ * A kind is the data-path ops table (shp_qdisc.h) plus its control-plane
+ * half: parse tc text into an immutable conf, format a conf back to text
+ * that parses to the same conf, free a conf, and name its own counters
+ * (drop causes and extended statistics). Everything above the stages --
+ * options, the INI profile, `set`/`clear`, CLI help, the stats file,
+ * `show`, telemetry, the exporter -- iterates over the registry and knows
+ * no kind by name. A new discipline is one file that defines a
+ * `const struct shp_kind` and one line in lib/shp_kinds.c.
+ *
+ * Each egress port runs one chain of slots, leaf first:
+ *
+ *     queue (pfifo_fast | fq_codel ...)  ->  rate (tbf ...)  ->  delay (netem)  ->  TX
+ *
+ * The option, INI key and `set` word of a queue kind is "queue" and its
+ * text starts with the kind's name (`--queue 'fq_codel target 5ms'`, as
+ * `tc qdisc add ... fq_codel target 5ms`); every other kind is set by its
+ * own name and its text is its arguments (`--tbf 'rate 1mbit ...'`).
+ */
+#ifndef SHP_KIND_H
+#define SHP_KIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shp_qdisc.h"
+#include "shp_units.h"
+
+enum shp_slot {
+	SHP_SLOT_QUEUE,   /* the bottleneck queue RX enqueues into */
+	SHP_SLOT_RATE,    /* a gate: tbf */
+	SHP_SLOT_DELAY,   /* netem: the chain's root */
+	SHP_SLOT_MAX
+};
+
+/* Flags of an extended statistic. */
+#define SHP_XS_GAUGE   0x1  /* a level the owner writes, not a count: not
+			     * summed into a baseline by `clear stats` */
+#define SHP_XS_QLEN    0x2  /* a gauge of packets held: part of "queued"
+			     * in the conservation sum */
+#define SHP_XS_CREATED 0x4  /* packets made here (copies): part of what
+			     * was offered in the conservation sum */
+#define SHP_XS_DELAYED 0x8  /* a gauge of packets held for a later send
+			     * time: the worker paces arrivals while it is
+			     * not zero (shp_egress.h) */
+
+struct shp_xstat_desc {
+	const char *name;    /* key under ports.N.xstats.KIND */
+	unsigned int flags;
+	/* also a key of its own at the port's top level, for the names the
+	 * stats file had before kinds carried their own (NULL: none) */
+	const char *alias;
+};
+
+/* What parse may use besides the text: the program's global options. */
+struct shp_kind_env {
+	unsigned int bands;      /* --bands */
+	unsigned int ring_size;  /* --ring-size */
+	uint64_t seed;           /* --seed, when seed_set */
+	bool seed_set;
+};
+
+struct shp_kind {
+	const char *name;                 /* tc's word: "tbf", "fq_codel" */
+	enum shp_slot slot;
+	const struct shp_qdisc_ops *ops;
+	/*
+	 * Text after the kind's name (the whole --tbf/--netem text; for a
+	 * queue kind what follows its name) to a new immutable conf, or
+	 * NULL with one line in err (SHP_ERR_LEN) naming the bad word.
+	 * "" gives the defaults. Never called with "off".
+	 */
+	void *(*parse)(const char *args, const struct shp_kind_env *env,
+		       char *err);
+	/* conf back to arguments (without the kind's name) that parse to
+	 * the same conf; snprintf's return convention */
+	int (*format)(const void *conf, char *buf, size_t len);
+	void (*conf_free)(void *conf);
+	/* its drop causes, NULL-terminated; the stage counts cause i with
+	 * shp_stage_drop(q, ctx, i, ...). A name another kind (or the
+	 * core) has too is one counter. */
+	const char *const *drops;
+	/* its own counters, terminated by a NULL name; index i with
+	 * shp_stage_xstat(q, ctx, i) */
+	const struct shp_xstat_desc *xstats;
+	/* usage, one line: "fq_codel [limit PACKETS] [flows N] ..." */
+	const char *usage;
+	/* its words, '#'-separated, for the CLI's completion */
+	const char *words;
+};
+
+/* The registry (lib/shp_kinds.c), in chain order within a slot; the
+ * first kind of a slot is its default. NULL-terminated. */
+extern const struct shp_kind *const shp_kinds[];
+
+/* The kind called name, or NULL. */
+const struct shp_kind *shp_kind_find(const char *name);
+/* The kind whose ops these are, or NULL (a private stage: the offline
+ * tool's tap). */
+const struct shp_kind *shp_kind_of(const struct shp_qdisc_ops *ops);
+/* The default kind of a slot (its first in the registry). */
+const struct shp_kind *shp_kind_default(enum shp_slot slot);
+
+/* The word that sets a kind: "queue" for a queue kind, else its name. */
+const char *shp_kind_key(const struct shp_kind *k);
+/* True if `word` is a key (queue, tbf, netem, ...). */
+bool shp_kind_is_key(const char *word);
+
+/* The keys, each once, in registry order: queue, tbf, netem, ... */
+#define SHP_MAX_KEYS 8
+unsigned int shp_key_nb(void);
+const char *shp_key_name(unsigned int i);
+/* index of a key, or -1 */
+int shp_key_index(const char *word);
+/* the slot a key's kinds go to */
+enum shp_slot shp_key_slot(unsigned int i);
+
+/*
+ * Profile text as given to a key (`queue`, `tbf`, ...) to (kind, conf).
+ * "off" gives the slot's pass-through: *conf NULL (not for the queue
+ * slot). A queue text starts with its kind's name. 0, or -1 with one
+ * line in err that names the key and the bad word.
+ */
+int shp_kind_parse(const char *key, const char *text,
+		   const struct shp_kind_env *env,
+		   const struct shp_kind **kind, void **conf, char *err);
+/* (kind, conf) back to the text its key takes ("off" for NULL). */
+int shp_kind_format(const struct shp_kind *k, const void *conf, char *buf,
+		    size_t len);
+void shp_kind_conf_free(const struct shp_kind *k, void *conf);
+
+/*
+ * Counter slots. Every drop cause and extended statistic of every kind
+ * has one slot in each lcore's per-port block (shp_stats.h), numbered at
+ * start-up: the core's causes first (enum shp_drop), then each kind's in
+ * registry order.
+ */
+unsigned int shp_drop_nb(void);            /* causes in use */
+unsigned int shp_xstat_nb(void);           /* statistics in use */
+/* the kind of xstat slot i, and its description */
+const struct shp_kind *shp_xstat_kind(unsigned int i);
+const struct shp_xstat_desc *shp_xstat_desc(unsigned int i);
+/* slot of the drop cause called name, or -1 */
+int shp_drop_index(const char *name);
+/* slot of kind's statistic called name, or -1 */
+int shp_xstat_index(const struct shp_kind *k, const char *name);
+/* the sum of kind k's drop causes in a counter block */
+uint64_t shp_kind_drops(const struct shp_kind *k, const uint64_t *drops);
+/* c's statistic `name` of kind `kind`, by names (tests and tools) */
+#define SHP_XSTAT(c, kind, name) \
+	((c)->xstats[shp_xstat_index(shp_kind_find(kind), (name))])
+/* the slots of the SHP_XS_DELAYED statistics, *nb of them */
+const uint8_t *shp_xstat_delayed(unsigned int *nb);
+/* slot maps of a kind: local index -> slot (NULL for no kind) */
+const uint8_t *shp_kind_drop_map(const struct shp_kind *k);
+const uint8_t *shp_kind_xstat_map(const struct shp_kind *k);
+
+#endif
