@@ -43,6 +43,7 @@ struct fspec {
 	uint8_t ext[MAX_EXT];
 	uint16_t v6frag;     /* ... the fragment header's offset+M field */
 	int l4len;           /* transport bytes (default 8) */
+	uint16_t sport;      /* 0: 4321 */
 	int pad;             /* bytes after the IP packet */
 	int short_tot;       /* the IP length says the packet ends 2 bytes
 			      * into the transport header */
@@ -191,7 +192,7 @@ build(const struct fspec *s, uint8_t *f, struct want *w)
 	l4len = s->l4len ? s->l4len : 8;
 	memset(f + o, 0x33, l4len);
 	if (!later && l4len >= 4) {
-		put16(f + o, 4321);
+		put16(f + o, s->sport ? s->sport : 4321);
 		put16(f + o + 2, 80);
 	}
 	o += l4len;
@@ -205,7 +206,7 @@ build(const struct fspec *s, uint8_t *f, struct want *w)
 		    nh == 33;
 	if (has_ports && !later && proto_need && !s->short_tot &&
 	    l4len >= 4) {
-		w->h.sport = 4321;
+		w->h.sport = s->sport ? s->sport : 4321;
 		w->h.dport = 80;
 		w->need[bit(SHP_PKTHDR_F_PORTS)] = l4 + 4;
 	}
@@ -763,6 +764,60 @@ test_netem_ecn_tags(void **state)
 	shp_rig_fini(&r);
 }
 
+/*
+ * fq_codel's buckets come from the walker's 5-tuple: 64 UDP flows that
+ * differ only in their source port get about 64 buckets behind IPv6
+ * extension headers, four 0x9200 tags, or with the IP header split
+ * across segments (its own walk, before, saw neither the ports behind
+ * extension headers nor a split header: one bucket for all).
+ */
+static void
+test_fq_codel_flows(void **state)
+{
+	static const char *const layouts[] = {
+		"v6 hbh+dst", "v4 4 x 0x9200", "v4 split",
+	};
+	unsigned int l, i;
+
+	(void)state;
+	for (l = 0; l < RTE_DIM(layouts); l++) {
+		struct shp_rig r;
+		uint64_t active;
+
+		shp_rig_chain(&r, "fq_codel");
+		for (i = 0; i < 64; i++) {
+			uint8_t f[512];
+			struct fspec s = { .proto = 17, .l4len = 100,
+					   .sport = (uint16_t)(1000 + i) };
+			struct rte_mbuf *m;
+			struct want w;
+			size_t len;
+
+			if (l == 0) {
+				s.l3 = 6;
+				s.next = 2;
+				s.ext[0] = 0;
+				s.ext[1] = 60;
+			} else {
+				s.l3 = 4;
+				s.ntags = l == 1 ? 4 : 0;
+				s.tpid[0] = s.tpid[1] = s.tpid[2] = s.tpid[3] =
+					0x9200;
+			}
+			len = build(&s, f, &w);
+			m = l == 2 ? mk_split(f, len, w.h.l3_off + 8) :
+				mk(f, len);
+			assert_int_equal(shp_rig_enqueue_at(&r, 0, &m, 1), 1);
+		}
+		/* 64 flows in 1024 buckets: about 2 collide */
+		active = SHP_XSTAT(r.c, "fq_codel", "flows_active");
+		if (active < 56)
+			fail_msg("%s: %" PRIu64 " buckets for 64 flows",
+				 layouts[l], active);
+		shp_rig_fini(&r);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -773,6 +828,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_set_ce),
 		cmocka_unit_test(test_classify_tags),
 		cmocka_unit_test(test_netem_ecn_tags),
+		cmocka_unit_test(test_fq_codel_flows),
 	};
 
 	(void)argc;
