@@ -100,9 +100,11 @@ hdr_same(const struct shp_pkthdr *a, const struct shp_pkthdr *b, int depth)
 	    (a->tos != b->tos || memcmp(&a->src, &b->src, 16) ||
 	     memcmp(&a->dst, &b->dst, 16)))
 		FUZZ_BUG("depth %d: L3 fields differ", depth);
-	if ((a->flags & SHP_PKTHDR_F_PROTO) &&
-	    (a->ip_proto != b->ip_proto || a->l4_off != b->l4_off))
-		FUZZ_BUG("depth %d: ip_proto or l4_off differ", depth);
+	/* ip_proto: the upper layer, or where an IPv6 walk stopped */
+	if ((a->flags & SHP_PKTHDR_F_L3) && a->ip_proto != b->ip_proto)
+		FUZZ_BUG("depth %d: ip_proto differs", depth);
+	if ((a->flags & SHP_PKTHDR_F_PROTO) && a->l4_off != b->l4_off)
+		FUZZ_BUG("depth %d: l4_off differs", depth);
 	if ((a->flags & SHP_PKTHDR_F_PORTS) &&
 	    (a->sport != b->sport || a->dport != b->dport))
 		FUZZ_BUG("depth %d: ports differ", depth);

@@ -25,7 +25,10 @@
  * flag set) only if every byte it comes from was read; a header cut short
  * ends the walk with what came before it. Ports are also not read beyond
  * the IP packet's own length (IPv4 total length, IPv6 payload length), so
- * Ethernet padding is never taken for a transport header.
+ * Ethernet padding is never taken for a transport header; a length that
+ * bounds nothing (IPv6 payload length 0, a jumbogram; IPv4 total length
+ * below the header's own, as in GSO or BIG TCP packets) leaves the frame
+ * as the bound.
  *
  * Cost: the walker is inline and takes how deep to go (a constant at each
  * call site), so classify's TOS reading compiles to the Ethernet, tags and
@@ -87,7 +90,10 @@ struct shp_pkthdr {
 	uint16_t l4_off;     /* first byte after the IP headers (F_PROTO) */
 	uint8_t tos;         /* IPv4 TOS / IPv6 traffic class, ECN in the
 			      * low 2 bits (F_L3) */
-	uint8_t ip_proto;    /* upper-layer protocol (F_PROTO) */
+	uint8_t ip_proto;    /* (F_L3) the upper-layer protocol with
+			      * F_PROTO; without it (IPv6), the type of the
+			      * extension header the walk stopped at, as
+			      * Linux's flow dissector reports it */
 	uint16_t sport;      /* transport ports, host order (F_PORTS) */
 	uint16_t dport;
 	union shp_ipaddr src;   /* network order (F_L3) */
@@ -296,8 +302,9 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 			if (frag & 0x1fff)
 				h->flags |= SHP_PKTHDR_F_LATER;
 		}
-		if (depth == SHP_PKTHDR_L4 && tot >= ihl)
-			shp_pkthdr_ports(c, h, off + tot);
+		if (depth == SHP_PKTHDR_L4)
+			shp_pkthdr_ports(c, h, tot >= ihl ? off + tot :
+					 UINT32_MAX);
 	} else if (et == RTE_ETHER_TYPE_IPV6) {
 		uint32_t plen, l4;
 		uint8_t nh;
@@ -313,11 +320,11 @@ shp_pkthdr_parse(const struct rte_mbuf *m, struct shp_pkthdr *h,
 		memcpy(h->dst.v6, p + 24, 16);
 		h->flags |= SHP_PKTHDR_F_L3;
 		l4 = off + 40;
-		if (depth == SHP_PKTHDR_L3) {
-			/* the upper layer only if no extension header */
-			if (shp_pkthdr_is_v6ext(nh))
-				return;
-		} else if (!shp_pkthdr_skip_v6ext(c, h, &l4, &nh)) {
+		if ((depth == SHP_PKTHDR_L3 && shp_pkthdr_is_v6ext(nh)) ||
+		    (depth == SHP_PKTHDR_L4 &&
+		     !shp_pkthdr_skip_v6ext(c, h, &l4, &nh))) {
+			/* the upper layer is beyond what we walked */
+			h->ip_proto = nh;
 			return;
 		}
 		h->ip_proto = nh;

@@ -44,6 +44,7 @@ struct fspec {
 	uint16_t v6frag;     /* ... the fragment header's offset+M field */
 	int l4len;           /* transport bytes (default 8) */
 	uint16_t sport;      /* 0: 4321 */
+	int zero_len;        /* IP length 0 (GSO, jumbogram): no bound */
 	int pad;             /* bytes after the IP packet */
 	int short_tot;       /* the IP length says the packet ends 2 bytes
 			      * into the transport header */
@@ -198,6 +199,8 @@ build(const struct fspec *s, uint8_t *f, struct want *w)
 	o += l4len;
 	/* short: the packet ends inside the ports, padding after it */
 	iplen = s->short_tot ? l4 + 2 - l3 : o - l3;
+	if (s->zero_len)
+		iplen = s->l3 == 4 ? 0 : 40;
 	if (s->l3 == 4)
 		put16(f + l3 + 2, (uint16_t)iplen);
 	else
@@ -250,6 +253,10 @@ static const struct fspec specs[] = {
 	  .short_tot = 1, .pad = 20 },
 	{ .name = "v4 udp, 2 transport bytes", .l3 = 4, .proto = 17,
 	  .l4len = 2 },
+	{ .name = "v4 total length 0 (GSO)", .l3 = 4, .proto = 6,
+	  .zero_len = 1, .l4len = 20 },
+	{ .name = "v6 payload length 0 (jumbo)", .l3 = 6, .proto = 6,
+	  .zero_len = 1, .l4len = 20 },
 	{ .name = "v6 udp", .l3 = 6, .tos = 0xb9, .proto = 17 },
 	{ .name = "v6 tcp", .l3 = 6, .tos = 0x01, .proto = 6, .l4len = 20 },
 	{ .name = "v6 dccp padded", .l3 = 6, .proto = 33, .pad = 12 },
@@ -477,9 +484,47 @@ test_whole(void **state)
 	build(&s, f, &w);
 	assert_int_equal(w.need[bit(SHP_PKTHDR_F_PORTS)], 0);
 	assert_int_equal(w.h.l4_off, 14 + 40 + 8 + 8);
-	s = spec_named("v6 9 ext headers: gives up");    /* 9 ext headers */
+	s = spec_named("v6 9 ext headers: gives up");
 	build(&s, f, &w);
 	assert_int_equal(w.need[bit(SHP_PKTHDR_F_PROTO)], 0);
+
+	/* IPv6 without the upper layer: ip_proto is the extension header
+	 * the walk stopped at (hop-by-hop 8 bytes, routing 16, dest opts) */
+	s = spec_named("v6 hbh rt dst");
+	build(&s, f, &w);
+	{
+		static const struct { size_t cut; int depth; uint8_t nh; }
+		stop[] = {
+			{ 14 + 40, SHP_PKTHDR_L3, 0 },
+			{ 14 + 40 + 1, SHP_PKTHDR_L4, 0 },
+			{ 14 + 40 + 8 + 1, SHP_PKTHDR_L4, 43 },
+			{ 14 + 40 + 24 + 1, SHP_PKTHDR_L4, 60 },
+		};
+		struct shp_pkthdr h;
+
+		for (i = 0; i < RTE_DIM(stop); i++) {
+			struct rte_mbuf *m = mk(f, stop[i].cut);
+
+			shp_pkthdr_parse(m, &h, stop[i].depth);
+			assert_int_equal(h.flags & (SHP_PKTHDR_F_L3 |
+						    SHP_PKTHDR_F_PROTO),
+					 SHP_PKTHDR_F_L3);
+			assert_int_equal(h.ip_proto, stop[i].nh);
+			rte_pktmbuf_free(m);
+		}
+	}
+	/* the 9th extension header is where it gives up */
+	s = spec_named("v6 9 ext headers: gives up");
+	{
+		size_t len = build(&s, f, &w);
+		struct rte_mbuf *m = mk(f, len);
+		struct shp_pkthdr h = { 0 };
+
+		shp_pkthdr_parse(m, &h, SHP_PKTHDR_L4);
+		assert_int_equal(h.flags & SHP_PKTHDR_F_PROTO, 0);
+		assert_int_equal(h.ip_proto, 60);
+		rte_pktmbuf_free(m);
+	}
 }
 
 /* Every frame cut at every byte, and in every segment layout. */
