@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The packet-header walker: the one reading of a frame's L2/L3/L4 headers
- * for everything that needs them (classify on RX, ECN marking in netem, and
- * what wants a flow: a 5-tuple hash, match rules), so that they all agree on
- * which frames are IP and where the headers are.
+ * for everything that needs them (classify on RX, the ECN marks of netem
+ * and fq_codel, fq_codel's flow hash, the class match keys), so that they
+ * all agree on which frames are IP and where the headers are.
  *
  * What it walks:
  *   Ethernet, then up to SHP_PKTHDR_MAX_TAGS VLAN tags of any of the TPIDs
@@ -18,9 +18,9 @@
  *   unless the packet is a fragment other than the first (which carries no
  *   transport header).
  *
- * Safety: every byte comes through rte_pktmbuf_read() (in place when it is
- * in the first segment, which is the fast path, else copied out of the
- * chain), so any frame is fine: runts, truncated headers, headers split
+ * Safety: every byte is read in place when it is in the first segment (the
+ * fast path), else copied out of the chain by __rte_pktmbuf_read(), as
+ * rte_pktmbuf_read() does, so any frame is fine: runts, truncated headers, headers split
  * across segments. Nothing past pkt_len is read. A field is reported (its
  * flag set) only if every byte it comes from was read; a header cut short
  * ends the walk with what came before it. Ports are also not read beyond
@@ -38,7 +38,9 @@
  * ip_proto and, with SHP_PKTHDR_F_PORTS, sport/dport are the 5-tuple;
  * vlan_id, tos and eth_type are the other match keys. src and dst are
  * always 16 bytes with IPv4 addresses in .v4 and the rest zero, so a
- * key can be hashed or compared as whole fields.
+ * key can be hashed or compared as whole fields. A first fragment has its
+ * ports; a hash that must keep a datagram's fragments in one flow leaves
+ * them out when F_FRAG is set (fq_codel does).
  */
 #ifndef SHP_PKTHDR_H
 #define SHP_PKTHDR_H
