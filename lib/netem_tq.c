@@ -279,6 +279,7 @@ tq_radix_sort(struct shp_tq_ent *a, struct shp_tq_ent *tmp, uint32_t n,
 	for (i = 0; i < n; i++) {
 		uint64_t off = a[i].tts - base;
 
+		RTE_ASSERT(off >> shift == 0);   /* one bucket's times only */
 		for (p = 0; p < passes; p++)
 			cnt[p][(off >> (p * bits)) & mask]++;
 	}
