@@ -19,7 +19,6 @@ pfifo_fast never reached 0.8). A run that fails while the poller was
 starved of CPU is repeated once (shplib.attempts).
 """
 import json
-import subprocess
 import time
 
 from shplib import TBF, Testbed, attempts, rtt_summary, stop_and_check
