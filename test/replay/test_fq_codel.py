@@ -6,6 +6,7 @@ queue runs under tbf, with the options, summary and stats file users see.
 """
 import json
 import math
+import re
 import struct
 
 import pytest
@@ -185,6 +186,25 @@ def test_queue_text_line_breaks_separate_words(flood, tmp_path):
         assert out.read_bytes() == ref.read_bytes(), repr(text)
     proc = run(inp, tmp_path / "p.pcap", "--queue", "pfifo_fast\n")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_summary_names_each_counter_once(flood, tmp_path):
+    """fq_codel and netem both count ecn_marked: the summary names each
+    kind's own counter KIND_NAME (as telemetry), so no label repeats and
+    netem's keeps its old name."""
+    d, inp, _, _ = flood
+    proc = run(inp, tmp_path / "o.pcap", "--tbf", TBF, "--queue",
+               "fq_codel", "--netem", "delay 1ms")
+    assert proc.returncode == 0, proc.stderr
+    labels = [line.split(":")[0] for line in proc.stdout.splitlines()
+              if line[:1].isalpha() and ":" in line]
+    assert len(labels) == len(set(labels)), labels
+    for name in ("fq_codel_ecn_marked", "fq_codel_new_flows",
+                 "fq_codel_ce_marked", "fq_codel_overmemory", "ecn_marked"):
+        assert name in labels, (name, labels)
+    new_flows = re.search(r"^fq_codel_new_flows:\s+(\d+)$", proc.stdout,
+                          re.M)
+    assert int(new_flows.group(1)) > 0
 
 
 # ------------------------------------------------------ control law
