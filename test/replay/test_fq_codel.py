@@ -12,6 +12,7 @@ import struct
 import pytest
 
 import pcaplib
+from conftest import assert_conserved, pcap_port, run_shaper
 from test_offline import MS, T0, ok_run, run
 
 SIZE = 1000                       # bytes per frame
@@ -254,3 +255,38 @@ def test_control_law_drop_schedule(tmp_path):
     # no drop while the sojourn was below target after the onset: it
     # only grew (one dropping state, count never restarted)
     assert drops[-1] - drops[0] > 2000 * MS
+
+
+# ------------------------------------------- the live program, both modes
+
+def test_live_fq_codel_both_modes(tmp_path, mode):
+    """dpdk-shaper itself, run to completion and pipeline (RX lcores hand
+    their packets to the TX lcore through the chain's inbox): a light
+    flow among a heavy one that overflows `limit 200` gets every packet
+    through, the heavy flow takes every drop, as fq_overlimit (or codel),
+    and nothing is lost or left (exit 0: the pool is full again). 1230
+    packets fit the inbox (2048), so no inbox_full drop is expected."""
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    frames = []
+    for i in range(1200):
+        frames.append(frame(i, HEAVY))
+        if i % 40 == 0:
+            frames.append(frame(i // 40, LIGHT))
+    pcaplib.write(str(rx), frames)
+    r = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                   ["--replay", "--queue", "fq_codel limit 200", "--tbf",
+                    TBF], mode)
+    assert r.rc == 0, r.err
+    assert_conserved(r)
+    p = r.port(0)
+    _, out = pcaplib.read(str(tx))
+    got = {HEAVY: 0, LIGHT: 0}
+    for _, f in out:
+        got[flow_of(f)] += 1
+    assert got[LIGHT] == 30
+    drops = {k: v for k, v in p["drops"].items() if v}
+    assert set(drops) <= {"fq_overlimit", "codel"}, drops
+    assert drops.get("fq_overlimit", 0) > 0, drops
+    assert got[HEAVY] == 1200 - sum(drops.values())
+    assert p["xstats"]["fq_codel"]["queued"] == 0
+    assert p["xstats"]["fq_codel"]["new_flows"] >= 2
