@@ -418,6 +418,62 @@ def test_kinds_xstats_and_causes_without_knowing_kinds(tmp_path, procs,
             "netem": "off"} in labels
 
 
+def test_fq_codel_port_exported_as_telemetry_says(tmp_path, procs,
+                                                  need_prometheus,
+                                                  need_telemetry_client):
+    """A live shaper with fq_codel on port 1: once `stop` froze the
+    counters, every fq_codel_* telemetry key of each port is exported as
+    shaper_kind_xstat{kind="fq_codel"} with its value, the queue is in the
+    profile labels, and fq_codel's causes are in the drops."""
+    fp = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i", "--queue-port", "1",
+                                  "fq_codel target 2ms"], file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    try:
+        shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        shaper.stdin.write("stop\n")
+        shaper.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/shaper/config", "/shaper/stats")
+            if a[0]["global"]["forwarding"] != "stopped":
+                return None
+            time.sleep(0.3)
+            b = telemetry(fp, "/shaper/config", "/shaper/stats")
+            return b if a == b else None
+        conf, tstats = wait_for("the counters to freeze", frozen)
+        ms = metrics(ex)
+        seen = 0
+        for p in ("0", "1"):
+            for key, v in tstats[p].items():
+                if key.startswith("fq_codel_"):
+                    assert m(ms, "shaper_kind_xstat", port=p,
+                             kind="fq_codel",
+                             stat=key[len("fq_codel_"):]) == v, (p, key)
+                    seen += 1
+        assert seen >= 2 * 7
+        # forwarding ran on port 1 through fq_codel: buckets were used
+        assert m(ms, "shaper_kind_xstat", port=1, kind="fq_codel",
+                 stat="new_flows") > 0
+        prof = [dict(k[1]) for k in ms if k[0] == "shaper_port_profile"]
+        q1 = [x["queue"] for x in prof if x["port"] == "1"]
+        assert q1 == [conf["1"]["queue"]] and "target 2ms" in q1[0], prof
+        for cause in ("codel", "fq_overlimit", "inbox_full"):
+            assert ("shaper_dropped_packets_total",
+                    frozenset({("port", "1"), ("cause", cause)})) in ms
+        shaper.stdin.write("quit\n")
+        shaper.stdin.flush()
+        assert shaper.wait(timeout=30) == 0
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
 def test_listen_errors(tmp_path, need_prometheus):
     """A bad --listen and a port in use: one line, no server left."""
     p = subprocess.run([PY, EXPORTER, "--file-prefix", "x", "--listen",
