@@ -121,7 +121,8 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 			put_u64(t, x->alias, c->xstats[k]);
 		snprintf(name, sizeof(name), "%s_%s",
 			 shp_xstat_kind(k)->name, x->name);
-		put_u64(t, name, c->xstats[k]);
+		if (x->alias == NULL || strcmp(x->alias, name) != 0)
+			put_u64(t, name, c->xstats[k]);
 	}
 	/* the stats file's "nic" object, flat: one level of containers */
 	put_u64(t, "nic_imissed", s->nic.imissed);

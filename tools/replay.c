@@ -1215,9 +1215,15 @@ summary(struct replay *r, FILE *f)
 		if ((x->flags & SHP_XS_GAUGE) ||
 		    shp_chain_find(&r->chain, shp_xstat_kind(d)) == NULL)
 			continue;
-		snprintf(name, sizeof(name), "%s:", x->alias ? x->alias :
-			 x->name);
-		fprintf(f, "%-14s%" PRIu64 "\n", name, c->xstats[d]);
+		/* a kind's own name is not unique (fq_codel and netem both
+		 * have ecn_marked): KIND_NAME, as telemetry, unless the
+		 * counter has its older top-level name */
+		if (x->alias != NULL)
+			snprintf(name, sizeof(name), "%s:", x->alias);
+		else
+			snprintf(name, sizeof(name), "%s_%s:",
+				 shp_xstat_kind(d)->name, x->name);
+		fprintf(f, "%-13s %" PRIu64 "\n", name, c->xstats[d]);
 	}
 	fprintf(f, "out_of_order: %" PRIu64 "\n", r->out_of_order);
 	print_dstat(f, "delay:", &r->delay, "");
