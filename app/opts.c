@@ -19,6 +19,7 @@ enum {
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
 	OPT_PACE,
 	OPT_MAX_LATE,
+	OPT_SCHEDULE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 };
@@ -42,6 +43,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"interactive", no_argument, NULL, 'i'},
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
+	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -116,6 +118,9 @@ shaper_usage(FILE *f, const char *prog)
 "  --stats-file PATH      write every counter as JSON on exit\n"
 "  -i, --interactive      command prompt (shaper> )\n"
 "  --cmdline-file FILE    run a command file at start (docs/cli.md)\n"
+"  --schedule FILE        'TIME COMMAND' lines: set/clear a stage, link\n"
+"                         down|up P, at offsets from the start; 'repeat\n"
+"                         PERIOD' loops it (docs/time-varying.md)\n"
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
