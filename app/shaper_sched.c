@@ -274,9 +274,19 @@ shaper_sched_tick(struct shaper *s)
 void
 shaper_sched_fini(struct shaper *s)
 {
+	uint64_t applied = 0, missed = 0;
 	unsigned int p, i, sl;
 	void *conf;
 
+	if (loaded && s->start_ns != 0) {
+		for (p = 0; p < SHP_MAX_PORTS; p++) {
+			applied += ports[p].applied;
+			missed += ports[p].missed;
+		}
+		printf("schedule %s: %" PRIu64 " change%s applied, %" PRIu64
+		       " missed\n", sched.path, applied,
+		       applied == 1 ? "" : "s", missed);
+	}
 	for (p = 0; p < SHP_MAX_PORTS; p++) {
 		struct sched_port *sp = &ports[p];
 

@@ -1,5 +1,6 @@
 """--schedule and `link down|up` in the live program (net_pcap, --pace):
 the data path applies each change when its clock passes the time."""
+import re
 import statistics
 
 import pcaplib
@@ -86,3 +87,36 @@ def test_bad_schedule_refused(tmp_path):
                          ["--replay", "--schedule", str(sch)], stats=False)
         assert run.rc == 2, (text, run.err)
         assert what in run.err, run.err
+
+
+def test_repeat(tmp_path):
+    """repeat 200ms for 3 s: every cycle's changes are made (the main
+    lcore arms the next cycles' confs ahead), none is missed; the link is
+    down a quarter of the time, the delay is 30 ms a third of the rest."""
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    paced_capture(rx, 300, 10 * MS)
+    sch = tmp_path / "s.txt"
+    sch.write_text("0 set netem 0 delay 1ms\n"
+                   "0 link up 0\n"
+                   "100ms set netem 0 delay 30ms\n"
+                   "150ms link down 0\n"
+                   "repeat 200ms\n")
+    run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                     ["--replay", "--pace", "--schedule", str(sch)])
+    assert run.rc == 0, run.err
+    m = re.search(r"^schedule .*: (\d+) changes applied, (\d+) missed$",
+                  run.out, re.M)
+    assert m, run.out
+    applied, missed = int(m.group(1)), int(m.group(2))
+    assert missed == 0
+    # 2 changes a cycle, 3 s of 200 ms cycles (and the drain after)
+    assert applied >= 30, applied
+    p = run.port(0)
+    down = p["drops"]["link_down"]
+    assert 60 <= down <= 90, down
+    assert_conserved(run)
+    _, out = pcaplib.read(str(tx))
+    d = [t - T0 - pcaplib.seq_of(f) * 10 * MS for t, f in out]
+    base = min(d)
+    slow = sum(1 for x in d if x - base > 15 * MS)
+    assert 0.2 <= slow / len(d) <= 0.45, (slow, len(d))
