@@ -235,10 +235,9 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 		if (when == NULL)
 			continue;
 		if (repeat_line != 0) {
+			snprintf(a, sizeof(a), "%u", repeat_line);
 			line_fail(err, path, line, "'repeat' (line %s) must be "
-				  "the last line", (snprintf(a, sizeof(a), "%u",
-							      repeat_line), a),
-				  "");
+				  "the last line", a, "");
 			goto fail;
 		}
 		if (strcmp(when, "repeat") == 0) {
