@@ -279,6 +279,13 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 		return bad(err);
 	if (o->stats_file != NULL && check_stats_file(o->stats_file, err) < 0)
 		return bad(err);
+	/* what needs the ports (their ids, chains) is checked once they
+	 * exist; a file that cannot be read is said before the EAL starts */
+	if (o->schedule_file != NULL && access(o->schedule_file, R_OK) < 0) {
+		snprintf(err, sizeof(err), "--schedule %s: %s",
+			 o->schedule_file, strerror(errno));
+		return bad(err);
+	}
 	/* A capture read as fast as possible is no real load: its packets
 	 * wait in the bands rather than being dropped as overload, unless
 	 * asked for (or paced: then it is a real load). */

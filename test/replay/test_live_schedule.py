@@ -87,6 +87,11 @@ def test_bad_schedule_refused(tmp_path):
                          ["--replay", "--schedule", str(sch)], stats=False)
         assert run.rc == 2, (text, run.err)
         assert what in run.err, run.err
+    run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                     ["--replay", "--schedule", str(tmp_path / "none")],
+                     stats=False)
+    assert run.rc == 2 and "--schedule %s: No such file" % (
+        tmp_path / "none") in run.err, run.err
 
 
 def test_repeat(tmp_path):
