@@ -616,14 +616,10 @@ tap_time(struct rte_mbuf *m, int off)
 static int
 record_delay(struct replay *r, struct rte_mbuf *m)
 {
-	struct shp_port_ctr *c = r->ctx.ctr;
 	uint64_t rx = shp_meta(m)->rx_ns, d = r->now - rx;
 	uint64_t left = *tap_time(m, r->tap_off);
 
 	left = RTE_MIN(RTE_MAX(left, rx), r->now);
-	c->sojourn_sum_ns += d;
-	c->sojourn_min_ns = RTE_MIN(c->sojourn_min_ns, d);
-	c->sojourn_max_ns = RTE_MAX(c->sojourn_max_ns, d);
 	if (dstat_push(&r->delay, d) < 0 ||
 	    dstat_push(&r->queueing, left - rx) < 0 ||
 	    dstat_push(&r->netem_delay, r->now - left) < 0)
@@ -990,7 +986,6 @@ stages_init(struct replay *r)
 			     RTE_CACHE_LINE_SIZE);
 	if (r->ctr == NULL)
 		return fail(EXIT_RUNTIME, "out of memory");
-	shp_stats_init(r->ctr, 1);
 	r->ctx.ctr = &r->ctr->port[0];
 	env = (struct shp_stage_env){
 		.socket = rte_socket_id(), .single_producer = true,
