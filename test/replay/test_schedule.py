@@ -46,6 +46,10 @@ def test_delay_change_exact(tmp_path):
     for seq, t in enumerate(times):
         want = 200 * MS if t >= 2 * S else 10 * MS
         assert dep[seq] - t == want, (seq, t, dep[seq])
+    proc = run(tmp_path / "in.pcap", tmp_path / "out2.pcap",
+               "--netem", "delay 10ms", "--schedule", sch)
+    assert "schedule:     %s: 1 line, 1 change applied" % sch in \
+        proc.stdout, proc.stdout
 
 
 def test_link_down_window(tmp_path):
