@@ -59,6 +59,12 @@ out(const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+cli_set_failed(void)
+{
+	failed = true;
+}
+
 static void __rte_format_printf(1, 2)
 fail(const char *fmt, ...)
 {
@@ -242,7 +248,8 @@ static const char help_show[] =
 "show KEY all|P              any stage (queue, tbf, netem...): profile,\n"
 "                            its own counters and drops\n"
 "show drops                  drops per port and cause\n"
-"show lcores                 lcore roles, queues, poll loops\n";
+"show lcores                 lcore roles, queues, poll loops\n"
+"show schedule               links up or down, the next --schedule events\n";
 
 static const char help_set_fixed[] =
 "set priomap P0 ... P15      band of each priority (16 values)\n"
@@ -284,6 +291,8 @@ static const char help_control[] =
 "start                       resume forwarding\n"
 "stop                        pause forwarding (queued packets wait)\n"
 "load FILE                   run a command file\n"
+"link down|up all|P          drop what is offered to a port (link_down)\n"
+"                            from now on, or stop\n"
 "quit, exit                  stop and exit (also Ctrl-D)\n"
 "help [show|set|control]     this text\n";
 
@@ -952,7 +961,8 @@ static cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
 	&i_show_lat_port, &i_show_stage,
 	&i_set_priomap, &i_set_classify,
-	&i_clear, &i_start, &i_stop, &i_load, &i_quit, NULL,
+	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
+	&cli_link_inst, &cli_show_schedule_inst, NULL,
 };
 
 /* ---- errors the parser finds ---------------------------------------- */
@@ -974,7 +984,9 @@ static const struct {
 	{ "show config", "show config" },
 	{ "show drops", "show drops" },
 	{ "show lcores", "show lcores" },
-	{ "show", "show config|port stats|bands|qdisc|drops|lcores, "
+	{ "show schedule", "show schedule" },
+	{ "link", "link down|up all|P" },
+	{ "show", "show config|port stats|bands|qdisc|drops|lcores|schedule, "
 		  "show KEY all|P (queue, tbf, netem...)" },
 	{ "set priomap", "set priomap P0 ... P15" },
 	{ "set classify", "set classify tos|dscp|pcp|none" },

@@ -32,6 +32,13 @@ int cli_check_file(const char *path);
  * replay end without prompt. Does the control duties meanwhile. */
 void cli_interact(struct shaper *s);
 
+/* The command being run failed (for handlers in other files). */
+void cli_set_failed(void);
+
+/* app/cli_sched.c */
+#include <cmdline_parse.h>
+extern cmdline_parse_inst_t cli_link_inst, cli_show_schedule_inst;
+
 /* `show qdisc`: the port's chain in `tc -s qdisc show` format (show_qdisc.c);
  * with_dev names the port as tc names the device when showing them all. */
 void cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f);

@@ -18,6 +18,7 @@
 
 #include "classify.h"
 #include "control.h"
+#include "shaper_sched.h"
 #include "shp_netem.h"
 #include "shp_tbf.h"
 
@@ -155,6 +156,12 @@ snapshot_update(struct shaper *s)
 	pthread_mutex_lock(&ctl_lock);
 	snap = n;
 	pthread_mutex_unlock(&ctl_lock);
+}
+
+void
+ctl_config_refresh(struct shaper *s)
+{
+	snapshot_update(s);
 }
 
 void
@@ -551,6 +558,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 		*printed = false;
 	if (s->quit)
 		return true;
+	shaper_sched_tick(s);
 	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {
 		if (!interactive)
 			return true;

@@ -85,6 +85,10 @@ void ctl_print_periodic(struct shaper *s, FILE *f);
  */
 bool ctl_tick(struct shaper *s, bool interactive, bool *printed);
 
+/* The text copy of the configuration again, after a change made
+ * elsewhere (a schedule). */
+void ctl_config_refresh(struct shaper *s);
+
 /* Human number: 1.23M */
 const char *ctl_si(double v, char *buf, size_t len);
 /* Human time: 950ns, 12.3us, 10.02ms, 1.50s */

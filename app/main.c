@@ -20,6 +20,7 @@
 #include "control.h"
 #include "pcap_io.h"
 #include "shaper.h"
+#include "shaper_sched.h"
 #include "shp_meta.h"
 #include "telemetry.h"
 
@@ -284,6 +285,8 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	ret = setup(s);
+	if (ret == 0 && shaper_sched_init(s) < 0)
+		ret = -2;
 	if (ret < 0) {
 		s->exit_code = ret == -2 ? 2 : 1;
 		goto out;
@@ -292,6 +295,7 @@ main(int argc, char **argv)
 	       s->nb_ports, s->nb_ports == 1 ? "" : "s", s->opt.bands,
 	       s->nb_mbufs, s->nb_workers);
 	s->start_ns = shp_clock_now(&s->clock);
+	shaper_sched_start(s);
 	if (ctl_init(s) < 0 || cli_init(s) < 0) {
 		s->exit_code = 1;
 		goto out;
@@ -345,6 +349,7 @@ out:
 	if (pdump_ok)
 		rte_pdump_uninit();
 	cli_fini();
+	shaper_sched_fini(s);
 	ctl_fini(s);
 	if (s->ctr != NULL)
 		shaper_latency_fini(s);

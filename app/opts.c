@@ -19,6 +19,7 @@ enum {
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
 	OPT_PACE,
 	OPT_MAX_LATE,
+	OPT_SCHEDULE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 };
@@ -42,6 +43,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"interactive", no_argument, NULL, 'i'},
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
+	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -116,6 +118,9 @@ shaper_usage(FILE *f, const char *prog)
 "  --stats-file PATH      write every counter as JSON on exit\n"
 "  -i, --interactive      command prompt (shaper> )\n"
 "  --cmdline-file FILE    run a command file at start (docs/cli.md)\n"
+"  --schedule FILE        'TIME COMMAND' lines: set/clear a stage, link\n"
+"                         down|up P, at offsets from the start; 'repeat\n"
+"                         PERIOD' loops it (docs/time-varying.md)\n"
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
@@ -274,6 +279,13 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 		return bad(err);
 	if (o->stats_file != NULL && check_stats_file(o->stats_file, err) < 0)
 		return bad(err);
+	/* what needs the ports (their ids, chains) is checked once they
+	 * exist; a file that cannot be read is said before the EAL starts */
+	if (o->schedule_file != NULL && access(o->schedule_file, R_OK) < 0) {
+		snprintf(err, sizeof(err), "--schedule %s: %s",
+			 o->schedule_file, strerror(errno));
+		return bad(err);
+	}
 	/* A capture read as fast as possible is no real load: its packets
 	 * wait in the bands rather than being dropped as overload, unless
 	 * asked for (or paced: then it is a real load). */

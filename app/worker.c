@@ -12,6 +12,7 @@
 #include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
+#include "shaper_sched.h"
 #include "shp_egress.h"
 #include "shp_meta.h"
 
@@ -165,6 +166,12 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		ctx.now = shp_clock_now(&s->clock);
 	if (cost != 0)
 		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
+	/* a schedule's change due by this stamp is made first; a link
+	 * down takes the burst */
+	if (unlikely(shaper_sched_rx[r->egress]) &&
+	    shaper_sched_rx_burst(s, r->egress, r->tx_here, pkts, n, in,
+				  ctx.ctr, ctx.now))
+		return;
 	if (unlikely(behind)) {
 		overload(in, ctx.ctr, pkts, n);
 		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) -
@@ -319,6 +326,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 			return;
 		}
 	}
+	shaper_sched_tx(s, e->port);
 	if (sample)
 		t0 = shp_clock_now(&s->clock);
 	if (chain->inbox != NULL) {

@@ -51,6 +51,7 @@ shp_options_free(struct shp_options *o)
 	free(o->tx_lcores);
 	free(o->config_file);
 	free(o->cmdline_file);
+	free(o->schedule_file);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -239,6 +240,8 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 		return set_str(&o->tx_lcores, v);
 	if (strcmp(name, "cmdline-file") == 0)
 		return set_str(&o->cmdline_file, v);
+	if (strcmp(name, "schedule") == 0)
+		return set_str(&o->schedule_file, v);
 	snprintf(err, SHP_ERR_LEN, "unknown option '%s'", name);
 	return -1;
 }
@@ -246,7 +249,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
-	"mbufs", "pairs", "max_late", NULL
+	"mbufs", "pairs", "max_late", "schedule", NULL
 };
 
 /*

@@ -11,6 +11,7 @@
  *   classify = tos
  *   seed = 42
  *   ring_size = 1024
+ *   schedule = FILE
  *   [port 1]
  *   queue = fq_codel target 5ms
  *   tbf = rate 10mbit burst 10kb limit 1mb
@@ -66,6 +67,7 @@ struct shp_options {
 	char *config_file;
 	bool interactive;
 	char *cmdline_file;
+	char *schedule_file;          /* --schedule (lib/schedule.h) */
 	/* derived by shp_options_finalize */
 	struct shp_classifier classifier;
 };

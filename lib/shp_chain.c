@@ -151,8 +151,10 @@ shp_chain_change(struct shp_chain *c, const struct shp_kind *k, void *conf,
 		snprintf(err, SHP_ERR_LEN, "a queue cannot be off");
 		return -1;
 	}
+	rte_spinlock_lock(&c->lock);
 	*old = (void *)(uintptr_t)k->ops->change(c->stage[s], conf);
 	c->conf[s] = conf;
+	rte_spinlock_unlock(&c->lock);
 	return 0;
 }
 

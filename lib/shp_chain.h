@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <rte_ring.h>
+#include <rte_spinlock.h>
 
 #include "shp_kind.h"
 #include "shp_qdisc.h"
@@ -36,6 +37,10 @@ struct shp_chain {
 	struct shp_qdisc *queue;   /* what RX enqueues into */
 	struct rte_ring *inbox;    /* see above; NULL for an MP queue */
 	struct shp_stage_env env;
+	/* shp_chain_change from the main lcore (`set`) and from the owner
+	 * (a schedule) at once: each gets its own old conf back, and
+	 * conf[] stays what the stages run */
+	rte_spinlock_t lock;
 	char name[32];
 };
 

@@ -39,6 +39,8 @@ enum shp_drop {
 	SHP_DROP_INBOX_FULL,   /* an RX lcore could not hand it to the TX
 				* lcore of a queue that takes packets from
 				* its owner only (shp_chain.h) */
+	SHP_DROP_LINK_DOWN,    /* offered while its egress port's link was
+				* down (`link down`, a schedule) */
 	SHP_DROP_CORE
 };
 

@@ -6,6 +6,7 @@
  *                      [--priomap P] [--classify MODE] [--config FILE]
  *                      [--seed N] [--ring-size N] [--mbufs N] [--burst N]
  *                      [--stats-file PATH] [--progress S]
+ *                      [--schedule FILE]
  *
  * The tool is one egress port (port 0) of dpdk-shaper: the same lib stages
  * (classify -> bands -> tbf -> netem) on a virtual clock driven by the
@@ -43,6 +44,7 @@
 #include "classify.h"
 #include "config.h"
 #include "pcap_io.h"
+#include "schedule.h"
 #include "sch_bands.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
@@ -139,6 +141,13 @@ struct replay {
 	uint64_t stalls, stall_run; /* next_time said now, nothing happened */
 	uint64_t stuck;        /* could never leave: flushed at the end */
 	uint64_t saturated;    /* departures past 2106, written as its end */
+
+	/* --schedule: its events on the virtual clock, from first_ts */
+	struct shp_sched sched;
+	bool sched_on;
+	struct shp_sched_cursor sched_cur;   /* the next occurrence */
+	uint64_t sched_applied;
+	struct shp_kind_env kenv;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -165,7 +174,7 @@ on_signal(int sig)
 enum {
 	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_TBF, OPT_NETEM,
 	OPT_CONFIG, OPT_SEED, OPT_RING_SIZE, OPT_MBUFS, OPT_BURST, OPT_HELP,
-	OPT_STATS_FILE, OPT_PROGRESS,
+	OPT_STATS_FILE, OPT_PROGRESS, OPT_SCHEDULE,
 };
 
 /* the fixed ones, then --KEY/--KEY-port of every stage kind (at
@@ -182,6 +191,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
 	{"burst", required_argument, NULL, OPT_BURST},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"progress", required_argument, NULL, OPT_PROGRESS},
+	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -219,6 +229,9 @@ usage(FILE *f)
 "                         --stats-file format (port 0)\n"
 "  --progress S           progress line every S seconds when standard\n"
 "                         error is a terminal (default 1, 0: off)\n"
+"  --schedule FILE        changes at given times from the first packet:\n"
+"                         lines 'TIME set|clear KEY 0 ...', 'TIME link\n"
+"                         down|up 0', 'repeat PERIOD' (docs/time-varying.md)\n"
 "  --help                 this text\n"
 "\n"
 "Prints a summary: the profile applied, in and out (packets, Mbit/s),\n"
@@ -378,6 +391,24 @@ parse_profiles(struct replay *r)
 			r->tc = r->spec.conf[s];
 		if (k != NULL && strcmp(k->name, "netem") == 0)
 			r->nc = r->spec.conf[s];
+	}
+	if (r->opt.schedule_file != NULL) {
+		/* port 0 is the only port; its chain's kinds are the spec's */
+		static const uint16_t port0 = 0;
+		struct shp_chain kinds;
+
+		memset(&kinds, 0, sizeof(kinds));
+		for (s = 0; s < SHP_SLOT_MAX; s++)
+			kinds.kind[s] = r->spec.kind[s] != NULL ?
+					r->spec.kind[s] :
+					shp_kind_default((enum shp_slot)s);
+		shp_options_kind_env(&r->opt, &r->kenv);
+		if (shp_sched_load(&r->sched, r->opt.schedule_file, &port0, 1,
+				   &r->kenv, err) < 0 ||
+		    shp_sched_check_chain(&r->sched, 0, &kinds, &r->kenv,
+					  err) < 0)
+			return fail(EXIT_USAGE, "%s", err);
+		r->sched_on = true;
 	}
 	return 0;
 }
@@ -719,6 +750,35 @@ run_at(struct replay *r)
 	return 0;
 }
 
+/* The virtual time of the schedule's next occurrence, or NEVER. */
+static uint64_t
+sched_next(const struct replay *r)
+{
+	uint64_t t = shp_sched_cursor_time(&r->sched, &r->sched_cur);
+
+	return t == SHP_SCHED_NONE || t > NEVER - 1 - r->first_ts ? NEVER :
+	       r->first_ts + t;
+}
+
+static int
+sched_apply(struct replay *r)
+{
+	const struct shp_sched_event *e = &r->sched.ev[r->sched_cur.i];
+	char err[SHP_ERR_LEN];
+
+	shp_sched_cursor_next(&r->sched, &r->sched_cur);
+	if (e->op != SHP_SCHED_SET)
+		return 0;   /* a link's state is a function of time */
+	/* (checked against the chain before the run: cannot fail but for
+	 * memory) */
+	if (shp_sched_apply(e, &r->chain, &r->kenv, err) < 0) {
+		fail(EXIT_RUNTIME, "%s:%u: %s", r->sched.path, e->line, err);
+		return -1;
+	}
+	r->sched_applied++;
+	return 0;
+}
+
 /*
  * Move the clock to `until`, running every event on the way (events at
  * `until` itself included: they come before an arrival at that time); with
@@ -739,6 +799,22 @@ advance(struct replay *r, uint64_t until, bool drain)
 			return 0;
 		r->ctx.now = r->now;
 		t = shp_qdisc_next_time(r->chain.root, &r->ctx);
+		if (r->sched_on) {
+			/* a change at its time, before what the stages do
+			 * then and before an arrival at that time; once
+			 * drained, nothing is left for it to change */
+			uint64_t ts = sched_next(r);
+
+			if (ts != NEVER && (drain ? t != NEVER && ts <= t :
+					    ts <= RTE_MIN(until, t))) {
+				if (ts > r->now)
+					r->now = ts;
+				if (sched_apply(r) < 0)
+					return -1;
+				fresh = true;
+				continue;
+			}
+		}
 		if (t == NEVER || (!drain && t > until))
 			break;
 		if (t <= r->now) {
@@ -977,6 +1053,22 @@ progress(struct replay *r, bool last)
 	progress_shown = true;
 }
 
+/* A packet offered while the schedule has the link down: counted as
+ * offered to the port and dropped as link_down. */
+static bool
+link_down(struct replay *r, uint64_t t, uint32_t len)
+{
+	uint64_t since;
+
+	if (!shp_sched_link_down(&r->sched, 0, t - r->first_ts, &since))
+		return false;
+	r->ctx.ctr->rx_packets++;
+	r->ctx.ctr->rx_bytes += len;
+	r->ctx.ctr->egress_in++;
+	r->ctx.ctr->drops[SHP_DROP_LINK_DOWN]++;
+	return true;
+}
+
 static int
 replay_loop(struct replay *r)
 {
@@ -1012,6 +1104,8 @@ replay_loop(struct replay *r)
 			r->snapped++;
 		if ((r->in_pkts % PROGRESS_EVERY) == 0)
 			progress(r, false);
+		if (r->sched_on && link_down(r, t, h->caplen))
+			continue;
 		m = pkt_build(r->pool, data, h->caplen);
 		if (m == NULL) {
 			r->ctx.ctr->drops[SHP_DROP_NO_MBUF]++;
@@ -1131,6 +1225,12 @@ print_profile(struct replay *r, FILE *f)
 		applied |= s != SHP_SLOT_QUEUE && r->chain.conf[s] != NULL;
 	}
 	fprintf(f, "\n");
+	if (r->sched_on)
+		fprintf(f, "schedule:     %s: %u line%s%s, %" PRIu64 " change%s "
+			"applied\n", r->sched.path, r->sched.nb,
+			r->sched.nb == 1 ? "" : "s",
+			r->sched.repeat ? ", repeated" : "", r->sched_applied,
+			r->sched_applied == 1 ? "" : "s");
 	for (p = 1; p < SHP_MAX_PORTS; p++) {
 		bool any = false;
 
@@ -1345,6 +1445,7 @@ release(struct replay *r)
 	free(r->linbuf);
 	free(r->tmp_path);
 	shp_options_free(&r->opt);
+	shp_sched_free(&r->sched);
 	if (r->eal) {
 		rte_eal_cleanup();
 		/* --no-shconf still makes an (empty) runtime directory */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --schedule in the program (lib/schedule.h has the format), and the
+ * link state (`link down|up P`).
+ *
+ * Who does what:
+ *  - at start, the main lcore reads the file, checks it against the
+ *    chains, and parses every `set`/`clear` into confs ahead of time: per
+ *    event and port a small ring of ready confs;
+ *  - the owner lcore of an egress port (its TX lcore), at the start of
+ *    each TX round, and the RX lcore that owns the port too, for each
+ *    burst it stamps, publishes the next event's conf once the clock has
+ *    passed its time: a packet stamped at or after the time meets the new
+ *    conf (it enters the chain after the switch); netem computes a send
+ *    time when it takes a packet in, so what it holds keeps its time. The
+ *    old conf goes back to the main lcore on another ring;
+ *  - the main lcore (ctl_tick) frees the old confs after an RCU grace
+ *    period and parses new ones for the next cycles of a `repeat`;
+ *  - the link state is a function of the time (shp_sched_link_down) and
+ *    of the last `link down|up` typed: every RX lcore asks it for each
+ *    burst, with the burst's own stamp, so the window is exact.
+ */
+#ifndef SHAPER_SCHEDULE_H
+#define SHAPER_SCHEDULE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_mbuf.h>
+
+#include "shaper.h"
+
+/* Absolute clock time of port p's next `set`/`clear` occurrence
+ * (UINT64_MAX: none); written by the port's owner only. */
+extern uint64_t shaper_sched_next[SHP_MAX_PORTS];
+/* RX must look at the schedule for packets to port p: it has link
+ * events, a `link` command was typed, or it has events the RX lcore may
+ * apply as the owner. */
+extern volatile bool shaper_sched_rx[SHP_MAX_PORTS];
+
+/* After the chains are built: read and check --schedule. 0, or -1 after
+ * one line naming the file and line (exit 2). */
+int shaper_sched_init(struct shaper *s);
+/* At s->start_ns: the times count from now. */
+void shaper_sched_start(struct shaper *s);
+/* Main lcore, from ctl_tick: free the old confs, arm the next cycles. */
+void shaper_sched_tick(struct shaper *s);
+/* After the workers stopped. */
+void shaper_sched_fini(struct shaper *s);
+
+/* Owner of port p: publish every event due at now. */
+void shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now);
+
+/* Is port p's link down for a packet stamped now? */
+bool shaper_link_is_down(const struct shaper *s, uint16_t p, uint64_t now);
+
+/* `link down|up P|all`: 0, or -1 with err. */
+int shaper_link_set(struct shaper *s, int port, bool down, char *err);
+/* `show schedule` */
+void shaper_sched_show(struct shaper *s, FILE *f);
+
+/* TX round of port p, before it dequeues. */
+static inline void
+shaper_sched_tx(struct shaper *s, uint16_t p)
+{
+	if (unlikely(shaper_sched_next[p] != UINT64_MAX)) {
+		uint64_t now = shp_clock_now(&s->clock);
+
+		if (now >= shaper_sched_next[p])
+			shaper_sched_run(s, p, now);
+	}
+}
+
+/*
+ * RX, a burst stamped `now` for egress port p (owner: this lcore owns p
+ * too): due events first, then the link. True when the link is down:
+ * the burst was counted (offered to p, dropped as link_down) and freed.
+ */
+static inline bool
+shaper_sched_rx_burst(struct shaper *s, uint16_t p, bool owner,
+		      struct rte_mbuf **pkts, uint16_t n,
+		      struct shp_port_ctr *in, struct shp_port_ctr *out,
+		      uint64_t now)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (owner && now >= shaper_sched_next[p])
+		shaper_sched_run(s, p, now);
+	if (!shaper_link_is_down(s, p, now))
+		return false;
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	out->egress_in += n;
+	out->drops[SHP_DROP_LINK_DOWN] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+	return true;
+}
+
+#endif

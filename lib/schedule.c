@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Schedules: the parser, the order of occurrences, the link state.
+ * See schedule.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedule.h"
+
+#define MAX_WORDS 4   /* TIME VERB KEY PORT, then the rest */
+
+static int
+line_fail(char *err, const char *path, unsigned int line, const char *fmt,
+	  const char *a, const char *b)
+{
+	char msg[SHP_ERR_LEN];
+
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	snprintf(err, SHP_ERR_LEN, "%s:%u: %s", path, line, msg);
+	return -1;
+}
+
+void
+shp_sched_fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	if (ns == 0)
+		snprintf(buf, len, "0s");
+	else
+		shp_fmt_time(buf, len, ns);
+}
+
+/* "0" or a tc time */
+static int
+parse_when(const char *w, uint64_t *ns, char *err)
+{
+	if (strcmp(w, "0") == 0) {
+		*ns = 0;
+		return 0;
+	}
+	return shp_parse_time(w, ns, err);
+}
+
+/* "all" -> -1, a known port -> it, else -2 */
+static int
+parse_port(const char *w, const uint16_t *ports, unsigned int nb)
+{
+	char *end;
+	unsigned long v;
+	unsigned int i;
+
+	if (strcmp(w, "all") == 0)
+		return -1;
+	errno = 0;
+	v = strtoul(w, &end, 10);
+	if (end == w || *end != '\0' || errno != 0 || w[0] == '-')
+		return -2;
+	for (i = 0; i < nb; i++)
+		if (ports[i] == v)
+			return (int)v;
+	return -2;
+}
+
+static void
+ports_text(const uint16_t *ports, unsigned int nb, char *buf, size_t len)
+{
+	size_t n;
+	unsigned int i;
+
+	n = (size_t)snprintf(buf, len, nb == 1 ? "the port is" :
+			     "the ports are");
+	for (i = 0; i < nb && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s %u", i ? "," : "",
+				      ports[i]);
+	if (nb == 0)
+		snprintf(buf, len, "there are no ports");
+}
+
+static char *
+next_word(char **p)
+{
+	char *w;
+
+	*p += strspn(*p, " \t");
+	if (**p == '\0')
+		return NULL;
+	w = *p;
+	*p += strcspn(*p, " \t");
+	if (**p != '\0')
+		*(*p)++ = '\0';
+	return w;
+}
+
+/* One command (after its time) into e. */
+static int
+parse_command(struct shp_sched_event *e, char *cmd, const char *path,
+	      unsigned int line, const uint16_t *ports, unsigned int nb_ports,
+	      const struct shp_kind_env *env, char *err)
+{
+	char sub[SHP_ERR_LEN], list[SHP_ERR_LEN / 2];
+	char *p = cmd, *verb, *key, *port, *rest;
+	const struct shp_kind *kind;
+	void *conf;
+	int pt;
+
+	e->text = strdup(cmd);
+	if (e->text == NULL)
+		return line_fail(err, path, line, "out of memory", "", "");
+	verb = next_word(&p);
+	if (verb == NULL)
+		return line_fail(err, path, line, "a time needs a command "
+				 "after it (set, clear, link)", "", "");
+	key = next_word(&p);
+	port = next_word(&p);
+	rest = p + strspn(p, " \t");
+	ports_text(ports, nb_ports, list, sizeof(list));
+	if (strcmp(verb, "link") == 0) {
+		if (key == NULL || (strcmp(key, "down") != 0 &&
+				    strcmp(key, "up") != 0) ||
+		    port == NULL || *rest != '\0')
+			return line_fail(err, path, line, "'%s': usage: link "
+					 "down|up P|all", e->text, "");
+		pt = parse_port(port, ports, nb_ports);
+		if (pt == -2)
+			return line_fail(err, path, line, "no port '%s' (%s)",
+					 port, list);
+		e->op = SHP_SCHED_LINK;
+		e->down = strcmp(key, "down") == 0;
+		e->port = pt;
+		return 0;
+	}
+	if (strcmp(verb, "set") != 0 && strcmp(verb, "clear") != 0)
+		return line_fail(err, path, line, "unknown command '%s' (a "
+				 "schedule takes set KEY, clear KEY, link "
+				 "down|up)", verb, "");
+	if (key == NULL || !shp_kind_is_key(key)) {
+		char keys[128];
+		size_t n = 0;
+		unsigned int k;
+
+		keys[0] = '\0';
+		for (k = 0; k < shp_key_nb() && n < sizeof(keys); k++)
+			n += (size_t)snprintf(keys + n, sizeof(keys) - n,
+					      "%s%s", k ? ", " : "",
+					      shp_key_name(k));
+		return line_fail(err, path, line, "'%s': a schedule changes "
+				 "a stage (%s) or a link", e->text, keys);
+	}
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	if (port == NULL)
+		return line_fail(err, path, line, "'%s': needs a port (P or "
+				 "all)", e->text, "");
+	pt = parse_port(port, ports, nb_ports);
+	if (pt == -2)
+		return line_fail(err, path, line, "no port '%s' (%s)", port,
+				 list);
+	e->port = pt;
+	e->op = SHP_SCHED_SET;
+	if (strcmp(verb, "clear") == 0) {
+		if (*rest != '\0')
+			return line_fail(err, path, line, "'%s': usage: clear "
+					 "%s P|all", e->text, key);
+		return 0;
+	}
+	if (*rest == '\0')
+		return line_fail(err, path, line, "'%s': usage: set %s P|all "
+				 "ARGS", e->text, key);
+	/* the kind's own parser says what is wrong with the words */
+	if (shp_kind_parse(key, rest, env, &kind, &conf, sub) < 0)
+		return line_fail(err, path, line, "%s", sub, "");
+	shp_kind_conf_free(kind, conf);
+	e->args = strdup(rest);
+	if (e->args == NULL)
+		return line_fail(err, path, line, "out of memory", "", "");
+	return 0;
+}
+
+static int
+build_links(struct shp_sched *s)
+{
+	unsigned int p, i, n;
+
+	for (p = 0; p < SHP_MAX_PORTS; p++) {
+		struct shp_sched_link *l = &s->link[p];
+
+		for (i = 0, n = 0; i < s->nb; i++)
+			n += s->ev[i].op == SHP_SCHED_LINK &&
+			     shp_sched_on_port(&s->ev[i], (uint16_t)p);
+		if (n == 0)
+			continue;
+		l->t = calloc(n, sizeof(*l->t));
+		l->down = calloc(n, sizeof(*l->down));
+		if (l->t == NULL || l->down == NULL)
+			return -1;
+		for (i = 0; i < s->nb; i++)
+			if (s->ev[i].op == SHP_SCHED_LINK &&
+			    shp_sched_on_port(&s->ev[i], (uint16_t)p)) {
+				l->t[l->nb] = s->ev[i].t;
+				l->down[l->nb++] = s->ev[i].down;
+			}
+	}
+	return 0;
+}
+
+int
+shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
+		const uint16_t *ports, unsigned int nb_ports,
+		const struct shp_kind_env *env, char *err)
+{
+	char *buf = NULL, sub[SHP_ERR_LEN], a[32], b[32];
+	size_t cap = 0, room = 0;
+	unsigned int line = 0, repeat_line = 0;
+	uint64_t last = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->path = strdup(path);
+	if (s->path == NULL) {
+		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
+		return -1;
+	}
+	while (getline(&buf, &cap, f) > 0) {
+		char *p = buf, *when;
+		struct shp_sched_event *e;
+		uint64_t t;
+		size_t n;
+
+		line++;
+		p[strcspn(p, "#\r\n")] = '\0';
+		n = strlen(p);
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+			p[--n] = '\0';
+		when = next_word(&p);
+		if (when == NULL)
+			continue;
+		if (repeat_line != 0) {
+			snprintf(a, sizeof(a), "%u", repeat_line);
+			line_fail(err, path, line, "'repeat' (line %s) must be "
+				  "the last line", a, "");
+			goto fail;
+		}
+		if (strcmp(when, "repeat") == 0) {
+			char *w = next_word(&p);
+
+			if (w == NULL || next_word(&p) != NULL) {
+				line_fail(err, path, line, "usage: repeat "
+					  "PERIOD (e.g. repeat 10s)", "", "");
+				goto fail;
+			}
+			if (parse_when(w, &t, sub) < 0) {
+				line_fail(err, path, line, "repeat: %s", sub,
+					  "");
+				goto fail;
+			}
+			if (s->nb == 0 || t == 0 || t <= last) {
+				shp_sched_fmt_time(a, sizeof(a), last);
+				line_fail(err, path, line, "repeat %s: the "
+					  "period must be longer than the last "
+					  "event's time (%s)", w,
+					  s->nb ? a : "none: no event");
+				goto fail;
+			}
+			s->repeat = t;
+			repeat_line = line;
+			continue;
+		}
+		if (parse_when(when, &t, sub) < 0) {
+			line_fail(err, path, line, "'%s': expected a time "
+				  "(e.g. 2s, 150ms) then a command", when, "");
+			goto fail;
+		}
+		if (t < last) {
+			shp_sched_fmt_time(a, sizeof(a), t);
+			shp_sched_fmt_time(b, sizeof(b), last);
+			line_fail(err, path, line, "time %s goes backwards (the "
+				  "line before says %s)", a, b);
+			goto fail;
+		}
+		if (s->nb == room) {
+			size_t nr = room ? 2 * room : 16;
+			void *m = realloc(s->ev, nr * sizeof(*s->ev));
+
+			if (m == NULL) {
+				line_fail(err, path, line, "out of memory", "",
+					  "");
+				goto fail;
+			}
+			s->ev = m;
+			room = nr;
+		}
+		e = &s->ev[s->nb++];
+		memset(e, 0, sizeof(*e));
+		e->t = t;
+		e->line = line;
+		last = t;
+		if (parse_command(e, p, path, line, ports, nb_ports, env,
+				  err) < 0)
+			goto fail;
+	}
+	free(buf);
+	buf = NULL;
+	if (ferror(f)) {
+		snprintf(err, SHP_ERR_LEN, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (build_links(s) < 0) {
+		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
+		goto fail;
+	}
+	return 0;
+fail:
+	free(buf);
+	shp_sched_free(s);
+	return -1;
+}
+
+int
+shp_sched_load(struct shp_sched *s, const char *path, const uint16_t *ports,
+	       unsigned int nb_ports, const struct shp_kind_env *env,
+	       char *err)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (f == NULL) {
+		memset(s, 0, sizeof(*s));
+		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	rc = shp_sched_parse(s, path, f, ports, nb_ports, env, err);
+	fclose(f);
+	return rc;
+}
+
+void
+shp_sched_free(struct shp_sched *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb; i++) {
+		free(s->ev[i].args);
+		free(s->ev[i].text);
+	}
+	for (i = 0; i < SHP_MAX_PORTS; i++) {
+		free(s->link[i].t);
+		free(s->link[i].down);
+	}
+	free(s->ev);
+	free(s->path);
+	memset(s, 0, sizeof(*s));
+}
+
+uint64_t
+shp_sched_cursor_time(const struct shp_sched *s,
+		      const struct shp_sched_cursor *c)
+{
+	if (s == NULL || c->i >= s->nb || (s->repeat == 0 && c->cycle > 0))
+		return SHP_SCHED_NONE;
+	if (s->repeat != 0 && c->cycle > (SHP_SCHED_NONE - 1 - s->ev[c->i].t) /
+	    s->repeat)
+		return SHP_SCHED_NONE;
+	return c->cycle * s->repeat + s->ev[c->i].t;
+}
+
+void
+shp_sched_cursor_next(const struct shp_sched *s, struct shp_sched_cursor *c)
+{
+	if (++c->i < s->nb)
+		return;
+	if (s->repeat == 0) {
+		c->i = s->nb;
+		return;
+	}
+	c->i = 0;
+	c->cycle++;
+}
+
+void
+shp_sched_cursor_seek(const struct shp_sched *s, uint64_t t,
+		      struct shp_sched_cursor *c)
+{
+	c->cycle = s->repeat != 0 ? t / s->repeat : 0;
+	c->i = 0;
+	if (s->repeat == 0 && t > 0) {
+		while (c->i < s->nb && s->ev[c->i].t < t)
+			c->i++;
+		return;
+	}
+	while (shp_sched_cursor_time(s, c) < t)
+		shp_sched_cursor_next(s, c);
+}
+
+bool
+shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
+		    uint64_t *since)
+{
+	const struct shp_sched_link *l;
+	uint64_t cycle = 0, ph = t;
+	unsigned int lo, hi;
+
+	*since = SHP_SCHED_NONE;
+	if (!shp_sched_has_link(s, p))
+		return false;
+	l = &s->link[p];
+	if (s->repeat != 0) {
+		cycle = t / s->repeat;
+		ph = t - cycle * s->repeat;
+	}
+	/* the first event after ph */
+	lo = 0;
+	hi = l->nb;
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (l->t[mid] <= ph)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0) {
+		*since = cycle * s->repeat + l->t[lo - 1];
+		return l->down[lo - 1];
+	}
+	if (cycle == 0)
+		return false;
+	/* the previous cycle's last word still holds */
+	*since = (cycle - 1) * s->repeat + l->t[l->nb - 1];
+	return l->down[l->nb - 1];
+}
+
+const char *
+shp_sched_args(const struct shp_sched_event *e, const struct shp_chain *c)
+{
+	int k;
+
+	if (e->args != NULL)
+		return e->args;
+	k = shp_key_index(e->key);
+	if (k >= 0 && shp_key_slot((unsigned int)k) == SHP_SLOT_QUEUE)
+		return c->kind[SHP_SLOT_QUEUE]->name;
+	return "off";
+}
+
+int
+shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
+		      const struct shp_chain *c,
+		      const struct shp_kind_env *env, char *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb; i++) {
+		const struct shp_sched_event *e = &s->ev[i];
+		const struct shp_kind *k;
+		void *conf;
+		char sub[SHP_ERR_LEN];
+
+		if (e->op != SHP_SCHED_SET || !shp_sched_on_port(e, p))
+			continue;
+		if (shp_kind_parse(e->key, shp_sched_args(e, c), env, &k,
+				   &conf, sub) < 0)
+			return line_fail(err, s->path, e->line, "%s", sub, "");
+		shp_kind_conf_free(k, conf);
+		if (c->kind[k->slot] != k) {
+			snprintf(sub, sizeof(sub), "port %u runs %s there, not "
+				 "%s: a schedule changes a stage's profile, "
+				 "not its kind", p, c->kind[k->slot]->name,
+				 k->name);
+			return line_fail(err, s->path, e->line, "%s", sub, "");
+		}
+		if (k->ops->change == NULL)
+			return line_fail(err, s->path, e->line, "%s cannot "
+					 "change while running", k->name, "");
+	}
+	return 0;
+}
+
+int
+shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
+		const struct shp_kind_env *env, char *err)
+{
+	const struct shp_kind *k;
+	void *conf, *old;
+
+	if (e->op != SHP_SCHED_SET)
+		return 0;
+	if (shp_kind_parse(e->key, shp_sched_args(e, c), env, &k, &conf,
+			   err) < 0)
+		return -1;
+	if (shp_chain_change(c, k, conf, &old, err) < 0) {
+		shp_kind_conf_free(k, conf);
+		return -1;
+	}
+	shp_kind_conf_free(k, old);
+	return 0;
+}
