@@ -37,6 +37,7 @@
  * goes with the new head: the link's byte count stays Mahimahi's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -44,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "shp_kind.h"
 #include "shp_meta.h"
@@ -67,6 +69,8 @@ struct shp_trace_conf {
 /* Bounds that keep every time sum far from 2^64 ns. */
 #define TRACE_MAX_MS (UINT64_C(1) << 32)       /* 49 days */
 #define TRACE_MAX_LINES (UINT32_C(1) << 24)
+/* A file name printed back must fit a profile's text. */
+#define TRACE_PATH_MAX 1024
 
 struct trace_priv {
 	const struct shp_trace_conf *conf;  /* published by change() */
@@ -453,22 +457,33 @@ trace_load(const char *path, char *err)
 	struct stat st;
 	ssize_t got;
 	FILE *f;
+	int fd;
 
 	if (path[0] == '\0') {
 		snprintf(err, SHP_ERR_LEN, "trace: needs a FILE (Mahimahi's "
 			 "format: one time in ms a line)");
 		return NULL;
 	}
-	f = fopen(path, "r");
-	if (f == NULL) {
+	/* read on the control thread: a FIFO without writer must not make
+	 * open() wait, and only a regular file ends */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		snprintf(err, SHP_ERR_LEN, "trace: %s: %s", path,
 			 strerror(errno));
 		return NULL;
 	}
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, SHP_ERR_LEN, "trace: %s: not a regular file",
 			 path);
-		goto fail;
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s: %s", path,
+			 strerror(errno));
+		close(fd);
+		return NULL;
 	}
 	c = malloc(sizeof(*c));
 	if (c == NULL)
@@ -567,7 +582,7 @@ static void *
 trace_kind_parse(const char *args, const struct shp_kind_env *env,
 		 char *err)
 {
-	char path[PATH_MAX];
+	char path[TRACE_PATH_MAX];
 	size_t len;
 
 	RTE_SET_USED(env);
@@ -577,8 +592,10 @@ trace_kind_parse(const char *args, const struct shp_kind_env *env,
 	while (len > 0 && (args[len - 1] == ' ' || args[len - 1] == '\t'))
 		len--;
 	if (len >= sizeof(path) || memchr(args, '\n', len) != NULL) {
-		snprintf(err, SHP_ERR_LEN, "trace: '%.40s...': not a file "
-			 "name", args);
+		snprintf(err, SHP_ERR_LEN, "trace: '%.*s...': not a file "
+			 "name (one line, below %d bytes)",
+			 (int)RTE_MIN(strcspn(args, "\r\n"), (size_t)40), args,
+			 TRACE_PATH_MAX);
 		return NULL;
 	}
 	memcpy(path, args, len);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "shp_kind.h"
@@ -268,7 +269,7 @@ test_refusals(void **state)
 		{ "1\n99999999999999999999\n", ":2:", "not a time" },
 	};
 	const struct shp_kind *k = shp_kind_find("trace");
-	char err[SHP_ERR_LEN];
+	char err[SHP_ERR_LEN], fifo[128];
 	unsigned int i;
 
 	(void)state;
@@ -290,6 +291,12 @@ test_refusals(void **state)
 	assert_non_null(strstr(err, "/nonexistent/t.trace"));
 	assert_null(k->parse("", NULL, err));
 	assert_null(k->parse(dir, NULL, err));   /* a directory */
+	/* a FIFO without a writer: refused, not waited for */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_null(k->parse(fifo, NULL, err));
+	assert_non_null(strstr(err, "not a regular file"));
+	unlink(fifo);
 }
 
 /* What parses prints back to the same file; comments and blanks around
