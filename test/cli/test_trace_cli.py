@@ -18,6 +18,7 @@ def test_set_and_show_trace(tmp_path):
     rc, out, _ = run_file(tmp_path, "", ["-i", "--trace-port", "0", CONST],
                           stdin="\n".join([
                               "show trace 0",
+                              "show qdisc 0",
                               "set trace 0 %s" % CELL,
                               "set trace 0 %s" % bad,
                               "show trace 0",
@@ -29,6 +30,10 @@ def test_set_and_show_trace(tmp_path):
     o = outputs(out)
     shown = o["show trace 0"]
     assert CONST in shown[0], out
+    # where tbf would be, as tc shows the chain
+    q = "".join(o["show qdisc 0"])
+    assert "qdisc trace 2: root refcnt 2 %s" % CONST in q, q
+    assert "qdisc pfifo_fast 3: parent 2:1" in q, q
     # refused: one line naming the file and line; the trace is unchanged
     assert "%s:2:" % bad in out and "never decrease" in out, out
     assert CELL in shown[1], out
