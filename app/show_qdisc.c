@@ -2,8 +2,8 @@
 /*
  * `show qdisc`: a port's chain as `tc -s qdisc show` prints it, for users
  * who read tc output every day. One qdisc per active stage, root first
- * (netem 1:, its child tbf or trace 2:, their child the bands 3:, as the chain is
- * built), each with its parameters as tc prints them and
+ * (netem 1:, its child tbf or trace 2:, their child the bands 3:, as the
+ * chain is built), each with its parameters as tc prints them and
  *
  *  Sent B bytes P pkt (dropped D, overlimits 0 requeues 0)
  *  backlog Bb Pp requeues 0
