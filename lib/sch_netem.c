@@ -621,6 +621,24 @@ netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
 		p->outage.up = true;
 		p->outage.next = t + netem_exp_draw(r, c->outage_on);
 	}
+	/* (the means are times, at most 24 hours each: no overflow) */
+	if (unlikely(t - p->outage.next >
+		     64 * (c->outage_on + c->outage_off)) &&
+	    t >= p->outage.next) {
+		/*
+		 * After an idle of many cycles, jump instead of drawing
+		 * every period: up and down with exponential lengths is a
+		 * two-state Markov process, whose state 64 mean cycles on
+		 * no longer depends on where it was (the difference decays
+		 * as exp(-64 (on + off) (1/on + 1/off)) < e^-256), and the
+		 * time left in a state is exponential whatever has passed.
+		 */
+		p->outage.up = shp_rand_unit(r) * (double)(c->outage_on +
+			c->outage_off) < (double)c->outage_on;
+		p->outage.next = t + netem_exp_draw(r, p->outage.up ?
+						    c->outage_on :
+						    c->outage_off);
+	}
 	while (t >= p->outage.next) {
 		p->outage.up = !p->outage.up;
 		p->outage.next += netem_exp_draw(r, p->outage.up ?
