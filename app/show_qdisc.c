@@ -2,8 +2,8 @@
 /*
  * `show qdisc`: a port's chain as `tc -s qdisc show` prints it, for users
  * who read tc output every day. One qdisc per active stage, root first
- * (netem 1:, its child tbf 2:, their child the bands 3:, as the chain is
- * built), each with its parameters as tc prints them and
+ * (netem 1:, its child tbf or trace 2:, their child the bands 3:, as the
+ * chain is built), each with its parameters as tc prints them and
  *
  *  Sent B bytes P pkt (dropped D, overlimits 0 requeues 0)
  *  backlog Bb Pp requeues 0
@@ -111,9 +111,11 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	struct shp_qstats nq = { 0 };
 	uint8_t defmap[16];
 	char dev[RTE_ETH_NAME_MAX_LEN];
-	const char *tbf = NULL, *netem = NULL, *queue = NULL;
+	const char *tbf = NULL, *netem = NULL, *queue = NULL, *rate = NULL;
 	const struct shp_chain *ch = &s->chain[port];
 	const struct shp_kind *qk = ch->kind[SHP_SLOT_QUEUE];
+	/* another gate where tbf stands (trace): its text as given */
+	const struct shp_kind *rk = ch->kind[SHP_SLOT_RATE];
 	unsigned int i, b, n = 0;
 	uint64_t deq_p = 0, deq_b = 0, bl_p = 0, bl_b = 0;
 
@@ -126,11 +128,16 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 			tbf = ctl_config_stage(cfg, i, "tbf");
 			netem = ctl_config_stage(cfg, i, "netem");
 			queue = ctl_config_stage(cfg, i, "queue");
+			if (rk != NULL && strcmp(rk->name, "tbf") != 0)
+				rate = ctl_config_stage(cfg, i,
+							shp_kind_key(rk));
 		}
 	if (tbf != NULL && strcmp(tbf, "off") == 0)
 		tbf = NULL;
 	if (netem != NULL && strcmp(netem, "off") == 0)
 		netem = NULL;
+	if (rate != NULL && strcmp(rate, "off") == 0)
+		rate = NULL;
 	/* a queue without bands: what it holds, from its stats op */
 	if (qk->ops->enqueue_rx == NULL) {
 		struct shp_qstats qs = { 0 };
@@ -178,6 +185,14 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 			.backlog_b = bl_b, .backlog_p = bl_p,
 		};
 		tbf_params(tbf, st[n - 1].params, sizeof(st[0].params));
+	} else if (rate != NULL) {
+		st[n++] = (struct tc_stage){
+			.kind = rk->name, .handle = 2,
+			.sent_b = deq_b, .sent_p = deq_p,
+			.dropped = shp_kind_drops(rk, c->drops),
+			.backlog_b = bl_b, .backlog_p = bl_p,
+		};
+		snprintf(st[n - 1].params, sizeof(st[0].params), "%s", rate);
 	}
 	shp_priomap_default((uint8_t)cfg->bands, defmap);
 	st[n] = (struct tc_stage){

@@ -52,7 +52,9 @@ conf_eq(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->slot_jitter == b->slot_jitter &&
 	       a->slot_packets == b->slot_packets &&
 	       a->slot_bytes == b->slot_bytes && a->seed_set == b->seed_set &&
-	       a->seed == b->seed;
+	       a->seed == b->seed && a->outage_on == b->outage_on &&
+	       a->outage_off == b->outage_off && a->ber == b->ber &&
+	       a->ber_drop == b->ber_drop;
 }
 
 /*

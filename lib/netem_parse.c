@@ -242,6 +242,70 @@ parse_reorder(struct parser *p)
 	return parse_prob(p, "reorder", &p->c->reorder);
 }
 
+/* outage ON_MEAN OFF_MEAN: both times, neither 0 (a link never up, or
+ * never down, is not an outage model). */
+static int
+parse_outage(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+
+	if (need_arg(p, "the mean up time") < 0 ||
+	    get_time(p, "outage", &c->outage_on) < 0)
+		return -1;
+	if (c->outage_on == 0)
+		goto zero;
+	if (need_arg(p, "the mean down time") < 0 ||
+	    get_time(p, "outage", &c->outage_off) < 0)
+		return -1;
+	if (c->outage_off == 0)
+		goto zero;
+	return 0;
+zero:
+	return shp_tc_fail(&p->a, "outage: '%s': the mean up and down times "
+			   "must be above 0", cur(p));
+}
+
+/*
+ * ber RATE [drop|corrupt]. The mode word is optional and both words are
+ * netem keywords too (`drop P` is loss, `corrupt P` corrupt): it is the
+ * mode unless a number, or a loss model's word, follows it.
+ */
+static int
+parse_ber(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *w, *after;
+	char *end;
+	double v;
+
+	if (need_arg(p, "a bit error rate") < 0)
+		return -1;
+	w = cur(p);
+	v = strtod(w, &end);
+	if (end == w || *end != '\0' || !isdigit((unsigned char)w[0]) ||
+	    !(v > 0 && v < 1))
+		return shp_tc_fail(&p->a, "ber: '%s': a bit error rate is a "
+				   "number between 0 and 1, both excluded "
+				   "(1e-6)", w);
+	c->ber = v;
+	c->ber_drop = false;
+	w = shp_tc_peek(&p->a);
+	if (w == NULL || (strcmp(w, "drop") != 0 && strcmp(w, "corrupt") != 0))
+		return 0;
+	after = p->a.i + 2 < p->a.argc ? p->a.argv[p->a.i + 2] : NULL;
+	if (after != NULL &&
+	    (isdigit((unsigned char)after[0]) || after[0] == '.' ||
+	     after[0] == '-' ||
+	     (strcmp(w, "drop") == 0 &&
+	      (shp_tc_matches(after, "random") ||
+	       shp_tc_matches(after, "state") ||
+	       shp_tc_matches(after, "gemodel")))))
+		return 0;
+	p->a.i++;
+	c->ber_drop = strcmp(w, "drop") == 0;
+	return 0;
+}
+
 /* RATE [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]], each optional number
  * recognised as tc does: the overheads may be negative, the cell size
  * starts with a digit ("rate 1mbit 20 -5" has a cell overhead and no
@@ -445,6 +509,10 @@ netem_words(struct parser *p)
 			rc = parse_slot(p);
 		} else if (strcmp(w, "noreorder") == 0) {
 			c->noreorder = true;
+		} else if (strcmp(w, "outage") == 0) {
+			rc = parse_outage(p);
+		} else if (strcmp(w, "ber") == 0) {
+			rc = parse_ber(p);
 		} else {
 			rc = shp_tc_fail(&p->a, "unknown keyword '%s'", w);
 		}
@@ -571,6 +639,21 @@ put_percent(struct out *o, double frac)
 	put(o, " %s%%", s);
 }
 
+/* Shortest %g that reads back to the same number. */
+static void
+put_number(struct out *o, double v)
+{
+	char s[64];
+	int prec;
+
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(s, sizeof(s), "%.*g", prec, v);
+		if (strtod(s, NULL) == v)
+			break;
+	}
+	put(o, " %s", s);
+}
+
 static void
 put_prob(struct out *o, const char *kw, const struct shp_netem_prob *pr)
 {
@@ -671,6 +754,17 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 			put(&o, " packets %" PRIu32, c->slot_packets);
 		if (c->slot_bytes != 0)
 			put(&o, " bytes %" PRIu32, c->slot_bytes);
+	}
+	if (c->outage_on != 0) {
+		put(&o, " outage");
+		put_time(&o, c->outage_on);
+		put_time(&o, c->outage_off);
+	}
+	if (c->ber > 0) {
+		put(&o, " ber");
+		put_number(&o, c->ber);
+		if (c->ber_drop)
+			put(&o, " drop");
 	}
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);

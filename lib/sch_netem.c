@@ -48,6 +48,8 @@ enum {
 	RS_REORDER,
 	RS_DELAY,
 	RS_SLOT,
+	RS_OUTAGE,      /* sequential: up and down period lengths */
+	RS_BER,
 	RS_MAX
 };
 
@@ -63,9 +65,10 @@ enum {
 #define GE_BAD  1
 
 /* the kind's drop causes and statistics (netem_drops, netem_xstats) */
-enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST };
+enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST, NETEM_DROP_LINK_DOWN,
+       NETEM_DROP_BER };
 enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
-       NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED };
+       NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS };
 
 struct netem_sched_data {
 	const struct shp_netem_conf *conf; /* published by change() */
@@ -88,6 +91,11 @@ struct netem_sched_data {
 		int64_t packets_left;
 		int64_t bytes_left;
 	} slot;
+	struct {
+		bool armed;         /* the first period has started */
+		bool up;
+		uint64_t next;      /* when the current period ends */
+	} outage;
 };
 
 uint32_t shp_netem_tq_buckets = SHP_NETEM_TQ_BUCKETS;
@@ -490,6 +498,125 @@ netem_slot_next(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	p->slot.bytes_left = c->slot_bytes ? c->slot_bytes : INT64_MAX;
 }
 
+/* ------------------------------------------------- outages and bit errors */
+
+/* Exponential of mean `mean` ns, at least 1 ns so that time moves. */
+static uint64_t
+netem_exp_draw(struct shp_rand *r, uint64_t mean)
+{
+	double x = -(double)mean * log1p(-shp_rand_unit(r));
+
+	return x < 1 ? 1 : x >= 0x1p63 ? UINT64_C(1) << 63 : (uint64_t)x;
+}
+
+/*
+ * Whether the link is down at t (outage ON OFF), as Mahimahi's mm-onoff:
+ * up and down periods alternate, their lengths drawn from exponentials of
+ * the two means on a stream of their own, so that the timeline depends on
+ * the seed and the times only. The first up period starts with the first
+ * packet offered under the conf; a packet at a switch instant sees the
+ * new state.
+ */
+static bool
+netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		  uint64_t t)
+{
+	struct shp_rand *r = &p->rs[RS_OUTAGE];
+
+	if (c->outage_on == 0)
+		return false;
+	if (unlikely(!p->outage.armed)) {
+		p->outage.armed = true;
+		p->outage.up = true;
+		p->outage.next = t + netem_exp_draw(r, c->outage_on);
+	}
+	/* (the means are times, at most 24 hours each: no overflow) */
+	if (unlikely(t - p->outage.next >
+		     64 * (c->outage_on + c->outage_off)) &&
+	    t >= p->outage.next) {
+		/*
+		 * After an idle of many cycles, jump instead of drawing
+		 * every period: up and down with exponential lengths is a
+		 * two-state Markov process, whose state 64 mean cycles on
+		 * no longer depends on where it was (the difference decays
+		 * as exp(-64 (on + off) (1/on + 1/off)) < e^-256), and the
+		 * time left in a state is exponential whatever has passed.
+		 */
+		p->outage.up = shp_rand_unit(r) * (double)(c->outage_on +
+			c->outage_off) < (double)c->outage_on;
+		p->outage.next = t + netem_exp_draw(r, p->outage.up ?
+						    c->outage_on :
+						    c->outage_off);
+	}
+	while (t >= p->outage.next) {
+		p->outage.up = !p->outage.up;
+		p->outage.next += netem_exp_draw(r, p->outage.up ?
+						 c->outage_on : c->outage_off);
+	}
+	return !p->outage.up;
+}
+
+/*
+ * Bit errors: each of the packet's 8 x len bits flips independently with
+ * probability ber. The flipped positions are drawn as geometric gaps
+ * between errors (the number of good bits before the next bad one), so a
+ * packet costs one draw plus one per flipped bit: it is hit with
+ * probability 1 - (1 - ber)^(8 len) exactly, and the bits it loses are
+ * binomial(8 len, ber) given at least one.
+ */
+static inline uint64_t
+netem_ber_gap(struct shp_rand *r, double log1m_ber)
+{
+	/* 1 - unit is in (0, 1]: its log is finite */
+	double g = log1p(-shp_rand_unit(r)) / log1m_ber;
+
+	return g >= 0x1p62 ? UINT64_C(1) << 62 : (uint64_t)g;
+}
+
+/* The first bad bit of a packet of `bits` bits, or `bits` if none. */
+static uint64_t
+netem_ber_first(const struct shp_netem_conf *c, struct shp_rand *r,
+		uint64_t bits)
+{
+	uint64_t g = netem_ber_gap(r, log1p(-c->ber));
+
+	return g < bits ? g : bits;
+}
+
+/* Flip bit `first` and the following bad bits (r continues the draw of
+ * netem_ber_first), anywhere in the packet's segments; a packet `corrupt`
+ * has already counted is counted once. */
+static int
+netem_ber_flip(struct shp_qdisc *q, const struct shp_netem_conf *c,
+	       struct shp_rand *r, uint64_t first, struct rte_mbuf **mp,
+	       bool counted, struct shp_ctx *ctx)
+{
+	uint64_t bits = (uint64_t)(*mp)->pkt_len * 8, pos, flipped = 0;
+	double l = log1p(-c->ber);
+
+	*mp = netem_make_writable(q, *mp);
+	if (*mp == NULL) {
+		ctx->ctr->drops[SHP_DROP_NO_MBUF]++;
+		return -1;
+	}
+	for (pos = first; pos < bits; pos += 1 + netem_ber_gap(r, l)) {
+		struct rte_mbuf *seg = *mp;
+		uint32_t byte = (uint32_t)(pos / 8);
+
+		while (byte >= seg->data_len) {
+			byte -= seg->data_len;
+			seg = seg->next;
+		}
+		*rte_pktmbuf_mtod_offset(seg, uint8_t *, byte) ^=
+			(uint8_t)(0x80u >> (pos % 8));
+		flipped++;
+	}
+	if (!counted)
+		(*shp_stage_xstat(q, ctx, NETEM_XS_CORRUPTED))++;
+	*shp_stage_xstat(q, ctx, NETEM_XS_BER_BITS) += flipped;
+	return 1;
+}
+
 /* ------------------------------------------------------------- enqueue */
 
 static void netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
@@ -538,13 +665,21 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		  struct shp_ctx *ctx, bool copy, uint64_t n)
 {
 	struct rte_mbuf *dupm = NULL;
-	struct shp_rand r, rc;
-	bool dup = false, lost = false, corrupt = false, reorder;
+	struct shp_rand r, rc, rb = { 0 };
+	bool dup = false, lost = false, corrupt = false, reorder, down;
 	int64_t delay = 0;
 	uint32_t limit;
-	uint64_t tts;
+	uint64_t tts, ber_bits = 0, ber_first = 0;
 	int count = 1;
 
+	/* the link as it is when the packet is offered (after the rate
+	 * limit: what a dequeue of the child hands us now) */
+	down = netem_outage_down(p, c, RTE_MAX(ctx->now, shp_meta(m)->rx_ns));
+	if (c->ber > 0) {
+		ber_bits = (uint64_t)rte_pktmbuf_pkt_len(m) * 8;
+		netem_rand_at(p, RS_BER, copy, n, &rb);
+		ber_first = netem_ber_first(c, &rb, ber_bits);
+	}
 	if (!copy && c->duplicate.p > 0) {
 		netem_rand_at(p, RS_DUP, false, n, &r);
 		dup = netem_chance(&r, &p->dup_last, &c->duplicate, true);
@@ -567,6 +702,12 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		delay = netem_delay(p, c, &r, !copy);
 	}
 
+	if (down) {
+		/* every draw above was made: the other impairments decide
+		 * for the packets after as if the link had stayed up */
+		shp_stage_drop(q, ctx, NETEM_DROP_LINK_DOWN, m);
+		return false;
+	}
 	if (lost) {
 		int rc_ecn = c->ecn ? netem_ecn_mark(q, &m, ctx) : 0;
 
@@ -590,7 +731,16 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		NX(p, ctx, NETEM_XS_DUPLICATED)++;
 		(*shp_stage_drop_ctr(q, ctx->ctr, NETEM_DROP_LOST))++;
 	}
-	if (corrupt && netem_corrupt(q, &rc, &m, ctx) < 0) {
+	if (ber_first < ber_bits && c->ber_drop) {
+		/* the copy is a packet of its own on the wire */
+		if (dupm != NULL)
+			netem_enqueue_copy(q, p, c, dupm, ctx, n);
+		shp_stage_drop(q, ctx, NETEM_DROP_BER, m);
+		return false;
+	}
+	if ((corrupt && netem_corrupt(q, &rc, &m, ctx) < 0) ||
+	    (ber_first < ber_bits &&
+	     netem_ber_flip(q, c, &rb, ber_first, &m, corrupt, ctx) < 0)) {
 		if (dupm != NULL)
 			netem_enqueue_copy(q, p, c, dupm, ctx, n);
 		return false;
@@ -716,6 +866,7 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	p->slot.next = 0;
 	p->slot.packets_left = INT64_MAX;
 	p->slot.bytes_left = INT64_MAX;
+	p->outage.armed = false;
 }
 
 /* The state belongs to one conf; a new conf (seen on the owner lcore)
@@ -1029,6 +1180,9 @@ netem_kind_free(void *conf)
 static const char *const netem_drops[] = {
 	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
 	[NETEM_DROP_LOST] = "lost",           /* the loss model */
+	/* outage: the link was down (a schedule's `link down` too) */
+	[NETEM_DROP_LINK_DOWN] = "link_down",
+	[NETEM_DROP_BER] = "lost_ber",        /* ber RATE drop */
 	NULL
 };
 
@@ -1040,6 +1194,8 @@ static const struct shp_xstat_desc netem_xstats[] = {
 	[NETEM_XS_CORRUPTED] = { "corrupted", 0, "corrupted" },
 	[NETEM_XS_REORDERED] = { "reordered", 0, "reordered" },
 	[NETEM_XS_ECN_MARKED] = { "ecn_marked", 0, "ecn_marked" },
+	/* bits `ber` flipped (its packets count in corrupted) */
+	[NETEM_XS_BER_BITS] = { "ber_bits", 0, NULL },
 	{ NULL, 0, NULL }
 };
 
@@ -1055,7 +1211,8 @@ const struct shp_kind shp_kind_netem = {
 	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
+		 "[outage ON_MEAN OFF_MEAN] [ber RATE [drop|corrupt]] "
 		 "[seed N]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
-		 "ecn#distribution#seed#noreorder",
+		 "ecn#distribution#seed#noreorder#outage#ber",
 };

@@ -14,12 +14,14 @@
 extern const struct shp_kind shp_kind_pfifo_fast;
 extern const struct shp_kind shp_kind_fq_codel;
 extern const struct shp_kind shp_kind_tbf;
+extern const struct shp_kind shp_kind_trace;
 extern const struct shp_kind shp_kind_netem;
 
 const struct shp_kind *const shp_kinds[] = {
 	&shp_kind_pfifo_fast,   /* the first of a slot is its default */
 	&shp_kind_fq_codel,
 	&shp_kind_tbf,
+	&shp_kind_trace,     /* trace-driven rate (issue 14) */
 	&shp_kind_netem,
 	NULL
 };

@@ -25,6 +25,9 @@
  *   slot distribution D DELAY JITTER [packets N] [bytes B]
  *   seed S
  *   noreorder            (ours: jitter without reordering)
+ *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
+ *                        times of these means, as Mahimahi's mm-onoff)
+ *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
  * '%'; a bare RATE is bits per second. Words are read by the tc word parser
  * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
@@ -119,6 +122,12 @@ struct shp_netem_conf {
 
 	bool seed_set;
 	uint64_t seed;
+
+	/* time-varying link (docs/time-varying.md) */
+	uint64_t outage_on, outage_off; /* ns, means; 0: no outages */
+	double ber;                 /* bit error rate; 0: off */
+	bool ber_drop;              /* a hit packet is dropped (lost_ber),
+				     * not corrupted */
 };
 
 /*

@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Trace-driven rate (Mahimahi's mm-link semantics): a gate in the rate
+ * slot, where tbf stands, that lets its child's packets go only at the
+ * delivery opportunities a trace file lists.
+ *
+ *   trace FILE
+ *
+ * FILE holds one integer a line: a time in ms, from when the stage starts
+ * (the first time it runs a conf: live the port's first round, offline the
+ * first packet's timestamp), at which one opportunity to deliver
+ * SHP_TRACE_OPP_BYTES (1504) bytes occurs. Times never decrease; several
+ * lines with one time are several opportunities at that instant. The
+ * schedule repeats for ever with a period of its last time (Mahimahi's
+ * base_timestamp += last).
+ *
+ * Sharing an opportunity, as Mahimahi's LinkQueue::rationalize: an
+ * opportunity is a budget of 1504 bytes spent on the packets at the head
+ * of the queue in order; a packet that fits leaves at the opportunity's
+ * time and what is left serves the next one; a packet larger than what is
+ * left takes the rest and carries its remaining bytes over to the next
+ * opportunities (Mahimahi refuses packets above 1504 bytes; here a jumbo
+ * frame simply spans several). Only packets that arrived before the
+ * opportunity may use it (Mahimahi runs the link up to `now` before it
+ * queues an arrival), and an opportunity no packet can use is lost.
+ * The bytes counted are the frame's (rte_pktmbuf_pkt_len): a 1504-byte
+ * frame uses one opportunity exactly.
+ *
+ * Ours, not Mahimahi's: lines starting with '#' are comments; a jumbo
+ * frame is not refused. Bad input (empty file, an empty or non-numeric
+ * line, a time going backwards, no opportunity, a last time of 0) is
+ * refused with one line naming the file and line.
+ *
+ * Where a partly sent packet is kept: Mahimahi takes it off the queue; we
+ * leave it at the head of the child and keep the bytes it still needs
+ * (`left`). Should the head change meanwhile (a higher band), the debt
+ * goes with the new head: the link's byte count stays Mahimahi's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shp_kind.h"
+#include "shp_meta.h"
+#include "shp_qdisc.h"
+
+#define NS_PER_MS UINT64_C(1000000)
+
+/* What one line of the trace lets through (Mahimahi's PACKET_SIZE: the
+ * largest TUN payload, a 1500-byte MTU and the 4-byte TUN header). */
+#define SHP_TRACE_OPP_BYTES 1504
+
+/* A trace as read, immutable once published. */
+struct shp_trace_conf {
+	uint64_t id;       /* shp_conf_new_id() */
+	char *path;        /* as given: format() prints it */
+	uint64_t period;   /* ns: the last time */
+	uint32_t n;        /* opportunities a period */
+	uint64_t t[];      /* ns from the period's start, non-decreasing */
+};
+
+/* Bounds that keep every time sum far from 2^64 ns. */
+#define TRACE_MAX_MS (UINT64_C(1) << 32)       /* 49 days */
+#define TRACE_MAX_LINES (UINT32_C(1) << 24)
+/* A file name printed back must fit a profile's text. */
+#define TRACE_PATH_MAX 1024
+
+struct trace_priv {
+	const struct shp_trace_conf *conf;  /* published by change() */
+	uint64_t seen;    /* id of the conf the state belongs to */
+	uint64_t base;    /* ns: start of the current period */
+	uint32_t idx;     /* the next opportunity: base + t[idx] */
+	uint32_t avail;   /* bytes the opportunity idx has left */
+	uint32_t left;    /* bytes the head still needs (0: not started) */
+};
+
+static inline struct trace_priv *
+priv(const struct shp_qdisc *q)
+{
+	return q->priv;
+}
+
+/* ------------------------------------------------------------ schedule */
+
+/* The position of an opportunity: (base, idx) with its bytes left. */
+struct trace_pos {
+	uint64_t base;
+	uint32_t idx;
+	uint32_t avail;
+};
+
+static inline uint64_t
+pos_time(const struct shp_trace_conf *c, const struct trace_pos *s)
+{
+	return s->base + c->t[s->idx];
+}
+
+/* The opportunity k after s's. */
+static inline uint64_t
+pos_time_after(const struct shp_trace_conf *c, const struct trace_pos *s,
+	       uint64_t k)
+{
+	uint64_t j = s->idx + k;
+
+	return s->base + (j / c->n) * c->period + c->t[j % c->n];
+}
+
+static inline void
+pos_next(const struct shp_trace_conf *c, struct trace_pos *s)
+{
+	s->avail = SHP_TRACE_OPP_BYTES;
+	if (++s->idx == c->n) {
+		s->idx = 0;
+		s->base += c->period;
+	}
+}
+
+/*
+ * Lose every opportunity at or before t: the next is the first after t.
+ * Whole periods are skipped at once, the rest by binary search, so that
+ * an idle hour costs no more than an idle millisecond.
+ */
+static void
+pos_skip_past(const struct shp_trace_conf *c, struct trace_pos *s,
+	      uint64_t t)
+{
+	uint32_t lo, hi;
+	uint64_t off;
+
+	if (pos_time(c, s) > t)
+		return;
+	lo = s->idx;
+	if (t - s->base >= c->period) {
+		s->base += (t - s->base) / c->period * c->period;
+		lo = 0;
+	}
+	/* the period's last opportunity, base + period, is after t */
+	off = t - s->base;
+	hi = c->n - 1;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->t[mid] > off)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	s->idx = lo;
+	s->avail = SHP_TRACE_OPP_BYTES;
+}
+
+static inline struct trace_pos
+priv_pos(const struct trace_priv *p)
+{
+	return (struct trace_pos){
+		.base = p->base, .idx = p->idx, .avail = p->avail,
+	};
+}
+
+static inline void
+priv_set_pos(struct trace_priv *p, const struct trace_pos *s)
+{
+	p->base = s->base;
+	p->idx = s->idx;
+	p->avail = s->avail;
+}
+
+/*
+ * A conf not seen yet starts its schedule now. Done by whichever call
+ * first sees the conf, next_time included: the offline tool asks
+ * next_time at the first packet's arrival, and the schedule must start
+ * there, not at the first dequeue (an opportunity later).
+ */
+static inline void
+trace_sync(struct trace_priv *p, const struct shp_trace_conf *c,
+	   uint64_t now)
+{
+	if (likely(c->id == p->seen))
+		return;
+	p->seen = c->id;
+	p->base = now;
+	p->idx = 0;
+	p->avail = SHP_TRACE_OPP_BYTES;
+	p->left = 0;
+}
+
+static inline uint64_t
+rx_time(struct rte_mbuf *m)
+{
+	return shp_meta(m)->rx_ns;
+}
+
+/* ---------------------------------------------------------- data path */
+
+static int
+trace_init(struct shp_qdisc *q, const void *conf)
+{
+	if (q->child == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	priv(q)->conf = conf;
+	priv(q)->seen = UINT64_MAX;
+	return 0;
+}
+
+static const void *
+trace_change(struct shp_qdisc *q, const void *conf)
+{
+	const void *old = priv(q)->conf;
+
+	__atomic_store_n(&priv(q)->conf, conf, __ATOMIC_RELEASE);
+	return old;
+}
+
+static uint16_t
+trace_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	return q->child->ops->enqueue(q->child, pkts, n, ctx);
+}
+
+/* The child's next run, or the packet its peek returns as a run of 1. */
+static inline uint16_t
+child_peek_run(struct shp_qdisc *child, struct rte_mbuf **one,
+	       struct rte_mbuf *const **run, struct shp_ctx *ctx)
+{
+	if (child->ops->peek_run != NULL)
+		return child->ops->peek_run(child, run, ctx);
+	*one = child->ops->peek(child, ctx);
+	*run = one;
+	return *one != NULL;
+}
+
+static inline uint64_t
+child_take_run(struct shp_qdisc *child, uint16_t k, struct rte_mbuf **out,
+	       struct shp_ctx *ctx)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (child->ops->take_run != NULL)
+		return child->ops->take_run(child, k, out, ctx);
+	k = child->ops->dequeue(child, out, k, ctx);
+	for (i = 0; i < k; i++)
+		bytes += rte_pktmbuf_pkt_len(out[i]);
+	return bytes;
+}
+
+/*
+ * Run the opportunities up to now, in order, each on the packets that
+ * arrived before it; stop when the vector is full (the opportunity being
+ * spent stays open for the next call).
+ */
+static uint16_t
+trace_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	      struct shp_ctx *ctx)
+{
+	struct trace_priv *p = priv(q);
+	const struct shp_trace_conf *c;
+	struct shp_qdisc *child = q->child;
+	uint64_t now = ctx->now, bytes = 0;
+	struct trace_pos s;
+	uint16_t got = 0, k, i;
+
+	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (c == NULL)
+		return child->ops->dequeue(child, pkts, n, ctx);
+	trace_sync(p, c, now);
+	s = priv_pos(p);
+	while (pos_time(c, &s) <= now) {
+		uint64_t t = pos_time(c, &s);
+		struct rte_mbuf *const *run;
+		struct rte_mbuf *one;
+		uint16_t cnt;
+		bool spent = false;
+
+		if (got == n) {
+			ctx->more = true;
+			break;
+		}
+		cnt = child_peek_run(child, &one, &run, ctx);
+		if (cnt == 0) {
+			/* nothing queued: every opportunity up to now is
+			 * lost, and a partly sent head has gone (dropped) */
+			p->left = 0;
+			pos_skip_past(c, &s, now);
+			break;
+		}
+		if (rx_time(run[0]) >= t) {
+			/* the head came after this opportunity */
+			pos_skip_past(c, &s, rx_time(run[0]));
+			continue;
+		}
+		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
+		for (k = 0; k < cnt && !spent; k++) {
+			uint32_t need = p->left;
+
+			if (rx_time(run[k]) >= t) {
+				spent = true;
+				break;
+			}
+			if (need == 0)
+				need = rte_pktmbuf_pkt_len(run[k]);
+			if (need > s.avail) {
+				p->left = need - s.avail;
+				spent = true;
+				break;
+			}
+			s.avail -= need;
+			p->left = 0;
+			spent = s.avail == 0;
+		}
+		if (k > 0) {
+			bytes += child_take_run(child, k, pkts + got, ctx);
+			/* the opportunity says when a packet may go: what it
+			 * waited here is the profile's queueing, not the
+			 * emulator's lateness (shp_due_time) */
+			for (i = got; i < got + k; i++) {
+				struct shp_meta *meta = shp_meta(pkts[i]);
+
+				if (meta->time_to_send == 0)
+					meta->time_to_send = t;
+			}
+			got += k;
+		}
+		if (spent)
+			pos_next(c, &s);
+	}
+	priv_set_pos(p, &s);
+	ctx->bytes = bytes;
+	return got;
+}
+
+/*
+ * When trace_dequeue would first let the child's head go: the opportunity
+ * that completes it, the first it may use being the first after its
+ * arrival. Works on a copy of the schedule position.
+ */
+static uint64_t
+trace_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct trace_priv *p = priv(q);
+	const struct shp_trace_conf *c;
+	struct shp_qdisc *child = q->child;
+	uint64_t now = ctx->now, t_child, t;
+	struct trace_pos s;
+	struct rte_mbuf *m;
+	uint32_t need;
+
+	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (c != NULL)
+		trace_sync(p, c, now);
+	t_child = shp_qdisc_next_time(child, ctx);
+	if (c == NULL || t_child == UINT64_MAX)
+		return t_child;
+	m = child->ops->peek(child, ctx);
+	if (m == NULL)   /* nothing at now: the child's time is all we know */
+		return t_child > now ? t_child : UINT64_MAX;
+	s = priv_pos(p);
+	if (pos_time(c, &s) <= rx_time(m))
+		pos_skip_past(c, &s, rx_time(m));
+	need = p->left ? p->left : rte_pktmbuf_pkt_len(m);
+	if (need <= s.avail) {
+		t = pos_time(c, &s);
+	} else {
+		need -= s.avail;
+		t = pos_time_after(c, &s, (need + SHP_TRACE_OPP_BYTES - 1) /
+					  SHP_TRACE_OPP_BYTES);
+	}
+	return RTE_MAX(RTE_MAX(t, now), t_child);
+}
+
+static struct rte_mbuf *
+trace_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	return q->child->ops->peek(q->child, ctx);
+}
+
+static bool
+trace_idle(const struct shp_qdisc *q)
+{
+	return __atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE) == NULL;
+}
+
+static void
+trace_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	RTE_SET_USED(q);
+	st->qlen = 0;
+	st->backlog = 0;
+}
+
+static void
+trace_dump(const struct shp_qdisc *q, FILE *f)
+{
+	const struct shp_trace_conf *c =
+		__atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE);
+
+	fprintf(f, "%s", c == NULL ? "off" : c->path);
+}
+
+static const struct shp_qdisc_ops shp_trace_ops = {
+	.id = "trace",
+	.priv_size = sizeof(struct trace_priv),
+	.init = trace_init,
+	.change = trace_change,
+	.enqueue = trace_enqueue,
+	.dequeue = trace_dequeue,
+	.peek = trace_peek,
+	.next_time = trace_next_time,
+	.idle = trace_idle,
+	.stats = trace_stats,
+	.dump = trace_dump,
+};
+
+/* -------------------------------------------------------------- parser */
+
+/* One line of FILE: a time in ms, or a comment (-1 with *ms untouched). */
+static int
+trace_line(char *line, uint64_t *ms, bool *comment)
+{
+	char *s = line, *end;
+	size_t len = strlen(s);
+
+	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r' ||
+			   s[len - 1] == ' ' || s[len - 1] == '\t'))
+		s[--len] = '\0';
+	while (*s == ' ' || *s == '\t')
+		s++;
+	*comment = *s == '#';
+	if (*comment)
+		return 0;
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*ms = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || *ms > TRACE_MAX_MS)
+		return -1;
+	return 0;
+}
+
+static struct shp_trace_conf *
+trace_load(const char *path, char *err)
+{
+	struct shp_trace_conf *c = NULL;
+	char *line = NULL;
+	size_t cap = 0, lines = 0, room = 0;
+	uint64_t prev = 0, ms = 0;
+	struct stat st;
+	ssize_t got;
+	FILE *f;
+	int fd;
+
+	if (path[0] == '\0') {
+		snprintf(err, SHP_ERR_LEN, "trace: needs a FILE (Mahimahi's "
+			 "format: one time in ms a line)");
+		return NULL;
+	}
+	/* read on the control thread: a FIFO without writer must not make
+	 * open() wait, and only a regular file ends */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s: not a regular file",
+			 path);
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s: %s", path,
+			 strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	c = malloc(sizeof(*c));
+	if (c == NULL)
+		goto oom;
+	c->n = 0;
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		bool comment;
+
+		lines++;
+		if (strlen(line) != (size_t)got) {
+			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: not a "
+				 "time in ms (a NUL byte)", path, lines);
+			goto fail;
+		}
+		if (trace_line(line, &ms, &comment) < 0) {
+			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: '%.32s' is "
+				 "not a time in ms (0..%" PRIu64 ")", path,
+				 lines, line, TRACE_MAX_MS);
+			goto fail;
+		}
+		if (comment)
+			continue;
+		if (c->n > 0 && ms < prev) {
+			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: %" PRIu64
+				 " ms is before the line above (%" PRIu64
+				 " ms): times never decrease", path, lines,
+				 ms, prev);
+			goto fail;
+		}
+		if (c->n == TRACE_MAX_LINES) {
+			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: more than "
+				 "%" PRIu32 " opportunities", path, lines,
+				 TRACE_MAX_LINES);
+			goto fail;
+		}
+		if (c->n == room) {
+			struct shp_trace_conf *g;
+
+			room = room ? room * 2 : 1024;
+			g = realloc(c, sizeof(*c) + room * sizeof(c->t[0]));
+			if (g == NULL)
+				goto oom;
+			c = g;
+		}
+		c->t[c->n++] = ms * NS_PER_MS;
+		prev = ms;
+	}
+	if (ferror(f)) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: %s", path,
+			 lines + 1, strerror(errno));
+		goto fail;
+	}
+	if (lines == 0) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s:1: empty file: no "
+			 "opportunity", path);
+		goto fail;
+	}
+	if (c->n == 0) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: no opportunity "
+			 "at all (only comments)", path, lines);
+		goto fail;
+	}
+	if (prev == 0) {
+		snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: the last time is "
+			 "0 ms: a trace must last (its period is its last "
+			 "time)", path, lines);
+		goto fail;
+	}
+	c->period = prev * NS_PER_MS;
+	c->id = shp_conf_new_id();
+	c->path = strdup(path);
+	if (c->path == NULL)
+		goto oom;
+	free(line);
+	fclose(f);
+	return c;
+oom:
+	snprintf(err, SHP_ERR_LEN, "trace: %s: out of memory", path);
+fail:
+	free(line);
+	free(c);
+	fclose(f);
+	return NULL;
+}
+
+static void
+trace_conf_free(struct shp_trace_conf *c)
+{
+	if (c == NULL)
+		return;
+	free(c->path);
+	free(c);
+}
+
+static void *
+trace_kind_parse(const char *args, const struct shp_kind_env *env,
+		 char *err)
+{
+	char path[TRACE_PATH_MAX];
+	size_t len;
+
+	RTE_SET_USED(env);
+	while (*args == ' ' || *args == '\t')
+		args++;
+	len = strlen(args);
+	while (len > 0 && (args[len - 1] == ' ' || args[len - 1] == '\t'))
+		len--;
+	if (len >= sizeof(path) || memchr(args, '\n', len) != NULL) {
+		snprintf(err, SHP_ERR_LEN, "trace: '%.*s...': not a file "
+			 "name (one line, below %d bytes)",
+			 (int)RTE_MIN(strcspn(args, "\r\n"), (size_t)40), args,
+			 TRACE_PATH_MAX);
+		return NULL;
+	}
+	memcpy(path, args, len);
+	path[len] = '\0';
+	return trace_load(path, err);
+}
+
+static int
+trace_kind_format(const void *conf, char *buf, size_t len)
+{
+	const struct shp_trace_conf *c = conf;
+
+	return snprintf(buf, len, "%s", c->path);
+}
+
+static void
+trace_kind_free(void *conf)
+{
+	trace_conf_free(conf);
+}
+
+const struct shp_kind shp_kind_trace = {
+	.name = "trace",
+	.slot = SHP_SLOT_RATE,
+	.ops = &shp_trace_ops,
+	.parse = trace_kind_parse,
+	.format = trace_kind_format,
+	.conf_free = trace_kind_free,
+	.usage = "trace FILE (Mahimahi: one time in ms a line, each an "
+		 "opportunity for 1504 bytes; repeats)",
+};
