@@ -9,7 +9,7 @@ if [ "${1:-}" = "--test" ]; then
 	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-scapy
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps
 	       nftables bc python3-matplotlib python3-prometheus-client
-	       prometheus
+	       prometheus tcpdump   # tcpdump: scripts/trace-demo
 	       clang libclang-rt-14-dev)   # fuzz/: clang, libFuzzer, sanitizers
 fi
 
