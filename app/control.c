@@ -253,6 +253,12 @@ ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
 			i++;
 			goto undo;
 		}
+		if (kind[i]->check_change != NULL &&
+		    kind[i]->check_change(c->conf[kind[i]->slot], conf[i],
+					  err) < 0) {
+			i++;
+			goto undo;
+		}
 		if (kind[i]->ops->change == NULL) {
 			char a[CTL_TEXT_LEN], b[CTL_TEXT_LEN];
 

@@ -893,7 +893,24 @@ static const struct shp_xstat_desc fq_codel_xstats[] = {
 	{ NULL, 0, NULL }
 };
 
+/* The flow table is sized when the stage is made: a running stage
+ * cannot take another size (Linux refuses it too). */
+static int
+fqc_check_change(const void *cur, const void *next, char *err)
+{
+	const struct fqc_conf *a = cur, *b = next;
+
+	if (a != NULL && b != NULL && a->flows != b->flows) {
+		snprintf(err, SHP_ERR_LEN, "fq_codel: flows cannot change "
+			 "while running (%u now): restart with --queue",
+			 a->flows);
+		return -1;
+	}
+	return 0;
+}
+
 const struct shp_kind shp_kind_fq_codel = {
+	.check_change = fqc_check_change,
 	.name = "fq_codel",
 	.slot = SHP_SLOT_QUEUE,
 	.ops = &shp_fq_codel_ops,

@@ -147,6 +147,9 @@ shp_chain_change(struct shp_chain *c, const struct shp_kind *k, void *conf,
 			 k->name);
 		return -1;
 	}
+	if (k->check_change != NULL &&
+	    k->check_change(c->conf[s], conf, err) < 0)
+		return -1;
 	if (conf == NULL && s == SHP_SLOT_QUEUE) {
 		snprintf(err, SHP_ERR_LEN, "a queue cannot be off");
 		return -1;

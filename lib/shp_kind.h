@@ -81,6 +81,10 @@ struct shp_kind {
 	 * the same conf; snprintf's return convention */
 	int (*format)(const void *conf, char *buf, size_t len);
 	void (*conf_free)(void *conf);
+	/* Optional: may the running conf cur (NULL: off) become next? 0, or
+	 * -1 with one line in err (what a running stage cannot take, as
+	 * fq_codel's table size). */
+	int (*check_change)(const void *cur, const void *next, char *err);
 	/* its drop causes, NULL-terminated; the stage counts cause i with
 	 * shp_stage_drop(q, ctx, i, ...). A name another kind (or the
 	 * core) has too is one counter. */

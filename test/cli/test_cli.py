@@ -311,3 +311,25 @@ def test_tty_line_beyond_the_prompt_limit_is_refused(tty):
     tty.expect(r"port 0: netem limit \d+ delay 2ms \(was off\)")
     tty.sendline("quit")
     tty.expect(pexpect.EOF)
+
+
+def test_fq_codel_flows_cannot_change_while_running(tmp_path):
+    """The flow table is sized at start: `set queue` with another `flows`
+    is refused (Linux refuses it too), the rest of a change goes through."""
+    cmds = ["set queue 0 fq_codel flows 2048", "show queue 0",
+            "set queue 0 fq_codel flows 512 target 2ms",
+            "set queue 0 fq_codel flows 1024 target 2ms", "show queue 0",
+            "quit"]
+    r = run_piped(tmp_path, cmds, app_args=["--queue-port", "0",
+                                            "fq_codel"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    for c in cmds[0], cmds[2]:
+        got = o[c][0].strip()
+        assert got.startswith("error: ") and "flows cannot change" in got, \
+            (c, got)
+        assert "nothing changed" in got, got
+    assert "flows 1024" in o["show queue 0"][0]
+    assert "target 5ms" in o["show queue 0"][0]
+    assert "flows 1024" in o["show queue 0"][1]
+    assert "target 2ms" in o["show queue 0"][1]
