@@ -586,6 +586,7 @@ ctl_fini(struct shaper *s)
 		struct shp_ctx ctx = { .ctr = s->ctr == NULL ? &spare :
 				       &s->ctr[rte_get_main_lcore()].port[p] };
 
+		shp_classes_detach(&s->chain[p], &ctx);
 		shp_chain_destroy(&s->chain[p], &ctx);
 	}
 	for (i = 0; i < SHP_MAX_PORTS; i++) {
