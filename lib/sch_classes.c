@@ -22,54 +22,85 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include <rte_malloc.h>
 
 #include "shp_classes.h"
 #include "shp_meta.h"
 
-#define DEF_MEMBER SHP_MAX_CLASSES   /* the port's own queue */
+#define DEF_MEMBER 0xfe              /* the port's own queue */
 #define NO_MEMBER  0xff
+#define MAX_MEMBERS (2 * SHP_MAX_CLASSES)  /* live and retiring */
 #define MTU_GUESS  1514              /* packets asked for per turn */
+#define NB_LEVELS  (SHP_CLASS_MAX_PRIO + 1)
 
-struct member {
-	struct shp_qdisc *root;      /* what the scheduler dequeues */
-	struct shp_port_ctr *ctr;    /* NULL: the caller's (the port's) */
-	int64_t deficit;
-	uint32_t quantum;
-	uint8_t prio;
-};
-
+/* One class on one port: its chain and counters. Outlives the confs that
+ * name it: a change keeps the classes it keeps (and what they hold). */
 struct cls {
 	struct shp_chain chain;
 	struct shp_lcore_ctr *blk;   /* blk->port[port] is the class's */
+	struct shp_port_ctr *ctr;
 	struct shp_stage_env env;
+	int64_t deficit;             /* data path only */
+	bool retiring;               /* cleared: served until empty */
 	char name[SHP_MATCH_NAME_LEN];
 	char ring[32];
 };
 
-struct classes_priv {
+/* What the data path runs: immutable once published (RCU). */
+struct classes_conf {
+	uint64_t id;
 	struct shp_match_table *table;
-	unsigned int nb;                     /* classes on this port */
-	uint8_t map[SHP_MAX_CLASSES];        /* match index -> class, or
+	uint32_t nb_match;
+	uint8_t map[SHP_MAX_CLASSES];        /* match index -> member, or
 					      * NO_MEMBER (not on this port) */
-	uint32_t nb_match;                   /* classes the table knows */
-	struct cls *cls[SHP_MAX_CLASSES];
-	struct member mem[SHP_MAX_CLASSES + 1];
-	/* members by priority level, and whose turn it is */
-	uint8_t level[SHP_CLASS_MAX_PRIO + 1][SHP_MAX_CLASSES + 1];
-	uint8_t level_nb[SHP_CLASS_MAX_PRIO + 1];
-	uint8_t rr[SHP_CLASS_MAX_PRIO + 1];
+	unsigned int nb;                     /* members but the default */
+	struct cls *cls[MAX_MEMBERS];
+	uint32_t quantum[MAX_MEMBERS];
+	uint8_t prio[MAX_MEMBERS];
+	/* members by priority level */
+	uint8_t level[NB_LEVELS][MAX_MEMBERS + 1];
+	uint8_t level_nb[NB_LEVELS];
+};
+
+struct classes_priv {
+	const struct classes_conf *conf;
+	uint64_t seen;                       /* conf id rr belongs to */
+	uint8_t rr[NB_LEVELS];               /* whose turn, by level */
+	int64_t def_deficit;
 	struct rte_mbuf *stash;
 };
 
-/* The classes stage of each port, for the statistics (NULL: none). */
+/* The classes stage of each port, for the statistics (NULL: none), and
+ * a lock for their readers against a change (never on the data path). */
 static struct shp_qdisc *port_stage[SHP_MAX_PORTS];
+static pthread_mutex_t classes_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline struct classes_priv *
 priv(const struct shp_qdisc *q)
 {
 	return q->priv;
+}
+
+/* A member's view: root, counters (NULL: the caller's), deficit. */
+struct member {
+	struct shp_qdisc *root;
+	struct shp_port_ctr *ctr;
+	int64_t *deficit;
+	uint32_t quantum;
+};
+
+static inline struct member
+member(struct shp_qdisc *q, const struct classes_conf *c, uint8_t i)
+{
+	struct classes_priv *p = priv(q);
+
+	if (i == DEF_MEMBER)
+		return (struct member){ q->child, NULL, &p->def_deficit,
+					SHP_CLASS_DEFAULT_QUANTUM };
+	return (struct member){ c->cls[i]->chain.root, c->cls[i]->ctr,
+				&c->cls[i]->deficit, c->quantum[i] };
 }
 
 static inline struct shp_ctx
@@ -84,22 +115,36 @@ member_ctx(const struct member *m, const struct shp_ctx *ctx)
 	return c;
 }
 
-/* Hand v[0..k) (bands vb, used, bytes) to member i's queue. */
-static uint16_t
-hand_to(struct shp_qdisc *q, unsigned int i, struct rte_mbuf **v,
-	uint8_t *vb, uint32_t used, uint64_t bytes, uint16_t k,
-	struct shp_ctx *ctx)
+static inline const struct classes_conf *
+conf_load(struct shp_qdisc *q)
 {
 	struct classes_priv *p = priv(q);
+	const struct classes_conf *c =
+		__atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+
+	if (unlikely(c->id != p->seen)) {
+		/* members moved: turns start again at each level's first */
+		p->seen = c->id;
+		memset(p->rr, 0, sizeof(p->rr));
+	}
+	return c;
+}
+
+/* Hand v[0..k) (bands vb, used, bytes) to member i's queue. */
+static uint16_t
+hand_to(struct shp_qdisc *q, const struct classes_conf *cf, uint8_t i,
+	struct rte_mbuf **v, uint8_t *vb, uint32_t used, uint64_t bytes,
+	uint16_t k, struct shp_ctx *ctx)
+{
 	struct shp_qdisc *dst;
 	struct shp_ctx c = *ctx;
 
 	if (i == DEF_MEMBER) {
 		dst = q->child;
 	} else {
-		struct shp_port_ctr *ctr = p->mem[i].ctr;
+		struct shp_port_ctr *ctr = cf->cls[i]->ctr;
 
-		dst = p->cls[i]->chain.queue;
+		dst = cf->cls[i]->chain.queue;
 		ctr->egress_in += k;
 		ctr->rx_packets += k;
 		ctr->rx_bytes += bytes;
@@ -115,18 +160,24 @@ static uint16_t
 classes_split(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
 	      uint16_t n, struct shp_ctx *ctx)
 {
-	struct classes_priv *p = priv(q);
+	const struct classes_conf *cf;
 	uint16_t cls[n ? n : 1], i, j, k, ok = 0;
 	uint8_t who[n ? n : 1], vb[n ? n : 1];
 	struct rte_mbuf *v[n ? n : 1];
 
 	if (n == 0)
 		return 0;
-	shp_match_lookup_burst(p->table, pkts, n, cls);
-	for (i = 0; i < n; i++) {
-		uint8_t m = cls[i] < p->nb_match ? p->map[cls[i]] : NO_MEMBER;
+	cf = conf_load(q);
+	if (cf->table != NULL) {
+		shp_match_lookup_burst(cf->table, pkts, n, cls);
+		for (i = 0; i < n; i++) {
+			uint8_t m = cls[i] < cf->nb_match ? cf->map[cls[i]] :
+				    NO_MEMBER;
 
-		who[i] = m == NO_MEMBER ? DEF_MEMBER : m;
+			who[i] = m == NO_MEMBER ? DEF_MEMBER : m;
+		}
+	} else {
+		memset(who, DEF_MEMBER, n);
 	}
 	for (i = 0; i < n; i++) {
 		uint8_t t = who[i];
@@ -147,8 +198,8 @@ classes_split(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
 			k++;
 			who[j] = NO_MEMBER;
 		}
-		ok += hand_to(q, t, v, band != NULL ? vb : NULL, used, bytes,
-			      k, ctx);
+		ok += hand_to(q, cf, t, v, band != NULL ? vb : NULL, used,
+			      bytes, k, ctx);
 	}
 	return ok;
 }
@@ -170,13 +221,12 @@ classes_enqueue_rx(struct shp_qdisc *q, struct rte_mbuf **pkts,
 	return classes_split(q, pkts, band, n, ctx);
 }
 
-/* What class member m handed out: its counters (the port's own queue is
+/* What a class handed out: its counters (the port's own queue is
  * counted by TX as the port's). */
 static void
-count_out(struct member *m, struct rte_mbuf **pkts, uint16_t k,
+count_out(struct shp_port_ctr *c, struct rte_mbuf **pkts, uint16_t k,
 	  uint64_t bytes, uint64_t now)
 {
-	struct shp_port_ctr *c = m->ctr;
 	uint16_t i;
 
 	if (c == NULL)
@@ -197,24 +247,25 @@ count_out(struct member *m, struct rte_mbuf **pkts, uint16_t k,
 
 /* One level's DRR: up to room packets into out. */
 static uint16_t
-drr_level(struct classes_priv *p, unsigned int lvl, struct rte_mbuf **out,
-	  uint16_t room, struct shp_ctx *ctx)
+drr_level(struct shp_qdisc *q, const struct classes_conf *cf,
+	  unsigned int lvl, struct rte_mbuf **out, uint16_t room,
+	  struct shp_ctx *ctx)
 {
-	unsigned int nb = p->level_nb[lvl], idle = 0, skips = 0;
+	struct classes_priv *p = priv(q);
+	unsigned int nb = cf->level_nb[lvl], idle = 0, skips = 0;
 	uint16_t got = 0;
 
 	while (got < room && idle < nb) {
-		struct member *m = &p->mem[p->level[lvl][p->rr[lvl]]];
+		struct member m = member(q, cf, cf->level[lvl][p->rr[lvl]]);
 		struct shp_ctx c;
 		uint64_t bytes = 0;
 		uint16_t want, r, i;
 
-		if (m->deficit <= 0) {
-			m->deficit += m->quantum;
-			if (m->deficit <= 0) {
+		if (*m.deficit <= 0) {
+			*m.deficit += m.quantum;
+			if (*m.deficit <= 0) {
 				/* still paying off an overdraft: its turn is
-				 * over; a full pass of those is no reason to
-				 * stop while others may have due packets */
+				 * over (and bounded: each pass pays) */
 				p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
 				if (++skips > 64u * nb)
 					break;
@@ -222,27 +273,27 @@ drr_level(struct classes_priv *p, unsigned int lvl, struct rte_mbuf **out,
 			}
 		}
 		want = (uint16_t)RTE_MIN((uint64_t)(room - got),
-					 1 + (uint64_t)m->deficit / MTU_GUESS);
-		c = member_ctx(m, ctx);
-		r = m->root->ops->dequeue(m->root, out + got, want, &c);
+					 1 + (uint64_t)*m.deficit / MTU_GUESS);
+		c = member_ctx(&m, ctx);
+		r = m.root->ops->dequeue(m.root, out + got, want, &c);
 		if (r > 0) {
 			if (c.bytes != UINT64_MAX)
 				bytes = c.bytes;
 			else
 				for (i = 0; i < r; i++)
 					bytes += rte_pktmbuf_pkt_len(out[got + i]);
-			count_out(m, out + got, r, bytes, ctx->now);
-			m->deficit -= (int64_t)bytes;
+			count_out(m.ctr, out + got, r, bytes, ctx->now);
+			*m.deficit -= (int64_t)bytes;
 			got += r;
 			idle = 0;
 		}
-		if (r == want && m->deficit > 0 && got < room)
+		if (r == want && *m.deficit > 0 && got < room)
 			continue;   /* its turn goes on */
-		if (r < want && m->deficit > 0)
-			m->deficit = 0;   /* nothing more due: not kept */
+		if (r < want && *m.deficit > 0)
+			*m.deficit = 0;   /* nothing more due: not kept */
 		if (r == 0)
 			idle++;
-		if (got == room && m->deficit > 0)
+		if (got == room && *m.deficit > 0)
 			break;      /* the turn goes on at the next call */
 		p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
 	}
@@ -250,15 +301,16 @@ drr_level(struct classes_priv *p, unsigned int lvl, struct rte_mbuf **out,
 }
 
 static uint16_t
-drr(struct classes_priv *p, struct rte_mbuf **out, uint16_t room,
+drr(struct shp_qdisc *q, struct rte_mbuf **out, uint16_t room,
     struct shp_ctx *ctx)
 {
+	const struct classes_conf *cf = conf_load(q);
 	uint16_t got = 0;
 	unsigned int lvl;
 
-	for (lvl = 0; lvl <= SHP_CLASS_MAX_PRIO && got < room; lvl++)
-		if (p->level_nb[lvl] > 0)
-			got += drr_level(p, lvl, out + got,
+	for (lvl = 0; lvl < NB_LEVELS && got < room; lvl++)
+		if (cf->level_nb[lvl] > 0)
+			got += drr_level(q, cf, lvl, out + got,
 					 (uint16_t)(room - got), ctx);
 	return got;
 }
@@ -276,7 +328,7 @@ classes_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		pkts[got++] = p->stash;
 		p->stash = NULL;
 	}
-	got += drr(p, pkts + got, (uint16_t)(n - got), ctx);
+	got += drr(q, pkts + got, (uint16_t)(n - got), ctx);
 	ctx->bytes = UINT64_MAX;
 	return got;
 }
@@ -287,7 +339,7 @@ classes_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	struct classes_priv *p = priv(q);
 	struct rte_mbuf *m;
 
-	if (p->stash == NULL && drr(p, &m, 1, ctx) == 1)
+	if (p->stash == NULL && drr(q, &m, 1, ctx) == 1)
 		p->stash = m;
 	return p->stash;
 }
@@ -296,16 +348,18 @@ static uint64_t
 classes_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct classes_priv *p = priv(q);
-	uint64_t t = UINT64_MAX, u;
+	const struct classes_conf *cf = conf_load(q);
+	uint64_t t, u;
 	unsigned int i;
 
 	if (p->stash != NULL)
 		return ctx->now;
-	for (i = 0; i <= p->nb; i++) {
-		struct member *m = &p->mem[i == p->nb ? DEF_MEMBER : i];
-		struct shp_ctx c = member_ctx(m, ctx);
+	t = shp_qdisc_next_time(q->child, ctx);
+	for (i = 0; i < cf->nb; i++) {
+		struct member m = member(q, cf, (uint8_t)i);
+		struct shp_ctx c = member_ctx(&m, ctx);
 
-		u = shp_qdisc_next_time(m->root, &c);
+		u = shp_qdisc_next_time(m.root, &c);
 		if (u < t)
 			t = u;
 	}
@@ -316,16 +370,18 @@ static void
 classes_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct classes_priv *p = priv(q);
+	const struct classes_conf *cf = conf_load(q);
 	unsigned int i;
 
 	if (p->stash != NULL) {
 		shp_drop(ctx, SHP_DROP_FLUSHED, p->stash);
 		p->stash = NULL;
 	}
-	for (i = 0; i < p->nb; i++) {
-		struct shp_ctx c = member_ctx(&p->mem[i], ctx);
+	for (i = 0; i < cf->nb; i++) {
+		struct member m = member(q, cf, (uint8_t)i);
+		struct shp_ctx c = member_ctx(&m, ctx);
 
-		shp_qdisc_reset_all(p->mem[i].root, &c);
+		shp_qdisc_reset_all(m.root, &c);
 	}
 }
 
@@ -333,12 +389,14 @@ static void
 classes_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 {
 	const struct classes_priv *p = priv(q);
+	const struct classes_conf *cf =
+		__atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	unsigned int i;
 
 	st->qlen = p->stash != NULL;
 	st->backlog = 0;
-	for (i = 0; i < p->nb; i++)
-		st->qlen += shp_qdisc_qlen_total(p->mem[i].root);
+	for (i = 0; i < cf->nb; i++)
+		st->qlen += shp_qdisc_qlen_total(cf->cls[i]->chain.root);
 }
 
 static const struct shp_qdisc_ops classes_ops = {
@@ -353,6 +411,8 @@ static const struct shp_qdisc_ops classes_ops = {
 	.stats = classes_stats,
 };
 
+/* ------------------------------------------------ building and changes */
+
 static void
 cls_free(struct cls *k, struct shp_ctx *ctx)
 {
@@ -361,23 +421,359 @@ cls_free(struct cls *k, struct shp_ctx *ctx)
 	if (k->chain.root != NULL) {
 		struct shp_ctx c = *ctx;
 
-		c.ctr = &k->blk->port[k->chain.stage[0]->port];
+		c.ctr = k->ctr;
 		shp_chain_destroy(&k->chain, &c);
 	}
 	rte_free(k->blk);
 	rte_free(k);
 }
 
-static void
-classes_free(struct shp_qdisc *q, struct shp_ctx *ctx)
+static struct cls *
+cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
+	struct rte_mempool *pool, uint16_t port,
+	const struct shp_kind_env *kenv, char *err)
 {
-	struct classes_priv *p = priv(q);
+	static unsigned int serial;   /* ring names never come back */
+	struct shp_ctx ctx = { 0 };
+	struct shp_chain_spec spec;
+	int socket = port_chain->env.socket;
+	struct cls *k;
+
+	k = rte_zmalloc_socket("shp_class", sizeof(*k), 0, socket);
+	if (k == NULL)
+		goto nomem;
+	k->blk = rte_zmalloc_socket("shp_class_ctr", sizeof(*k->blk),
+				    RTE_CACHE_LINE_SIZE, socket);
+	if (k->blk == NULL)
+		goto nomem;
+	shp_stats_init(k->blk, 1);
+	k->ctr = &k->blk->port[port];
+	snprintf(k->name, sizeof(k->name), "%s", d->name);
+	snprintf(k->ring, sizeof(k->ring), "p%uc%u", port, serial++);
+	/* its own rings' names, one producer (the classes stage), its own
+	 * counter block for what sums producer-side counters */
+	k->env = port_chain->env;
+	k->env.name = k->ring;
+	k->env.single_producer = true;
+	k->env.ctr_blocks = k->blk;
+	k->env.nb_ctr_blocks = 1;
+	if (shp_class_spec(d, kenv, &spec, err) < 0)
+		goto fail;
+	if (shp_chain_build(&k->chain, &spec, pool, port, &k->env, NULL,
+			    kenv) < 0) {
+		snprintf(err, SHP_ERR_LEN, "class %s: cannot create its "
+			 "stages: %s", d->name, strerror(errno));
+		goto fail;
+	}
+	return k;
+nomem:
+	snprintf(err, SHP_ERR_LEN, "class %s: out of memory", d->name);
+fail:
+	ctx.ctr = k != NULL && k->blk != NULL ? k->ctr : NULL;
+	if (k != NULL && ctx.ctr == NULL) {
+		rte_free(k);
+		return NULL;
+	}
+	cls_free(k, &ctx);
+	return NULL;
+}
+
+/* A stage change of a kept class, to free after the grace period. */
+struct stage_old {
+	const struct shp_kind *kind;
+	void *conf;
+};
+
+struct shp_classes_update {
+	struct shp_chain *chain;
+	struct shp_qdisc *q;             /* the stage (new if attached) */
+	bool attach;                     /* q goes into the chain */
+	struct rte_ring *inbox;          /* made for the attach */
+	struct classes_conf *conf, *old;
+	/* new confs for the kept classes' stages, published with conf */
+	unsigned int nb_change;
+	struct cls *change_cls[SHP_MAX_CLASSES * SHP_SLOT_MAX];
+	const struct shp_kind *change_kind[SHP_MAX_CLASSES * SHP_SLOT_MAX];
+	void *change_conf[SHP_MAX_CLASSES * SHP_SLOT_MAX];
+	struct stage_old olds[SHP_MAX_CLASSES * SHP_SLOT_MAX];
+	/* classes of the new conf made for it (freed on abort) */
+	struct cls *made[SHP_MAX_CLASSES];
+	unsigned int nb_made;
+	/* classes of the old conf the new one drops (freed at finish) */
+	struct cls *gone[MAX_MEMBERS];
+	unsigned int nb_gone;
+};
+
+static bool
+on_port(const struct shp_class_def *d, uint16_t port)
+{
+	return d->ports == 0 || (d->ports & (1u << port)) != 0;
+}
+
+/* Stage changes a kept class needs to run d: 0 and queued in u, or -1
+ * (a different kind: a restart) with err. */
+static int
+plan_stages(struct shp_classes_update *u, struct cls *k,
+	    const struct shp_class_def *d, const struct shp_kind_env *kenv,
+	    char *err)
+{
+	struct shp_chain_spec spec;
+	unsigned int s;
+
+	if (shp_class_spec(d, kenv, &spec, err) < 0)
+		return -1;
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		const struct shp_kind *want = spec.kind[s] != NULL ?
+			spec.kind[s] : shp_kind_default((enum shp_slot)s);
+		char a[512], b[512];
+
+		if (spec.conf[s] == NULL && s == SHP_SLOT_QUEUE)
+			spec.conf[s] = want->parse("", kenv, err);
+		if (want != k->chain.kind[s]) {
+			snprintf(err, SHP_ERR_LEN, "class %s runs %s there, "
+				 "not %s: a different kind takes clear class "
+				 "%s first", d->name, k->chain.kind[s]->name,
+				 want->name, d->name);
+			goto fail;
+		}
+		shp_kind_format(want, spec.conf[s], a, sizeof(a));
+		shp_chain_format(&k->chain, (enum shp_slot)s, b, sizeof(b));
+		if (strcmp(a, b) == 0)
+			continue;   /* the same: left as it runs */
+		if (want->ops->change == NULL) {
+			snprintf(err, SHP_ERR_LEN, "class %s: %s cannot change "
+				 "while running", d->name, want->name);
+			goto fail;
+		}
+		u->change_cls[u->nb_change] = k;
+		u->change_kind[u->nb_change] = want;
+		u->change_conf[u->nb_change++] = spec.conf[s];
+		spec.conf[s] = NULL;
+	}
+	shp_chain_spec_free(&spec);
+	return 0;
+fail:
+	shp_chain_spec_free(&spec);
+	return -1;
+}
+
+static struct classes_conf *
+conf_new(void)
+{
+	static uint64_t ids;
+	struct classes_conf *c = rte_zmalloc("shp_classes_conf", sizeof(*c),
+					     0);
+
+	if (c != NULL) {
+		c->id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
+		memset(c->map, NO_MEMBER, sizeof(c->map));
+	}
+	return c;
+}
+
+static void
+conf_add(struct classes_conf *c, struct cls *k, uint32_t quantum,
+	 unsigned int prio)
+{
+	unsigned int i = c->nb++;
+
+	c->cls[i] = k;
+	c->quantum[i] = quantum;
+	c->prio[i] = (uint8_t)prio;
+	c->level[prio][c->level_nb[prio]++] = (uint8_t)i;
+}
+
+void
+shp_classes_abort(struct shp_classes_update *u)
+{
+	struct shp_ctx ctx = { 0 };
 	unsigned int i;
 
-	for (i = 0; i < p->nb; i++)
-		cls_free(p->cls[i], ctx);
-	shp_match_table_free(p->table);
-	shp_qdisc_destroy(q);
+	if (u == NULL)
+		return;
+	for (i = 0; i < u->nb_change; i++)
+		shp_kind_conf_free(u->change_kind[i], u->change_conf[i]);
+	for (i = 0; i < u->nb_made; i++) {
+		ctx.ctr = u->made[i]->ctr;
+		cls_free(u->made[i], &ctx);
+	}
+	if (u->conf != NULL)
+		shp_match_table_free(u->conf->table);
+	rte_free(u->conf);
+	if (u->attach)
+		shp_qdisc_destroy(u->q);
+	rte_ring_free(u->inbox);
+	free(u);
+}
+
+int
+shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
+		    struct rte_mempool *pool, uint16_t port,
+		    const struct shp_kind_env *kenv,
+		    struct shp_classes_update **out, char *err)
+{
+	struct shp_classes_update *u;
+	const struct classes_conf *old = NULL;
+	bool any = false, keep[MAX_MEMBERS] = { false };
+	uint32_t i, j;
+
+	*out = NULL;
+	if (port >= SHP_MAX_PORTS)
+		return 0;
+	for (i = 0; s != NULL && i < s->nb; i++)
+		any |= on_port(&s->def[i], port);
+	if (c->queue != NULL && c->queue->ops == &classes_ops)
+		old = priv(c->queue)->conf;
+	else if (!any)
+		return 0;   /* no class here, before or after */
+	u = calloc(1, sizeof(*u));
+	if (u == NULL)
+		goto nomem;
+	u->chain = c;
+	u->old = (struct classes_conf *)(uintptr_t)old;
+	u->conf = conf_new();
+	if (u->conf == NULL)
+		goto nomem;
+	if (old == NULL) {
+		u->attach = true;
+		u->q = shp_qdisc_create_env(&classes_ops,
+					    c->stage[SHP_SLOT_QUEUE], pool,
+					    port, &c->env, NULL);
+		if (u->q == NULL)
+			goto nomem;
+		if (c->inbox == NULL) {
+			char name[RTE_RING_NAMESIZE];
+
+			snprintf(name, sizeof(name), "%s_cinbox", c->name);
+			u->inbox = rte_ring_create(name, rte_align32pow2(
+						c->env.ring_size + 1),
+						c->env.socket, RING_F_SC_DEQ);
+			if (u->inbox == NULL)
+				goto nomem;
+		}
+	} else {
+		u->q = c->queue;
+	}
+	if (any) {
+		u->conf->table = shp_match_table_create(s->match,
+							c->env.socket, err);
+		if (u->conf->table == NULL)
+			goto fail;
+		u->conf->nb_match = shp_match_set_classes(s->match);
+	}
+	/* the classes in the match order: kept ones by name, new ones made */
+	for (i = 0; any && i < u->conf->nb_match; i++) {
+		const char *name = shp_match_set_name(s->match, i);
+		const struct shp_class_def *d = shp_class_find(s, name);
+		struct cls *k = NULL;
+
+		if (d == NULL || !on_port(d, port))
+			continue;
+		for (j = 0; old != NULL && j < old->nb; j++)
+			if (!old->cls[j]->retiring &&
+			    strcmp(old->cls[j]->name, name) == 0) {
+				k = old->cls[j];
+				keep[j] = true;
+				if (plan_stages(u, k, d, kenv, err) < 0)
+					goto fail;
+			}
+		if (k == NULL) {
+			k = cls_new(d, c, pool, port, kenv, err);
+			if (k == NULL)
+				goto fail;
+			u->made[u->nb_made++] = k;
+		}
+		u->conf->map[i] = (uint8_t)u->conf->nb;
+		conf_add(u->conf, k, d->quantum, d->prio);
+	}
+	/* what the old conf had and this one drops: served (no new
+	 * packets) until empty, so that nothing queued is lost */
+	for (j = 0; old != NULL && j < old->nb; j++) {
+		struct cls *k = old->cls[j];
+
+		if (keep[j])
+			continue;
+		if (shp_qdisc_qlen_total(k->chain.root) == 0 && k->retiring) {
+			u->gone[u->nb_gone++] = k;   /* drained */
+			continue;
+		}
+		if (u->conf->nb == MAX_MEMBERS) {
+			snprintf(err, SHP_ERR_LEN, "port %u: more than %d "
+				 "classes still draining: retry later", port,
+				 MAX_MEMBERS);
+			goto fail;
+		}
+		conf_add(u->conf, k, old->quantum[j], old->prio[j]);
+	}
+	u->conf->level[0][u->conf->level_nb[0]++] = DEF_MEMBER;
+	*out = u;
+	return 0;
+nomem:
+	snprintf(err, SHP_ERR_LEN, "port %u: classes: out of memory", port);
+fail:
+	shp_classes_abort(u);
+	return -1;
+}
+
+void
+shp_classes_publish(struct shp_classes_update *u)
+{
+	struct shp_chain *c = u->chain;
+	unsigned int i, j;
+
+	for (i = 0; i < u->nb_change; i++) {
+		char err[SHP_ERR_LEN];
+
+		if (shp_chain_change(&u->change_cls[i]->chain,
+				     u->change_kind[i], u->change_conf[i],
+				     &u->olds[i].conf, err) < 0)
+			rte_panic("checked by prepare: %s\n", err);
+		u->olds[i].kind = u->change_kind[i];
+	}
+	/* the members the new conf keeps from the old that it dropped */
+	for (i = 0; i < u->conf->nb; i++) {
+		bool named = false;
+
+		for (j = 0; j < u->conf->nb_match; j++)
+			named |= u->conf->map[j] == i;
+		u->conf->cls[i]->retiring = !named;
+	}
+	pthread_mutex_lock(&classes_lock);
+	if (u->attach) {
+		struct classes_priv *p = priv(u->q);
+
+		p->conf = u->conf;
+		if (u->inbox != NULL) {
+			__atomic_store_n(&c->inbox, u->inbox, __ATOMIC_RELEASE);
+			u->inbox = NULL;
+		}
+		__atomic_store_n(&c->stage[SHP_SLOT_RATE]->child, u->q,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->queue, u->q, __ATOMIC_RELEASE);
+		port_stage[u->q->port] = u->q;
+	} else {
+		__atomic_store_n(&priv(u->q)->conf, u->conf, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&classes_lock);
+}
+
+void
+shp_classes_finish(struct shp_classes_update *u)
+{
+	struct shp_ctx ctx = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < u->nb_change; i++)
+		shp_kind_conf_free(u->olds[i].kind, u->olds[i].conf);
+	for (i = 0; i < u->nb_gone; i++) {
+		ctx.ctr = u->gone[i]->ctr;
+		cls_free(u->gone[i], &ctx);
+	}
+	if (u->old != NULL) {
+		shp_match_table_free(u->old->table);
+		rte_free(u->old);
+	}
+	free(u);
 }
 
 int
@@ -385,138 +781,80 @@ shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 		   struct rte_mempool *pool, uint16_t port,
 		   const struct shp_kind_env *kenv, char *err)
 {
-	struct shp_port_ctr scratch;
-	struct shp_ctx ctx = { .ctr = &scratch };
-	struct shp_qdisc *q, *rate = c->stage[SHP_SLOT_RATE];
-	struct classes_priv *p;
-	uint32_t i;
+	struct shp_classes_update *u;
 
-	if (s == NULL || s->nb == 0 || port >= SHP_MAX_PORTS)
-		return 0;
-	for (i = 0; i < s->nb; i++)
-		if (s->def[i].ports == 0 || (s->def[i].ports & (1u << port)))
-			break;
-	if (i == s->nb)
-		return 0;
-	memset(&scratch, 0, sizeof(scratch));
-	q = shp_qdisc_create_env(&classes_ops, c->stage[SHP_SLOT_QUEUE], pool,
-				 port, &c->env, NULL);
-	if (q == NULL) {
-		snprintf(err, SHP_ERR_LEN, "port %u: classes: out of memory",
+	if (c->queue != NULL && c->queue->ops == &classes_ops) {
+		snprintf(err, SHP_ERR_LEN, "port %u: classes attached twice",
 			 port);
 		return -1;
 	}
-	p = priv(q);
-	memset(p->map, NO_MEMBER, sizeof(p->map));
-	p->table = shp_match_table_create(s->match, c->env.socket, err);
-	if (p->table == NULL)
-		goto fail;
-	p->nb_match = shp_match_set_classes(s->match);
-	for (i = 0; i < p->nb_match; i++) {
-		const char *name = shp_match_set_name(s->match, i);
-		const struct shp_class_def *d = shp_class_find(s, name);
-		struct shp_chain_spec spec;
-		struct cls *k;
-		struct member *m;
-
-		if (d == NULL || (d->ports != 0 && !(d->ports & (1u << port))))
-			continue;
-		k = rte_zmalloc_socket("shp_class", sizeof(*k), 0,
-				       c->env.socket);
-		if (k == NULL)
-			goto nomem;
-		p->cls[p->nb] = k;
-		k->blk = rte_zmalloc_socket("shp_class_ctr", sizeof(*k->blk),
-					    RTE_CACHE_LINE_SIZE, c->env.socket);
-		if (k->blk == NULL)
-			goto nomem;
-		shp_stats_init(k->blk, 1);
-		snprintf(k->name, sizeof(k->name), "%s", d->name);
-		snprintf(k->ring, sizeof(k->ring), "p%uc%u", port, p->nb);
-		/* its own rings' names, one producer (this stage), its own
-		 * counter block for what sums producer-side counters */
-		k->env = c->env;
-		k->env.name = k->ring;
-		k->env.single_producer = true;
-		k->env.ctr_blocks = k->blk;
-		k->env.nb_ctr_blocks = 1;
-		if (shp_class_spec(d, kenv, &spec, err) < 0)
-			goto fail;
-		if (shp_chain_build(&k->chain, &spec, pool, port, &k->env, NULL,
-				    kenv) < 0) {
-			snprintf(err, SHP_ERR_LEN, "class %s: cannot create "
-				 "its stages: %s", d->name, strerror(errno));
-			goto fail;
-		}
-		m = &p->mem[p->nb];
-		m->root = k->chain.root;
-		m->ctr = &k->blk->port[port];
-		m->quantum = d->quantum;
-		m->prio = (uint8_t)d->prio;
-		p->map[i] = (uint8_t)p->nb;
-		p->level[m->prio][p->level_nb[m->prio]++] = (uint8_t)p->nb;
-		p->nb++;
-	}
-	p->mem[DEF_MEMBER] = (struct member){
-		.root = c->stage[SHP_SLOT_QUEUE],
-		.quantum = SHP_CLASS_DEFAULT_QUANTUM,
-	};
-	p->level[0][p->level_nb[0]++] = DEF_MEMBER;
-	if (c->inbox == NULL) {
-		char name[RTE_RING_NAMESIZE];
-
-		snprintf(name, sizeof(name), "%s_cinbox", c->name);
-		c->inbox = rte_ring_create(name, rte_align32pow2(
-						   c->env.ring_size + 1),
-					   c->env.socket, RING_F_SC_DEQ);
-		if (c->inbox == NULL)
-			goto nomem;
-	}
-	rate->child = q;
-	c->queue = q;
-	port_stage[port] = q;
+	if (shp_classes_prepare(c, s, pool, port, kenv, &u, err) < 0)
+		return -1;
+	if (u == NULL)
+		return 0;
+	shp_classes_publish(u);
+	shp_classes_finish(u);   /* nothing ran: no grace period needed */
 	return 0;
-nomem:
-	snprintf(err, SHP_ERR_LEN, "port %u: classes: out of memory", port);
-fail:
-	classes_free(q, &ctx);
-	return -1;
 }
 
 void
 shp_classes_detach(struct shp_chain *c, struct shp_ctx *ctx)
 {
 	struct shp_qdisc *q = c->queue;
+	const struct classes_conf *cf;
+	unsigned int i;
 
 	if (q == NULL || q->ops != &classes_ops)
 		return;
 	classes_reset(q, ctx);
+	pthread_mutex_lock(&classes_lock);
 	c->stage[SHP_SLOT_RATE]->child = q->child;
 	c->queue = q->child;
 	if (port_stage[q->port] == q)
 		port_stage[q->port] = NULL;
-	classes_free(q, ctx);
+	pthread_mutex_unlock(&classes_lock);
+	cf = priv(q)->conf;
+	for (i = 0; i < cf->nb; i++)
+		cls_free(cf->cls[i], ctx);
+	shp_match_table_free(cf->table);
+	rte_free((void *)(uintptr_t)cf);
+	shp_qdisc_destroy(q);
+}
+
+/* ------------------------------------------------------------ reading */
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static const struct classes_conf *
+port_conf(uint16_t port)
+{
+	return port < SHP_MAX_PORTS && port_stage[port] != NULL ?
+	       priv(port_stage[port])->conf : NULL;
 }
 
 unsigned int
 shp_classes_nb(uint16_t port)
 {
-	return port < SHP_MAX_PORTS && port_stage[port] != NULL ?
-	       priv(port_stage[port])->nb : 0;
+	const struct classes_conf *cf;
+	unsigned int n;
+
+	pthread_mutex_lock(&classes_lock);
+	cf = port_conf(port);
+	n = cf != NULL ? cf->nb : 0;
+	pthread_mutex_unlock(&classes_lock);
+	return n;
 }
 
-#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-
-void
-shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s)
+static void
+cls_sum(const struct cls *k, struct shp_class_sum *s)
 {
-	const struct classes_priv *p = priv(port_stage[port]);
-	const struct shp_port_ctr *c = p->mem[i].ctr;
+	const struct shp_port_ctr *c = k->ctr;
 	unsigned int d, b;
 	uint64_t out;
 
 	memset(s, 0, sizeof(*s));
-	s->name = p->cls[i]->name;
+	s->name = k->name;
+	s->retiring = k->retiring;
 	s->in_packets = LD(c->rx_packets);
 	s->in_bytes = LD(c->rx_bytes);
 	s->out_packets = out = LD(c->tx_packets);
@@ -542,19 +880,38 @@ shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s)
 	s->sojourn_max_ns = LD(c->sojourn_max_ns);
 }
 
+int
+shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s)
+{
+	const struct classes_conf *cf;
+	int rc = -1;
+
+	pthread_mutex_lock(&classes_lock);
+	cf = port_conf(port);
+	if (cf != NULL && i < cf->nb) {
+		cls_sum(cf->cls[i], s);
+		s->quantum = cf->quantum[i];
+		s->prio = cf->prio[i];
+		rc = 0;
+	}
+	pthread_mutex_unlock(&classes_lock);
+	return rc;
+}
+
 void
 shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
 {
-	const struct classes_priv *p;
+	const struct classes_conf *cf;
 	unsigned int i, d, b;
 
-	if (port >= SHP_MAX_PORTS || port_stage[port] == NULL)
-		return;
-	p = priv(port_stage[port]);
+	pthread_mutex_lock(&classes_lock);
+	cf = port_conf(port);
+	if (cf == NULL)
+		goto out;
 	/* the stash left its class and is not yet the port's */
-	s->tx_pending += LD(p->stash) != NULL;
-	for (i = 0; i < p->nb; i++) {
-		const struct shp_port_ctr *c = p->mem[i].ctr;
+	s->tx_pending += LD(priv(port_stage[port])->stash) != NULL;
+	for (i = 0; i < cf->nb; i++) {
+		const struct shp_port_ctr *c = cf->cls[i]->ctr;
 
 		for (d = 0; d < SHP_DROP_SLOTS; d++)
 			s->drops[d] += LD(c->drops[d]);
@@ -574,27 +931,27 @@ shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
 			bs->flushed += LD(bc->flushed);
 		}
 	}
+out:
+	pthread_mutex_unlock(&classes_lock);
 }
 
 void
 shp_classes_json(FILE *f, uint16_t port)
 {
-	unsigned int i, n = shp_classes_nb(port), d;
+	unsigned int i, d;
+	struct shp_class_sum s;
 
-	if (n == 0)
-		return;
-	fprintf(f, ",\n    \"classes\": {");
-	for (i = 0; i < n; i++) {
-		struct shp_class_sum s;
+	for (i = 0; shp_classes_sum(port, i, &s) == 0; i++) {
 		const struct shp_kind *k = NULL;
 
-		shp_classes_sum(port, i, &s);
 		fprintf(f, "%s\n      \"%s\": {\"packets\": %" PRIu64
 			", \"bytes\": %" PRIu64 ", \"in_packets\": %" PRIu64
 			", \"in_bytes\": %" PRIu64 ", \"queued\": %" PRIu64
-			", \"dropped\": %" PRIu64, i ? "," : "", s.name,
-			s.out_packets, s.out_bytes, s.in_packets, s.in_bytes,
-			s.queued, s.dropped);
+			", \"dropped\": %" PRIu64 ", \"quantum\": %u"
+			", \"prio\": %u%s", i ? "," : ",\n    \"classes\": {",
+			s.name, s.out_packets, s.out_bytes, s.in_packets,
+			s.in_bytes, s.queued, s.dropped, s.quantum, s.prio,
+			s.retiring ? ", \"retiring\": true" : "");
 		fprintf(f, ", \"sojourn_ns\": {\"min\": %" PRIu64 ", \"avg\": %"
 			PRIu64 ", \"max\": %" PRIu64 "}", s.sojourn_min_ns,
 			s.sojourn_avg_ns, s.sojourn_max_ns);
@@ -616,5 +973,52 @@ shp_classes_json(FILE *f, uint16_t port)
 		}
 		fprintf(f, "%s}}", k ? "}" : "");
 	}
-	fprintf(f, "}");
+	if (i > 0)
+		fprintf(f, "}");
+}
+
+unsigned int
+shp_classes_show(FILE *f, uint16_t port, const char *name)
+{
+	const struct classes_conf *cf;
+	unsigned int i, shown = 0;
+	int d;
+
+	pthread_mutex_lock(&classes_lock);
+	cf = port_conf(port);
+	for (i = 0; cf != NULL && i < cf->nb; i++) {
+		const struct cls *k = cf->cls[i];
+		const struct shp_chain *ch = &k->chain;
+		struct shp_class_sum s;
+		unsigned int sl;
+		char buf[256];
+
+		if (name != NULL && strcmp(name, k->name) != 0)
+			continue;
+		cls_sum(k, &s);
+		fprintf(f, "port %u class %s: prio %u quantum %u%s\n", port,
+			s.name, cf->prio[i], cf->quantum[i], k->retiring ?
+			" (cleared: served until empty)" : "");
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+			shp_chain_format(ch, (enum shp_slot)sl, buf,
+					 sizeof(buf));
+			fprintf(f, "  %s: %s%s%s\n", shp_kind_key(ch->kind[sl]),
+				sl == SHP_SLOT_QUEUE ? ch->kind[sl]->name : "",
+				sl == SHP_SLOT_QUEUE && buf[0] ? " " : "", buf);
+		}
+		fprintf(f, "  in %" PRIu64 " packets %" PRIu64 " bytes, out %"
+			PRIu64 " packets %" PRIu64 " bytes, queued %" PRIu64
+			", dropped %" PRIu64, s.in_packets, s.in_bytes,
+			s.out_packets, s.out_bytes, s.queued, s.dropped);
+		for (d = 0; d < (int)shp_drop_nb(); d++)
+			if (s.drops[d] != 0)
+				fprintf(f, " %s %" PRIu64, shp_drop_names[d],
+					s.drops[d]);
+		fprintf(f, "\n  delay to the port's stages (ns): min %" PRIu64
+			" avg %" PRIu64 " max %" PRIu64 "\n", s.sojourn_min_ns,
+			s.sojourn_avg_ns, s.sojourn_max_ns);
+		shown++;
+	}
+	pthread_mutex_unlock(&classes_lock);
+	return shown;
 }

@@ -107,6 +107,9 @@ void shp_class_usage(FILE *f);
 /* Per-class counters as reported (a class's own block). */
 struct shp_class_sum {
 	const char *name;
+	uint32_t quantum;
+	unsigned int prio;
+	bool retiring;            /* cleared: served until empty */
 	uint64_t in_packets;      /* matched, offered to the class */
 	uint64_t in_bytes;
 	uint64_t out_packets;     /* served by the scheduler */
@@ -134,12 +137,38 @@ int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
  * what the classes hold is flushed into ctx). */
 void shp_classes_detach(struct shp_chain *c, struct shp_ctx *ctx);
 
-/* Classes on port (0: none) and the sums of class i. */
+/*
+ * A change at run time, in three steps: prepare the port's new classes
+ * from s (may fail: nothing changed, -1 with err; *u NULL when the port
+ * has no classes before or after), publish (the data path sees them from
+ * its next call), then, after an RCU grace period, finish (frees what the
+ * data path no longer sees). Classes kept by name keep their chain and
+ * what it holds, their stages changed in place (a different kind is
+ * refused); a class dropped is served, with no new packets, until it is
+ * empty, then freed at a later change; nothing queued is lost or
+ * reordered. A port without classes gets its classes stage (and an
+ * inbox). abort undoes a prepared change that was not published.
+ */
+struct shp_classes_update;
+int shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
+			struct rte_mempool *pool, uint16_t port,
+			const struct shp_kind_env *kenv,
+			struct shp_classes_update **u, char *err);
+void shp_classes_publish(struct shp_classes_update *u);
+void shp_classes_finish(struct shp_classes_update *u);
+void shp_classes_abort(struct shp_classes_update *u);
+
+/* Classes on port (0: none, dropped ones still draining included) and the
+ * sums of class i (-1 past the last). */
 unsigned int shp_classes_nb(uint16_t port);
-void shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s);
+int shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s);
 
 /* Add port's class blocks into a port sum (shp_stats_sum). */
 void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
+
+/* `show class [NAME]`: port's classes (or the one called name), their
+ * stages and counters; returns how many were shown. */
+unsigned int shp_classes_show(FILE *f, uint16_t port, const char *name);
 
 /* ",\n    \"classes\": {...}" for the stats file (nothing without). */
 void shp_classes_json(FILE *f, uint16_t port);
