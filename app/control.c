@@ -285,6 +285,48 @@ undo:
 	return -1;
 }
 
+/*
+ * `set class NAME ...` (words) and `clear class NAME` (words NULL): the
+ * new class set is prepared on every port first (an error changes
+ * nothing), published, and what the data path no longer sees is freed
+ * after the grace period (shp_classes.h).
+ */
+int
+ctl_set_class(struct shaper *s, const char *name, const char *words,
+	      char *err)
+{
+	struct shp_classes_update *u[SHP_MAX_PORTS] = { NULL };
+	struct shp_class_set *ns;
+	struct shp_kind_env env;
+	unsigned int i;
+
+	if (shp_class_set_edit(s->opt.classes, name, words, &ns, err) < 0)
+		return -1;
+	shp_options_kind_env(&s->opt, &env);
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (shp_classes_prepare(&s->chain[p], ns, s->pool, p, &env,
+					&u[i], err) < 0) {
+			while (i-- > 0)
+				shp_classes_abort(u[i]);
+			shp_class_set_free(ns);
+			return -1;
+		}
+	}
+	for (i = 0; i < s->nb_ports; i++)
+		if (u[i] != NULL)
+			shp_classes_publish(u[i]);
+	grace_period();
+	for (i = 0; i < s->nb_ports; i++)
+		if (u[i] != NULL)
+			shp_classes_finish(u[i]);
+	shp_class_set_free(s->opt.classes);
+	s->opt.classes = ns;
+	snapshot_update(s);
+	return 0;
+}
+
 int
 ctl_clear_stage(struct shaper *s, const char *key, int port, char *err)
 {

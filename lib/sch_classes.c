@@ -1002,9 +1002,8 @@ shp_classes_show(FILE *f, uint16_t port, const char *name)
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
 			shp_chain_format(ch, (enum shp_slot)sl, buf,
 					 sizeof(buf));
-			fprintf(f, "  %s: %s%s%s\n", shp_kind_key(ch->kind[sl]),
-				sl == SHP_SLOT_QUEUE ? ch->kind[sl]->name : "",
-				sl == SHP_SLOT_QUEUE && buf[0] ? " " : "", buf);
+			fprintf(f, "  %s: %s\n", shp_kind_key(ch->kind[sl]),
+				buf);
 		}
 		fprintf(f, "  in %" PRIu64 " packets %" PRIu64 " bytes, out %"
 			PRIu64 " packets %" PRIu64 " bytes, queued %" PRIu64

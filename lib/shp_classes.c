@@ -177,11 +177,9 @@ shp_class_option(struct shp_class_set *s, const char *opt, const char *name,
 		return -1;
 	}
 	if (strcmp(opt, "class") == 0) {
-		char who[SHP_MATCH_NAME_LEN + 16];
-
-		snprintf(who, sizeof(who), "class %.31s", name);
 		if (shp_match_set_add(s->match, name, value, sub) < 0) {
-			snprintf(err, SHP_ERR_LEN, "--class %s", sub);
+			/* sub starts "class NAME: " */
+			snprintf(err, SHP_ERR_LEN, "--%s", sub);
 			return -1;
 		}
 		d = def_get(s, opt, name, err);
@@ -362,4 +360,210 @@ shp_class_usage(FILE *f)
 "  --class-quantum NAME B bytes per deficit round robin turn (default %u)\n"
 "  --class-prio NAME N    strict priority 0..%d, 0 served first (default 0)\n",
 		SHP_CLASS_DEFAULT_QUANTUM, SHP_CLASS_MAX_PRIO);
+}
+
+/* The word at *p (quotes group, and are taken off), into buf. */
+static const char *
+next_word(const char *p, char *buf, size_t len, bool *quoted)
+{
+	size_t n = 0;
+	char q = 0;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	*quoted = *p == '\'' || *p == '"';
+	if (*p == '\0')
+		return NULL;
+	for (; *p != '\0'; p++) {
+		if (q != 0 && *p == q) {
+			q = 0;
+			continue;
+		}
+		if (q == 0 && (*p == '\'' || *p == '"')) {
+			q = *p;
+			continue;
+		}
+		if (q == 0 && (*p == ' ' || *p == '\t'))
+			break;
+		if (n + 1 < len)
+			buf[n++] = *p;
+	}
+	buf[n] = '\0';
+	return p;
+}
+
+/* A word of `set class NAME ...` that names what follows. */
+static bool
+is_class_word(const char *w)
+{
+	char opt[48];
+
+	if (strcmp(w, "match") == 0)
+		return true;
+	snprintf(opt, sizeof(opt), "class-%s", w);
+	return strcmp(w, "class") != 0 && shp_class_is_option(opt);
+}
+
+/* Copy the rules of every class but `skip` into n, the rules `repl` (for
+ * class skip, nrepl of them) where its first rule was (or last); with
+ * drop, class skip gets none. */
+static int
+copy_rules(struct shp_class_set *n, const struct shp_class_set *o,
+	   const char *skip, char (*repl)[SHP_MATCH_TEXT_LEN],
+	   unsigned int nrepl, bool drop, char *err)
+{
+	uint32_t r, cls;
+	unsigned int i;
+	bool done = false;
+	char buf[SHP_MATCH_TEXT_LEN];
+
+	for (r = 0; o != NULL && r < shp_match_set_rules(o->match); r++) {
+		const struct shp_match_rule *rule =
+			shp_match_set_rule(o->match, r, &cls);
+		const char *name = shp_match_set_name(o->match, cls);
+
+		if (skip != NULL && strcmp(name, skip) == 0) {
+			if (drop)
+				continue;
+			for (i = 0; !done && i < nrepl; i++)
+				if (shp_class_option(n, "class", skip, repl[i],
+						     err) < 0)
+					return -1;
+			done = done || nrepl > 0;
+			if (nrepl > 0)
+				continue;
+			/* no new rules: the old ones stay */
+		}
+		shp_match_format(rule, buf, sizeof(buf));
+		if (shp_class_option(n, "class", name, buf, err) < 0)
+			return -1;
+	}
+	for (i = 0; !done && i < nrepl; i++)
+		if (shp_class_option(n, "class", skip, repl[i], err) < 0)
+			return -1;
+	return 0;
+}
+
+int
+shp_class_set_edit(const struct shp_class_set *o, const char *name,
+		   const char *words, struct shp_class_set **out, char *err)
+{
+	static char repl[16][SHP_MATCH_TEXT_LEN];
+	struct shp_class_set *n = shp_class_set_new();
+	const struct shp_class_def *od = shp_class_find(o, name);
+	unsigned int i, k, nrepl = 0;
+	char word[64], val[512], opt[64];
+	const char *p = words;
+	bool quoted;
+
+	*out = NULL;
+	if (n == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return -1;
+	}
+	if (words == NULL && od == NULL) {
+		snprintf(err, SHP_ERR_LEN, "no class '%s'", name);
+		goto fail;
+	}
+	/* the new rules of the class first: they replace its old ones */
+	while (words != NULL &&
+	       (p = next_word(p, word, sizeof(word), &quoted)) != NULL) {
+		size_t len = 0;
+		const char *q;
+		char w[512];
+
+		if (quoted || !is_class_word(word)) {
+			snprintf(err, SHP_ERR_LEN, "set class %s: '%s': "
+				 "expected match, queue, tbf, netem, ports, "
+				 "quantum or prio", name, word);
+			goto fail;
+		}
+		/* its value: one quoted word, or the words up to the next
+		 * of those */
+		val[0] = '\0';
+		while ((q = next_word(p, w, sizeof(w), &quoted)) != NULL &&
+		       (quoted || !is_class_word(w))) {
+			len += (size_t)snprintf(val + len, sizeof(val) - len,
+						"%s%s", len ? " " : "", w);
+			p = q;
+			if (quoted)
+				break;
+		}
+		if (len == 0) {
+			snprintf(err, SHP_ERR_LEN, "set class %s %s: missing "
+				 "its value", name, word);
+			goto fail;
+		}
+		if (strcmp(word, "match") == 0) {
+			if (nrepl == RTE_DIM(repl)) {
+				snprintf(err, SHP_ERR_LEN, "set class %s: more "
+					 "than %zu match words", name,
+					 RTE_DIM(repl));
+				goto fail;
+			}
+			snprintf(repl[nrepl++], sizeof(repl[0]), "%s", val);
+		}
+	}
+	if (copy_rules(n, o, name, repl, nrepl, words == NULL, err) < 0)
+		goto fail;
+	/* the definitions as they were (the cleared class left out) */
+	for (i = 0; o != NULL && i < o->nb; i++) {
+		const struct shp_class_def *d = &o->def[i];
+		char q[16];
+
+		if (words == NULL && strcmp(d->name, name) == 0)
+			continue;
+		for (k = 0; k < SHP_MAX_KEYS; k++) {
+			if (d->text[k] == NULL)
+				continue;
+			snprintf(opt, sizeof(opt), "class-%s", shp_key_name(k));
+			if (shp_class_option(n, opt, d->name, d->text[k],
+					     err) < 0)
+				goto fail;
+		}
+		snprintf(q, sizeof(q), "%u", d->quantum);
+		if (shp_class_option(n, "class-quantum", d->name, q, err) < 0)
+			goto fail;
+		snprintf(q, sizeof(q), "%u", d->prio);
+		if (shp_class_option(n, "class-prio", d->name, q, err) < 0)
+			goto fail;
+		if (d->ports != 0) {
+			struct shp_class_def *nd =
+				(struct shp_class_def *)(uintptr_t)
+				shp_class_find(n, d->name);
+
+			if (nd != NULL)
+				nd->ports = d->ports;
+		}
+	}
+	/* then the words given for the class */
+	p = words;
+	while (words != NULL &&
+	       (p = next_word(p, word, sizeof(word), &quoted)) != NULL) {
+		size_t len = 0;
+		const char *q;
+		char w[512];
+
+		val[0] = '\0';
+		while ((q = next_word(p, w, sizeof(w), &quoted)) != NULL &&
+		       (quoted || !is_class_word(w))) {
+			len += (size_t)snprintf(val + len, sizeof(val) - len,
+						"%s%s", len ? " " : "", w);
+			p = q;
+			if (quoted)
+				break;
+		}
+		if (strcmp(word, "match") == 0)
+			continue;
+		snprintf(opt, sizeof(opt), "class-%s", word);
+		if (shp_class_option(n, opt, name, val, err) < 0)
+			goto fail;
+	}
+	if (shp_class_set_check(n, err) < 0)
+		goto fail;
+	*out = n;
+	return 0;
+fail:
+	shp_class_set_free(n);
+	return -1;
 }

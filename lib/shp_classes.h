@@ -94,6 +94,18 @@ int shp_class_spec(const struct shp_class_def *d,
 void shp_class_describe(const struct shp_class_set *s, unsigned int i,
 			FILE *f);
 
+/*
+ * A copy of o with class `name` set by words (`set class NAME ...`:
+ * match 'RULE' (several OR; they replace the class's rules), queue, tbf,
+ * netem (any key) 'TEXT', ports P,Q, quantum B, prio N; a value is one
+ * quoted word or the words up to the next of those), or without it when
+ * words is NULL (`clear class NAME`). o is not changed. 0, or -1 with
+ * one line in err naming the word.
+ */
+int shp_class_set_edit(const struct shp_class_set *o, const char *name,
+		       const char *words, struct shp_class_set **out,
+		       char *err);
+
 /* getopt_long entries of the class options (at base + i; every one
  * takes NAME then a value: the caller reads argv[optind++]) into out
  * (room for 4 + SHP_MAX_KEYS); returns how many. */
