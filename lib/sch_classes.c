@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The classes stage (shp_classes.h): enqueue classifies the burst into
- * the class chains, dequeue serves their roots by strict priority, then
- * deficit round robin within a priority.
+ * the class chains, dequeue serves them by strict priority, then deficit
+ * round robin within a priority.
  *
- * DRR with an overdraft: a class's turn starts by adding its quantum to
- * its deficit when the deficit is not positive, and lasts while it is
- * positive and the class has packets due; the bytes of what it sent are
- * taken off, so the last packet of a turn may take it below zero and the
- * class then waits for as many rounds as it overdrew (shares in bytes
- * are the quanta's over time, as Linux's sch_drr). A class with nothing
- * due ends its turn at once and its deficit is not kept (as DRR forgets
- * the deficit of a class that empties): nothing due never blocks another.
- *
- * The unmatched traffic's queue (the port's own) is one more DRR member
- * at priority 0 with the default quantum.
+ * Each member (a class, and the port's own queue for the unmatched
+ * traffic: one more member of priority 0 with the default quantum) has a
+ * small staging FIFO of what its chain's root released. Every dequeue
+ * first tops up every member's FIFO from its root, as far as the root has
+ * due packets (looping while the root says it has more): so a class's
+ * netem takes in what its queue holds as promptly as a port's netem would,
+ * whatever the scheduler grants the class; and DRR then works on packets
+ * whose lengths it knows (Linux's sch_drr): a turn adds the quantum, the
+ * head leaves while it fits in the deficit, a member whose FIFO runs dry
+ * loses its deficit. A member with nothing due has an empty FIFO and is
+ * passed over: it never blocks another.
  *
  * A parent's peek (tbf) makes the scheduler choose its next packet: it is
  * kept in a one-packet stash and dequeue returns it first (Linux's
@@ -32,8 +32,16 @@
 #define DEF_MEMBER 0xfe              /* the port's own queue */
 #define NO_MEMBER  0xff
 #define MAX_MEMBERS (2 * SHP_MAX_CLASSES)  /* live and retiring */
-#define MTU_GUESS  1514              /* packets asked for per turn */
+#define STAGE_N    64                /* a member's staging FIFO */
 #define NB_LEVELS  (SHP_CLASS_MAX_PRIO + 1)
+
+/* What a member's root released, not yet served (data path only). */
+struct staging {
+	struct rte_mbuf *m[STAGE_N];
+	uint16_t head, cnt;
+	int64_t deficit;
+	bool in_turn;
+};
 
 /* One class on one port: its chain and counters. Outlives the confs that
  * name it: a change keeps the classes it keeps (and what they hold). */
@@ -42,7 +50,7 @@ struct cls {
 	struct shp_lcore_ctr *blk;   /* blk->port[port] is the class's */
 	struct shp_port_ctr *ctr;
 	struct shp_stage_env env;
-	int64_t deficit;             /* data path only */
+	struct staging sq;
 	bool retiring;               /* cleared: served until empty */
 	char name[SHP_MATCH_NAME_LEN];
 	char ring[32];
@@ -68,7 +76,7 @@ struct classes_priv {
 	const struct classes_conf *conf;
 	uint64_t seen;                       /* conf id rr belongs to */
 	uint8_t rr[NB_LEVELS];               /* whose turn, by level */
-	int64_t def_deficit;
+	struct staging def_sq;               /* the port's own queue's */
 	struct rte_mbuf *stash;
 };
 
@@ -83,11 +91,11 @@ priv(const struct shp_qdisc *q)
 	return q->priv;
 }
 
-/* A member's view: root, counters (NULL: the caller's), deficit. */
+/* A member's view: root, counters (NULL: the caller's), staging. */
 struct member {
 	struct shp_qdisc *root;
 	struct shp_port_ctr *ctr;
-	int64_t *deficit;
+	struct staging *sq;
 	uint32_t quantum;
 };
 
@@ -97,10 +105,10 @@ member(struct shp_qdisc *q, const struct classes_conf *c, uint8_t i)
 	struct classes_priv *p = priv(q);
 
 	if (i == DEF_MEMBER)
-		return (struct member){ q->child, NULL, &p->def_deficit,
+		return (struct member){ q->child, NULL, &p->def_sq,
 					SHP_CLASS_DEFAULT_QUANTUM };
 	return (struct member){ c->cls[i]->chain.root, c->cls[i]->ctr,
-				&c->cls[i]->deficit, c->quantum[i] };
+				&c->cls[i]->sq, c->quantum[i] };
 }
 
 static inline struct shp_ctx
@@ -224,77 +232,119 @@ classes_enqueue_rx(struct shp_qdisc *q, struct rte_mbuf **pkts,
 /* What a class handed out: its counters (the port's own queue is
  * counted by TX as the port's). */
 static void
-count_out(struct shp_port_ctr *c, struct rte_mbuf **pkts, uint16_t k,
-	  uint64_t bytes, uint64_t now)
+count_out(struct shp_port_ctr *c, struct rte_mbuf *m, uint64_t now)
 {
-	uint16_t i;
+	uint64_t rx = shp_meta(m)->rx_ns;
+	uint64_t s = now > rx ? now - rx : 0;
 
 	if (c == NULL)
 		return;
-	c->tx_packets += k;
-	c->tx_bytes += bytes;
-	for (i = 0; i < k; i++) {
-		uint64_t rx = shp_meta(pkts[i])->rx_ns;
-		uint64_t s = now > rx ? now - rx : 0;
+	c->tx_packets++;
+	c->tx_bytes += rte_pktmbuf_pkt_len(m);
+	c->sojourn_sum_ns += s;
+	if (s < c->sojourn_min_ns)
+		c->sojourn_min_ns = s;
+	if (s > c->sojourn_max_ns)
+		c->sojourn_max_ns = s;
+}
 
-		c->sojourn_sum_ns += s;
-		if (s < c->sojourn_min_ns)
-			c->sojourn_min_ns = s;
-		if (s > c->sojourn_max_ns)
-			c->sojourn_max_ns = s;
+/* Top up m's staging FIFO with what its root releases now. */
+static void
+refill(struct member *m, const struct shp_ctx *ctx)
+{
+	struct staging *sq = m->sq;
+	struct rte_mbuf *v[STAGE_N];
+
+	while (sq->cnt < STAGE_N) {
+		struct shp_ctx c = member_ctx(m, ctx);
+		uint16_t want = (uint16_t)(STAGE_N - sq->cnt), r, i;
+
+		r = m->root->ops->dequeue(m->root, v, want, &c);
+		for (i = 0; i < r; i++)
+			sq->m[(sq->head + sq->cnt + i) % STAGE_N] = v[i];
+		sq->cnt = (uint16_t)(sq->cnt + r);
+		/* a root that took in without letting out (netem pulling
+		 * from its queue) says so with more */
+		if (r < want && !c.more)
+			break;
+		if (r == 0 && c.more)
+			continue;
 	}
 }
 
-/* One level's DRR: up to room packets into out. */
+static void
+refill_all(struct shp_qdisc *q, const struct classes_conf *cf,
+	   const struct shp_ctx *ctx)
+{
+	struct member m;
+	unsigned int i;
+
+	for (i = 0; i < cf->nb; i++) {
+		m = member(q, cf, (uint8_t)i);
+		refill(&m, ctx);
+	}
+	m = member(q, cf, DEF_MEMBER);
+	refill(&m, ctx);
+}
+
+static inline struct rte_mbuf *
+sq_head(const struct staging *sq)
+{
+	return sq->m[sq->head];
+}
+
+static inline void
+sq_pop(struct staging *sq)
+{
+	sq->head = (uint16_t)((sq->head + 1) % STAGE_N);
+	sq->cnt--;
+}
+
+/* One level's DRR over the staged packets: up to room into out. */
 static uint16_t
 drr_level(struct shp_qdisc *q, const struct classes_conf *cf,
 	  unsigned int lvl, struct rte_mbuf **out, uint16_t room,
 	  struct shp_ctx *ctx)
 {
 	struct classes_priv *p = priv(q);
-	unsigned int nb = cf->level_nb[lvl], idle = 0, skips = 0;
+	unsigned int nb = cf->level_nb[lvl], empty = 0;
 	uint16_t got = 0;
 
-	while (got < room && idle < nb) {
+	/* a pass of empty FIFOs ends the level; a member whose head does
+	 * not fit its deficit gets a quantum each turn until it does */
+	while (got < room && empty < nb) {
 		struct member m = member(q, cf, cf->level[lvl][p->rr[lvl]]);
-		struct shp_ctx c;
-		uint64_t bytes = 0;
-		uint16_t want, r, i;
+		struct staging *sq = m.sq;
 
-		if (*m.deficit <= 0) {
-			*m.deficit += m.quantum;
-			if (*m.deficit <= 0) {
-				/* still paying off an overdraft: its turn is
-				 * over (and bounded: each pass pays) */
-				p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
-				if (++skips > 64u * nb)
-					break;
-				continue;
-			}
+		if (sq->cnt == 0) {
+			sq->deficit = 0;
+			sq->in_turn = false;
+			empty++;
+			p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
+			continue;
 		}
-		want = (uint16_t)RTE_MIN((uint64_t)(room - got),
-					 1 + (uint64_t)*m.deficit / MTU_GUESS);
-		c = member_ctx(&m, ctx);
-		r = m.root->ops->dequeue(m.root, out + got, want, &c);
-		if (r > 0) {
-			if (c.bytes != UINT64_MAX)
-				bytes = c.bytes;
-			else
-				for (i = 0; i < r; i++)
-					bytes += rte_pktmbuf_pkt_len(out[got + i]);
-			count_out(m.ctr, out + got, r, bytes, ctx->now);
-			*m.deficit -= (int64_t)bytes;
-			got += r;
-			idle = 0;
+		empty = 0;
+		if (!sq->in_turn) {
+			sq->deficit += m.quantum;
+			sq->in_turn = true;
 		}
-		if (r == want && *m.deficit > 0 && got < room)
-			continue;   /* its turn goes on */
-		if (r < want && *m.deficit > 0)
-			*m.deficit = 0;   /* nothing more due: not kept */
-		if (r == 0)
-			idle++;
-		if (got == room && *m.deficit > 0)
-			break;      /* the turn goes on at the next call */
+		while (sq->cnt > 0 && got < room &&
+		       rte_pktmbuf_pkt_len(sq_head(sq)) <= sq->deficit) {
+			struct rte_mbuf *pkt = sq_head(sq);
+
+			sq_pop(sq);
+			sq->deficit -= rte_pktmbuf_pkt_len(pkt);
+			count_out(m.ctr, pkt, ctx->now);
+			out[got++] = pkt;
+			if (sq->cnt == 0)
+				refill(&m, ctx);
+		}
+		if (got == room && sq->cnt > 0 &&
+		    rte_pktmbuf_pkt_len(sq_head(sq)) <= sq->deficit)
+			break;   /* its turn goes on at the next call */
+		if (sq->cnt == 0)
+			sq->deficit = 0;   /* nothing due: not kept */
+		sq->in_turn = false;
 		p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
 	}
 	return got;
@@ -308,10 +358,13 @@ drr(struct shp_qdisc *q, struct rte_mbuf **out, uint16_t room,
 	uint16_t got = 0;
 	unsigned int lvl;
 
+	refill_all(q, cf, ctx);
 	for (lvl = 0; lvl < NB_LEVELS && got < room; lvl++)
 		if (cf->level_nb[lvl] > 0)
 			got += drr_level(q, cf, lvl, out + got,
 					 (uint16_t)(room - got), ctx);
+	if (got == room)
+		ctx->more = true;
 	return got;
 }
 
@@ -352,18 +405,31 @@ classes_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	uint64_t t, u;
 	unsigned int i;
 
-	if (p->stash != NULL)
+	if (p->stash != NULL || p->def_sq.cnt > 0)
 		return ctx->now;
 	t = shp_qdisc_next_time(q->child, ctx);
 	for (i = 0; i < cf->nb; i++) {
 		struct member m = member(q, cf, (uint8_t)i);
 		struct shp_ctx c = member_ctx(&m, ctx);
 
+		if (m.sq->cnt > 0)
+			return ctx->now;
 		u = shp_qdisc_next_time(m.root, &c);
 		if (u < t)
 			t = u;
 	}
 	return t;
+}
+
+static void
+sq_flush(struct staging *sq, struct shp_ctx *ctx)
+{
+	while (sq->cnt > 0) {
+		shp_drop(ctx, SHP_DROP_FLUSHED, sq_head(sq));
+		sq_pop(sq);
+	}
+	sq->deficit = 0;
+	sq->in_turn = false;
 }
 
 static void
@@ -381,8 +447,10 @@ classes_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 		struct member m = member(q, cf, (uint8_t)i);
 		struct shp_ctx c = member_ctx(&m, ctx);
 
+		sq_flush(m.sq, &c);
 		shp_qdisc_reset_all(m.root, &c);
 	}
+	sq_flush(&p->def_sq, ctx);
 }
 
 static void
@@ -393,10 +461,11 @@ classes_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 		__atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	unsigned int i;
 
-	st->qlen = p->stash != NULL;
+	st->qlen = (p->stash != NULL) + p->def_sq.cnt;
 	st->backlog = 0;
 	for (i = 0; i < cf->nb; i++)
-		st->qlen += shp_qdisc_qlen_total(cf->cls[i]->chain.root);
+		st->qlen += cf->cls[i]->sq.cnt +
+			    shp_qdisc_qlen_total(cf->cls[i]->chain.root);
 }
 
 static const struct shp_qdisc_ops classes_ops = {
@@ -693,7 +762,8 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 
 		if (keep[j])
 			continue;
-		if (shp_qdisc_qlen_total(k->chain.root) == 0 && k->retiring) {
+		if (k->retiring && k->sq.cnt == 0 &&
+		    shp_qdisc_qlen_total(k->chain.root) == 0) {
 			u->gone[u->nb_gone++] = k;   /* drained */
 			continue;
 		}
@@ -875,6 +945,7 @@ cls_sum(const struct cls *k, struct shp_class_sum *s)
 
 		s->queued += in > gone ? in - gone : 0;
 	}
+	s->queued += LD(k->sq.cnt);
 	s->sojourn_min_ns = out ? LD(c->sojourn_min_ns) : 0;
 	s->sojourn_avg_ns = out ? LD(c->sojourn_sum_ns) / out : 0;
 	s->sojourn_max_ns = LD(c->sojourn_max_ns);
@@ -909,9 +980,12 @@ shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
 	if (cf == NULL)
 		goto out;
 	/* the stash left its class and is not yet the port's */
-	s->tx_pending += LD(priv(port_stage[port])->stash) != NULL;
+	s->tx_pending += (LD(priv(port_stage[port])->stash) != NULL) +
+			 LD(priv(port_stage[port])->def_sq.cnt);
 	for (i = 0; i < cf->nb; i++) {
 		const struct shp_port_ctr *c = cf->cls[i]->ctr;
+
+		s->tx_pending += LD(cf->cls[i]->sq.cnt);
 
 		for (d = 0; d < SHP_DROP_SLOTS; d++)
 			s->drops[d] += LD(c->drops[d]);

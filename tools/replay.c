@@ -1192,6 +1192,7 @@ class_summary(struct replay *r, FILE *f)
 	for (i = 0; i < n; i++) {
 		struct shp_class_sum s;
 		char mn[32], avg[32], mx[32];
+		const char *sep = " (";
 
 		shp_classes_sum(0, i, &s);
 		fmt_ms(mn, sizeof(mn), s.sojourn_min_ns);
@@ -1205,9 +1206,13 @@ class_summary(struct replay *r, FILE *f)
 				(double)s.out_bytes * 8e3 / (double)span);
 		fprintf(f, ", dropped %" PRIu64, s.dropped);
 		for (d = 0; d < (int)shp_drop_nb(); d++)
-			if (s.drops[d] != 0)
-				fprintf(f, " (%s %" PRIu64 ")",
+			if (s.drops[d] != 0) {
+				fprintf(f, "%s%s %" PRIu64, sep,
 					shp_drop_names[d], s.drops[d]);
+				sep = ", ";
+			}
+		if (sep[0] == ',')
+			fprintf(f, ")");
 		fprintf(f, ", delay to the port's stages min %s, mean %s, "
 			"max %s\n", mn, avg, mx);
 	}
