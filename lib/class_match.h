@@ -45,6 +45,7 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "shp_pkthdr.h"
 #include "shp_units.h"
 
 #define SHP_MATCH_NONE      UINT16_MAX   /* no class matched */
@@ -176,15 +177,10 @@ void shp_match_lookup_burst(const struct shp_match_table *t,
 
 /* ---- key extraction ---- */
 
-/* Enough for the tags, an IPv4 header with options or an IPv6 header and
- * a few extension headers, and the ports. */
-#define SHP_MATCH_HDR_MAX 192
-
 static inline int
 shp_match_is_vlan(uint16_t et)
 {
-	return et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ ||
-	       et == RTE_ETHER_TYPE_QINQ1 || et == RTE_ETHER_TYPE_QINQ2;
+	return shp_pkthdr_is_tpid(et);
 }
 
 static inline int
@@ -194,109 +190,41 @@ shp_match_has_ports(uint8_t proto)
 	       proto == IPPROTO_SCTP;
 }
 
-static inline uint16_t
-shp_match_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /*
- * The key of the first len bytes of a frame. Truncated or malformed
- * headers leave what they would have given unset (their flag clear), so
- * only rules that do not look at them can match.
- *
- * TODO(lead): replace by shp_pkthdr walker (one header walk for classify.c,
- * this and whoever comes next).
+ * The key of a frame, from the shared header walker (lib/shp_pkthdr.h:
+ * the tags, IPv6 extension headers and segment layouts classify and the
+ * stages see too). Truncated or malformed headers leave what they would
+ * have given unset (their flag clear), so only rules that do not look at
+ * them can match.
  */
-static inline void
-shp_match_key_flat(const uint8_t *p, uint32_t len, struct shp_match_key *k)
-{
-	uint32_t off = 2 * RTE_ETHER_ADDR_LEN, l4;
-	uint16_t et;
-	int tags = 0, later_frag = 0, ext;
-	uint8_t nh;
-
-	memset(k, 0, sizeof(*k));
-	for (;;) {
-		if (off + 2 > len)
-			return;
-		et = shp_match_be16(p + off);
-		if (!shp_match_is_vlan(et) || tags == SHP_MATCH_MAX_TAGS)
-			break;
-		if (off + 4 > len)
-			return;
-		if (tags++ == 0) {
-			k->vlan = rte_cpu_to_be_16(shp_match_be16(p + off + 2) &
-						   0x0fff);
-			k->flags |= SHP_KEY_VLAN;
-		}
-		off += 4;
-	}
-	k->eth_type = rte_cpu_to_be_16(et);
-	off += 2;
-	if (et == RTE_ETHER_TYPE_IPV4) {
-		uint32_t ihl;
-
-		if (off + 20 > len || (p[off] >> 4) != 4)
-			return;
-		ihl = (uint32_t)(p[off] & 0x0f) * 4;
-		if (ihl < 20 || off + ihl > len)
-			return;
-		k->tos = p[off + 1];
-		nh = p[off + 9];
-		memcpy(&k->src[0], p + off + 12, 4);
-		memcpy(&k->dst[0], p + off + 16, 4);
-		later_frag = (shp_match_be16(p + off + 6) & 0x1fff) != 0;
-		l4 = off + ihl;
-	} else if (et == RTE_ETHER_TYPE_IPV6) {
-		if (off + 40 > len || (p[off] >> 4) != 6)
-			return;
-		k->tos = (uint8_t)(p[off] << 4 | p[off + 1] >> 4);
-		nh = p[off + 6];
-		memcpy(k->src, p + off + 8, 16);
-		memcpy(k->dst, p + off + 24, 16);
-		l4 = off + 40;
-		/* hop-by-hop, routing, fragment, destination options: the
-		 * protocol is what follows them; a header that does not fit
-		 * leaves the ports unread */
-		for (ext = 0; ext < 4; ext++) {
-			if (nh != 0 && nh != 43 && nh != 44 && nh != 60)
-				break;
-			if (l4 + 8 > len)
-				break;
-			if (nh == 44) {
-				later_frag |= (shp_match_be16(p + l4 + 2) &
-					       0xfff8) != 0;
-				nh = p[l4];
-				l4 += 8;
-			} else {
-				nh = p[l4];
-				l4 += ((uint32_t)p[l4 + 1] + 1) * 8;
-			}
-		}
-	} else {
-		return;
-	}
-	k->proto = nh;
-	k->flags |= SHP_KEY_IP;
-	if (shp_match_has_ports(nh) && !later_frag && l4 + 4 <= len) {
-		memcpy(&k->sport, p + l4, 2);
-		memcpy(&k->dport, p + l4 + 2, 2);
-		k->flags |= SHP_KEY_PORTS;
-	}
-}
-
 static inline void
 shp_match_key_extract(const struct rte_mbuf *m, struct shp_match_key *k)
 {
-	uint8_t buf[SHP_MATCH_HDR_MAX];
-	uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m),
-			       (uint32_t)SHP_MATCH_HDR_MAX);
-	const uint8_t *p = rte_pktmbuf_read(m, 0, len, buf);
+	struct shp_pkthdr h;
 
-	if (p == NULL)
-		len = 0;
-	shp_match_key_flat(p, len, k);
+	memset(k, 0, sizeof(*k));
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L4);
+	if (h.nb_tags != 0) {
+		k->vlan = rte_cpu_to_be_16(h.vlan_id);
+		k->flags |= SHP_KEY_VLAN;
+	}
+	if (!(h.flags & SHP_PKTHDR_F_ETH))
+		return;
+	k->eth_type = rte_cpu_to_be_16(h.eth_type);
+	if (h.l3_type == 0)
+		return;
+	k->tos = h.tos;
+	/* IPv4: src[0], the rest zero, as the walker gives it */
+	memcpy(k->src, &h.src, sizeof(k->src));
+	memcpy(k->dst, &h.dst, sizeof(k->dst));
+	/* IPv6 extension headers cut short: the one the walk stopped at */
+	k->proto = h.ip_proto;
+	k->flags |= SHP_KEY_IP;
+	if ((h.flags & SHP_PKTHDR_F_PORTS) && shp_match_has_ports(h.ip_proto)) {
+		k->sport = rte_cpu_to_be_16(h.sport);
+		k->dport = rte_cpu_to_be_16(h.dport);
+		k->flags |= SHP_KEY_PORTS;
+	}
 }
 
 #endif

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <rte_byteorder.h>
-#include <rte_ether.h>
 
 #include "classify.h"
 #include "shp_meta.h"
+#include "shp_pkthdr.h"
 
 /* TC_PRIO values */
 enum {
@@ -46,71 +46,27 @@ static const uint8_t linux_priomap[16] = {
 	1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1
 };
 
-#define MAX_TAGS 4
-/* Enough for every tag we follow and the two bytes that hold the TOS. */
-#define MAX_HDR (RTE_ETHER_HDR_LEN + MAX_TAGS * 4 + 2)
-
-static inline int
-is_vlan(uint16_t et)
-{
-	return et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ ||
-	       et == RTE_ETHER_TYPE_QINQ1 || et == RTE_ETHER_TYPE_QINQ2;
-}
-
-/* Priority from the first len bytes of a frame. */
-static inline uint8_t
-prio_flat(enum shp_classify_mode mode, const uint8_t *p, uint32_t len)
-{
-	uint32_t off = 2 * RTE_ETHER_ADDR_LEN;
-	uint16_t et;
-	int tags = 0;
-	int pcp = -1;
-	uint8_t tos;
-
-	for (;;) {
-		if (off + 2 > len)
-			return 0;
-		et = (uint16_t)(p[off] << 8 | p[off + 1]);
-		if (!is_vlan(et) || tags == MAX_TAGS)
-			break;
-		if (off + 4 > len)
-			return 0;
-		if (pcp < 0)
-			pcp = p[off + 2] >> 5;
-		tags++;
-		off += 4;
-	}
-	if (mode == SHP_CLASSIFY_PCP)
-		return pcp < 0 ? 0 : pcp2prio[pcp];
-	off += 2;
-	if (off + 2 > len)
-		return 0;
-	if (et == RTE_ETHER_TYPE_IPV4 && (p[off] >> 4) == 4)
-		tos = p[off + 1];
-	else if (et == RTE_ETHER_TYPE_IPV6 && (p[off] >> 4) == 6)
-		tos = (uint8_t)((p[off] & 0x0f) << 4 | p[off + 1] >> 4);
-	else
-		return 0;
-	if (mode == SHP_CLASSIFY_DSCP)
-		return cs2prio[tos >> 5];
-	return tos2prio[(tos & 0x1e) >> 1];
-}
-
-/* Reads in place when the headers are in the first segment (nearly
- * always), else from a linear copy of the first MAX_HDR bytes. */
-static inline uint8_t
+/* Priority from the headers (shp_pkthdr.h: the walker ECN marking and
+ * flow hashing also use, so all agree on which frames are IP). Walks no
+ * deeper than the mode needs; a frame whose fixed IP header is not all
+ * there, or that is not IP, gets priority 0. */
+static __rte_always_inline uint8_t
 prio_of(enum shp_classify_mode mode, const struct rte_mbuf *m)
 {
-	uint8_t buf[MAX_HDR];
-	const uint8_t *p;
-	uint32_t len;
+	struct shp_pkthdr h;
 
-	if (likely(m->data_len >= MAX_HDR || m->nb_segs == 1))
-		return prio_flat(mode, rte_pktmbuf_mtod(m, const uint8_t *),
-				 m->data_len);
-	len = RTE_MIN(rte_pktmbuf_pkt_len(m), (uint32_t)MAX_HDR);
-	p = rte_pktmbuf_read(m, 0, len, buf);
-	return p == NULL ? 0 : prio_flat(mode, p, len);
+	if (mode == SHP_CLASSIFY_PCP) {
+		shp_pkthdr_parse(m, &h, SHP_PKTHDR_L2);
+		/* nb_tags and l3_type rather than the flags: then the
+		 * compiler drops the flags' bookkeeping from this path */
+		return h.nb_tags ? pcp2prio[h.pcp] : 0;
+	}
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
+	if (h.l3_type == 0)
+		return 0;
+	if (mode == SHP_CLASSIFY_DSCP)
+		return cs2prio[h.tos >> 5];
+	return tos2prio[(h.tos & 0x1e) >> 1];
 }
 
 uint8_t

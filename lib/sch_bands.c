@@ -577,9 +577,10 @@ pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
 	while (*args == ' ' || *args == '\t')
 		args++;
 	if (*args != '\0') {
-		snprintf(err, SHP_ERR_LEN, "--queue 'pfifo_fast %s': "
+		snprintf(err, SHP_ERR_LEN, "--queue 'pfifo_fast %.*s': "
 			 "pfifo_fast takes no options (its bands are "
-			 "--bands and --priomap)", args);
+			 "--bands and --priomap)", (int)strcspn(args, "\r\n"),
+			 args);
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));

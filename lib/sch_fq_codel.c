@@ -56,6 +56,7 @@
 
 #include "shp_kind.h"
 #include "shp_meta.h"
+#include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
 #include "shp_tcargs.h"
@@ -154,96 +155,35 @@ priv(const struct shp_qdisc *q)
 #define FQX(q, ctx, i) (*shp_stage_xstat((q), (ctx), (i)))
 
 /*
- * Headers. TODO(lead): shp_pkthdr -- once lib/shp_pkthdr.h lands, the
- * key is shp_pkthdr_parse(m, &h, SHP_PKTHDR_L4) (l3_type, src, dst,
- * ip_proto, sport/dport with F_PORTS) and the mark shp_pkthdr_ecn() +
- * shp_pkthdr_set_ce(); until then this minimal walk, first segment only.
+ * The bucket's hash: the 5-tuple of an IP packet as the shared header
+ * walker finds it (lib/shp_pkthdr.h: through up to 4 VLAN tags and the
+ * IPv6 extension headers, in any segment layout), without ports in a
+ * fragment so that a datagram's fragments stay together; the MAC
+ * addresses and EtherType of anything else.
  */
-#define FQC_MAX_TAGS 4
-
-static inline bool
-fqc_is_tpid(uint16_t t)
-{
-	return t == RTE_ETHER_TYPE_VLAN || t == RTE_ETHER_TYPE_QINQ ||
-	       t == RTE_ETHER_TYPE_QINQ1 || t == RTE_ETHER_TYPE_QINQ2;
-}
-
-/* Offset of the IP header and its version (4, 6), or 0 if not IP. */
-static inline unsigned int
-fqc_l3(const struct rte_mbuf *m, uint32_t *off)
-{
-	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t o = 2 * RTE_ETHER_ADDR_LEN;
-	uint16_t type;
-	int tags = 0;
-
-	if (m->data_len < o + 2)
-		return 0;
-	type = (uint16_t)(p[o] << 8 | p[o + 1]);
-	while (fqc_is_tpid(type) && tags++ < FQC_MAX_TAGS) {
-		o += 4;
-		if (m->data_len < o + 2)
-			return 0;
-		type = (uint16_t)(p[o] << 8 | p[o + 1]);
-	}
-	o += 2;
-	*off = o;
-	if (type == RTE_ETHER_TYPE_IPV4 &&
-	    m->data_len >= o + sizeof(struct rte_ipv4_hdr) &&
-	    (p[o] >> 4) == 4 && (p[o] & 0xf) >= 5)
-		return 4;
-	if (type == RTE_ETHER_TYPE_IPV6 &&
-	    m->data_len >= o + sizeof(struct rte_ipv6_hdr) &&
-	    (p[o] >> 4) == 6)
-		return 6;
-	return 0;
-}
-
-static inline bool
-fqc_has_ports(uint8_t proto)
-{
-	/* TCP, UDP, DCCP, SCTP, UDP-Lite: ports first in the header */
-	return proto == 6 || proto == 17 || proto == 33 || proto == 132 ||
-	       proto == 136;
-}
-
-/* The bucket's hash: the 5-tuple of an IP packet (no ports in a
- * fragment, so that a datagram's fragments stay together), the MAC
- * addresses and EtherType of anything else. */
 static inline uint32_t
 fqc_hash(const struct rte_mbuf *m, uint32_t perturb)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t key[10] = { 0 }, off, l4 = 0;
-	unsigned int v = fqc_l3(m, &off);
-	uint8_t proto;
+	uint32_t key[10] = { 0 };
+	struct shp_pkthdr h;
 
-	if (v == 4) {
-		const struct rte_ipv4_hdr *ip = (const void *)(p + off);
-
-		memcpy(&key[0], &ip->src_addr, 4);
-		memcpy(&key[4], &ip->dst_addr, 4);
-		proto = ip->next_proto_id;
-		if ((rte_be_to_cpu_16(ip->fragment_offset) &
-		     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) == 0)
-			l4 = off + (uint32_t)(ip->version_ihl & 0xf) * 4;
-	} else if (v == 6) {
-		const struct rte_ipv6_hdr *ip6 = (const void *)(p + off);
-
-		memcpy(&key[0], ip6->src_addr, 16);
-		memcpy(&key[4], ip6->dst_addr, 16);
-		proto = ip6->proto;   /* extension headers: not walked */
-		l4 = off + sizeof(*ip6);
-	} else {
-		memcpy(key, p, RTE_MIN((uint32_t)m->data_len,
-				       (uint32_t)(2 * RTE_ETHER_ADDR_LEN)));
-		if (m->data_len >= 2 * RTE_ETHER_ADDR_LEN + 2)
-			key[8] = (uint32_t)p[12] << 8 | p[13];
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L4);
+	if (h.l3_type != 0) {
+		/* IPv4 addresses come zero-padded to 16 bytes */
+		memcpy(&key[0], &h.src, 16);
+		memcpy(&key[4], &h.dst, 16);
+		key[8] = (uint32_t)h.l3_type << 8 |
+			 ((h.flags & SHP_PKTHDR_F_PROTO) ? h.ip_proto : 0);
+		if ((h.flags & (SHP_PKTHDR_F_PORTS | SHP_PKTHDR_F_FRAG)) ==
+		    SHP_PKTHDR_F_PORTS)
+			key[9] = (uint32_t)h.sport << 16 | h.dport;
 		return rte_jhash_32b(key, 10, perturb);
 	}
-	key[8] = (uint32_t)v << 8 | proto;
-	if (l4 != 0 && fqc_has_ports(proto) && m->data_len >= l4 + 4)
-		memcpy(&key[9], p + l4, 4);
+	memcpy(key, p, RTE_MIN((uint32_t)m->data_len,
+			       (uint32_t)(2 * RTE_ETHER_ADDR_LEN)));
+	if (m->data_len >= 2 * RTE_ETHER_ADDR_LEN + 2)
+		key[8] = (uint32_t)p[12] << 8 | p[13];
 	return rte_jhash_32b(key, 10, perturb);
 }
 
@@ -251,45 +191,26 @@ fqc_hash(const struct rte_mbuf *m, uint32_t perturb)
  * Linux INET_ECN_set_ce: true if the packet now carries CE (it was ECT(0)
  * or ECT(1), or CE already), false if it is not ECN-capable. A packet
  * whose data others share (an indirect mbuf, or a reference held
- * elsewhere) is not written: false, so CoDel drops it instead.
+ * elsewhere, in any segment) is not written: false, so CoDel drops it
+ * instead.
  */
 static bool
 fqc_set_ce(struct rte_mbuf *m)
 {
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	uint32_t off;
-	unsigned int v = fqc_l3(m, &off);
+	struct shp_pkthdr h;
+	const struct rte_mbuf *seg;
+	unsigned int ecn;
 
-	if (v == 0 || !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1)
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
+	ecn = shp_pkthdr_ecn(&h);
+	if (ecn == 0)
 		return false;
-	if (v == 4) {
-		struct rte_ipv4_hdr *ip = (void *)(p + off);
-		uint16_t old, new;
-		uint32_t sum;
-
-		if ((ip->type_of_service & 3) == 0)
+	if (ecn == 3)
+		return true;
+	for (seg = m; seg != NULL; seg = seg->next)
+		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
 			return false;
-		if ((ip->type_of_service & 3) == 3)
-			return true;
-		/* the checksum, updated for the TOS byte (RFC 1624:
-		 * HC' = ~(~HC + ~m + m'), m the 16-bit word holding it) */
-		old = (uint16_t)(ip->version_ihl << 8 | ip->type_of_service);
-		new = old | 3;
-		ip->type_of_service |= 3;
-		sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum);
-		sum += (uint16_t)~old + (uint32_t)new;
-		sum = (sum & 0xffff) + (sum >> 16);
-		sum = (sum & 0xffff) + (sum >> 16);
-		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
-	} else {
-		struct rte_ipv6_hdr *ip6 = (void *)(p + off);
-		uint32_t w = rte_be_to_cpu_32(ip6->vtc_flow);
-
-		if (((w >> 20) & 3) == 0)
-			return false;
-		ip6->vtc_flow = rte_cpu_to_be_32(w | 3u << 20);
-	}
-	return true;
+	return shp_pkthdr_set_ce(m, &h) == 0;
 }
 
 /* What a packet holds of memory (Linux's skb->truesize): its buffers. */

@@ -33,6 +33,7 @@
 #include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
+#include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
 #include "shp_tbf.h"
@@ -330,99 +331,6 @@ netem_make_writable(struct shp_qdisc *q, struct rte_mbuf *m)
 	return c;
 }
 
-/* Where the IP header is, if in the first segment. */
-struct l3_loc {
-	uint32_t off;
-	uint16_t type;   /* RTE_ETHER_TYPE_IPV4 / _IPV6, host order */
-};
-
-static bool
-netem_find_ip(const struct rte_mbuf *m, struct l3_loc *loc)
-{
-	const struct rte_ether_hdr *eh;
-	const struct rte_vlan_hdr *vh;
-	uint32_t off = sizeof(*eh);
-	uint16_t type;
-	int tags;
-
-	if (m->data_len < off)
-		return false;
-	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-	type = rte_be_to_cpu_16(eh->ether_type);
-	for (tags = 0; tags < 2 && (type == RTE_ETHER_TYPE_VLAN ||
-				    type == RTE_ETHER_TYPE_QINQ ||
-				    type == RTE_ETHER_TYPE_QINQ1); tags++) {
-		if (m->data_len < off + sizeof(*vh))
-			return false;
-		vh = rte_pktmbuf_mtod_offset(m, const struct rte_vlan_hdr *,
-					     off);
-		type = rte_be_to_cpu_16(vh->eth_proto);
-		off += sizeof(*vh);
-	}
-	if (type == RTE_ETHER_TYPE_IPV4) {
-		if (m->data_len < off + sizeof(struct rte_ipv4_hdr))
-			return false;
-	} else if (type == RTE_ETHER_TYPE_IPV6) {
-		if (m->data_len < off + sizeof(struct rte_ipv6_hdr))
-			return false;
-	} else {
-		return false;
-	}
-	loc->off = off;
-	loc->type = type;
-	return true;
-}
-
-/* ECN field of the packet at loc: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE. */
-static unsigned int
-netem_ecn_bits(const struct rte_mbuf *m, const struct l3_loc *loc)
-{
-	if (loc->type == RTE_ETHER_TYPE_IPV4) {
-		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-				const struct rte_ipv4_hdr *, loc->off);
-
-		if ((ip->version_ihl >> 4) != 4)
-			return 0;
-		return ip->type_of_service & 3;
-	} else {
-		const struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m,
-				const struct rte_ipv6_hdr *, loc->off);
-		uint32_t v = rte_be_to_cpu_32(ip6->vtc_flow);
-
-		if ((v >> 28) != 6)
-			return 0;
-		return (v >> 20) & 3;
-	}
-}
-
-static void
-netem_write_ce(struct rte_mbuf *m, const struct l3_loc *loc)
-{
-	if (loc->type == RTE_ETHER_TYPE_IPV4) {
-		struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
-				struct rte_ipv4_hdr *, loc->off);
-		uint16_t old = (uint16_t)(ip->version_ihl << 8 |
-					  ip->type_of_service);
-		uint16_t new = old | 3;
-		uint32_t sum;
-
-		ip->type_of_service |= 3;
-		/* RFC 1624: HC' = ~(~HC + ~m + m') */
-		sum = (uint16_t)~rte_be_to_cpu_16(ip->hdr_checksum);
-		sum += (uint16_t)~old;
-		sum += new;
-		sum = (sum & 0xffff) + (sum >> 16);
-		sum = (sum & 0xffff) + (sum >> 16);
-		ip->hdr_checksum = rte_cpu_to_be_16((uint16_t)~sum);
-	} else {
-		struct rte_ipv6_hdr *ip6 = rte_pktmbuf_mtod_offset(m,
-				struct rte_ipv6_hdr *, loc->off);
-		uint32_t v = rte_be_to_cpu_32(ip6->vtc_flow);
-
-		ip6->vtc_flow = rte_cpu_to_be_32(v | (3u << 20));
-	}
-}
-
 /*
  * INET_ECN_set_ce: 1 if the packet now carries CE (ECT(0)/ECT(1) marked, or
  * CE already), 0 if it is not ECN-capable (then it is lost), -1 if it was
@@ -432,12 +340,12 @@ static int
 netem_ecn_mark(struct shp_qdisc *q, struct rte_mbuf **mp,
 	       struct shp_ctx *ctx)
 {
-	struct l3_loc loc;
+	struct shp_pkthdr h;
 	unsigned int ecn;
 
-	if (!netem_find_ip(*mp, &loc))
-		return 0;
-	ecn = netem_ecn_bits(*mp, &loc);
+	/* the walker classify uses: the same tags, any segment layout */
+	shp_pkthdr_parse(*mp, &h, SHP_PKTHDR_L3);
+	ecn = shp_pkthdr_ecn(&h);
 	if (ecn == 0)
 		return 0;
 	if (ecn != 3) {
@@ -446,7 +354,8 @@ netem_ecn_mark(struct shp_qdisc *q, struct rte_mbuf **mp,
 			ctx->ctr->drops[SHP_DROP_NO_MBUF]++;
 			return -1;
 		}
-		netem_write_ce(*mp, &loc);
+		/* a copy keeps the offsets h holds */
+		shp_pkthdr_set_ce(*mp, &h);
 	}
 	return 1;
 }

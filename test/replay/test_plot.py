@@ -5,6 +5,7 @@ import importlib.machinery
 import importlib.util
 import os
 import re
+import struct
 import subprocess
 
 import pytest
@@ -123,6 +124,32 @@ def test_plot_matches_replay(tmp_path, mpl, case):
            (abs(rgb[375:, 550:, 1] - 0x27 / 255) < 0.02) &
            (abs(rgb[375:, 550:, 2] - 0x28 / 255) < 0.02))
     assert red.sum() > 50
+
+
+def test_ecn_through_tags(tmp_path, mpl):
+    """ECT(0) frames behind four VLAN tags (0x9200 outermost, then the
+    other TPIDs): netem marks them instead of losing them (its ECN path
+    walks the same tags as classify), and the plot still pairs each marked
+    frame with its original."""
+    tags = b"".join(struct.pack("!HH", tpid, 5 << 13 | 100 + i)
+                    for i, tpid in enumerate((0x9200, 0x88a8, 0x9100,
+                                              0x8100)))
+    frames, ts, t = [], [], T0
+    for i in range(600):
+        f = pcaplib.eth_ipv4(0xb8 | 2, 600, i)
+        frames.append(f[:12] + tags + f[12:])
+        ts.append(t)
+        t += 1_200_000
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    s = replay(inp, out, "--netem", "delay 5ms loss 10% ecn", "--seed", "3")
+    assert s["ecn_marked"] > 30, s
+    assert s["by_cause"]["lost"] == 0, s
+    p = plot_cli(inp, out, "-o", tmp_path / "p.png")
+    assert p.returncode == 0, p.stderr
+    got = plot_line(p.stdout)
+    assert got["out"] == 600 and got["unmatched"] == 0, got
+    assert got["modified"] == s["ecn_marked"], (got, s)
 
 
 def test_four_panels_drawn(tmp_path, mpl):
