@@ -1,5 +1,6 @@
 """Per-class profiles at run time (issue 13): set class, clear class, show
 class, the stats file's ports.N.classes, under traffic."""
+import json
 import os
 import re
 import struct
@@ -8,8 +9,8 @@ import sys
 import time
 import uuid
 
-from conftest import (Result, conservation, outputs, run_piped,
-                      shaper_cmd)
+from conftest import (Result, conservation, outputs, prefix, run_piped,
+                      shaper_cmd, telemetry)
 
 sys.path.insert(0, __file__.rsplit("/test/", 1)[0] + "/test")
 import pcaplib  # noqa: E402
@@ -142,3 +143,69 @@ def test_classes_from_the_command_line_and_stats(tmp_path):
     assert near["in_packets"] > 0
     a, b = conservation(r.stats["ports"]["1"])
     assert a == b
+
+
+def test_telemetry_and_exporter(tmp_path, need_telemetry_client):
+    """/shaper/classes and the exporter's shaper_class_* metrics agree
+    with each other and with the stats file once forwarding is stopped."""
+    from test_exporter import Procs, metrics, start_exporter, wait_for
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        import pytest
+        pytest.fail("python3-prometheus-client missing: "
+                    "scripts/deps.sh --test")
+    fp = prefix()
+    stats = tmp_path / "stats.json"
+    cmd = shaper_cmd(vdevs(tmp_path),
+                     ["-i", "--pairs", "0:1", "--stats-file", str(stats),
+                      "--class", "far", "dst_ip 10.1.0.0/16",
+                      "--class-tbf", "far", "rate 20mbit burst 10kb "
+                      "limit 50kb"], file_prefix=fp)
+    procs = Procs()
+    try:
+        sh = procs.start(cmd, stdin=subprocess.PIPE,
+                         stdout=open(tmp_path / "out", "w"),
+                         stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: metrics(ex)[("shaper_up",
+                                                     frozenset())] == 1)
+        time.sleep(0.5)
+        sh.stdin.write("stop\n")
+        sh.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/shaper/classes")[0]
+            time.sleep(0.3)
+            b = telemetry(fp, "/shaper/classes")[0]
+            return b if a == b and a else None
+        tc = wait_for("the counters to freeze", frozen)
+        ms = metrics(ex)
+        sh.stdin.write("quit\n")
+        sh.stdin.flush()
+        sh.wait(timeout=60)
+    finally:
+        procs.stop_all()
+    assert set(tc) == {"0_far", "1_far"}
+    far = tc["1_far"]
+    assert far["in_packets"] > 0 and far["tbf_limit"] > 0
+    assert far["in_packets"] == far["packets"] + far["dropped"] + \
+        far["queued"]
+
+    def metric(name, **labels):
+        return ms[(name, frozenset((k, str(v)) for k, v in labels.items()))]
+    assert metric("shaper_class_packets_total", port=1, **{"class": "far"}) \
+        == far["packets"]
+    assert metric("shaper_class_in_bytes_total", port=1,
+                  **{"class": "far"}) == far["in_bytes"]
+    assert metric("shaper_class_queued_packets", port=1,
+                  **{"class": "far"}) == far["queued"]
+    assert metric("shaper_class_dropped_packets_total", port=1,
+                  cause="tbf_limit", **{"class": "far"}) == far["tbf_limit"]
+    # the stats file at quit: the same counts (what was queued is flushed)
+    st = json.load(open(stats))["ports"]["1"]["classes"]["far"]
+    assert st["packets"] == far["packets"]
+    assert st["drops"]["tbf_limit"] == far["tbf_limit"]
+    assert st["in_packets"] == far["in_packets"]
