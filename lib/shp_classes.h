@@ -5,7 +5,8 @@
  * its own (queue -> tbf -> netem, shp_chain.h). An egress port with
  * classes runs
  *
- *     class chains ... + the port's queue (unmatched) -> classes -> port tbf -> port netem -> TX
+ *     class chains ... + the port's queue (unmatched)
+ *         -> classes -> port tbf -> port netem -> TX
  *
  * "classes" is a private stage (lib/sch_classes.c) put in the port's
  * chain between its queue and its tbf: its enqueue looks the burst up in
