@@ -596,8 +596,11 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 			spec.kind[s] : shp_kind_default((enum shp_slot)s);
 		char a[512], b[512];
 
-		if (spec.conf[s] == NULL && s == SHP_SLOT_QUEUE)
+		if (spec.conf[s] == NULL && s == SHP_SLOT_QUEUE) {
+			/* the queue's defaults, owned by spec from now */
+			spec.kind[s] = want;
 			spec.conf[s] = want->parse("", kenv, err);
+		}
 		if (want != k->chain.kind[s]) {
 			snprintf(err, SHP_ERR_LEN, "class %s runs %s there, "
 				 "not %s: a different kind takes clear class "
