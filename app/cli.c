@@ -1062,7 +1062,8 @@ static const struct {
 	{ "show config", "show config" },
 	{ "show drops", "show drops" },
 	{ "show lcores", "show lcores" },
-	{ "show", "show config|port stats|bands|netem|tbf|qdisc|drops|lcores" },
+	{ "show", "show config|port stats|bands|qdisc|drops|lcores, "
+		  "show KEY all|P (queue, tbf, netem...)" },
 	{ "set priomap", "set priomap P0 ... P15" },
 	{ "set classify", "set classify tos|dscp|pcp|none" },
 	{ "set", set_usage },

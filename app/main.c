@@ -183,7 +183,6 @@ setup(struct shaper *s)
 			     RTE_CACHE_LINE_SIZE);
 	if (s->ctr == NULL)
 		return -1;
-	shp_stats_init(s->ctr, RTE_MAX_LCORE);
 	if (shaper_lcores_assign(s) < 0)
 		return -2;
 	if (shaper_latency_init(s) < 0)

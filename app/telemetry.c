@@ -121,7 +121,8 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 			put_u64(t, x->alias, c->xstats[k]);
 		snprintf(name, sizeof(name), "%s_%s",
 			 shp_xstat_kind(k)->name, x->name);
-		put_u64(t, name, c->xstats[k]);
+		if (x->alias == NULL || strcmp(x->alias, name) != 0)
+			put_u64(t, name, c->xstats[k]);
 	}
 	/* the stats file's "nic" object, flat: one level of containers */
 	put_u64(t, "nic_imissed", s->nic.imissed);
@@ -541,11 +542,13 @@ tel_classes(const char *cmd, const char *params, struct rte_tel_data *d)
 			rte_tel_data_add_dict_u64(c, "prio", s.prio);
 			rte_tel_data_add_dict_u64(c, "retiring", s.retiring);
 			rte_tel_data_add_dict_u64(c, "sojourn_min_ns",
-						  s.sojourn_min_ns);
+						  s.sojourn.min);
 			rte_tel_data_add_dict_u64(c, "sojourn_avg_ns",
-						  s.sojourn_avg_ns);
+						  shp_class_sojourn_avg(&s));
+			rte_tel_data_add_dict_u64(c, "sojourn_p99_ns",
+						  s.sojourn.p99);
 			rte_tel_data_add_dict_u64(c, "sojourn_max_ns",
-						  s.sojourn_max_ns);
+						  s.sojourn.max);
 			for (d_i = 0; d_i < (int)shp_drop_nb(); d_i++)
 				rte_tel_data_add_dict_u64(c, shp_drop_names[d_i],
 							  s.drops[d_i]);

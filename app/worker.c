@@ -224,7 +224,6 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 {
 	uint32_t len[SHP_MAX_BURST];
 	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
-	uint64_t sum = 0, mn = pc->sojourn_min_ns, mx = pc->sojourn_max_ns;
 	uint16_t i, sent;
 
 	if (bytes == UINT64_MAX) {
@@ -249,16 +248,8 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 		for (i = sent; i < n; i++)
 			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
 	}
-	for (i = 0; i < sent; i++) {
-		sum += soj[i];
-		mn = RTE_MIN(mn, soj[i]);
-		mx = RTE_MAX(mx, soj[i]);
-	}
 	pc->tx_packets += sent;
 	pc->tx_bytes += bytes;
-	pc->sojourn_sum_ns += sum;
-	pc->sojourn_min_ns = mn;
-	pc->sojourn_max_ns = mx;
 	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
 	return sent;
 }

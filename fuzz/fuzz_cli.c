@@ -48,7 +48,6 @@ setup_shaper(struct shaper *s)
 	if (s->ctr == NULL || s->pool == NULL || shaper_rcu == NULL ||
 	    rte_rcu_qsbr_init(shaper_rcu, RTE_MAX_LCORE) != 0)
 		abort();
-	shp_stats_init(s->ctr, RTE_MAX_LCORE);
 	s->classifier = &s->opt.classifier;
 	s->nb_ports = NB_PORTS;
 	for (i = 0; i < NB_PORTS; i++) {

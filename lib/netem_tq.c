@@ -10,6 +10,8 @@
 #define CHUNK_ENTS         15     /* 16 + 15 * 16 bytes: four cache lines */
 #define READY_MAX          SHP_TQ_BUCKET_MAX  /* ready + scratch: 2 MiB */
 #define INSERTION_SORT_MAX 24
+#define RADIX_BITS         8
+#define RADIX_PASSES_MAX   3      /* buckets up to 2^24 ns wide */
 #define MIN_SHIFT          10     /* 1 us */
 #define MAX_SHIFT          40
 #define SPREAD_BUCKETS     256ull
@@ -256,9 +258,58 @@ tq_next_bucket(struct shp_tq *q)
 	return end;
 }
 
-/* Stable: equal times keep their arrival order. */
+/*
+ * Stable LSD radix sort of n entries whose times all lie in
+ * [base, base + 2^shift), on their offset from base, in passes of at most
+ * RADIX_BITS bits. A bucket's times arrive in random order under jitter,
+ * and a merge then mispredicts about every other comparison; counting
+ * and scattering compare nothing.
+ */
 static void
-tq_sort(struct shp_tq_ent *a, struct shp_tq_ent *tmp, uint32_t n)
+tq_radix_sort(struct shp_tq_ent *a, struct shp_tq_ent *tmp, uint32_t n,
+	      uint64_t base, unsigned int shift)
+{
+	unsigned int passes = (shift + RADIX_BITS - 1) / RADIX_BITS;
+	unsigned int bits = (shift + passes - 1) / passes, p;
+	uint32_t cnt[RADIX_PASSES_MAX][1u << RADIX_BITS];
+	uint32_t mask = (1u << bits) - 1, i, d;
+	struct shp_tq_ent *src = a, *dst = tmp, *t;
+
+	memset(cnt, 0, sizeof(cnt[0]) * passes);
+	for (i = 0; i < n; i++) {
+		uint64_t off = a[i].tts - base;
+
+		RTE_ASSERT(off >> shift == 0);   /* one bucket's times only */
+		for (p = 0; p < passes; p++)
+			cnt[p][(off >> (p * bits)) & mask]++;
+	}
+	for (p = 0; p < passes; p++) {
+		uint32_t sum = 0, c;
+
+		for (d = 0; d <= mask; d++) {
+			c = cnt[p][d];
+			cnt[p][d] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++) {
+			d = ((src[i].tts - base) >> (p * bits)) & mask;
+			dst[cnt[p][d]++] = src[i];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
+/*
+ * Sort a bucket's n entries (times in [base, base + 2^shift)). Stable:
+ * equal times keep their arrival order.
+ */
+static void
+tq_sort(struct shp_tq_ent *a, struct shp_tq_ent *tmp, uint32_t n,
+	uint64_t base, unsigned int shift)
 {
 	struct shp_tq_ent *orig = a;
 	uint32_t i, j, w;
@@ -277,7 +328,12 @@ tq_sort(struct shp_tq_ent *a, struct shp_tq_ent *tmp, uint32_t n)
 		}
 		return;
 	}
-	/* bottom-up merge sort, runs of 8 by insertion first */
+	if (shift <= RADIX_BITS * RADIX_PASSES_MAX) {
+		tq_radix_sort(a, tmp, n, base, shift);
+		return;
+	}
+	/* buckets wider than 16 ms: bottom-up merge sort, runs of 8 by
+	 * insertion first */
 	for (i = 0; i < n; i += 8) {
 		uint32_t end = RTE_MIN(i + 8, n), k;
 
@@ -352,7 +408,7 @@ tq_activate(struct shp_tq *q, uint64_t b)
 	q->cur = b;
 	q->scan_from = b + 1;
 	q->r_n = base + n;
-	tq_sort(q->ready + base, q->scratch, n);
+	tq_sort(q->ready + base, q->scratch, n, b << q->shift, q->shift);
 	return true;
 }
 

@@ -574,9 +574,9 @@ pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
 {
 	struct shp_bands_conf *c;
 
-	while (*args == ' ' || *args == '\t')
-		args++;
+	args += strspn(args, " \t\r\n");
 	if (*args != '\0') {
+		/* one line: the text up to its first line break */
 		snprintf(err, SHP_ERR_LEN, "--queue 'pfifo_fast %.*s': "
 			 "pfifo_fast takes no options (its bands are "
 			 "--bands and --priomap)", (int)strcspn(args, "\r\n"),

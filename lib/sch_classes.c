@@ -51,6 +51,7 @@ struct cls {
 	struct shp_port_ctr *ctr;
 	struct shp_stage_env env;
 	struct staging sq;
+	struct shp_hist sojourn;     /* arrival to leaving the class */
 	bool retiring;               /* cleared: served until empty */
 	char name[SHP_MATCH_NAME_LEN];
 	char ring[32];
@@ -91,12 +92,14 @@ priv(const struct shp_qdisc *q)
 	return q->priv;
 }
 
-/* A member's view: root, counters (NULL: the caller's), staging. */
+/* A member's view: root, counters (NULL: the caller's), staging, its
+ * sojourn histogram (NULL: the port's own queue: TX records it). */
 struct member {
 	struct shp_qdisc *root;
 	struct shp_port_ctr *ctr;
 	struct staging *sq;
 	uint32_t quantum;
+	struct shp_hist *hist;
 };
 
 static inline struct member
@@ -106,9 +109,10 @@ member(struct shp_qdisc *q, const struct classes_conf *c, uint8_t i)
 
 	if (i == DEF_MEMBER)
 		return (struct member){ q->child, NULL, &p->def_sq,
-					SHP_CLASS_DEFAULT_QUANTUM };
+					SHP_CLASS_DEFAULT_QUANTUM, NULL };
 	return (struct member){ c->cls[i]->chain.root, c->cls[i]->ctr,
-				&c->cls[i]->sq, c->quantum[i] };
+				&c->cls[i]->sq, c->quantum[i],
+				&c->cls[i]->sojourn };
 }
 
 static inline struct shp_ctx
@@ -232,20 +236,15 @@ classes_enqueue_rx(struct shp_qdisc *q, struct rte_mbuf **pkts,
 /* What a class handed out: its counters (the port's own queue is
  * counted by TX as the port's). */
 static void
-count_out(struct shp_port_ctr *c, struct rte_mbuf *m, uint64_t now)
+count_out(const struct member *mb, struct rte_mbuf *m, uint64_t now)
 {
 	uint64_t rx = shp_meta(m)->rx_ns;
-	uint64_t s = now > rx ? now - rx : 0;
 
-	if (c == NULL)
+	if (mb->ctr == NULL)
 		return;
-	c->tx_packets++;
-	c->tx_bytes += rte_pktmbuf_pkt_len(m);
-	c->sojourn_sum_ns += s;
-	if (s < c->sojourn_min_ns)
-		c->sojourn_min_ns = s;
-	if (s > c->sojourn_max_ns)
-		c->sojourn_max_ns = s;
+	mb->ctr->tx_packets++;
+	mb->ctr->tx_bytes += rte_pktmbuf_pkt_len(m);
+	shp_hist_record(mb->hist, now > rx ? now - rx : 0);
 }
 
 /* Top up m's staging FIFO with what its root releases now. */
@@ -334,7 +333,7 @@ drr_level(struct shp_qdisc *q, const struct classes_conf *cf,
 
 			sq_pop(sq);
 			sq->deficit -= rte_pktmbuf_pkt_len(pkt);
-			count_out(m.ctr, pkt, ctx->now);
+			count_out(&m, pkt, ctx->now);
 			out[got++] = pkt;
 			if (sq->cnt == 0)
 				refill(&m, ctx);
@@ -515,7 +514,7 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 				    RTE_CACHE_LINE_SIZE, socket);
 	if (k->blk == NULL)
 		goto nomem;
-	shp_stats_init(k->blk, 1);
+	shp_hist_init(&k->sojourn);
 	k->ctr = &k->blk->port[port];
 	snprintf(k->name, sizeof(k->name), "%s", d->name);
 	snprintf(k->ring, sizeof(k->ring), "p%uc%u", port, serial++);
@@ -918,6 +917,9 @@ shp_classes_nb(uint16_t port)
 	return n;
 }
 
+/* cls_sum's copy of a histogram (under classes_lock) */
+static struct shp_hist scratch;
+
 static void
 cls_sum(const struct cls *k, struct shp_class_sum *s)
 {
@@ -949,9 +951,12 @@ cls_sum(const struct cls *k, struct shp_class_sum *s)
 		s->queued += in > gone ? in - gone : 0;
 	}
 	s->queued += LD(k->sq.cnt);
-	s->sojourn_min_ns = out ? LD(c->sojourn_min_ns) : 0;
-	s->sojourn_avg_ns = out ? LD(c->sojourn_sum_ns) / out : 0;
-	s->sojourn_max_ns = LD(c->sojourn_max_ns);
+	/* a copy first: the TX lcore may be recording (relaxed loads) */
+	shp_hist_init(&scratch);
+	shp_hist_merge(&scratch, &k->sojourn);
+	shp_hist_summarize(&scratch, &s->sojourn);
+	if (s->sojourn.count == 0)
+		s->sojourn.min = 0;
 }
 
 int
@@ -1029,9 +1034,13 @@ shp_classes_json(FILE *f, uint16_t port)
 			s.name, s.out_packets, s.out_bytes, s.in_packets,
 			s.in_bytes, s.queued, s.dropped, s.quantum, s.prio,
 			s.retiring ? ", \"retiring\": true" : "");
-		fprintf(f, ", \"sojourn_ns\": {\"min\": %" PRIu64 ", \"avg\": %"
-			PRIu64 ", \"max\": %" PRIu64 "}", s.sojourn_min_ns,
-			s.sojourn_avg_ns, s.sojourn_max_ns);
+		fprintf(f, ", \"sojourn_ns\": {\"count\": %" PRIu64 ", \"min\": %"
+			PRIu64 ", \"avg\": %" PRIu64 ", \"p50\": %" PRIu64
+			", \"p90\": %" PRIu64 ", \"p99\": %" PRIu64 ", \"p99.9\": %"
+			PRIu64 ", \"max\": %" PRIu64 "}", s.sojourn.count,
+			s.sojourn.min, shp_class_sojourn_avg(&s), s.sojourn.p50,
+			s.sojourn.p90, s.sojourn.p99, s.sojourn.p999,
+			s.sojourn.max);
 		fprintf(f, ", \"drops\": {");
 		for (d = 0; d < shp_drop_nb(); d++)
 			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
@@ -1091,8 +1100,9 @@ shp_classes_show(FILE *f, uint16_t port, const char *name)
 				fprintf(f, " %s %" PRIu64, shp_drop_names[d],
 					s.drops[d]);
 		fprintf(f, "\n  delay to the port's stages (ns): min %" PRIu64
-			" avg %" PRIu64 " max %" PRIu64 "\n", s.sojourn_min_ns,
-			s.sojourn_avg_ns, s.sojourn_max_ns);
+			" avg %" PRIu64 " p99 %" PRIu64 " max %" PRIu64 "\n",
+			s.sojourn.min, shp_class_sojourn_avg(&s), s.sojourn.p99,
+			s.sojourn.max);
 		shown++;
 	}
 	pthread_mutex_unlock(&classes_lock);

@@ -131,8 +131,8 @@ struct shp_class_sum {
 	uint64_t dropped;
 	uint64_t drops[SHP_DROP_SLOTS];
 	uint64_t xstats[SHP_XSTAT_SLOTS];
-	uint64_t sojourn_min_ns, sojourn_avg_ns, sojourn_max_ns; /* to the
-				     * scheduler's exit */
+	/* from arrival to leaving the class for the port's tbf/netem (ns) */
+	struct shp_hist_summary sojourn;
 };
 
 /*
@@ -149,6 +149,12 @@ int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 /* Remove what attach added (after shp_chain_destroy's reset, or before:
  * what the classes hold is flushed into ctx). */
 void shp_classes_detach(struct shp_chain *c, struct shp_ctx *ctx);
+
+static inline uint64_t
+shp_class_sojourn_avg(const struct shp_class_sum *s)
+{
+	return s->sojourn.count ? s->sojourn.sum / s->sojourn.count : 0;
+}
 
 /*
  * A change at run time, in three steps: prepare the port's new classes

@@ -107,6 +107,7 @@ shp_hist_summarize(const struct shp_hist *h, struct shp_hist_summary *s)
 	s->count = h->count;
 	s->min = h->min;
 	s->max = h->max;
+	s->sum = h->sum;
 	s->p50 = shp_hist_quantile(h, 500000);
 	s->p90 = shp_hist_quantile(h, 900000);
 	s->p99 = shp_hist_quantile(h, 990000);

@@ -36,6 +36,7 @@ struct shp_hist {
 /* What is reported: ns, 0 when empty. */
 struct shp_hist_summary {
 	uint64_t count, min, p50, p90, p99, p999, max;
+	uint64_t sum;          /* of every value: with count, the average */
 };
 
 /*

@@ -168,11 +168,11 @@ shp_kind_parse(const char *key, const char *text,
 	const char *args = text;
 	void *c;
 
-	while (*args == ' ' || *args == '\t')
-		args++;
+	/* the separators of shp_split_words, which splits the rest */
+	args += strspn(args, " \t\r\n");
 	if (strcmp(key, "queue") == 0) {
 		char word[32];
-		size_t n = strcspn(args, " \t");
+		size_t n = strcspn(args, " \t\r\n");
 		unsigned int i;
 
 		if (n == 0 || n >= sizeof(word))

@@ -22,16 +22,6 @@ shp_stats_delayed(const struct shp_port_ctr *c)
 }
 
 void
-shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n)
-{
-	unsigned int l, p;
-
-	for (l = 0; l < n; l++)
-		for (p = 0; p < SHP_MAX_PORTS; p++)
-			blocks[l].port[p].sojourn_min_ns = UINT64_MAX;
-}
-
-void
 shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	      uint16_t port, unsigned int nb_bands, struct shp_port_sum *out)
 {
@@ -39,7 +29,6 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	unsigned int l, b, d;
 
 	memset(out, 0, sizeof(*out));
-	s->sojourn_min_ns = UINT64_MAX;
 	for (l = 0; l < n; l++) {
 		const struct shp_port_ctr *c = &blocks[l].port[port];
 
@@ -52,11 +41,6 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 			s->drops[d] += LD(c->drops[d]);
 		for (d = 0; d < SHP_XSTAT_SLOTS; d++)
 			s->xstats[d] += LD(c->xstats[d]);
-		s->sojourn_sum_ns += LD(c->sojourn_sum_ns);
-		s->sojourn_min_ns = RTE_MIN(s->sojourn_min_ns,
-					    LD(c->sojourn_min_ns));
-		s->sojourn_max_ns = RTE_MAX(s->sojourn_max_ns,
-					    LD(c->sojourn_max_ns));
 		s->tx_pending += LD(c->tx_pending);
 		for (b = 0; b < nb_bands; b++) {
 			const struct shp_band_ctr *bc = &c->band[b];
@@ -236,11 +220,11 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 				fprintf(f, ", \"%s\": %" PRIu64,
 					shp_xstat_desc(d)->alias, c->xstats[d]);
 		json_xstats(f, c);
+		/* the sojourn histogram's exact min, max and sum */
 		fprintf(f, ",\n    \"sojourn_ns\": {\"min\": %" PRIu64
 			", \"avg\": %" PRIu64 ", \"max\": %" PRIu64 "}",
-			c->tx_packets ? c->sojourn_min_ns : 0,
-			c->tx_packets ? c->sojourn_sum_ns / c->tx_packets : 0,
-			c->sojourn_max_ns);
+			s->sojourn.min, s->sojourn.count ?
+			s->sojourn.sum / s->sojourn.count : 0, s->sojourn.max);
 		fprintf(f, ",\n    \"latency\": {");
 		json_hist(f, "lateness_ns", &s->lateness);
 		fprintf(f, ",\n                ");

@@ -73,13 +73,10 @@ struct shp_port_ctr {
 	/* the stage kinds' own statistics (shp_kind.h): events such as
 	 * netem's duplicates, and gauges their owner writes */
 	uint64_t xstats[SHP_XSTAT_SLOTS];
-	/* time from RX to TX of what was sent (ns); min starts at
-	 * UINT64_MAX (shp_stats_init) */
-	uint64_t sojourn_sum_ns;
-	uint64_t sojourn_min_ns;
-	uint64_t sojourn_max_ns;
 	/* distributions of what was sent: only on the lcore that transmits
-	 * on this port (shp_latency_alloc), NULL elsewhere */
+	 * on this port (shp_latency_alloc), NULL elsewhere; the sojourn
+	 * histogram's exact min, max and sum give the stats file's
+	 * sojourn_ns min/avg/max too */
 	struct shp_latency *lat;
 	/* gauges, written only by the egress owner */
 	uint64_t tx_pending;
@@ -126,9 +123,6 @@ struct shp_port_sum {
 /* Packets the stages of c's port hold for a later send time (the
  * SHP_XS_DELAYED gauges of the kinds, shp_kind.h). */
 uint64_t shp_stats_delayed(const struct shp_port_ctr *c);
-
-/* Prepare zeroed counter blocks[0..n) (the sojourn minimum). */
-void shp_stats_init(struct shp_lcore_ctr *blocks, unsigned int n);
 
 /* Sum counter blocks[0..n) for port `port`. */
 void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,

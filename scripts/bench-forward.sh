@@ -16,6 +16,12 @@
 #   e.g. scripts/bench-forward.sh 8 3 -- --mbufs 262144 \
 #        --tbf 'rate 100gbit burst 1mb limit 100mb' \
 #        --netem 'delay 10ms 1ms loss 1%'
+# SHP_BENCH_QUEUES="pfifo_fast fq_codel" runs the shaper once per queue
+# kind in every round (--queue KIND appended to the options), so the rows
+# are measured side by side; docs/benchmarks.md's "fq_codel under a
+# non-throttling tbf" row is
+#   SHP_BENCH_QUEUES="pfifo_fast fq_codel" scripts/bench-forward.sh 6 3 \
+#        -- --mbufs 65536 --tbf 'rate 100gbit burst 1mb limit 100mb'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=10
@@ -25,6 +31,8 @@ rounds=3
 [ "${1:-}" = "--" ] && shift
 extra=("$@")
 [ ${#extra[@]} -gt 0 ] || extra=(--mbufs 65536)
+read -r -a queues <<<"${SHP_BENCH_QUEUES:-}"
+[ ${#queues[@]} -gt 0 ] || queues=("")
 eal=(-l 0-1 --no-pci --log-level '*:error'
      --vdev net_null0,copy=1 --vdev net_null1,copy=1)
 # (testpmd 22.11 stops at once with --no-huge -m 3072; the shaper needs
@@ -54,10 +62,14 @@ PY
 
 shaper_run() {
 	# packets sent / time forwarding ran, from --stats-file; the depth
-	# it held (what was flushed at the end) to $tmp/depth
+	# it held (what was flushed at the end) to $tmp/depth. $1: a queue
+	# kind for --queue, or empty
+	local q=()
+	[ -n "$1" ] && q=(--queue "$1")
+	rm -f "$tmp/s.json"
 	timeout -s INT "$secs" ./build/app/dpdk-shaper "${eal[@]}" "${mem_s[@]}" \
 		--file-prefix bs$$ -- --stats-file "$tmp/s.json" \
-		"${extra[@]}" >"$tmp/shaper.log" 2>&1 || true
+		"${extra[@]}" "${q[@]}" >"$tmp/shaper.log" 2>&1 || true
 	/usr/bin/python3 - "$tmp/s.json" "$tmp/depth" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -79,25 +91,34 @@ floor_run() {
 
 echo "net_null copy=1, 64 B, lcores 0-1 (main + 1 worker), ${secs} s per run"
 echo "dpdk-shaper options: ${extra[*]}"
-t=() s=() f=() d=()
+t=()
 for r in $(seq "$rounds"); do
 	t+=("$(testpmd_run)")
-	s+=("$(shaper_run)")
-	d+=("$(cat "$tmp/depth")")
-	f+=("$(floor_run "${d[-1]}")")
-	printf "round %d: testpmd %.2f Mpps, dpdk-shaper %.2f Mpps" \
-		"$r" "$(echo "${t[-1]} / 1000000" | bc -l)" \
-		"$(echo "${s[-1]} / 1000000" | bc -l)"
-	printf " (held %d), delay floor at that depth %.2f Mpps\n" \
-		"${d[-1]}" "$(echo "${f[-1]} / 1000000" | bc -l)"
+	printf "round %d: testpmd %.2f Mpps" "$r" \
+		"$(echo "${t[-1]} / 1000000" | bc -l)"
+	for q in "${queues[@]}"; do
+		s=$(shaper_run "$q")
+		d=$(cat "$tmp/depth")
+		f=$(floor_run "$d")
+		# per queue kind (or "-" without SHP_BENCH_QUEUES): shaper, floor
+		echo "$s $f" >>"$tmp/res_${q:--}"
+		printf ", dpdk-shaper%s %.2f Mpps (held %d), delay floor at" \
+			"${q:+ --queue $q}" "$(echo "$s / 1000000" | bc -l)" "$d"
+		printf " that depth %.2f Mpps" "$(echo "$f / 1000000" | bc -l)"
+	done
+	echo
 done
-/usr/bin/python3 - "${t[*]}" "${s[*]}" "${f[*]}" <<'PY'
+for q in "${queues[@]}"; do
+	/usr/bin/python3 - "${t[*]}" "$tmp/res_${q:--}" "$q" <<'PY'
 import statistics, sys
 t = statistics.median(float(x) for x in sys.argv[1].split())
-s = statistics.median(float(x) for x in sys.argv[2].split())
-f = statistics.median(float(x) for x in sys.argv[3].split())
-print("median: dpdk-testpmd io %.2f Mpps, dpdk-shaper %.2f Mpps, "
-      "delay floor %.2f Mpps" % (t / 1e6, s / 1e6, f / 1e6))
+rows = [line.split() for line in open(sys.argv[2])]
+s = statistics.median(float(r[0]) for r in rows)
+f = statistics.median(float(r[1]) for r in rows)
+name = "dpdk-shaper" + (" --queue " + sys.argv[3] if sys.argv[3] else "")
+print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps, "
+      "delay floor %.2f Mpps" % (t / 1e6, name, s / 1e6, f / 1e6))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))
 print("ratio shaper/delay floor at its depth: %.2f" % (s / f if f else 0))
 PY
+done

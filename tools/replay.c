@@ -599,14 +599,10 @@ tap_time(struct rte_mbuf *m, int off)
 static int
 record_delay(struct replay *r, struct rte_mbuf *m)
 {
-	struct shp_port_ctr *c = r->ctx.ctr;
 	uint64_t rx = shp_meta(m)->rx_ns, d = r->now - rx;
 	uint64_t left = *tap_time(m, r->tap_off);
 
 	left = RTE_MIN(RTE_MAX(left, rx), r->now);
-	c->sojourn_sum_ns += d;
-	c->sojourn_min_ns = RTE_MIN(c->sojourn_min_ns, d);
-	c->sojourn_max_ns = RTE_MAX(c->sojourn_max_ns, d);
 	if (dstat_push(&r->delay, d) < 0 ||
 	    dstat_push(&r->queueing, left - rx) < 0 ||
 	    dstat_push(&r->netem_delay, r->now - left) < 0)
@@ -929,7 +925,6 @@ stages_init(struct replay *r)
 			     RTE_CACHE_LINE_SIZE);
 	if (r->ctr == NULL)
 		return fail(EXIT_RUNTIME, "out of memory");
-	shp_stats_init(r->ctr, 1);
 	r->ctx.ctr = &r->ctr->port[0];
 	env = (struct shp_stage_env){
 		.socket = rte_socket_id(), .single_producer = true,
@@ -1195,9 +1190,9 @@ class_summary(struct replay *r, FILE *f)
 		const char *sep = " (";
 
 		shp_classes_sum(0, i, &s);
-		fmt_ms(mn, sizeof(mn), s.sojourn_min_ns);
-		fmt_ms(avg, sizeof(avg), s.sojourn_avg_ns);
-		fmt_ms(mx, sizeof(mx), s.sojourn_max_ns);
+		fmt_ms(mn, sizeof(mn), s.sojourn.min);
+		fmt_ms(avg, sizeof(avg), shp_class_sojourn_avg(&s));
+		fmt_ms(mx, sizeof(mx), s.sojourn.max);
 		fprintf(f, "class %s: in %" PRIu64 " packets, out %" PRIu64
 			" packets, %" PRIu64 " bytes", s.name, s.in_packets,
 			s.out_packets, s.out_bytes);
@@ -1280,9 +1275,15 @@ summary(struct replay *r, FILE *f)
 		if ((x->flags & SHP_XS_GAUGE) ||
 		    shp_chain_find(&r->chain, shp_xstat_kind(d)) == NULL)
 			continue;
-		snprintf(name, sizeof(name), "%s:", x->alias ? x->alias :
-			 x->name);
-		fprintf(f, "%-14s%" PRIu64 "\n", name, c->xstats[d]);
+		/* a kind's own name is not unique (fq_codel and netem both
+		 * have ecn_marked): KIND_NAME, as telemetry, unless the
+		 * counter has its older top-level name */
+		if (x->alias != NULL)
+			snprintf(name, sizeof(name), "%s:", x->alias);
+		else
+			snprintf(name, sizeof(name), "%s_%s:",
+				 shp_xstat_kind(d)->name, x->name);
+		fprintf(f, "%-13s %" PRIu64 "\n", name, c->xstats[d]);
 	}
 	fprintf(f, "out_of_order: %" PRIu64 "\n", r->out_of_order);
 	print_dstat(f, "delay:", &r->delay, "");

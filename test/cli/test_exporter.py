@@ -304,16 +304,17 @@ STATS = {"0": {"rx_packets": 5, "rx_bytes": 300, "tx_packets": 4,
                "corrupted": 0, "reordered": 0, "ecn_marked": 0}}
 
 
-def fake_telemetry(path, with_latency):
+def fake_telemetry(path, with_latency, stats=None, drops=None, config=None):
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     srv.bind(path)
     srv.listen(4)
     srv.settimeout(30)
     cmds = ["/", "/shaper/stats", "/shaper/drops", "/shaper/bands",
             "/shaper/config"] + (["/shaper/latency"] if with_latency else [])
-    answers = {"/": cmds, "/shaper/stats": STATS,
-               "/shaper/drops": {"0": {"lost": 0}}, "/shaper/bands": {},
-               "/shaper/config": {}, "/shaper/latency": LATENCY}
+    answers = {"/": cmds, "/shaper/stats": stats or STATS,
+               "/shaper/drops": drops or {"0": {"lost": 0}},
+               "/shaper/bands": {}, "/shaper/config": config or {},
+               "/shaper/latency": LATENCY}
 
     def serve():
         while True:
@@ -365,6 +366,112 @@ def test_latency_histograms(tmp_path, procs, need_prometheus, with_latency):
     assert m(ms, s + "_bucket", port=0, le="1e-06") == 4
     assert m(ms, s + "_count", port=0) == 4
     assert m(ms, s + "_sum", port=0) == pytest.approx(1e-6)
+
+
+def test_kinds_xstats_and_causes_without_knowing_kinds(tmp_path, procs,
+                                                      need_prometheus):
+    """A kind's statistics (telemetry KIND_NAME) and drop causes are
+    exported for whatever kinds /shaper/config says the ports run: here
+    one the exporter has never heard of ("fq_pie") beside fq_codel."""
+    stats = {"0": dict(STATS["0"], fq_codel_new_flows=7,
+                       fq_codel_flows_active=2, fq_codel_ecn_marked=3,
+                       netem_queued=1, tbf_something=0),
+             "1": dict(STATS["0"], fq_pie_drop_prob=42,
+                       fq_codel_new_flows=0)}
+    drops = {"0": {"lost": 0, "codel": 11, "fq_overlimit": 5},
+             "1": {"lost": 0, "pie_early": 4}}
+    config = {"global": {"forwarding": "started"},
+              "0": {"peer": 1, "queue": "fq_codel limit 100",
+                    "tbf": "rate 10Mbit burst 10240b limit 1048576b",
+                    "netem": "off"},
+              "1": {"peer": 0, "queue": "fq_pie", "tbf": "off",
+                    "netem": "off"}}
+    sock = str(tmp_path / "tel.sock")
+    srv = fake_telemetry(sock, False, stats, drops, config)
+    try:
+        ex = start_exporter(procs, tmp_path, "unused", sock=sock)
+        ms = metrics(ex)
+    finally:
+        srv.close()
+    x = "shaper_kind_xstat"
+    assert m(ms, x, port=0, kind="fq_codel", stat="new_flows") == 7
+    assert m(ms, x, port=0, kind="fq_codel", stat="flows_active") == 2
+    assert m(ms, x, port=0, kind="fq_codel", stat="ecn_marked") == 3
+    # netem's queued is the port gauge shaper_netem_queued_packets
+    assert m(ms, "shaper_netem_queued_packets", port=0) == 1
+    assert m(ms, x, port=1, kind="fq_pie", stat="drop_prob") == 42
+    assert m(ms, x, port=1, kind="fq_codel", stat="new_flows") == 0
+    # the longest kind wins: fq_pie_drop_prob is not fq's "pie_drop_prob"
+    assert not [k for k in ms if k[0] == x and ("stat", "pie_drop_prob")
+                in k[1]]
+    # the port's own counters are not a kind's
+    assert not [k for k in ms if k[0] == x and ("stat", "packets") in k[1]]
+    d = "shaper_dropped_packets_total"
+    assert m(ms, d, port=0, cause="codel") == 11
+    assert m(ms, d, port=0, cause="fq_overlimit") == 5
+    assert m(ms, d, port=1, cause="pie_early") == 4
+    prof = {k: v for k, v in ms.items() if k[0] == "shaper_port_profile"}
+    labels = [dict(k[1]) for k in prof]
+    assert {"port": "0", "queue": "fq_codel limit 100", "netem": "off",
+            "tbf": "rate 10Mbit burst 10240b limit 1048576b"} in labels
+    assert {"port": "1", "queue": "fq_pie", "tbf": "off",
+            "netem": "off"} in labels
+
+
+def test_fq_codel_port_exported_as_telemetry_says(tmp_path, procs,
+                                                  need_prometheus,
+                                                  need_telemetry_client):
+    """A live shaper with fq_codel on port 1: once `stop` froze the
+    counters, every fq_codel_* telemetry key of each port is exported as
+    shaper_kind_xstat{kind="fq_codel"} with its value, the queue is in the
+    profile labels, and fq_codel's causes are in the drops."""
+    fp = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i", "--queue-port", "1",
+                                  "fq_codel target 2ms"], file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    try:
+        shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        shaper.stdin.write("stop\n")
+        shaper.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/shaper/config", "/shaper/stats")
+            if a[0]["global"]["forwarding"] != "stopped":
+                return None
+            time.sleep(0.3)
+            b = telemetry(fp, "/shaper/config", "/shaper/stats")
+            return b if a == b else None
+        conf, tstats = wait_for("the counters to freeze", frozen)
+        ms = metrics(ex)
+        seen = 0
+        for p in ("0", "1"):
+            for key, v in tstats[p].items():
+                if key.startswith("fq_codel_"):
+                    assert m(ms, "shaper_kind_xstat", port=p,
+                             kind="fq_codel",
+                             stat=key[len("fq_codel_"):]) == v, (p, key)
+                    seen += 1
+        assert seen >= 2 * 7
+        # forwarding ran on port 1 through fq_codel: buckets were used
+        assert m(ms, "shaper_kind_xstat", port=1, kind="fq_codel",
+                 stat="new_flows") > 0
+        prof = [dict(k[1]) for k in ms if k[0] == "shaper_port_profile"]
+        q1 = [x["queue"] for x in prof if x["port"] == "1"]
+        assert q1 == [conf["1"]["queue"]] and "target 2ms" in q1[0], prof
+        for cause in ("codel", "fq_overlimit", "inbox_full"):
+            assert ("shaper_dropped_packets_total",
+                    frozenset({("port", "1"), ("cause", cause)})) in ms
+        shaper.stdin.write("quit\n")
+        shaper.stdin.flush()
+        assert shaper.wait(timeout=30) == 0
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
 
 
 def test_listen_errors(tmp_path, need_prometheus):

@@ -396,7 +396,6 @@ shp_rig_init(struct shp_rig *r, uint16_t port)
 	r->port = port;
 	r->c = &shp_rig_ctr->port[port];
 	memset(r->c, 0, sizeof(*r->c));
-	r->c->sojourn_min_ns = UINT64_MAX;   /* as shp_stats_init() */
 	r->ctx.ctr = r->c;
 	live_rigs++;
 }

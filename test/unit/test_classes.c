@@ -187,7 +187,6 @@ port_build(struct port *p, const char *port_tbf, struct shp_class_set *s)
 
 	memset(p, 0, sizeof(*p));
 	memset(&shp_rig_ctr->port[PORT], 0, sizeof(shp_rig_ctr->port[PORT]));
-	shp_stats_init(shp_rig_ctr, 1);
 	memset(&spec, 0, sizeof(spec));
 	if (port_tbf != NULL &&
 	    shp_kind_parse("tbf", port_tbf, &kenv, &spec.kind[SHP_SLOT_RATE],

@@ -2,14 +2,17 @@
 /* The latency histogram: layout, error bound, percentiles, sums. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
 
 #include "shp_hist.h"
+#include "shp_stats.h"
 
 #define N 200000
 
@@ -291,6 +294,65 @@ test_summary(void **state)
 	free(h);
 }
 
+/*
+ * The stats file's sojourn_ns {min, avg, max} come from the sojourn
+ * histograms of every lcore (TX keeps no separate counters): exact min,
+ * max and mean over everything recorded.
+ */
+static void
+test_stats_file_sojourn(void **state)
+{
+	static struct shp_lcore_ctr blocks[3];
+	struct shp_latency lat[2], *all = malloc(sizeof(*all));
+	uint64_t v[512], tts[512] = { 0 }, sum = 0, mn = UINT64_MAX, mx = 0;
+	uint64_t got_min, got_avg, got_max;
+	struct shp_port_sum ps;
+	const uint16_t port = 3;
+	char *buf = NULL, *p;
+	size_t len;
+	FILE *f;
+	unsigned int i;
+
+	(void)state;
+	assert_non_null(all);
+	for (i = 0; i < 2; i++) {
+		shp_latency_init(&lat[i]);
+		blocks[2 * i].port[port].lat = &lat[i];
+	}
+	for (i = 0; i < RTE_DIM(v); i++) {
+		v[i] = 10000000 + rnd() % 5000000;
+		sum += v[i];
+		mn = RTE_MIN(mn, v[i]);
+		mx = RTE_MAX(mx, v[i]);
+	}
+	/* two transmitting lcores, bursts of 32 and of 1 */
+	for (i = 0; i < 256; i += 32)
+		shp_latency_record_tx(&lat[0], v + i, tts + i, 32, 0);
+	for (i = 256; i < RTE_DIM(v); i++)
+		shp_latency_record_tx(&lat[1], v + i, tts + i, 1, 0);
+	for (i = 0; i < 3; i++)
+		blocks[i].port[port].tx_packets = i == 1 ? 0 : 256;
+	shp_stats_sum(blocks, 3, port, 1, &ps);
+	shp_stats_latency(blocks, 3, port, all);
+	shp_latency_summarize(all, &ps);
+	assert_int_equal(ps.sojourn.sum, sum);
+	assert_int_equal(ps.sojourn.count, ps.c.tx_packets);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	shp_stats_write_json(f, &ps, &port, 1, 1, 1.0);
+	fclose(f);
+	p = strstr(buf, "\"sojourn_ns\": {\"min\": ");
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, "\"sojourn_ns\": {\"min\": %" SCNu64
+				", \"avg\": %" SCNu64 ", \"max\": %" SCNu64
+				"}", &got_min, &got_avg, &got_max), 3);
+	assert_int_equal(got_min, mn);
+	assert_int_equal(got_avg, sum / RTE_DIM(v));
+	assert_int_equal(got_max, mx);
+	free(buf);
+	free(all);
+}
+
 /* Export for Prometheus: every value counted once, in increasing real
  * bucket edges, exact buckets when they fit, coarser when they do not. */
 static void
@@ -344,6 +406,7 @@ main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_sub),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_stats_file_sojourn),
 		cmocka_unit_test(test_export),
 	};
 

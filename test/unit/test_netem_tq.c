@@ -4,7 +4,8 @@
  * tests against a sorted reference (a binary heap on (time_to_send,
  * arrival)) in every configuration that sends packets down each path
  * (calendar, before the cursor, beyond the horizon, no free chunk, full
- * bucket, width change), FIFO for equal keys across the two structures,
+ * bucket, width change; buckets sorted by radix and by merge), the radix
+ * sort's digits, FIFO for equal keys across the two structures,
  * the tail time, and flush freeing everything.
  */
 #include <setjmp.h>
@@ -180,6 +181,67 @@ test_random_dense(void **state)
 	run_shape(&sh, 300000);
 }
 
+static void
+test_random_huge(void **state)
+{
+	/* buckets over a second wide (a 100 s horizon), thousands of
+	 * packets in each: the merge sort, not the radix sort */
+	const struct shape sh = { "huge", 256, POOL_SIZE, 100000000000ull,
+				  3000000000ull, 1000000000ull, 12000 };
+
+	(void)state;
+	run_shape(&sh, 300000);
+}
+
+/*
+ * A bucket sorted by its times' offsets, digit by digit (2 passes of 5
+ * bits for 1 us buckets, 3 of 6 and 3 of 8 for wider ones): every offset
+ * bit matters, a third of the packets tie with the one before, and equal
+ * times leave in arrival order.
+ */
+static void
+test_bucket_sort_digits(void **state)
+{
+	static const unsigned int shifts[] = { 10, 17, 24 };
+	struct rte_mbuf *out[64];
+	struct shp_rand r;
+	unsigned int s, i;
+
+	(void)state;
+	shp_rand_seed(&r, 4242, 0);
+	for (s = 0; s < RTE_DIM(shifts); s++) {
+		uint64_t w = 1ull << shifts[s], tts = w, seq = 0;
+		struct shp_tq q;
+		uint16_t k, j;
+
+		/* 64 buckets over twice the reach: this width exactly */
+		assert_true(shp_tq_init(&q, 64, 4000, SOCKET_ID_ANY));
+		shp_tq_set_horizon(&q, 32 * w, 0);
+		ref.n = 0;
+		for (i = 0; i < 3000; i++) {
+			struct rte_mbuf *m;
+
+			if (i == 0 || shp_rand_below(&r, 3) != 0)
+				tts = w + (shp_rand_u64(&r) & (w - 1));
+			m = shp_rig_pkt_due(tts, 64);
+			shp_tq_insert(&q, m, 0);
+			ref_push(&ref, (struct ref_item){ tts, seq++, m });
+		}
+		assert_int_equal(shp_tq_dequeue_due(&q, w - 1, out, 64), 0);
+		/* all in the one bucket: none went to the tfifo */
+		assert_int_equal(q.to_tfifo, 0);
+		assert_int_equal(q.shift, shifts[s]);
+		while ((k = shp_tq_dequeue_due(&q, 2 * w, out, 64)) > 0) {
+			for (j = 0; j < k; j++)
+				assert_ptr_equal(out[j], ref_pop(&ref).m);
+			rte_pktmbuf_free_bulk(out, k);
+		}
+		assert_int_equal(ref.n, 0);
+		shp_tq_fini(&q);
+	}
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
 /* Equal times leave in arrival order though they sit in both structures. */
 static void
 test_fifo_across(void **state)
@@ -311,6 +373,8 @@ main(void)
 		cmocka_unit_test(test_random_wide),
 		cmocka_unit_test(test_random_small),
 		cmocka_unit_test(test_random_dense),
+		cmocka_unit_test(test_random_huge),
+		cmocka_unit_test(test_bucket_sort_digits),
 		cmocka_unit_test(test_fifo_across),
 		cmocka_unit_test(test_full_bucket),
 		cmocka_unit_test(test_flush_frees_all),
