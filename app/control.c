@@ -291,17 +291,13 @@ undo:
  * nothing), published, and what the data path no longer sees is freed
  * after the grace period (shp_classes.h).
  */
-int
-ctl_set_class(struct shaper *s, const char *name, const char *words,
-	      char *err)
+static int
+apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
 {
 	struct shp_classes_update *u[SHP_MAX_PORTS] = { NULL };
-	struct shp_class_set *ns;
 	struct shp_kind_env env;
 	unsigned int i;
 
-	if (shp_class_set_edit(s->opt.classes, name, words, &ns, err) < 0)
-		return -1;
 	shp_options_kind_env(&s->opt, &env);
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
@@ -310,7 +306,6 @@ ctl_set_class(struct shaper *s, const char *name, const char *words,
 					&u[i], err) < 0) {
 			while (i-- > 0)
 				shp_classes_abort(u[i]);
-			shp_class_set_free(ns);
 			return -1;
 		}
 	}
@@ -321,10 +316,39 @@ ctl_set_class(struct shaper *s, const char *name, const char *words,
 	for (i = 0; i < s->nb_ports; i++)
 		if (u[i] != NULL)
 			shp_classes_finish(u[i]);
+	return 0;
+}
+
+int
+ctl_set_class(struct shaper *s, const char *name, const char *words,
+	      char *err)
+{
+	struct shp_class_set *ns;
+
+	if (shp_class_set_edit(s->opt.classes, name, words, &ns, err) < 0)
+		return -1;
+	if (apply_classes(s, ns, err) < 0) {
+		shp_class_set_free(ns);
+		return -1;
+	}
 	shp_class_set_free(s->opt.classes);
 	s->opt.classes = ns;
 	snapshot_update(s);
 	return 0;
+}
+
+void
+ctl_classes_gc(struct shaper *s)
+{
+	char err[SHP_ERR_LEN];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < s->nb_ports; i++)
+		n += shp_classes_drained(s->port_ids[i]);
+	/* the same classes again: the cleared ones that emptied go */
+	if (n > 0 && apply_classes(s, s->opt.classes, err) < 0)
+		fprintf(stderr, "dpdk-shaper: freeing cleared classes: %s\n",
+			err);
 }
 
 int
@@ -602,6 +626,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 		if (printed != NULL)
 			*printed = true;
 	}
+	ctl_classes_gc(s);
 	if (s->opt.stats_period != 0 &&
 	    rte_get_timer_cycles() - last_periodic >=
 	    s->opt.stats_period * rte_get_timer_hz()) {

@@ -52,6 +52,7 @@ struct cls {
 	struct shp_stage_env env;
 	struct staging sq;
 	struct shp_hist sojourn;     /* arrival to leaving the class */
+	uint16_t port;
 	bool retiring;               /* cleared: served until empty */
 	char name[SHP_MATCH_NAME_LEN];
 	char ring[32];
@@ -481,16 +482,50 @@ static const struct shp_qdisc_ops classes_ops = {
 
 /* ------------------------------------------------ building and changes */
 
+/* What the classes freed so far counted (drops, statistics, bands), by
+ * port: the port's sums keep them (shp_classes_add_port). */
+static struct shp_port_ctr retired[SHP_MAX_PORTS];
+
+static void sq_flush(struct staging *sq, struct shp_ctx *ctx);
+
+/* Free a class no data path sees any more; what it still holds is
+ * flushed, what it counted stays in the port's sums. */
 static void
 cls_free(struct cls *k, struct shp_ctx *ctx)
 {
+	struct shp_port_ctr *r;
+	unsigned int d, b;
+
 	if (k == NULL)
 		return;
 	if (k->chain.root != NULL) {
 		struct shp_ctx c = *ctx;
 
 		c.ctr = k->ctr;
+		sq_flush(&k->sq, &c);
 		shp_chain_destroy(&k->chain, &c);
+	}
+	if (k->ctr != NULL && k->port < SHP_MAX_PORTS) {
+		pthread_mutex_lock(&classes_lock);
+		r = &retired[k->port];
+		for (d = 0; d < SHP_DROP_SLOTS; d++)
+			r->drops[d] += k->ctr->drops[d];
+		for (d = 0; d < shp_xstat_nb(); d++)
+			if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
+				r->xstats[d] += k->ctr->xstats[d];
+		for (b = 0; b < SHP_MAX_BANDS; b++) {
+			const struct shp_band_ctr *bc = &k->ctr->band[b];
+
+			r->band[b].enqueued += bc->enqueued;
+			r->band[b].enqueued_bytes += bc->enqueued_bytes;
+			r->band[b].dequeued += bc->dequeued;
+			r->band[b].dequeued_bytes += bc->dequeued_bytes;
+			r->band[b].full += bc->full;
+			r->band[b].pushed_out += bc->pushed_out;
+			r->band[b].pushed_out_bytes += bc->pushed_out_bytes;
+			r->band[b].flushed += bc->flushed;
+		}
+		pthread_mutex_unlock(&classes_lock);
 	}
 	rte_free(k->blk);
 	rte_free(k);
@@ -516,6 +551,7 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 		goto nomem;
 	shp_hist_init(&k->sojourn);
 	k->ctr = &k->blk->port[port];
+	k->port = port;
 	snprintf(k->name, sizeof(k->name), "%s", d->name);
 	snprintf(k->ring, sizeof(k->ring), "p%uc%u", port, serial++);
 	/* its own rings' names, one producer (the classes stage), its own
@@ -920,6 +956,21 @@ shp_classes_nb(uint16_t port)
 /* cls_sum's copy of a histogram (under classes_lock) */
 static struct shp_hist scratch;
 
+unsigned int
+shp_classes_drained(uint16_t port)
+{
+	const struct classes_conf *cf;
+	unsigned int i, n = 0;
+
+	pthread_mutex_lock(&classes_lock);
+	cf = port_conf(port);
+	for (i = 0; cf != NULL && i < cf->nb; i++)
+		n += cf->cls[i]->retiring && cf->cls[i]->sq.cnt == 0 &&
+		     shp_qdisc_qlen_total(cf->cls[i]->chain.root) == 0;
+	pthread_mutex_unlock(&classes_lock);
+	return n;
+}
+
 static void
 cls_sum(const struct cls *k, struct shp_class_sum *s)
 {
@@ -984,6 +1035,25 @@ shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
 	unsigned int i, d, b;
 
 	pthread_mutex_lock(&classes_lock);
+	if (port < SHP_MAX_PORTS) {
+		const struct shp_port_ctr *r = &retired[port];
+
+		for (d = 0; d < SHP_DROP_SLOTS; d++)
+			s->drops[d] += r->drops[d];
+		for (d = 0; d < SHP_XSTAT_SLOTS; d++)
+			s->xstats[d] += r->xstats[d];
+		for (b = 0; b < SHP_MAX_BANDS; b++) {
+			s->band[b].enqueued += r->band[b].enqueued;
+			s->band[b].enqueued_bytes += r->band[b].enqueued_bytes;
+			s->band[b].dequeued += r->band[b].dequeued;
+			s->band[b].dequeued_bytes += r->band[b].dequeued_bytes;
+			s->band[b].full += r->band[b].full;
+			s->band[b].pushed_out += r->band[b].pushed_out;
+			s->band[b].pushed_out_bytes +=
+				r->band[b].pushed_out_bytes;
+			s->band[b].flushed += r->band[b].flushed;
+		}
+	}
 	cf = port_conf(port);
 	if (cf == NULL)
 		goto out;

@@ -177,6 +177,10 @@ void shp_classes_publish(struct shp_classes_update *u);
 void shp_classes_finish(struct shp_classes_update *u);
 void shp_classes_abort(struct shp_classes_update *u);
 
+/* Cleared classes of port that have emptied: a change (the same set
+ * again) frees them. */
+unsigned int shp_classes_drained(uint16_t port);
+
 /* Classes on port (0: none, dropped ones still draining included) and the
  * sums of class i (-1 past the last). */
 unsigned int shp_classes_nb(uint16_t port);
