@@ -164,7 +164,8 @@ shp_class_sojourn_avg(const struct shp_class_sum *s)
  * data path no longer sees). Classes kept by name keep their chain and
  * what it holds, their stages changed in place (a different kind is
  * refused); a class dropped is served, with no new packets, until it is
- * empty, then freed at a later change; nothing queued is lost or
+ * empty, then freed by a later change (shp_classes_drained says when one
+ * is due: ctl_tick makes it); nothing queued is lost or
  * reordered. A port without classes gets its classes stage (and an
  * inbox). abort undoes a prepared change that was not published.
  */
