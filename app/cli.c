@@ -208,6 +208,7 @@ struct r_w4 { cmdline_fixed_string_t w1, w2, w3, w4; };
 struct r_set { cmdline_fixed_string_t w1, w2, port; rest_t args; };
 struct r_rest2 { cmdline_fixed_string_t w1, w2; rest_t args; };
 struct r_rest1 { cmdline_fixed_string_t w1; rest_t args; };
+struct r_class { cmdline_fixed_string_t w1, w2, name; rest_t args; };
 
 /* ---- helpers ---------------------------------------------------- */
 
@@ -247,6 +248,7 @@ static const char help_show[] =
 "show tbf all|P              token bucket profile and its drops\n"
 "show KEY all|P              any stage (queue, tbf, netem...): profile,\n"
 "                            its own counters and drops\n"
+"show class [NAME]           classes: stages, counters (docs/classes.md)\n"
 "show drops                  drops per port and cause\n"
 "show lcores                 lcore roles, queues, poll loops\n"
 "show schedule               links up or down, the next --schedule events\n";
@@ -254,7 +256,12 @@ static const char help_show[] =
 static const char help_set_fixed[] =
 "set priomap P0 ... P15      band of each priority (16 values)\n"
 "set classify tos|dscp|pcp|none\n"
-"clear KEY all|P             set KEY all|P off (a queue: its defaults)\n";
+"clear KEY all|P             set KEY all|P off (a queue: its defaults)\n"
+"set class NAME WORDS        define or change a class: match 'RULE' (OR\n"
+"                            when repeated; replace its rules), queue,\n"
+"                            tbf, netem 'ARGS', ports P,Q, quantum B,\n"
+"                            prio N (docs/classes.md)\n"
+"clear class NAME            remove a class (what it holds still leaves)\n";
 
 /* The set lines of every key, from the registry (cli_init). */
 static char help_set[4096];
@@ -589,6 +596,25 @@ cmd_show_stage(void *res, struct cmdline *c, void *data)
 	}
 }
 
+/* `show class [NAME]`: every egress port's classes (shp_classes.h) */
+static void
+cmd_show_class(void *res, struct cmdline *c, void *data)
+{
+	struct r_w3 *r = res;
+	const char *name = data != NULL ? r->w3 : NULL;
+	unsigned int i, n = 0;
+
+	(void)c;
+	if (name != NULL && shp_class_find(S->opt.classes, name) == NULL) {
+		fail("show class: no class '%s'", name);
+		return;
+	}
+	for (i = 0; i < S->nb_ports; i++)
+		n += shp_classes_show(stdout, S->port_ids[i], name);
+	if (n == 0)
+		out("no class%s\n", name != NULL ? " on any port" : "");
+}
+
 /* ---- set ---------------------------------------------------- */
 
 /* Say what a `set` changed, port by port, from the config texts before
@@ -676,6 +702,36 @@ cmd_set_priomap(void *res, struct cmdline *c, void *data)
 		out("priomap %s (was %s)\n", now->priomap, was);
 	}
 	free(now);
+}
+
+/* `set class NAME WORDS` and `clear class NAME` (data 1) */
+static void
+cmd_set_class(void *res, struct cmdline *c, void *data)
+{
+	struct r_class *r = res;
+	char err[SHP_ERR_LEN];
+	const char *e = err;
+
+	(void)c;
+	if (ctl_set_class(S, r->name, data != NULL ? NULL : r->args,
+			  err) < 0) {
+		if (strncmp(e, "--", 2) == 0)   /* an option's message */
+			e += 2;
+		if (strncmp(e, "class", 5) == 0)   /* names the class */
+			fail("%s (nothing changed)", e);
+		else
+			fail("%s class %s: %s (nothing changed)", data != NULL ?
+			     "clear" : "set", r->name, e);
+		return;
+	}
+	if (data != NULL)
+		out("class %s cleared (what it holds still leaves)\n",
+		    r->name);
+	else
+		shp_class_describe(S->opt.classes,
+				   (unsigned int)(shp_class_find(
+					   S->opt.classes, r->name) -
+					   S->opt.classes->def), stdout);
 }
 
 static void
@@ -811,6 +867,16 @@ show_stage_words_build(void)
 				      shp_key_name(k));
 }
 
+static cmdline_parse_token_string_t t_show_class =
+	TOKEN_KW(struct r_w3, w2, "class");
+static cmdline_parse_token_string_t t_show_class_name =
+	TOKEN_KW(struct r_w3, w3, NULL);
+INST(i_show_class, cmd_show_class, NULL, "show class: every class's "
+     "stages and counters", (void *)&t_show, (void *)&t_show_class);
+INST(i_show_class_name, cmd_show_class, (void *)1, "show class NAME: one "
+     "class's stages and counters", (void *)&t_show, (void *)&t_show_class,
+     (void *)&t_show_class_name);
+
 INST(i_show_stage, cmd_show_stage, NULL, "show bands|qdisc|KEY all|P",
      (void *)&t_show, (void *)&t_show_stage, (void *)&t_show_stage_port);
 
@@ -931,6 +997,28 @@ INST(i_set_classify, cmd_set_classify, NULL,
      "set classify tos|dscp|pcp|none: what gives the priority",
      (void *)&t_set3, (void *)&t_set_classify, (void *)&t_classify_mode);
 
+static cmdline_parse_token_string_t t_set_class_set =
+	TOKEN_KW(struct r_class, w1, "set");
+static cmdline_parse_token_string_t t_set_class_clear =
+	TOKEN_KW(struct r_class, w1, "clear");
+static cmdline_parse_token_string_t t_set_class_kw =
+	TOKEN_KW(struct r_class, w2, "class");
+static cmdline_parse_token_string_t t_set_class_name =
+	TOKEN_KW(struct r_class, name, NULL);
+static struct tok_word t_set_class_args =
+	TOKEN_WORD(struct r_class, args, WORD_REST, NULL,
+		   "match 'RULE' queue|tbf|netem 'ARGS' ports P,Q quantum B "
+		   "prio N");
+INST(i_set_class, cmd_set_class, NULL,
+     "set class NAME match 'RULE' netem 'ARGS' ...: define or change a "
+     "class live (docs/classes.md)", (void *)&t_set_class_set,
+     (void *)&t_set_class_kw, (void *)&t_set_class_name,
+     (void *)&t_set_class_args);
+INST(i_clear_class, cmd_set_class, (void *)1,
+     "clear class NAME: remove a class (what it holds still leaves)",
+     (void *)&t_set_class_clear, (void *)&t_set_class_kw,
+     (void *)&t_set_class_name);
+
 static cmdline_parse_token_string_t t_clear =
 	TOKEN_KW(struct r_w2, w1, "clear");
 static cmdline_parse_token_string_t t_clear_stats =
@@ -959,8 +1047,8 @@ INST(i_load, cmd_load, NULL, "load FILE: run a command file",
 
 static cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
-	&i_show_lat_port, &i_show_stage,
-	&i_set_priomap, &i_set_classify,
+	&i_show_lat_port, &i_show_stage, &i_show_class, &i_show_class_name,
+	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
 	&cli_link_inst, &cli_show_schedule_inst, NULL,
 };

@@ -298,6 +298,72 @@ undo:
 	return -1;
 }
 
+/*
+ * `set class NAME ...` (words) and `clear class NAME` (words NULL): the
+ * new class set is prepared on every port first (an error changes
+ * nothing), published, and what the data path no longer sees is freed
+ * after the grace period (shp_classes.h).
+ */
+static int
+apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
+{
+	struct shp_classes_update *u[SHP_MAX_PORTS] = { NULL };
+	struct shp_kind_env env;
+	unsigned int i;
+
+	shp_options_kind_env(&s->opt, &env);
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (shp_classes_prepare(&s->chain[p], ns, s->pool, p, &env,
+					&u[i], err) < 0) {
+			while (i-- > 0)
+				shp_classes_abort(u[i]);
+			return -1;
+		}
+	}
+	for (i = 0; i < s->nb_ports; i++)
+		if (u[i] != NULL)
+			shp_classes_publish(u[i]);
+	grace_period();
+	for (i = 0; i < s->nb_ports; i++)
+		if (u[i] != NULL)
+			shp_classes_finish(u[i]);
+	return 0;
+}
+
+int
+ctl_set_class(struct shaper *s, const char *name, const char *words,
+	      char *err)
+{
+	struct shp_class_set *ns;
+
+	if (shp_class_set_edit(s->opt.classes, name, words, &ns, err) < 0)
+		return -1;
+	if (apply_classes(s, ns, err) < 0) {
+		shp_class_set_free(ns);
+		return -1;
+	}
+	shp_class_set_free(s->opt.classes);
+	s->opt.classes = ns;
+	snapshot_update(s);
+	return 0;
+}
+
+void
+ctl_classes_gc(struct shaper *s)
+{
+	char err[SHP_ERR_LEN];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < s->nb_ports; i++)
+		n += shp_classes_drained(s->port_ids[i]);
+	/* the same classes again: the cleared ones that emptied go */
+	if (n > 0 && apply_classes(s, s->opt.classes, err) < 0)
+		fprintf(stderr, "dpdk-shaper: freeing cleared classes: %s\n",
+			err);
+}
+
 int
 ctl_clear_stage(struct shaper *s, const char *key, int port, char *err)
 {
@@ -574,6 +640,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 		if (printed != NULL)
 			*printed = true;
 	}
+	ctl_classes_gc(s);
 	if (s->opt.stats_period != 0 &&
 	    rte_get_timer_cycles() - last_periodic >=
 	    s->opt.stats_period * rte_get_timer_hz()) {
@@ -600,6 +667,7 @@ ctl_fini(struct shaper *s)
 		struct shp_ctx ctx = { .ctr = s->ctr == NULL ? &spare :
 				       &s->ctr[rte_get_main_lcore()].port[p] };
 
+		shp_classes_detach(&s->chain[p], &ctx);
 		shp_chain_destroy(&s->chain[p], &ctx);
 	}
 	for (i = 0; i < SHP_MAX_PORTS; i++) {

@@ -51,6 +51,12 @@ int ctl_set_stage(struct shaper *s, const char *key, int port,
 /* `clear KEY PORT|all`: off, or for a queue its kind's defaults. */
 int ctl_clear_stage(struct shaper *s, const char *key, int port,
 		    char *err);
+/* set class NAME WORDS / clear class NAME (words NULL) */
+int ctl_set_class(struct shaper *s, const char *name, const char *words,
+		  char *err);
+/* Free the cleared classes that have emptied (ctl_tick; nothing when
+ * there are none). */
+void ctl_classes_gc(struct shaper *s);
 int ctl_set_priomap(struct shaper *s, const char *text, char *err);
 int ctl_set_classify(struct shaper *s, const char *mode, char *err);
 void ctl_pause(struct shaper *s, bool paused);

@@ -22,9 +22,11 @@ enum {
 	OPT_SCHEDULE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
+	/* --class* NAME VALUE (shp_class_longopts) */
+	OPT_CLASS = 768,
 };
 
-static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
+static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
@@ -127,6 +129,7 @@ shaper_usage(FILE *f, const char *prog)
 		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_BURST,
 		SHP_DEFAULT_BURST);
 	shp_kinds_usage(f);
+	shp_class_usage(f);
 }
 
 /* The stage kinds' options after the fixed ones, once. */
@@ -140,7 +143,8 @@ longopts_init(void)
 		return;
 	for (i = 0; longopts[i].name != NULL; i++)
 		;
-	shp_kind_longopts(longopts + i, OPT_KIND);
+	i += (int)shp_kind_longopts(longopts + i, OPT_KIND);
+	shp_class_longopts(longopts + i, OPT_CLASS);
 	done = true;
 }
 
@@ -217,6 +221,19 @@ port_profile(struct shp_options *o, const char *name, int argc, char **argv,
 	return shp_option_set(o, name, (int)port, argv[optind++], true, err);
 }
 
+/* --class* NAME VALUE: the value is the next word. */
+static int
+class_option(struct shp_options *o, const char *name, int argc, char **argv,
+	     char *err)
+{
+	if (optind >= argc) {
+		snprintf(err, SHP_ERR_LEN, "--%s %s: missing the value (e.g. "
+			 "--%s %s '...')", name, optarg, name, optarg);
+		return -1;
+	}
+	return shp_option_class(o, name, optarg, argv[optind++], err);
+}
+
 int
 shaper_parse_args(struct shaper *s, int argc, char **argv)
 {
@@ -261,7 +278,9 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			for (i = 0; longopts[i].name != NULL; i++)
 				if (longopts[i].val == c)
 					name = longopts[i].name;
-			if (c >= OPT_KIND && (c - OPT_KIND) % 2 == 1)
+			if (c >= OPT_CLASS)
+				rc = class_option(o, name, argc, argv, err);
+			else if (c >= OPT_KIND && (c - OPT_KIND) % 2 == 1)
 				rc = port_profile(o, name, argc, argv, err);
 			else
 				rc = shp_option_set(o, name, -1, optarg, true,

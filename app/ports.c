@@ -347,6 +347,12 @@ shaper_stages_init(struct shaper *s)
 		if (shp_chain_build(&s->chain[port], &spec, s->pool, port,
 				    &env, NULL, &kenv) < 0)
 			goto fail;
+		/* per-class profiles: a classes stage under the port's tbf */
+		if (shp_classes_attach(&s->chain[port], o->classes, s->pool,
+				       port, &kenv, err) < 0) {
+			fprintf(stderr, "dpdk-shaper: %s\n", err);
+			return -1;
+		}
 		e->port = port;
 		e->txq = 0;
 		e->pending = rte_zmalloc_socket("pending", SHP_MAX_BURST *

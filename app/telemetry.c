@@ -495,6 +495,71 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Keys "P_NAME" (port, class): its counters as in the stats file's
+ * ports.P.classes.NAME, drops by cause among them (one container level,
+ * as /shaper/bands). Parameter: a port id (default all). */
+static int
+tel_classes(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int i, k;
+	int only = -1, d_i;
+
+	(void)cmd;
+	if (params != NULL && *params != '\0') {
+		char *end;
+		long v = strtol(params, &end, 10);
+
+		if (*end != '\0' || v < 0 || v >= SHP_MAX_PORTS)
+			return -1;
+		only = (int)v;
+	}
+	pthread_mutex_lock(&tel_lock);
+	if (!alive) {
+		pthread_mutex_unlock(&tel_lock);
+		return -1;
+	}
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < S->nb_ports; i++) {
+		uint16_t p = S->port_ids[i];
+		struct shp_class_sum s;
+
+		if (only >= 0 && only != p)
+			continue;
+		for (k = 0; shp_classes_sum(p, k, &s) == 0; k++) {
+			struct rte_tel_data *c = rte_tel_data_alloc();
+			char key[64];
+
+			if (c == NULL)
+				break;
+			rte_tel_data_start_dict(c);
+			rte_tel_data_add_dict_u64(c, "packets", s.out_packets);
+			rte_tel_data_add_dict_u64(c, "bytes", s.out_bytes);
+			rte_tel_data_add_dict_u64(c, "in_packets", s.in_packets);
+			rte_tel_data_add_dict_u64(c, "in_bytes", s.in_bytes);
+			rte_tel_data_add_dict_u64(c, "queued", s.queued);
+			rte_tel_data_add_dict_u64(c, "dropped", s.dropped);
+			rte_tel_data_add_dict_u64(c, "quantum", s.quantum);
+			rte_tel_data_add_dict_u64(c, "prio", s.prio);
+			rte_tel_data_add_dict_u64(c, "retiring", s.retiring);
+			rte_tel_data_add_dict_u64(c, "sojourn_min_ns",
+						  s.sojourn.min);
+			rte_tel_data_add_dict_u64(c, "sojourn_avg_ns",
+						  shp_class_sojourn_avg(&s));
+			rte_tel_data_add_dict_u64(c, "sojourn_p99_ns",
+						  s.sojourn.p99);
+			rte_tel_data_add_dict_u64(c, "sojourn_max_ns",
+						  s.sojourn.max);
+			for (d_i = 0; d_i < (int)shp_drop_nb(); d_i++)
+				rte_tel_data_add_dict_u64(c, shp_drop_names[d_i],
+							  s.drops[d_i]);
+			snprintf(key, sizeof(key), "%u_%s", p, s.name);
+			add_container(d, key, c);
+		}
+	}
+	pthread_mutex_unlock(&tel_lock);
+	return 0;
+}
+
 int
 shaper_telemetry_init(struct shaper *s)
 {
@@ -514,6 +579,9 @@ shaper_telemetry_init(struct shaper *s)
 		"Global settings and each port's tbf and netem profile");
 	rc |= rte_telemetry_register_cmd("/shaper/lcores", tel_lcores,
 		"Role and poll loops of each lcore");
+	rc |= rte_telemetry_register_cmd("/shaper/classes", tel_classes,
+		"Per port_class counters of the per-class profiles. "
+		"Parameter: port id");
 	rc |= rte_telemetry_register_cmd("/shaper/latency", tel_latency,
 		"Per-port lateness and sojourn percentiles (ns); with a port "
 		"id also the buckets as upper_bound_ns, count pairs");

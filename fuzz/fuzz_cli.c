@@ -96,6 +96,12 @@ reset(struct shaper *s)
 	    ctl_set_classify(s, "tos", err) < 0 ||
 	    ctl_set_priomap(s, "1,2,2,2,1,2,0,0,1,1,1,1,1,1,1,1", err) < 0)
 		abort();
+	/* no class left from this input (cleared ones, empty: gone) */
+	while (s->opt.classes != NULL && s->opt.classes->nb > 0)
+		if (ctl_set_class(s, s->opt.classes->def[0].name, NULL,
+				  err) < 0)
+			abort();
+	ctl_classes_gc(s);
 	ctl_pause(s, false);
 }
 

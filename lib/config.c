@@ -52,6 +52,7 @@ shp_options_free(struct shp_options *o)
 	free(o->config_file);
 	free(o->cmdline_file);
 	free(o->schedule_file);
+	shp_class_set_free(o->classes);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -267,6 +268,67 @@ static const char *const global_keys[] = {
  */
 #define INI_LINE_MAX (CFG_NAME_LEN + CFG_VALUE_LEN + 2)  /* cfgfile's fgets */
 
+/* The NAME of a [class NAME] section, or NULL. */
+static const char *
+class_section(const char *sec)
+{
+	if (strncmp(sec, "class ", 6) != 0)
+		return NULL;
+	sec += 6;
+	while (*sec == ' ')
+		sec++;
+	return *sec != '\0' ? sec : NULL;
+}
+
+/*
+ * A [class NAME] key: match (several rules OR together, separated by
+ * ','), a stage kind's key (queue, tbf, netem ...), ports, quantum, prio.
+ */
+static int
+class_key(struct shp_options *o, const char *name, const char *k,
+	  const char *v, char *err)
+{
+	char opt[48];
+
+	if (strcmp(k, "match") == 0) {
+		char *dup = strdup(v), *save = NULL, *r;
+		int rc = 0;
+
+		if (dup == NULL) {
+			snprintf(err, SHP_ERR_LEN, "out of memory");
+			return -1;
+		}
+		for (r = strtok_r(dup, ",", &save); r != NULL && rc == 0;
+		     r = strtok_r(NULL, ",", &save)) {
+			while (*r == ' ')
+				r++;
+			rc = shp_option_class(o, "class", name, r, err);
+		}
+		free(dup);
+		return rc;
+	}
+	snprintf(opt, sizeof(opt), "class-%s", k);
+	if (!shp_class_is_option(opt) || strcmp(k, "class") == 0) {
+		snprintf(err, SHP_ERR_LEN, "unknown key '%s'", k);
+		return -1;
+	}
+	return shp_option_class(o, opt, name, v, err);
+}
+
+int
+shp_option_class(struct shp_options *o, const char *opt, const char *name,
+		 const char *value, char *err)
+{
+	if (o->classes == NULL) {
+		o->classes = shp_class_set_new();
+		if (o->classes == NULL) {
+			snprintf(err, SHP_ERR_LEN, "out of memory");
+			return -1;
+		}
+	}
+	return shp_class_option(o->classes, opt, name, value, err);
+}
+
 /* A section's identity: "global", or its port number. */
 static int
 section_id(const char *name)
@@ -338,10 +400,17 @@ ini_lint(const char *path, FILE *f, char *err)
 			memcpy(sec, name, nlen);
 			sec[nlen] = '\0';
 			id = section_id(sec);
+			if (class_section(sec) != NULL) {
+				/* each [class NAME] once is the class set's
+				 * business: a name given twice ORs rules */
+				nkeys = 0;
+				continue;
+			}
 			if (id < 0) {
 				snprintf(err, SHP_ERR_LEN, "%s:%d: unknown "
-					 "section [%s] (use [global] or "
-					 "[port N], N < %d)", path, lineno, sec,
+					 "section [%s] (use [global], [port N], "
+					 "N < %d, or [class NAME])", path, lineno,
+					 sec,
 					 SHP_MAX_PORTS);
 				goto out;
 			}
@@ -482,6 +551,7 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 								      s);
 		struct rte_cfgfile_entry *ent;
 		int e, port = section_id(sec);
+		const char *cls = class_section(sec);
 
 		if (port == SHP_MAX_PORTS)
 			port = -1;
@@ -498,7 +568,11 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 				continue;   /* a comment line with a '=' */
 			v[trim(&v, strcspn(v, "#"))] = '\0';
 
-			if (port < 0) {
+			if (cls != NULL) {
+				ok = 1;
+				if (class_key(o, cls, k, v, sub) < 0)
+					goto bad_value;
+			} else if (port < 0) {
 				for (i = 0; global_keys[i]; i++)
 					ok |= strcmp(k, global_keys[i]) == 0;
 				ok |= shp_kind_is_key(k);
@@ -562,6 +636,8 @@ shp_options_finalize(struct shp_options *o, char *err)
 	struct shp_classifier *c = &o->classifier;
 	char sub[SHP_ERR_LEN];
 
+	if (shp_class_set_check(o->classes, err) < 0)
+		return -1;
 	c->mode = o->classify;
 	c->nb_bands = (uint8_t)o->bands;
 	if (o->priomap_text == NULL) {

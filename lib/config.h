@@ -27,6 +27,7 @@
 
 #include "classify.h"
 #include "shp_chain.h"
+#include "shp_classes.h"
 #include "shp_kind.h"
 #include "shp_stats.h"
 #include "shp_units.h"
@@ -68,6 +69,9 @@ struct shp_options {
 	bool interactive;
 	char *cmdline_file;
 	char *schedule_file;          /* --schedule (lib/schedule.h) */
+	/* per-class profiles (shp_classes.h): --class*, [class NAME];
+	 * NULL until one is given */
+	struct shp_class_set *classes;
 	/* derived by shp_options_finalize */
 	struct shp_classifier classifier;
 };
@@ -86,6 +90,11 @@ void shp_options_free(struct shp_options *o);
  * per-port options (tbf-port, netem-port). */
 int shp_option_set(struct shp_options *o, const char *name, int port,
 		   const char *value, bool cli, char *err);
+
+/* --class NAME 'MATCH', --class-KEY NAME 'TEXT', ... (shp_classes.h):
+ * the option's name without "--", the class and the value. */
+int shp_option_class(struct shp_options *o, const char *opt,
+		     const char *name, const char *value, char *err);
 
 /* Load an INI profile. 0, or -1 with err naming file, section and key. */
 int shp_config_load(struct shp_options *o, const char *path, char *err);

@@ -34,7 +34,12 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 
 	memset(c, 0, sizeof(*c));
 	c->env = *env;
-	snprintf(c->name, sizeof(c->name), "p%u", port);
+	/* rings are named after the chain: the port's, or the name given
+	 * (a class's chain on that port, shp_classes.h) */
+	if (env->name != NULL && env->name[0] != '\0')
+		snprintf(c->name, sizeof(c->name), "%s", env->name);
+	else
+		snprintf(c->name, sizeof(c->name), "p%u", port);
 	c->env.name = c->name;
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
 		c->kind[s] = spec->kind[s] != NULL ? spec->kind[s] :

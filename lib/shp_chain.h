@@ -55,9 +55,10 @@ struct shp_chain_spec {
 void shp_chain_spec_free(struct shp_chain_spec *spec);
 
 /*
- * Build port's chain. env is copied (env->name is ignored: the chain
- * names its rings after the port). tap, when not NULL, is a private stage
- * put right above the rate slot (the offline tool's tbf-exit stamp).
+ * Build port's chain. env is copied (the chain names its rings after
+ * env->name, or after the port when NULL). tap, when not NULL, is a
+ * private stage put right above the rate slot (the offline tool's
+ * tbf-exit stamp).
  * Takes the confs of spec, also on failure. 0, or -1 with errno.
  */
 int shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "shp_classes.h"
 #include "shp_kind.h"
 #include "shp_stats.h"
 
@@ -55,6 +56,8 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 			bs->flushed += LD(bc->flushed);
 		}
 	}
+	/* what the port's classes' own stages counted (shp_classes.h) */
+	shp_classes_add_port(port, s);
 	out->queued = s->tx_pending;
 	for (d = 0; d < shp_xstat_nb(); d++) {
 		unsigned int fl = shp_xstat_desc(d)->flags;
@@ -250,7 +253,9 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		for (d = 0; d < shp_drop_nb(); d++)
 			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
 				shp_drop_names[d], c->drops[d]);
-		fprintf(f, "}}");
+		fprintf(f, "}");
+		shp_classes_json(f, port_ids[i]);
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n}}\n");
 }

@@ -180,7 +180,8 @@ enum {
 /* the fixed ones, then --KEY/--KEY-port of every stage kind (at
  * OPT_KIND, filled by parse_args) */
 #define OPT_KIND 512
-static struct option longopts[32 + 2 * SHP_MAX_KEYS] = {
+#define OPT_CLASS 768   /* --class* (shp_class_longopts) */
+static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
@@ -242,6 +243,7 @@ usage(FILE *f)
 "(OUT is not written), 3 mbuf leak.\n",
 		SHP_DEFAULT_RING_SIZE, SHP_DEFAULT_BURST);
 	shp_kinds_usage(f);
+	shp_class_usage(f);
 }
 
 static int
@@ -295,7 +297,8 @@ parse_args(struct replay *r, int argc, char **argv)
 
 	for (i = 0; longopts[i].name != NULL; i++)
 		;
-	shp_kind_longopts(longopts + i, OPT_KIND);
+	i += (int)shp_kind_longopts(longopts + i, OPT_KIND);
+	shp_class_longopts(longopts + i, OPT_CLASS);
 
 	/* The profile file first, so that the command line wins. */
 	if (shp_config_preload(o, argc, argv, err) < 0)
@@ -333,6 +336,17 @@ parse_args(struct replay *r, int argc, char **argv)
 			for (i = 0; longopts[i].name != NULL; i++)
 				if (longopts[i].val == c)
 					name = longopts[i].name;
+			if (c >= OPT_CLASS) {
+				/* --class* NAME VALUE */
+				if (optind >= argc)
+					return fail(EXIT_USAGE, "--%s %s: "
+						    "expected a class name and "
+						    "a value", name, optarg);
+				if (shp_option_class(o, name, optarg,
+						     argv[optind++], err) < 0)
+					return fail(EXIT_USAGE, "%s", err);
+				continue;
+			}
 			if (c >= OPT_KIND && (c - OPT_KIND) % 2 == 1) {
 				/* --KEY-port P TEXT */
 				char *end;
@@ -972,6 +986,7 @@ stages_init(struct replay *r)
 {
 	struct shp_stage_env env;
 	struct shp_kind_env kenv;
+	char err[SHP_ERR_LEN];
 	int rc;
 
 	r->pool = rte_pktmbuf_pool_create("replay_pool", r->nb_mbufs, 0,
@@ -1006,12 +1021,16 @@ stages_init(struct replay *r)
 		return fail(EXIT_RUNTIME, "cannot create the stages: %s",
 			    strerror(errno));
 	}
+	if (shp_classes_attach(&r->chain, r->opt.classes, r->pool, 0, &kenv,
+			       err) < 0)
+		return fail(EXIT_USAGE, "%s", err);
 	return 0;
 }
 
 static void
 stages_fini(struct replay *r)
 {
+	shp_classes_detach(&r->chain, &r->ctx);
 	shp_chain_destroy(&r->chain, &r->ctx);
 	shp_chain_spec_free(&r->spec);
 	r->tc = NULL;
@@ -1255,22 +1274,63 @@ print_profile(struct replay *r, FILE *f)
 			"--tbf/--netem)\n");
 }
 
+/* One line per class: its profile, then what it passed and dropped. */
+static void
+class_summary(struct replay *r, FILE *f)
+{
+	unsigned int i, n = shp_classes_nb(0);
+	uint64_t span = r->started ? r->now - r->first_ts : 0;
+	int d;
+
+	for (i = 0; r->opt.classes != NULL && i < r->opt.classes->nb; i++)
+		shp_class_describe(r->opt.classes, i, f);
+	for (i = 0; i < n; i++) {
+		struct shp_class_sum s;
+		char mn[32], avg[32], mx[32];
+		const char *sep = " (";
+
+		shp_classes_sum(0, i, &s);
+		fmt_ms(mn, sizeof(mn), s.sojourn.min);
+		fmt_ms(avg, sizeof(avg), shp_class_sojourn_avg(&s));
+		fmt_ms(mx, sizeof(mx), s.sojourn.max);
+		fprintf(f, "class %s: in %" PRIu64 " packets, out %" PRIu64
+			" packets, %" PRIu64 " bytes", s.name, s.in_packets,
+			s.out_packets, s.out_bytes);
+		if (span > 0)
+			fprintf(f, " (%.3f Mbit/s over the run)",
+				(double)s.out_bytes * 8e3 / (double)span);
+		fprintf(f, ", dropped %" PRIu64, s.dropped);
+		for (d = 0; d < (int)shp_drop_nb(); d++)
+			if (s.drops[d] != 0) {
+				fprintf(f, "%s%s %" PRIu64, sep,
+					shp_drop_names[d], s.drops[d]);
+				sep = ", ";
+			}
+		if (sep[0] == ',')
+			fprintf(f, ")");
+		fprintf(f, ", delay to the port's stages min %s, mean %s, "
+			"max %s\n", mn, avg, mx);
+	}
+}
+
 /* Prints the summary; returns whether the counters add up. */
 static bool
 summary(struct replay *r, FILE *f)
 {
-	const struct shp_port_ctr *c = r->ctx.ctr;
+	const struct shp_port_ctr *c;
 	uint64_t dropped = 0, queued, span, offered;
 	struct shp_port_sum sum;
 	bool ok, first = true;
 	int d;
 	int over = shp_drop_index("tbf_oversize");
 
+	/* the port's and its classes' (shp_stats_sum adds theirs) */
+	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	c = &sum.c;
 	for (d = 0; d < (int)shp_drop_nb(); d++)
 		dropped += c->drops[d];
 	queued = r->chain.root != NULL ? shp_qdisc_qlen_total(r->chain.root)
 				       : 0;
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
 	span = r->started ? r->now - r->first_ts : 0;
 	if (interrupted && r->out_stdout)
 		fprintf(f, "interrupted: summary of the first %" PRIu64
@@ -1330,6 +1390,7 @@ summary(struct replay *r, FILE *f)
 	print_dstat(f, "queueing:", &r->queueing, " (bands + tbf)");
 	print_dstat(f, "netem:", &r->netem_delay, " (netem delay)");
 	latency_summary(f);
+	class_summary(r, f);
 	ok = r->in_pkts + sum.created == r->out_pkts + dropped + queued;
 	fprintf(f, "conservation: in %" PRIu64 " + duplicated %" PRIu64
 		" = out %" PRIu64 " + drops %" PRIu64 " + queued %" PRIu64

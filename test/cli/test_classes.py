@@ -1,0 +1,212 @@
+"""Per-class profiles at run time (issue 13): set class, clear class, show
+class, the stats file's ports.N.classes, under traffic."""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+import uuid
+
+from conftest import (Result, conservation, outputs, prefix, run_piped,
+                      shaper_cmd, telemetry)
+
+sys.path.insert(0, __file__.rsplit("/test/", 1)[0] + "/test")
+import pcaplib  # noqa: E402
+
+A, B = (10, 1, 0, 7), (10, 2, 0, 9)
+
+
+def frame(dst, seq):
+    f = bytearray(pcaplib.eth_ipv4(0, 200, seq))
+    f[30:34] = bytes(dst)
+    f[24:26] = b"\0\0"
+    f[24:26] = struct.pack("!H", pcaplib._csum(bytes(f[14:34])))
+    return bytes(f)
+
+
+def vdevs(tmp_path):
+    frames = [frame(A if i % 2 else B, i) for i in range(64)]
+    pcaplib.write(str(tmp_path / "in.pcap"), frames)
+    return ["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1"
+            % (tmp_path / "in.pcap"),
+            "net_null0,copy=1"]
+
+
+def run_paced(tmp_path, commands, vdevs, app_args=(), timeout=120):
+    """As run_piped, a float in commands being a pause (s) before the
+    next one: time for packets to move."""
+    stats = str(tmp_path / ("stats-%s.json" % uuid.uuid4().hex[:6]))
+    cmd = shaper_cmd(vdevs, list(app_args) + ["--stats-file", stats, "-i"])
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        for c in commands:
+            if isinstance(c, float):
+                time.sleep(c)
+                continue
+            p.stdin.write(c + "\n")
+            p.stdin.flush()
+        p.stdin.close()
+        out = p.stdout.read()
+        p.wait(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return Result(p, out, stats if os.path.exists(stats) else None)
+
+
+def test_set_show_clear_class_live(tmp_path):
+    cmds = [
+        "show class",
+        "set class far match 'dst_ip 10.1.0.0/16' netem 'delay 200ms' "
+        "quantum 3000",
+        "set class near match 'dst_ip 10.2.0.0/16' tbf 'rate 10mbit burst "
+        "10kb limit 100kb' prio 1",
+        "show class far",
+        "set class far netem delay 300ms",
+        "show class",
+        # refused, nothing changed
+        "set class far bogus 1",
+        "set class x match 'dst_ipp 10.0.0.0/8'",
+        "set class x match 'dst_ip 10.1.0.0/16'",
+        "set class far queue fq_codel",
+        "set class far netem 'delay 1parsec'",
+        "clear class nosuch",
+        "show class nosuch",
+        "show class far",
+        1.0,
+        # far holds 300 ms of packets: they leave after the clear
+        "clear class far",
+        "show class",
+        1.0,
+        "show class",
+        "quit",
+    ]
+    r = run_paced(tmp_path, cmds, vdevs(tmp_path),
+                  app_args=["--pairs", "0:1"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    assert o["show class"][0].strip() == "no class"
+    far = o["show class far"][0]
+    assert "port 1 class far: prio 0 quantum 3000" in far
+    assert "netem: delay 200ms" in far
+    assert "port 0 class far" in far   # every egress port by default
+    after = o["show class"][1]
+    assert "netem: delay 300ms" in after
+    assert re.search(r"class near: prio 1 quantum 1514\n  queue: pfifo_fast"
+                     r"\n  tbf: rate 10Mbit", after), after
+    errs = r.errors()
+    assert len(errs) == 7, errs
+    assert "'bogus'" in errs[0]
+    assert "dst_ipp" in errs[1]
+    assert "already a rule of class far" in errs[2]
+    assert "fq_codel" in errs[3] and "clear class far" in errs[3]
+    assert "1parsec" in errs[4]
+    assert "no class 'nosuch'" in errs[5] and "no class 'nosuch'" in errs[6]
+    assert all("nothing changed" in e for e in errs[:6])
+    # nothing changed by the refusals
+    assert "netem: delay 300ms" in o["show class far"][1]
+    # cleared while it held 300 ms of packets: still served...
+    assert "class far: prio 0 quantum 3000 (cleared: served until empty)" \
+        in o["show class"][2]
+    # ... until empty, then freed (only an empty one is)
+    assert "class far" not in o["show class"][3]
+    assert "class near" in o["show class"][3]
+    # every packet is accounted for, the freed class's drops included
+    p1 = r.stats["ports"]["1"]
+    a, b = conservation(p1)
+    assert a == b, p1
+    cls = p1["classes"]
+    assert set(cls) == {"near"}
+    assert cls["near"]["prio"] == 1
+    assert cls["near"]["drops"]["tbf_limit"] > 0
+    for c in cls.values():
+        assert c["in_packets"] == c["packets"] + c["dropped"] + c["queued"]
+    assert p1["dropped"] >= sum(c["dropped"] for c in cls.values())
+
+
+def test_classes_from_the_command_line_and_stats(tmp_path):
+    r = run_piped(tmp_path, ["show class near", "quit"],
+                  vdevs=vdevs(tmp_path),
+                  app_args=["--pairs", "0:1",
+                            "--class", "near", "dst_ip 10.2.0.0/16",
+                            "--class-netem", "near", "delay 1ms",
+                            "--class-ports", "near", "1"], timeout=120)
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    assert "port 1 class near" in o["show class near"][0]
+    assert "port 0 class" not in o["show class near"][0]
+    assert "classes" not in r.stats["ports"]["0"]
+    near = r.stats["ports"]["1"]["classes"]["near"]
+    assert near["in_packets"] > 0
+    a, b = conservation(r.stats["ports"]["1"])
+    assert a == b
+
+
+def test_telemetry_and_exporter(tmp_path, need_telemetry_client):
+    """/shaper/classes and the exporter's shaper_class_* metrics agree
+    with each other and with the stats file once forwarding is stopped."""
+    from test_exporter import Procs, metrics, start_exporter, wait_for
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        import pytest
+        pytest.fail("python3-prometheus-client missing: "
+                    "scripts/deps.sh --test")
+    fp = prefix()
+    stats = tmp_path / "stats.json"
+    cmd = shaper_cmd(vdevs(tmp_path),
+                     ["-i", "--pairs", "0:1", "--stats-file", str(stats),
+                      "--class", "far", "dst_ip 10.1.0.0/16",
+                      "--class-tbf", "far", "rate 20mbit burst 10kb "
+                      "limit 50kb"], file_prefix=fp)
+    procs = Procs()
+    try:
+        sh = procs.start(cmd, stdin=subprocess.PIPE,
+                         stdout=open(tmp_path / "out", "w"),
+                         stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: metrics(ex)[("shaper_up",
+                                                     frozenset())] == 1)
+        time.sleep(0.5)
+        sh.stdin.write("stop\n")
+        sh.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/shaper/classes")[0]
+            time.sleep(0.3)
+            b = telemetry(fp, "/shaper/classes")[0]
+            return b if a == b and a else None
+        tc = wait_for("the counters to freeze", frozen)
+        ms = metrics(ex)
+        sh.stdin.write("quit\n")
+        sh.stdin.flush()
+        sh.wait(timeout=60)
+    finally:
+        procs.stop_all()
+    assert set(tc) == {"0_far", "1_far"}
+    far = tc["1_far"]
+    assert far["in_packets"] > 0 and far["tbf_limit"] > 0
+    assert far["in_packets"] == far["packets"] + far["dropped"] + \
+        far["queued"]
+
+    def metric(name, **labels):
+        return ms[(name, frozenset((k, str(v)) for k, v in labels.items()))]
+    assert metric("shaper_class_packets_total", port=1, **{"class": "far"}) \
+        == far["packets"]
+    assert metric("shaper_class_in_bytes_total", port=1,
+                  **{"class": "far"}) == far["in_bytes"]
+    assert metric("shaper_class_queued_packets", port=1,
+                  **{"class": "far"}) == far["queued"]
+    assert metric("shaper_class_dropped_packets_total", port=1,
+                  cause="tbf_limit", **{"class": "far"}) == far["tbf_limit"]
+    # the stats file at quit: the same counts (what was queued is flushed)
+    st = json.load(open(stats))["ports"]["1"]["classes"]["far"]
+    assert st["packets"] == far["packets"]
+    assert st["drops"]["tbf_limit"] == far["tbf_limit"]
+    assert st["in_packets"] == far["in_packets"]

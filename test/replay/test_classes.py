@@ -1,0 +1,260 @@
+"""Per-class profiles (issue 13) in dpdk-shaper-replay: match rules send
+traffic to classes, each with its own rate and delay; what matches no
+class passes as without classes.
+
+The virtual clock makes the departures exact: a class's packets offered
+below its rate leave exactly its netem delay after they arrived, and a
+class offered twice its rate leaves at its rate."""
+import json
+import os
+import re
+import struct
+import subprocess
+
+import pytest
+
+import pcaplib
+from conftest import REPLAY_BIN
+
+MS = 10**6
+S = 10**9
+T0 = 1_700_000_000 * S
+
+# class -> (destination, netem delay in ms, tbf rate in bit/s)
+CLASSES = {
+    "east": ((10, 1, 0, 7), 20, 4_000_000),
+    "west": ((10, 2, 3, 9), 50, 2_000_000),
+    "north": ((10, 3, 200, 1), 120, 1_000_000),
+}
+OTHER = (192, 168, 7, 7)          # matches no class
+LEN = 1000                        # frame bytes
+
+
+@pytest.fixture(scope="module", autouse=True)
+def replay_built():
+    if not os.path.exists(REPLAY_BIN):
+        pytest.fail("%s is missing: build first (ninja -C build)"
+                    % REPLAY_BIN)
+
+
+def frame(dst, seq, length=LEN):
+    f = bytearray(pcaplib.eth_ipv4(0, length, seq))
+    f[30:34] = bytes(dst)
+    f[24:26] = b"\0\0"
+    f[24:26] = struct.pack("!H", pcaplib._csum(bytes(f[14:34])))
+    return bytes(f)
+
+
+def dst_of(f):
+    return tuple(f[30:34])
+
+
+def class_args(rates=True, delays=True):
+    args = []
+    for name, (dst, delay, rate) in CLASSES.items():
+        prefix = "%d.%d.0.0/16" % dst[:2]
+        args += ["--class", name, "dst_ip " + prefix]
+        if delays:
+            args += ["--class-netem", name, "delay %dms" % delay]
+        if rates:
+            args += ["--class-tbf", name,
+                     "rate %d burst 10kb limit 200kb" % rate]
+    return args
+
+
+def run(inp, out, *args):
+    proc = subprocess.run([REPLAY_BIN, str(inp), str(out)] + list(args),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "conservation:" in proc.stdout and \
+        "VIOLATED" not in proc.stdout, proc.stdout
+    # the clock never had to guess (docs/replay.md)
+    assert "clock anomalies" not in proc.stdout, proc.stdout
+    return proc
+
+
+def write_input(path, pps, seconds, with_other=True):
+    """Every destination at pps packets per second, interleaved."""
+    frames, ts = [], []
+    dsts = [c[0] for c in CLASSES.values()] + ([OTHER] if with_other
+                                               else [])
+    gap = S // pps
+    for i in range(pps * seconds):
+        for k, d in enumerate(dsts):
+            frames.append(frame(d, i * len(dsts) + k))
+            ts.append(T0 + i * gap + k * 1000)
+    pcaplib.write(str(path), frames, ts, nano=True)
+    return list(zip(ts, frames))
+
+
+def test_each_class_leaves_with_exactly_its_delay(tmp_path):
+    # 100 pps of 1000 bytes: 0.8 Mbit/s, under every class's rate
+    sent = write_input(tmp_path / "in.pcap", 100, 3)
+    out = tmp_path / "out.pcap"
+    proc = run(tmp_path / "in.pcap", out, *class_args())
+    _, got = pcaplib.read(str(out))
+    assert len(got) == len(sent), proc.stdout
+    arrival = {f: t for t, f in sent}
+    delay_of = {c[0]: c[1] * MS for c in CLASSES.values()}
+    delay_of[OTHER] = 0
+    seen = {d: 0 for d in delay_of}
+    for t, f in got:
+        d = dst_of(f)
+        # unmatched traffic untouched: same bytes, no delay
+        assert f in arrival, "a frame was changed"
+        assert t - arrival[f] == delay_of[d], (d, t - arrival[f])
+        seen[d] += 1
+    assert all(n == 300 for n in seen.values()), seen
+    for name in CLASSES:
+        assert re.search(r"^class %s: in 300 packets, out 300 packets"
+                         % name, proc.stdout, re.M), proc.stdout
+
+
+def test_each_class_gets_its_rate(tmp_path):
+    # 500 pps of 1000 bytes: 4 Mbit/s offered to each class for 10 s
+    write_input(tmp_path / "in.pcap", 500, 10)
+    out = tmp_path / "out.pcap"
+    stats = tmp_path / "stats.json"
+    proc = run(tmp_path / "in.pcap", out, *class_args(delays=True),
+               "--stats-file", str(stats))
+    _, got = pcaplib.read(str(out))
+    by = {}
+    for t, f in got:
+        by.setdefault(dst_of(f), []).append(t)
+    for name, (dst, delay, rate) in CLASSES.items():
+        ts = by[dst]
+        # the first packet finds a full bucket: its delay alone
+        assert ts[0] == T0 + delay * MS + list(CLASSES).index(name) * 1000
+        if rate >= 4_000_000:
+            continue   # offered at its rate: nothing to shape
+        # from 1 s to 10 s after the start: the class's rate
+        win = [t for t in ts if T0 + 1 * S <= t < T0 + 10 * S]
+        mbit = len(win) * LEN * 8 / ((win[-1] - win[0]) / S)
+        assert abs(mbit - rate) / rate < 0.01, (name, mbit, rate)
+    # the unmatched traffic was not shaped: all of it, at once
+    assert len(by[OTHER]) == 5000
+    st = json.load(open(stats))
+    cls = st["ports"]["0"]["classes"]
+    assert set(cls) == set(CLASSES)
+    for name, c in cls.items():
+        assert c["in_packets"] == 5000
+        assert c["in_packets"] == c["packets"] + c["dropped"] + c["queued"]
+        assert c["packets"] == len(by[CLASSES[name][0]])
+    assert cls["north"]["drops"]["tbf_limit"] > 0
+    assert cls["east"]["dropped"] == 0
+    # the port's drops are its classes' (nothing else dropped)
+    assert st["ports"]["0"]["dropped"] == sum(c["dropped"]
+                                              for c in cls.values())
+
+
+def test_reruns_byte_identical(tmp_path):
+    write_input(tmp_path / "in.pcap", 400, 2)
+    outs = []
+    for i in range(2):
+        out = tmp_path / ("out%d.pcap" % i)
+        run(tmp_path / "in.pcap", out, *class_args(),
+            "--netem", "delay 1ms")
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert len(outs[0]) > 24
+
+
+def test_port_tbf_caps_the_sum_drr_shares(tmp_path):
+    """Two classes without rates of their own at a port tbf of 4 Mbit/s,
+    both offered 4 Mbit/s: deficit round robin gives them the bucket in
+    the ratio of their quanta."""
+    frames, ts = [], []
+    a, b = (10, 1, 0, 1), (10, 2, 0, 1)
+    for i in range(500 * 6):
+        for k, d in enumerate((a, b)):
+            frames.append(frame(d, 2 * i + k))
+            ts.append(T0 + i * (S // 500) + k * 1000)
+    pcaplib.write(str(tmp_path / "in.pcap"), frames, ts, nano=True)
+    out = tmp_path / "out.pcap"
+    run(tmp_path / "in.pcap", out,
+        "--class", "a", "dst_ip 10.1.0.0/16", "--class-quantum", "a", "3000",
+        "--class", "b", "dst_ip 10.2.0.0/16", "--class-quantum", "b", "1000",
+        "--class-queue", "a", "pfifo_fast", "--ring-size", "4096",
+        "--tbf", "rate 4mbit burst 10kb limit 10mb")
+    _, got = pcaplib.read(str(out))
+    win = [f for t, f in got if T0 + 2 * S <= t < T0 + 5 * S]
+    na = sum(1 for f in win if dst_of(f) == a)
+    nb = sum(1 for f in win if dst_of(f) == b)
+    assert abs(na / nb - 3.0) < 0.1, (na, nb)
+    # the sum is the port's rate
+    assert abs((na + nb) * LEN * 8 / 3 - 4e6) / 4e6 < 0.01
+
+
+def test_strict_priority_first(tmp_path):
+    frames, ts = [], []
+    a, b = (10, 1, 0, 1), (10, 2, 0, 1)
+    for i in range(500 * 4):
+        for k, d in enumerate((a, b)):
+            frames.append(frame(d, 2 * i + k))
+            ts.append(T0 + i * (S // 500) + k * 1000)
+    pcaplib.write(str(tmp_path / "in.pcap"), frames, ts, nano=True)
+    out = tmp_path / "out.pcap"
+    run(tmp_path / "in.pcap", out,
+        "--class", "lo", "dst_ip 10.1.0.0/16", "--class-prio", "lo", "1",
+        "--class", "hi", "dst_ip 10.2.0.0/16",
+        "--tbf", "rate 4mbit burst 10kb limit 10mb")
+    _, got = pcaplib.read(str(out))
+    win = [f for t, f in got if T0 + 1 * S <= t < T0 + 3 * S]
+    # hi offers 4 Mbit/s, the whole bucket: lo gets nothing meanwhile
+    assert sum(1 for f in win if dst_of(f) == b) >= 990
+    assert sum(1 for f in win if dst_of(f) == a) <= 2
+
+
+@pytest.mark.parametrize("args,word", [
+    (["--class", "x", "dst_ipp 10.0.0.0/8"], "dst_ipp"),
+    (["--class", "x", "dst_ip 10.0.0.0/33"], "10.0.0.0/33"),
+    (["--class", "x", "dst_port 90-80"], "90-80"),
+    (["--class-netem", "x", "delay 1ms"], "x"),
+    (["--class", "x", "dst_ip 10.0.0.0/8", "--class", "y",
+      "dst_ip 10.0.0.0/8"], "dst_ip"),
+    (["--class", "x", "dst_ip 10.0.0.0/8", "--class-netem", "x",
+      "delay 1parsec"], "1parsec"),
+    (["--class", "x", "dst_ip 10.0.0.0/8", "--class-prio", "x", "9"], "9"),
+    (["--class", "x", "dst_ip 10.0.0.0/8", "--class-quantum", "x", "0"],
+     "0"),
+    (["--class", "x"], "--class"),
+])
+def test_bad_class_input(tmp_path, args, word):
+    write_input(tmp_path / "in.pcap", 10, 1)
+    out = tmp_path / "out.pcap"
+    proc = subprocess.run([REPLAY_BIN, str(tmp_path / "in.pcap"), str(out)]
+                          + args, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert word in lines[0], lines[0]
+    assert not out.exists()
+
+
+def test_class_config_file(tmp_path):
+    sent = write_input(tmp_path / "in.pcap", 100, 1)
+    ini = tmp_path / "c.ini"
+    ini.write_text("[class east]\nmatch = dst_ip 10.1.0.0/16, "
+                   "dst_ip 10.3.0.0/16\nnetem = delay 20ms\n"
+                   "tbf = rate 4mbit burst 10kb limit 100kb\nquantum = 3000\n"
+                   "[class west]\nmatch = dst_ip 10.2.0.0/16\n"
+                   "netem = delay 50ms\n")
+    out = tmp_path / "out.pcap"
+    proc = run(tmp_path / "in.pcap", out, "--config", str(ini))
+    _, got = pcaplib.read(str(out))
+    arrival = {f: t for t, f in sent}
+    want = {(10, 1, 0, 7): 20 * MS, (10, 3, 200, 1): 20 * MS,
+            (10, 2, 3, 9): 50 * MS, OTHER: 0}
+    assert len(got) == len(sent)
+    for t, f in got:
+        assert t - arrival[f] == want[dst_of(f)]
+    assert "class east: match 'dst_ip 10.1.0.0/16' match " \
+           "'dst_ip 10.3.0.0/16'" in proc.stdout
+    bad = tmp_path / "bad.ini"
+    bad.write_text("[class east]\nmatch = dst_ip 10.1.0.0/16\n"
+                   "colour = blue\n")
+    p = subprocess.run([REPLAY_BIN, str(tmp_path / "in.pcap"), str(out),
+                        "--config", str(bad)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and "colour" in p.stderr, p.stderr

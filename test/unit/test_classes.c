@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Per-class profiles (lib/shp_classes.h, lib/sch_classes.c): the class
+ * options, editing a class set, and the classes stage on a port's chain
+ * at a bottleneck (the port's tbf): DRR shares by quantum, strict
+ * priority, a class with nothing due never blocking another, conservation
+ * through a change and a clear, the pool full at the end.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "shp_chain.h"
+#include "shp_classes.h"
+#include "shp_rig.h"
+
+#define MS 1000000ull
+#define PORT 3
+#define LEN 1000
+
+static struct shp_class_set *
+set_of(const char *const *opts)
+{
+	struct shp_class_set *s = shp_class_set_new();
+	char err[SHP_ERR_LEN];
+	unsigned int i;
+
+	assert_non_null(s);
+	for (i = 0; opts[i] != NULL; i += 3)
+		if (shp_class_option(s, opts[i], opts[i + 1], opts[i + 2],
+				     err) < 0)
+			fail_msg("%s %s %s: %s", opts[i], opts[i + 1],
+				 opts[i + 2], err);
+	assert_int_equal(shp_class_set_check(s, err), 0);
+	return s;
+}
+
+#define SET(...) set_of((const char *const[]){ __VA_ARGS__, NULL })
+
+static void
+refused(const char *opt, const char *name, const char *v, const char *word)
+{
+	struct shp_class_set *s = shp_class_set_new();
+	char err[SHP_ERR_LEN] = "";
+
+	assert_non_null(s);
+	assert_int_equal(shp_class_option(s, opt, name, v, err), -1);
+	if (strstr(err, word) == NULL || strchr(err, '\n') != NULL)
+		fail_msg("%s %s '%s': '%s' does not name '%s'", opt, name, v,
+			 err, word);
+	shp_class_set_free(s);
+}
+
+static void
+test_options(void **state)
+{
+	struct shp_class_set *s;
+	const struct shp_class_def *d;
+	char err[SHP_ERR_LEN];
+
+	(void)state;
+	s = SET("class", "web", "dst_ip 10.1.0.0/16",
+		"class", "web", "dst_port 443",
+		"class-netem", "web", "delay 40ms",
+		"class-tbf", "web", "rate 5mbit burst 10kb limit 100kb",
+		"class-queue", "web", "fq_codel",
+		"class-ports", "web", "1,3",
+		"class-quantum", "web", "3000",
+		"class-prio", "web", "2");
+	d = shp_class_find(s, "web");
+	assert_non_null(d);
+	assert_int_equal(d->nb_rules, 2);
+	assert_int_equal(d->ports, (1u << 1) | (1u << 3));
+	assert_int_equal(d->quantum, 3000);
+	assert_int_equal(d->prio, 2);
+	assert_string_equal(d->text[shp_key_index("netem")], "delay 40ms");
+	shp_class_set_free(s);
+
+	refused("class", "x", "dst_ipp 10.0.0.0/8", "dst_ipp");
+	refused("class", "x", "dst_port 90-80", "90-80");
+	refused("class", "x", "", "x");
+	refused("class", "bad-name", "dst_ip 10.0.0.0/8", "bad-name");
+	refused("class-netem", "x", "delay 1parsec", "1parsec");
+	refused("class-tbf", "x", "rate 1mbit", "burst");
+	refused("class-queue", "x", "off", "off");
+	refused("class-ports", "x", "1,99", "1,99");
+	refused("class-quantum", "x", "10", "10");
+	refused("class-prio", "x", "8", "8");
+	refused("class-colour", "x", "blue", "class-colour");
+
+	/* a class with stages but no match */
+	s = shp_class_set_new();
+	assert_int_equal(shp_class_option(s, "class-netem", "lost",
+					  "delay 1ms", err), 0);
+	assert_int_equal(shp_class_set_check(s, err), -1);
+	assert_non_null(strstr(err, "lost"));
+	/* the same rule in two classes */
+	assert_int_equal(shp_class_option(s, "class", "a", "dst_ip 10.0.0.0/8",
+					  err), 0);
+	assert_int_equal(shp_class_option(s, "class", "b",
+					  "eth_type ipv4 dst_ip 10.0.0.0/8",
+					  err), -1);
+	assert_non_null(strstr(err, "a"));
+	shp_class_set_free(s);
+}
+
+static void
+test_edit(void **state)
+{
+	struct shp_class_set *s, *n, *m;
+	const struct shp_class_def *d;
+	char err[SHP_ERR_LEN];
+	uint32_t cls;
+
+	(void)state;
+	s = SET("class", "a", "dst_ip 10.1.0.0/16",
+		"class", "b", "dst_ip 10.2.0.0/16",
+		"class-netem", "b", "delay 5ms",
+		"class-prio", "b", "1");
+	/* rules replaced where they were, stages set, the rest kept */
+	assert_int_equal(shp_class_set_edit(s, "a", "match 'dst_ip 10.7.0.0/16'"
+					    " match 'src_ip 10.7.0.0/16' netem "
+					    "delay 1ms quantum 4000", &n, err),
+			 0);
+	assert_int_equal(shp_match_set_classes(n->match), 2);
+	assert_string_equal(shp_match_set_name(n->match, 0), "a");
+	assert_int_equal(shp_match_set_rules(n->match), 3);
+	shp_match_set_rule(n->match, 2, &cls);
+	assert_int_equal(cls, 1);   /* b's rule after a's two */
+	d = shp_class_find(n, "a");
+	assert_int_equal(d->quantum, 4000);
+	assert_string_equal(d->text[shp_key_index("netem")], "delay 1ms");
+	d = shp_class_find(n, "b");
+	assert_int_equal(d->prio, 1);
+	assert_string_equal(d->text[shp_key_index("netem")], "delay 5ms");
+	/* the original is untouched */
+	assert_int_equal(shp_match_set_rules(s->match), 2);
+	/* a new class goes last; a cleared one is gone */
+	assert_int_equal(shp_class_set_edit(n, "c", "match 'ip_proto udp'",
+					    &m, err), 0);
+	assert_string_equal(shp_match_set_name(m->match, 2), "c");
+	shp_class_set_free(n);
+	assert_int_equal(shp_class_set_edit(m, "a", NULL, &n, err), 0);
+	assert_null(shp_class_find(n, "a"));
+	assert_int_equal(shp_match_set_classes(n->match), 2);
+	assert_string_equal(shp_match_set_name(n->match, 0), "b");
+	shp_class_set_free(n);
+	/* refusals: nothing made */
+	assert_int_equal(shp_class_set_edit(m, "z", NULL, &n, err), -1);
+	assert_null(n);
+	assert_non_null(strstr(err, "z"));
+	assert_int_equal(shp_class_set_edit(m, "z", "netem delay 1ms", &n,
+					    err), -1);
+	assert_non_null(strstr(err, "no match"));
+	assert_int_equal(shp_class_set_edit(m, "a", "colour blue", &n, err),
+			 -1);
+	assert_non_null(strstr(err, "colour"));
+	assert_int_equal(shp_class_set_edit(m, "a", "netem", &n, err), -1);
+	assert_non_null(strstr(err, "netem"));
+	shp_class_set_free(m);
+	shp_class_set_free(s);
+}
+
+/* ---- the stage on a port's chain ---- */
+
+struct port {
+	struct shp_chain chain;
+	struct shp_ctx ctx;
+	uint64_t out[4];     /* packets out by destination 10.N.0.1 */
+	uint64_t tx;
+};
+
+static void
+port_build(struct port *p, const char *port_tbf, struct shp_class_set *s)
+{
+	struct shp_chain_spec spec;
+	struct shp_stage_env env = {
+		.socket = SOCKET_ID_ANY, .single_producer = true,
+		.ring_size = 4096, .ctr_blocks = shp_rig_ctr,
+		.nb_ctr_blocks = 1,
+	};
+	struct shp_kind_env kenv = { .bands = 3, .ring_size = 4096 };
+	char err[SHP_ERR_LEN];
+
+	memset(p, 0, sizeof(*p));
+	memset(&shp_rig_ctr->port[PORT], 0, sizeof(shp_rig_ctr->port[PORT]));
+	memset(&spec, 0, sizeof(spec));
+	if (port_tbf != NULL &&
+	    shp_kind_parse("tbf", port_tbf, &kenv, &spec.kind[SHP_SLOT_RATE],
+			   &spec.conf[SHP_SLOT_RATE], err) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(shp_chain_build(&p->chain, &spec, shp_rig_pool, PORT,
+					 &env, NULL, &kenv), 0);
+	if (shp_classes_attach(&p->chain, s, shp_rig_pool, PORT, &kenv,
+			       err) < 0)
+		fail_msg("%s", err);
+	p->ctx.ctr = &shp_rig_ctr->port[PORT];
+}
+
+static void
+port_fini(struct port *p)
+{
+	shp_classes_detach(&p->chain, &p->ctx);
+	shp_chain_destroy(&p->chain, &p->ctx);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
+/* n packets to 10.net.0.1 arriving at now */
+static void
+offer(struct port *p, unsigned int net, unsigned int n, uint64_t now)
+{
+	struct shp_rig_flow f = { .src = 0xc0a80001,
+				  .dst = (10u << 24) | (net << 16) | 1,
+				  .sport = 1000, .dport = 2000 };
+	struct rte_mbuf *pkts[64];
+
+	while (n > 0) {
+		unsigned int k = RTE_MIN(n, RTE_DIM(pkts));
+
+		shp_rig_pkts(pkts, (uint16_t)k, LEN, 1, &f, now);
+		p->ctx.now = now;
+		p->ctx.ctr->egress_in += k;
+		shp_qdisc_enqueue(p->chain.queue, pkts, (uint16_t)k, &p->ctx);
+		n -= k;
+	}
+}
+
+/* dequeue the root at now until it gives nothing */
+static void
+poll_at(struct port *p, uint64_t now)
+{
+	struct rte_mbuf *pkts[32];
+	uint16_t k, i;
+
+	p->ctx.now = now;
+	while ((k = shp_qdisc_dequeue(p->chain.root, pkts, 32, &p->ctx)) > 0) {
+		for (i = 0; i < k; i++) {
+			const uint8_t *d = rte_pktmbuf_mtod(pkts[i],
+							    const uint8_t *);
+
+			p->out[d[14 + 17] & 3]++;   /* 10.N.0.1: N */
+		}
+		p->tx += k;
+		p->ctx.ctr->tx_packets += k;
+		rte_pktmbuf_free_bulk(pkts, k);
+	}
+}
+
+static uint64_t
+conserved(struct port *p)
+{
+	struct shp_port_sum sum;
+
+	shp_stats_sum(shp_rig_ctr, 1, PORT, 3, &sum);
+	assert_int_equal(sum.egress_in + sum.created,
+			 sum.c.tx_packets + sum.dropped + sum.queued);
+	return sum.queued;
+}
+
+static void
+test_drr_shares_at_a_bottleneck(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "a", "dst_ip 10.1.0.0/16",
+		"class-quantum", "a", "3000",
+		"class", "b", "dst_ip 10.2.0.0/16",
+		"class-quantum", "b", "1000",
+		"class", "c", "dst_ip 10.3.0.0/16",
+		"class-prio", "c", "1");
+	struct port p;
+	uint64_t t;
+
+	(void)state;
+	/* 8 Mbit/s: 1000 packets of 1000 bytes a second */
+	port_build(&p, "rate 8mbit burst 2kb limit 10mb", s);
+	/* 2000 to each: a and b share the bucket 3:1, c waits for both */
+	offer(&p, 1, 2000, 0);
+	offer(&p, 2, 2000, 0);
+	offer(&p, 3, 2000, 0);
+	for (t = 0; t <= 1000 * MS; t += MS)
+		poll_at(&p, t);
+	assert_in_range(p.tx, 999, 1003);
+	/* 3:1 within a packet or two a round */
+	assert_in_range(p.out[1], 745, 755);
+	assert_in_range(p.out[2], 245, 255);
+	assert_int_equal(p.out[3], 0);
+	assert_int_equal(p.out[0], 0);
+	conserved(&p);
+	/* once a is empty b has the bucket, then c */
+	for (; t <= 7000 * MS; t += MS)
+		poll_at(&p, t);
+	assert_int_equal(p.out[1], 2000);
+	assert_int_equal(p.out[2], 2000);
+	assert_int_equal(p.out[3], 2000);
+	assert_int_equal(conserved(&p), 0);
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
+static void
+test_nothing_due_blocks_nothing(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "slow", "dst_ip 10.1.0.0/16",
+		"class-netem", "slow", "delay 100ms",
+		"class-quantum", "slow", "64");
+	struct port p;
+
+	(void)state;
+	port_build(&p, NULL, s);
+	offer(&p, 1, 100, 0);      /* held 100 ms by its netem */
+	offer(&p, 2, 100, 0);      /* unmatched: the port's queue */
+	poll_at(&p, 0);
+	assert_int_equal(p.out[2], 100);
+	assert_int_equal(p.out[1], 0);
+	assert_int_equal(conserved(&p), 100);
+	poll_at(&p, 100 * MS - 1);
+	assert_int_equal(p.out[1], 0);   /* never before its send time */
+	poll_at(&p, 100 * MS);
+	assert_int_equal(p.out[1], 100);
+	assert_int_equal(conserved(&p), 0);
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
+static void
+test_change_and_clear_keep_what_is_queued(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "a", "dst_ip 10.1.0.0/16",
+		"class-netem", "a", "delay 10ms"), *n;
+	struct shp_kind_env kenv = { .bands = 3, .ring_size = 4096 };
+	struct shp_classes_update *u;
+	struct shp_class_sum cs;
+	char err[SHP_ERR_LEN];
+	struct port p;
+
+	(void)state;
+	port_build(&p, NULL, s);
+	offer(&p, 1, 50, 0);
+	/* a's delay changes in place: what it holds stays */
+	assert_int_equal(shp_class_set_edit(s, "a", "netem 'delay 20ms'", &n,
+					    err), 0);
+	assert_int_equal(shp_classes_prepare(&p.chain, n, shp_rig_pool, PORT,
+					     &kenv, &u, err), 0);
+	assert_non_null(u);
+	shp_classes_publish(u);
+	shp_classes_finish(u);
+	shp_class_set_free(s);
+	s = n;
+	assert_int_equal(shp_classes_nb(PORT), 1);
+	assert_int_equal(conserved(&p), 50);
+	offer(&p, 1, 50, 1 * MS);
+	/* a refused change changes nothing */
+	assert_int_equal(shp_class_set_edit(s, "a", "queue fq_codel", &n,
+					    err), 0);
+	assert_int_equal(shp_classes_prepare(&p.chain, n, shp_rig_pool, PORT,
+					     &kenv, &u, err), -1);
+	assert_non_null(strstr(err, "fq_codel"));
+	shp_class_set_free(n);
+	/* cleared: served until empty, new packets to the port's queue */
+	assert_int_equal(shp_class_set_edit(s, "a", NULL, &n, err), 0);
+	assert_int_equal(shp_classes_prepare(&p.chain, n, shp_rig_pool, PORT,
+					     &kenv, &u, err), 0);
+	shp_classes_publish(u);
+	shp_classes_finish(u);
+	assert_int_equal(shp_classes_sum(PORT, 0, &cs), 0);
+	assert_true(cs.retiring);
+	offer(&p, 1, 10, 2 * MS);
+	poll_at(&p, 2 * MS);
+	assert_int_equal(p.out[1], 10);      /* the new ones, at once */
+	/* the 100 it held left the bands for its netem at 2 ms, under the
+	 * new delay */
+	poll_at(&p, 22 * MS - 1);
+	assert_int_equal(p.out[1], 10);
+	poll_at(&p, 22 * MS);
+	assert_int_equal(p.out[1], 110);
+	assert_int_equal(conserved(&p), 0);
+	/* an empty retiring class goes at the next change */
+	assert_int_equal(shp_classes_prepare(&p.chain, n, shp_rig_pool, PORT,
+					     &kenv, &u, err), 0);
+	shp_classes_publish(u);
+	shp_classes_finish(u);
+	assert_int_equal(shp_classes_nb(PORT), 0);
+	port_fini(&p);
+	shp_class_set_free(s);
+	shp_class_set_free(n);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_edit),
+		cmocka_unit_test(test_drr_shares_at_a_bottleneck),
+		cmocka_unit_test(test_nothing_due_blocks_nothing),
+		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
+	};
+
+	shp_rig_env("classes", 16384);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
