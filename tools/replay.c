@@ -113,9 +113,6 @@ struct replay {
 	struct shp_ctx ctx;
 	struct shp_chain_spec spec;   /* until the chain takes it */
 	struct shp_chain chain;
-	/* the chain's tbf and netem confs, if it runs them, for the notes */
-	const struct shp_tbf_conf *tc;
-	const struct shp_netem_conf *nc;
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 
 	uint64_t now;          /* the virtual clock, ns */
@@ -394,22 +391,14 @@ static int
 parse_profiles(struct replay *r)
 {
 	char err[SHP_ERR_LEN];
-	unsigned int s;
 
 	if (shp_options_chain_spec(&r->opt, 0, &r->spec, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
-	for (s = 0; s < SHP_SLOT_MAX; s++) {
-		const struct shp_kind *k = r->spec.kind[s];
-
-		if (k != NULL && strcmp(k->name, "tbf") == 0)
-			r->tc = r->spec.conf[s];
-		if (k != NULL && strcmp(k->name, "netem") == 0)
-			r->nc = r->spec.conf[s];
-	}
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
 		struct shp_chain kinds;
+		unsigned int s;
 
 		memset(&kinds, 0, sizeof(kinds));
 		for (s = 0; s < SHP_SLOT_MAX; s++)
@@ -1016,8 +1005,6 @@ stages_init(struct replay *r)
 			     &kenv);
 	memset(&r->spec, 0, sizeof(r->spec));
 	if (rc < 0) {
-		r->tc = NULL;
-		r->nc = NULL;
 		return fail(EXIT_RUNTIME, "cannot create the stages: %s",
 			    strerror(errno));
 	}
@@ -1033,8 +1020,6 @@ stages_fini(struct replay *r)
 	shp_classes_detach(&r->chain, &r->ctx);
 	shp_chain_destroy(&r->chain, &r->ctx);
 	shp_chain_spec_free(&r->spec);
-	r->tc = NULL;
-	r->nc = NULL;
 }
 
 /* ---------------------------------------------------------- the run */
@@ -1313,10 +1298,25 @@ class_summary(struct replay *r, FILE *f)
 	}
 }
 
+/* The conf the chain runs now for the kind called name, or NULL. */
+static const void *
+chain_conf(const struct replay *r, const char *name)
+{
+	const struct shp_kind *k = shp_kind_find(name);
+	unsigned int s;
+
+	for (s = 0; k != NULL && s < SHP_SLOT_MAX; s++)
+		if (r->chain.kind[s] == k)
+			return r->chain.conf[s];
+	return NULL;
+}
+
 /* Prints the summary; returns whether the counters add up. */
 static bool
 summary(struct replay *r, FILE *f)
 {
+	const struct shp_tbf_conf *tc;
+	const struct shp_netem_conf *nc;
 	const struct shp_port_ctr *c;
 	uint64_t dropped = 0, queued, span, offered;
 	struct shp_port_sum sum;
@@ -1410,7 +1410,11 @@ summary(struct replay *r, FILE *f)
 	if (r->stuck && interrupted)
 		fprintf(f, "note: %" PRIu64 " packets were still queued at "
 			"the interruption (counted as flushed)\n", r->stuck);
-	if (over >= 0 && c->drops[over] > 0 && r->tc != NULL)
+	/* the confs the chain runs now (a schedule may have replaced
+	 * those it started with), for the notes below */
+	tc = chain_conf(r, "tbf");
+	nc = chain_conf(r, "netem");
+	if (over >= 0 && c->drops[over] > 0 && tc != NULL)
 		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
 			"than what tbf's bucket holds (burst %" PRIu64
 			" bytes%s) and could never pass (tbf_oversize): the "
@@ -1418,11 +1422,11 @@ summary(struct replay *r, FILE *f)
 			"(tbf counts frames without the 4-byte FCS)\n",
 			c->drops[over],
 			100.0 * (double)c->drops[over] /
-			(double)offered, r->tc->burst,
-			r->tc->peakrate ? ", or mtu with peakrate" : "",
-			r->max_len, r->tc->peakrate ? "burst and mtu" :
+			(double)offered, tc->burst,
+			tc->peakrate ? ", or mtu with peakrate" : "",
+			r->max_len, tc->peakrate ? "burst and mtu" :
 			"burst");
-	if (r->nc != NULL && r->nc->jitter != 0 && !r->nc->noreorder &&
+	if (nc != NULL && nc->jitter != 0 && !nc->noreorder &&
 	    r->out_pkts > 0 && 2 * r->out_of_order > r->out_pkts)
 		fprintf(f, "note: %.1f%% of packets left out of order: a "
 			"jitter larger than the gap between packets reorders "
