@@ -494,7 +494,6 @@ static void
 cls_free(struct cls *k, struct shp_ctx *ctx)
 {
 	struct shp_port_ctr *r;
-	unsigned int d, b;
 
 	if (k == NULL)
 		return;
@@ -508,23 +507,7 @@ cls_free(struct cls *k, struct shp_ctx *ctx)
 	if (k->ctr != NULL && k->port < SHP_MAX_PORTS) {
 		pthread_mutex_lock(&classes_lock);
 		r = &retired[k->port];
-		for (d = 0; d < SHP_DROP_SLOTS; d++)
-			r->drops[d] += k->ctr->drops[d];
-		for (d = 0; d < shp_xstat_nb(); d++)
-			if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
-				r->xstats[d] += k->ctr->xstats[d];
-		for (b = 0; b < SHP_MAX_BANDS; b++) {
-			const struct shp_band_ctr *bc = &k->ctr->band[b];
-
-			r->band[b].enqueued += bc->enqueued;
-			r->band[b].enqueued_bytes += bc->enqueued_bytes;
-			r->band[b].dequeued += bc->dequeued;
-			r->band[b].dequeued_bytes += bc->dequeued_bytes;
-			r->band[b].full += bc->full;
-			r->band[b].pushed_out += bc->pushed_out;
-			r->band[b].pushed_out_bytes += bc->pushed_out_bytes;
-			r->band[b].flushed += bc->flushed;
-		}
+		shp_port_ctr_add_stages(r, k->ctr, SHP_MAX_BANDS, false);
 		pthread_mutex_unlock(&classes_lock);
 	}
 	rte_free(k->blk);
@@ -1032,28 +1015,12 @@ void
 shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
 {
 	const struct classes_conf *cf;
-	unsigned int i, d, b;
+	unsigned int i;
 
 	pthread_mutex_lock(&classes_lock);
-	if (port < SHP_MAX_PORTS) {
-		const struct shp_port_ctr *r = &retired[port];
-
-		for (d = 0; d < SHP_DROP_SLOTS; d++)
-			s->drops[d] += r->drops[d];
-		for (d = 0; d < SHP_XSTAT_SLOTS; d++)
-			s->xstats[d] += r->xstats[d];
-		for (b = 0; b < SHP_MAX_BANDS; b++) {
-			s->band[b].enqueued += r->band[b].enqueued;
-			s->band[b].enqueued_bytes += r->band[b].enqueued_bytes;
-			s->band[b].dequeued += r->band[b].dequeued;
-			s->band[b].dequeued_bytes += r->band[b].dequeued_bytes;
-			s->band[b].full += r->band[b].full;
-			s->band[b].pushed_out += r->band[b].pushed_out;
-			s->band[b].pushed_out_bytes +=
-				r->band[b].pushed_out_bytes;
-			s->band[b].flushed += r->band[b].flushed;
-		}
-	}
+	if (port < SHP_MAX_PORTS)
+		shp_port_ctr_add_stages(s, &retired[port], SHP_MAX_BANDS,
+					true);
 	cf = port_conf(port);
 	if (cf == NULL)
 		goto out;
@@ -1064,24 +1031,7 @@ shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
 		const struct shp_port_ctr *c = cf->cls[i]->ctr;
 
 		s->tx_pending += LD(cf->cls[i]->sq.cnt);
-
-		for (d = 0; d < SHP_DROP_SLOTS; d++)
-			s->drops[d] += LD(c->drops[d]);
-		for (d = 0; d < SHP_XSTAT_SLOTS; d++)
-			s->xstats[d] += LD(c->xstats[d]);
-		for (b = 0; b < SHP_MAX_BANDS; b++) {
-			const struct shp_band_ctr *bc = &c->band[b];
-			struct shp_band_ctr *bs = &s->band[b];
-
-			bs->enqueued += LD(bc->enqueued);
-			bs->enqueued_bytes += LD(bc->enqueued_bytes);
-			bs->dequeued += LD(bc->dequeued);
-			bs->dequeued_bytes += LD(bc->dequeued_bytes);
-			bs->full += LD(bc->full);
-			bs->pushed_out += LD(bc->pushed_out);
-			bs->pushed_out_bytes += LD(bc->pushed_out_bytes);
-			bs->flushed += LD(bc->flushed);
-		}
+		shp_port_ctr_add_stages(s, c, SHP_MAX_BANDS, true);
 	}
 out:
 	pthread_mutex_unlock(&classes_lock);

@@ -136,34 +136,6 @@ tbf_charge(const struct shp_tbf_conf *c, const struct tbf_state *s,
 	*toks -= shp_tbf_ticks(c->rate_mult, wlen);
 }
 
-/* The child's next run, or the packet its peek returns as a run of 1. */
-static inline uint16_t
-child_peek_run(struct shp_qdisc *child, struct rte_mbuf **one,
-	       struct rte_mbuf *const **run, struct shp_ctx *ctx)
-{
-	if (child->ops->peek_run != NULL)
-		return child->ops->peek_run(child, run, ctx);
-	*one = child->ops->peek(child, ctx);
-	*run = one;
-	return *one != NULL;
-}
-
-/* (a peek followed by a dequeue returns the peeked packet) */
-static inline uint64_t
-child_take_run(struct shp_qdisc *child, uint16_t k, struct rte_mbuf **out,
-	       struct shp_ctx *ctx)
-{
-	uint64_t bytes = 0;
-	uint16_t i;
-
-	if (child->ops->take_run != NULL)
-		return child->ops->take_run(child, k, out, ctx);
-	k = child->ops->dequeue(child, out, k, ctx);
-	for (i = 0; i < k; i++)
-		bytes += rte_pktmbuf_pkt_len(out[i]);
-	return bytes;
-}
-
 /*
  * Charge the packets at the head of the child in order, as Linux tbf
  * does one by one, and take all that may leave in one call per run.
@@ -191,7 +163,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
-		uint16_t cnt = child_peek_run(child, &one, &run, ctx);
+		uint16_t cnt = shp_qdisc_peek_run(child, &one, &run, ctx);
 		bool oversize = false, stop = false;
 
 		if (cnt == 0)
@@ -217,27 +189,20 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			elapsed = 0;
 		}
 		if (k > 0) {
-			bytes += child_take_run(child, k, pkts + got, ctx);
+			bytes += shp_qdisc_take_run(child, k, pkts + got, ctx);
 			got += k;
 		}
 		if (oversize) {
 			struct rte_mbuf *m;
 
-			child_take_run(child, 1, &m, ctx);
+			shp_qdisc_take_run(child, 1, &m, ctx);
 			shp_stage_drop(q, ctx, TBF_DROP_OVERSIZE, m);
 		} else if (stop) {
 			break;
 		}
 	}
-	/* The bucket says when a packet may leave: now. What it waited here
-	 * is the profile's queueing, not the emulator's lateness, and the
-	 * overload rule (shp_due_time) must not take it for that. */
-	for (k = 0; k < got; k++) {
-		struct shp_meta *meta = shp_meta(pkts[k]);
-
-		if (meta->time_to_send == 0)
-			meta->time_to_send = now;
-	}
+	/* the bucket says when a packet may leave: now */
+	shp_meta_released(pkts, got, now);
 	ctx->bytes = bytes;
 	return got;
 }

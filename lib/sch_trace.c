@@ -227,33 +227,6 @@ trace_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	return q->child->ops->enqueue(q->child, pkts, n, ctx);
 }
 
-/* The child's next run, or the packet its peek returns as a run of 1. */
-static inline uint16_t
-child_peek_run(struct shp_qdisc *child, struct rte_mbuf **one,
-	       struct rte_mbuf *const **run, struct shp_ctx *ctx)
-{
-	if (child->ops->peek_run != NULL)
-		return child->ops->peek_run(child, run, ctx);
-	*one = child->ops->peek(child, ctx);
-	*run = one;
-	return *one != NULL;
-}
-
-static inline uint64_t
-child_take_run(struct shp_qdisc *child, uint16_t k, struct rte_mbuf **out,
-	       struct shp_ctx *ctx)
-{
-	uint64_t bytes = 0;
-	uint16_t i;
-
-	if (child->ops->take_run != NULL)
-		return child->ops->take_run(child, k, out, ctx);
-	k = child->ops->dequeue(child, out, k, ctx);
-	for (i = 0; i < k; i++)
-		bytes += rte_pktmbuf_pkt_len(out[i]);
-	return bytes;
-}
-
 /*
  * Run the opportunities up to now, in order, each on the packets that
  * arrived before it; stop when the vector is full (the opportunity being
@@ -268,7 +241,7 @@ trace_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	struct shp_qdisc *child = q->child;
 	uint64_t now = ctx->now, bytes = 0;
 	struct trace_pos s;
-	uint16_t got = 0, k, i;
+	uint16_t got = 0, k;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	if (c == NULL)
@@ -286,7 +259,7 @@ trace_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			ctx->more = true;
 			break;
 		}
-		cnt = child_peek_run(child, &one, &run, ctx);
+		cnt = shp_qdisc_peek_run(child, &one, &run, ctx);
 		if (cnt == 0) {
 			/* nothing queued: every opportunity up to now is
 			 * lost, and a partly sent head has gone (dropped) */
@@ -319,16 +292,9 @@ trace_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			spent = s.avail == 0;
 		}
 		if (k > 0) {
-			bytes += child_take_run(child, k, pkts + got, ctx);
-			/* the opportunity says when a packet may go: what it
-			 * waited here is the profile's queueing, not the
-			 * emulator's lateness (shp_due_time) */
-			for (i = got; i < got + k; i++) {
-				struct shp_meta *meta = shp_meta(pkts[i]);
-
-				if (meta->time_to_send == 0)
-					meta->time_to_send = t;
-			}
+			bytes += shp_qdisc_take_run(child, k, pkts + got, ctx);
+			/* the opportunity says when a packet may go */
+			shp_meta_released(pkts + got, k, t);
 			got += k;
 		}
 		if (spent)

@@ -76,4 +76,23 @@ shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
 	meta->cls = (uint64_t)prio | (uint64_t)band << 8;
 }
 
+/*
+ * A gate (tbf, trace) lets pkts[0..n) go at t: that is when the profile
+ * says they may leave, unless a stage already set it. What they waited
+ * in the gate is the profile's queueing, not the emulator's lateness
+ * (the overload rule, shp_due_time, reads this).
+ */
+static inline void
+shp_meta_released(struct rte_mbuf **pkts, uint16_t n, uint64_t t)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct shp_meta *meta = shp_meta(pkts[i]);
+
+		if (meta->time_to_send == 0)
+			meta->time_to_send = t;
+	}
+}
+
 #endif

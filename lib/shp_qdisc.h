@@ -205,6 +205,36 @@ shp_qdisc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	return q->ops->enqueue(q, pkts, n, ctx);
 }
 
+/* For a gate in front of q (tbf, trace): q's next run (peek_run), or the
+ * packet its peek returns as a run of one (*one holds it). */
+static inline uint16_t
+shp_qdisc_peek_run(struct shp_qdisc *q, struct rte_mbuf **one,
+		   struct rte_mbuf *const **run, struct shp_ctx *ctx)
+{
+	if (q->ops->peek_run != NULL)
+		return q->ops->peek_run(q, run, ctx);
+	*one = q->ops->peek(q, ctx);
+	*run = one;
+	return *one != NULL;
+}
+
+/* Take the first k of that run into out; their pkt_len sum. (Without
+ * take_run a dequeue: after a peek it returns the peeked packet.) */
+static inline uint64_t
+shp_qdisc_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
+		   struct shp_ctx *ctx)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	if (q->ops->take_run != NULL)
+		return q->ops->take_run(q, k, out, ctx);
+	k = q->ops->dequeue(q, out, k, ctx);
+	for (i = 0; i < k; i++)
+		bytes += rte_pktmbuf_pkt_len(out[i]);
+	return bytes;
+}
+
 /* Free a vector of dropped packets, counting them under `cause`. */
 static inline void
 shp_drop_burst(struct shp_ctx *ctx, enum shp_drop cause,

@@ -22,6 +22,33 @@ shp_stats_delayed(const struct shp_port_ctr *c)
 }
 
 void
+shp_port_ctr_add_stages(struct shp_port_ctr *s, const struct shp_port_ctr *c,
+			unsigned int nb_bands, bool gauges)
+{
+	unsigned int d, b;
+
+	for (d = 0; d < SHP_DROP_SLOTS; d++)
+		s->drops[d] += LD(c->drops[d]);
+	for (d = 0; d < SHP_XSTAT_SLOTS; d++)
+		if (gauges || d >= shp_xstat_nb() ||
+		    !(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
+			s->xstats[d] += LD(c->xstats[d]);
+	for (b = 0; b < nb_bands; b++) {
+		const struct shp_band_ctr *bc = &c->band[b];
+		struct shp_band_ctr *bs = &s->band[b];
+
+		bs->enqueued += LD(bc->enqueued);
+		bs->enqueued_bytes += LD(bc->enqueued_bytes);
+		bs->dequeued += LD(bc->dequeued);
+		bs->dequeued_bytes += LD(bc->dequeued_bytes);
+		bs->full += LD(bc->full);
+		bs->pushed_out += LD(bc->pushed_out);
+		bs->pushed_out_bytes += LD(bc->pushed_out_bytes);
+		bs->flushed += LD(bc->flushed);
+	}
+}
+
+void
 shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	      uint16_t port, unsigned int nb_bands, struct shp_port_sum *out)
 {
@@ -37,24 +64,8 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		s->tx_packets += LD(c->tx_packets);
 		s->tx_bytes += LD(c->tx_bytes);
 		s->egress_in += LD(c->egress_in);
-		for (d = 0; d < SHP_DROP_SLOTS; d++)
-			s->drops[d] += LD(c->drops[d]);
-		for (d = 0; d < SHP_XSTAT_SLOTS; d++)
-			s->xstats[d] += LD(c->xstats[d]);
 		s->tx_pending += LD(c->tx_pending);
-		for (b = 0; b < nb_bands; b++) {
-			const struct shp_band_ctr *bc = &c->band[b];
-			struct shp_band_ctr *bs = &s->band[b];
-
-			bs->enqueued += LD(bc->enqueued);
-			bs->enqueued_bytes += LD(bc->enqueued_bytes);
-			bs->dequeued += LD(bc->dequeued);
-			bs->dequeued_bytes += LD(bc->dequeued_bytes);
-			bs->full += LD(bc->full);
-			bs->pushed_out += LD(bc->pushed_out);
-			bs->pushed_out_bytes += LD(bc->pushed_out_bytes);
-			bs->flushed += LD(bc->flushed);
-		}
+		shp_port_ctr_add_stages(s, c, nb_bands, true);
 	}
 	/* what the port's classes' own stages counted (shp_classes.h) */
 	shp_classes_add_port(port, s);

@@ -14,6 +14,7 @@
 #ifndef SHP_STATS_H
 #define SHP_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <rte_common.h>
@@ -121,6 +122,13 @@ struct shp_port_sum {
 	struct shp_nic_ctr nic;
 	struct shp_hist_summary lateness, sojourn;
 };
+
+/* s += what the stages counted in c: drops, their own statistics (their
+ * gauges too when `gauges`, a live block; not for a retired one, whose
+ * levels are gone) and the bands' counters, bands [0, nb_bands). */
+void shp_port_ctr_add_stages(struct shp_port_ctr *s,
+			     const struct shp_port_ctr *c,
+			     unsigned int nb_bands, bool gauges);
 
 /* Packets the stages of c's port hold for a later send time (the
  * SHP_XS_DELAYED gauges of the kinds, shp_kind.h). */
