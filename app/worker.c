@@ -38,7 +38,10 @@ static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
  * nothing waits there and no stage would hold or alter a packet, enqueue
  * followed by dequeue is a no-op: send the burst at once. Only for a burst
  * that falls in one band, so strict priority within a burst is kept too.
- * What the port refuses is queued as usual, at the head of its band.
+ * A gate (tbf) with tokens for them passes the burst's head the same way
+ * (shp_qdisc_bypass); the rest is queued as usual. What the port refuses
+ * is queued as usual, at the head of its band; once a gate has charged
+ * it, it waits as the port's refused packets do, not to be charged again.
  */
 static inline uint16_t
 rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
@@ -48,19 +51,33 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	struct shp_chain *c = &s->chain[r->egress];
 	struct shp_band_ctr *bc;
 	uint64_t tx_bytes = ctx->ctr->tx_bytes;
-	uint16_t sent;
+	uint16_t k, sent, i;
+	bool gated;
 
 	/* (a queue that takes the RX pass's bands counts the packets that
 	 * went through it in no time in its bands, as its enqueue would) */
 	if (!r->tx_here || (used & (used - 1)) != 0 || e->npend != 0 ||
-	    s->paused || c->queue->ops->enqueue_rx == NULL ||
-	    !shp_qdisc_can_bypass(c->root))
+	    s->paused || c->queue->ops->enqueue_rx == NULL)
 		return 0;
-	sent = tx_burst(e, ctx->ctr, pkts, n, ctx->now, bytes);
+	k = shp_qdisc_bypass(c->root, pkts, n, ctx, &gated);
+	if (k == 0)
+		return 0;
+	sent = tx_burst(e, ctx->ctr, pkts, k, ctx->now,
+			k == n ? bytes : UINT64_MAX);
+	if (gated && sent < k) {
+		for (i = sent; i < k; i++)
+			e->pending[i - sent] = pkts[i];
+		e->pend_head = 0;
+		e->npend = k - sent;
+		ctx->ctr->tx_pending = e->npend;
+		sent = k;
+	}
 	ctx->ctr->egress_in += sent;
 	/* through the band in no time: its byte counters too (what the
-	 * port took, tx_burst's count) */
+	 * port took, tx_burst's count, and what waits as refused) */
 	tx_bytes = ctx->ctr->tx_bytes - tx_bytes;
+	for (i = sent - e->npend; i < sent; i++)
+		tx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 	bc = &ctx->ctr->band[__builtin_ctz(used)];
 	bc->enqueued += sent;
 	bc->enqueued_bytes += tx_bytes;

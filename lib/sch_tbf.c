@@ -149,6 +149,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	struct shp_qdisc *child = q->child;
 	uint64_t now = ctx->now;
 	uint64_t bytes = 0;
+	struct tbf_state s;
 	int64_t elapsed;
 	uint16_t got = 0, k;
 
@@ -159,7 +160,10 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
 	}
-	elapsed = tbf_elapsed(c, &p->s, now);
+	/* The bucket lives in registers for the round: written back per
+	 * packet through p it was a store-to-load chain per packet. */
+	s = p->s;
+	elapsed = tbf_elapsed(c, &s, now);
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
@@ -177,15 +181,15 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 				oversize = true;
 				break;
 			}
-			tbf_charge(c, &p->s, elapsed,
-				   shp_tbf_wire_len(c, len), &toks, &ptoks);
+			tbf_charge(c, &s, elapsed, shp_tbf_wire_len(c, len),
+				   &toks, &ptoks);
 			if ((toks | ptoks) < 0) {
 				stop = true;
 				break;
 			}
-			p->s.t_c = now;
-			p->s.tokens = toks;
-			p->s.ptokens = ptoks;
+			s.t_c = now;
+			s.tokens = toks;
+			s.ptokens = ptoks;
 			elapsed = 0;
 		}
 		if (k > 0) {
@@ -201,6 +205,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			break;
 		}
 	}
+	p->s = s;
 	/* the bucket says when a packet may leave: now */
 	shp_meta_released(pkts, got, now);
 	ctx->bytes = bytes;
@@ -316,6 +321,56 @@ tbf_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	return q->child->ops->peek(q->child, ctx);
 }
 
+/*
+ * With the child empty, a dequeue at now right after the enqueue of
+ * pkts would charge them in order and let go those the buckets cover,
+ * up to the first that does not fit; so does this, without the queue.
+ * A stamp before the checkpoint (a paced burst carries the time it was
+ * due) is left to the queue: the bucket's clock never goes back.
+ */
+static uint16_t
+tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+	 struct shp_ctx *ctx)
+{
+	struct tbf_priv *p = priv(q);
+	const struct shp_tbf_conf *c = __atomic_load_n(&p->conf,
+						       __ATOMIC_ACQUIRE);
+	uint64_t now = ctx->now;
+	struct tbf_state s;
+	int64_t elapsed;
+	uint16_t k;
+
+	if (c == NULL)
+		return n;
+	if (unlikely(c->id != p->seen)) {
+		p->seen = c->id;
+		p->s = tbf_fresh(c, now);
+	}
+	if (now < p->s.t_c)
+		return 0;
+	s = p->s;
+	elapsed = tbf_elapsed(c, &s, now);
+	for (k = 0; k < n; k++) {
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[k]);
+		int64_t toks, ptoks;
+
+		/* an oversize frame is the dequeue's to drop and count */
+		if (len > c->max_size)
+			break;
+		tbf_charge(c, &s, elapsed, shp_tbf_wire_len(c, len), &toks,
+			   &ptoks);
+		if ((toks | ptoks) < 0)
+			break;
+		s.t_c = now;
+		s.tokens = toks;
+		s.ptokens = ptoks;
+		elapsed = 0;
+	}
+	p->s = s;
+	shp_meta_released(pkts, k, now);
+	return k;
+}
+
 static bool
 tbf_idle(const struct shp_qdisc *q)
 {
@@ -354,6 +409,7 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.peek = tbf_peek,
 	.next_time = tbf_next_time,
 	.idle = tbf_idle,
+	.pass = tbf_pass,
 	.stats = tbf_stats,
 	.dump = tbf_dump,
 };

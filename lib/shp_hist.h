@@ -93,22 +93,34 @@ shp_hist_record(struct shp_hist *h, uint64_t v)
 		h->max = v;
 }
 
-/* v[0..n): one pass, min/max/sum kept in registers. */
+/*
+ * v[0..n): one pass, min/max/sum kept in registers. A burst's values
+ * mostly share a bucket (one RX burst's sojourns, lateness 0): a run of
+ * equal buckets is counted in a register and added once, as an
+ * increment per value of the same word is a store-to-load chain.
+ */
 static inline void
 shp_hist_record_burst(struct shp_hist *h, const uint64_t *v, unsigned int n)
 {
-	uint64_t mn = h->min, mx = h->max, sum = 0;
-	unsigned int i;
+	uint64_t mn = h->min, mx = h->max, sum = 0, run = 0;
+	unsigned int i, last = 0;
 
 	for (i = 0; i < n; i++) {
 		uint64_t x = v[i];
+		unsigned int b = shp_hist_index(x < SHP_HIST_VMAX ? x :
+						SHP_HIST_VMAX);
 
-		h->bucket[shp_hist_index(x < SHP_HIST_VMAX ? x :
-					 SHP_HIST_VMAX)]++;
+		if (b != last) {
+			h->bucket[last] += run;
+			last = b;
+			run = 0;
+		}
+		run++;
 		sum += x;
 		mn = x < mn ? x : mn;
 		mx = x > mx ? x : mx;
 	}
+	h->bucket[last] += run;
 	h->count += n;
 	h->sum += sum;
 	h->min = mn;

@@ -114,6 +114,13 @@ struct shp_qdisc_ops {
 	 * TCQ_F_CAN_BYPASS for an empty pfifo_fast). Optional (NULL: never
 	 * idle). Owner lcore only. */
 	bool (*idle)(const struct shp_qdisc *q);
+	/* Optional, for a gate (tbf) that is not idle: every other stage of
+	 * the chain is idle, so q's child holds nothing. How many of
+	 * pkts[0..n), from the first, an enqueue then dequeue at ctx->now
+	 * would let go at once; q's state is left as that dequeue leaves it
+	 * (tokens charged, send times stamped). Owner lcore only. */
+	uint16_t (*pass)(struct shp_qdisc *q, struct rte_mbuf **pkts,
+			 uint16_t n, struct shp_ctx *ctx);
 	/* Optional: a parent's byte limit for what this stage holds (tbf's
 	 * limit, as Linux's tbf sets its child fifo's); 0 lifts it. A stage
 	 * with a limit of its own (fq_codel) leaves it NULL. */
@@ -182,6 +189,34 @@ shp_qdisc_can_bypass(const struct shp_qdisc *q)
 		if (q->ops->idle == NULL || !q->ops->idle(q))
 			return false;
 	return true;
+}
+
+/*
+ * Bypass with a gate: when every stage of q's chain is idle but at most
+ * one gate with a pass op, how many of pkts[0..n) go straight through at
+ * ctx->now (all of them with no gate; the gate charges what it passes).
+ * 0 when some stage holds packets or would change them. *gated tells
+ * whether a gate took the packets' cost (what the port then refuses must
+ * not be charged again). Owner lcore only.
+ */
+static inline uint16_t
+shp_qdisc_bypass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+		 struct shp_ctx *ctx, bool *gated)
+{
+	struct shp_qdisc *gate = NULL;
+
+	*gated = false;
+	for (; q != NULL; q = q->child) {
+		if (q->ops->idle != NULL && q->ops->idle(q))
+			continue;
+		if (gate != NULL || q->ops->pass == NULL)
+			return 0;
+		gate = q;
+	}
+	if (gate == NULL)
+		return n;
+	*gated = true;
+	return gate->ops->pass(gate, pkts, n, ctx);
 }
 
 /* q's next_time op, or its fallback: ctx->now when q or a child holds a

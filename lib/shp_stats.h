@@ -151,14 +151,20 @@ static inline void
 shp_latency_record_tx(struct shp_latency *l, const uint64_t *soj,
 		      const uint64_t *tts, uint16_t n, uint64_t now)
 {
-	uint16_t i;
+	uint64_t late[64];
+	uint16_t i, k = 0;
 
 	shp_hist_record_burst(&l->sojourn, soj, n);
-	for (i = 0; i < n; i++)
-		if (tts[i] != 0)
-			/* a pipeline's TX clock may lag RX's: never wrap */
-			shp_hist_record(&l->lateness,
-					now > tts[i] ? now - tts[i] : 0);
+	for (i = 0; i < n; i++) {
+		/* a pipeline's TX clock may lag RX's: never wrap */
+		late[k] = now > tts[i] ? now - tts[i] : 0;
+		k += tts[i] != 0;
+		if (k == RTE_DIM(late)) {
+			shp_hist_record_burst(&l->lateness, late, k);
+			k = 0;
+		}
+	}
+	shp_hist_record_burst(&l->lateness, late, k);
 }
 
 /* Empty distributions (min at UINT64_MAX). */

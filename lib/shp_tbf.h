@@ -54,8 +54,31 @@ struct shp_tbf_conf {
 /* Fill the derived fields from the user-visible ones. */
 void shp_tbf_derive(struct shp_tbf_conf *conf);
 
-/* Bytes the bucket counts for a frame of len bytes. */
-uint64_t shp_tbf_wire_len(const struct shp_tbf_conf *conf, uint64_t len);
+/*
+ * Bytes the bucket counts for a frame of len bytes, psched_l2t_ns's
+ * length: plus overhead, at least mpu, in 53-byte cells of 48 with
+ * linklayer atm. Saturates (a burst may be near 2^64 bytes). Inline:
+ * tbf charges every packet.
+ */
+static inline uint64_t
+shp_tbf_wire_len(const struct shp_tbf_conf *c, uint64_t len)
+{
+	uint64_t l, cells;
+
+	if (c->overhead >= 0)
+		l = len > UINT64_MAX - (uint64_t)c->overhead ? UINT64_MAX :
+			len + (uint64_t)c->overhead;
+	else
+		l = len > (uint64_t)-(int64_t)c->overhead ?
+			len - (uint64_t)-(int64_t)c->overhead : 0;
+	if (l < c->mpu)
+		l = c->mpu;
+	if (c->atm) {
+		cells = l / 48 + (l % 48 != 0);
+		l = cells > UINT64_MAX / 53 ? UINT64_MAX : cells * 53;
+	}
+	return l;
+}
 
 /* Ticks to send len wire bytes at mult (rate_mult or peak_mult),
  * saturated at INT64_MAX. */

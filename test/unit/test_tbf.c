@@ -13,14 +13,21 @@
 #include "shp_tbf.h"
 #include "shp_rig.h"
 
-/* The bands (3 of 4096) under a tbf of args, the clock at 1 s. */
+/* The bands (3 of 4096; bands_args more) under a tbf of args, the clock
+ * at 1 s. */
+static void
+rig_init_bands(struct shp_rig *r, const char *args, const char *bands_args)
+{
+	shp_rig_init(r, 0);
+	shp_rig_add(r, "bands", bands_args);
+	shp_rig_add(r, "tbf", args);
+	r->ctx.now = 1000000000;
+}
+
 static void
 rig_init(struct shp_rig *r, const char *args)
 {
-	shp_rig_init(r, 0);
-	shp_rig_add(r, "bands", NULL);
-	shp_rig_add(r, "tbf", args);
-	r->ctx.now = 1000000000;
+	rig_init_bands(r, args, NULL);
 }
 
 static struct shp_tbf_conf *
@@ -91,6 +98,110 @@ test_runs_match_generic(void **state)
 	assert_true(drops_b > 100);
 	assert_int_equal(r.c->drops[shp_drop_index("tbf_oversize")], drops_b);
 	shp_rig_fini(&f);
+	shp_rig_fini(&r);
+}
+
+/*
+ * The RX bypass through a gate (shp_qdisc_bypass, tbf's pass op) lets go
+ * exactly what enqueue then dequeue at the same instant would: the same
+ * packets, in the same order, stamped with the same send time, bucket
+ * left the same; oversize frames stay for the dequeue to drop; a stamp
+ * older than the bucket's checkpoint passes nothing.
+ */
+static void
+test_bypass_matches_dequeue(void **state)
+{
+	struct shp_rig r, f;
+	struct rte_mbuf *in_a[32], *in_b[32], *a[600], *b[600];
+	uint64_t x = 7, bypassed = 0, sent = 0;
+	int step, i;
+
+	(void)state;
+	/* half the rate offered: the queue fills and empties */
+	/* one producer, as the worker's bypass asks */
+	rig_init_bands(&r, "rate 1gbit burst 20kb limit 10mb", "sp");
+	rig_init(&f, "rate 1gbit burst 20kb limit 10mb");
+	for (step = 0; step < 20000; step++) {
+		uint16_t n, k, ka = 0, kb, len;
+		bool gated;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		n = 1 + (x >> 33) % 32;
+		len = 60 + (x >> 40) % 1860;
+		shp_rig_pkts(in_a, n, len, 1, NULL, r.ctx.now);
+		shp_rig_pkts(in_b, n, len, 1, NULL, r.ctx.now);
+		k = shp_qdisc_bypass(r.root, in_a, n, &r.ctx, &gated);
+		if (shp_bands_count(r.stage[0], 1) != 0)
+			assert_int_equal(k, 0);   /* something waits */
+		if (k > 0)
+			assert_true(gated);
+		for (i = 0; i < k; i++)
+			a[ka++] = in_a[i];
+		bypassed += k;
+		shp_rig_enqueue_at(&r, r.ctx.now, in_a + k, n - k);
+		ka += shp_rig_dequeue_at(&r, r.ctx.now, a + ka, 512);
+		shp_rig_enqueue_at(&f, f.ctx.now, in_b, n);
+		kb = shp_rig_dequeue_at(&f, f.ctx.now, b, 512);
+		assert_int_equal(ka, kb);
+		for (i = 0; i < ka; i++) {
+			assert_int_equal(rte_pktmbuf_pkt_len(a[i]),
+					 rte_pktmbuf_pkt_len(b[i]));
+			assert_int_equal(shp_meta(a[i])->time_to_send,
+					 shp_meta(b[i])->time_to_send);
+		}
+		sent += ka;
+		rte_pktmbuf_free_bulk(a, ka);
+		rte_pktmbuf_free_bulk(b, kb);
+		r.ctx.now += (x >> 44) % 560000;
+		f.ctx.now = r.ctx.now;
+	}
+	print_message("sent %" PRIu64 ", bypassed %" PRIu64 "\n", sent,
+		      bypassed);
+	assert_true(bypassed > 1000);
+	assert_true(sent - bypassed > 1000);   /* and queued */
+	shp_rig_fini(&f);
+	shp_rig_fini(&r);
+}
+
+/* What the bypass leaves to the queue: a frame the bucket could never
+ * hold (the dequeue drops and counts it), a burst stamped before the
+ * bucket's checkpoint (a paced one: its clock never goes back), anything
+ * once a packet waits. */
+static void
+test_bypass_leaves(void **state)
+{
+	struct rte_mbuf *m[3], *out[4];
+	struct shp_rig r;
+	uint16_t k;
+	bool gated;
+
+	(void)state;
+	rig_init_bands(&r, "rate 1gbit burst 1000 limit 1mb", "sp");
+	shp_rig_pkts(m, 1, 100, 1, NULL, r.ctx.now);
+	shp_rig_pkts(m + 1, 1, 1200, 1, NULL, r.ctx.now);
+	shp_rig_pkts(m + 2, 1, 100, 1, NULL, r.ctx.now);
+	k = shp_qdisc_bypass(r.root, m, 3, &r.ctx, &gated);
+	assert_int_equal(k, 1);
+	assert_true(gated);
+	assert_int_equal(shp_meta(m[0])->time_to_send, r.ctx.now);
+	rte_pktmbuf_free(m[0]);
+	shp_rig_enqueue_at(&r, r.ctx.now, m + 1, 2);
+	/* one waits: no bypass */
+	shp_rig_pkts(m, 1, 100, 1, NULL, r.ctx.now);
+	assert_int_equal(shp_qdisc_bypass(r.root, m, 1, &r.ctx, &gated), 0);
+	shp_rig_enqueue_at(&r, r.ctx.now, m, 1);
+	k = shp_rig_dequeue_at(&r, r.ctx.now, out, 4);
+	assert_int_equal(k, 2);
+	assert_int_equal(r.c->drops[shp_drop_index("tbf_oversize")], 1);
+	rte_pktmbuf_free_bulk(out, k);
+	assert_int_equal(shp_rig_dequeue_at(&r, r.ctx.now, out, 4), 0);
+	/* stamped before the checkpoint */
+	shp_rig_pkts(m, 1, 100, 1, NULL, r.ctx.now);
+	r.ctx.now -= 1000;
+	assert_int_equal(shp_qdisc_bypass(r.root, m, 1, &r.ctx, &gated), 0);
+	r.ctx.now += 1000000;
+	assert_int_equal(shp_qdisc_bypass(r.root, m, 1, &r.ctx, &gated), 1);
+	rte_pktmbuf_free(m[0]);
 	shp_rig_fini(&r);
 }
 
@@ -609,6 +720,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rate),
 		cmocka_unit_test(test_runs_match_generic),
+		cmocka_unit_test(test_bypass_matches_dequeue),
+		cmocka_unit_test(test_bypass_leaves),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_peakrate),
 		cmocka_unit_test(test_oversize),
