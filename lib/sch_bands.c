@@ -602,6 +602,18 @@ pfifo_fast_format(const void *conf, char *buf, size_t len)
 	return 0;
 }
 
+/* every band's ring full */
+static uint64_t
+pfifo_fast_capacity(const void *conf, const struct shp_kind_env *env)
+{
+	const struct shp_bands_conf *c = conf;
+
+	if (c != NULL)
+		return (uint64_t)c->nb_bands * c->ring_size;
+	return env != NULL ? (uint64_t)env->bands * env->ring_size :
+	       3 * 1024;
+}
+
 static const char *const bands_drops[] = {
 	[BANDS_DROP_FULL] = "band_full",   /* a band's ring was full */
 	/* pushed out of the lowest band by the parent's byte limit */
@@ -616,6 +628,7 @@ const struct shp_kind shp_kind_pfifo_fast = {
 	.parse = pfifo_fast_parse,
 	.format = pfifo_fast_format,
 	.conf_free = free,
+	.capacity = pfifo_fast_capacity,
 	.drops = bands_drops,
 	.usage = "pfifo_fast",
 };

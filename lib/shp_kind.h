@@ -81,6 +81,16 @@ struct shp_kind {
 	 * the same conf; snprintf's return convention */
 	int (*format)(const void *conf, char *buf, size_t len);
 	void (*conf_free)(void *conf);
+	/*
+	 * Optional: the packets a stage running conf may hold by its own
+	 * bound (its limit), for sizing the mbuf pool: the pool must hold
+	 * what every stage may hold at once (shp_chain_spec_capacity). conf
+	 * NULL: the kind's defaults (a queue given no text). No op, or 0: it
+	 * holds none of its own (a gate, as tbf: its limit bounds what its
+	 * child holds), or its bound comes from the pool itself (netem's
+	 * default limit, half the pool).
+	 */
+	uint64_t (*capacity)(const void *conf, const struct shp_kind_env *env);
 	/* Optional: may the running conf cur (NULL: off) become next? 0, or
 	 * -1 with one line in err (what a running stage cannot take, as
 	 * fq_codel's table size). */
