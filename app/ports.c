@@ -26,12 +26,14 @@ unsigned int
 shaper_pool_size(const struct shaper *s)
 {
 	const struct shp_options *o = &s->opt;
-	unsigned int n;
+	unsigned int n, need;
 
-	if (o->mbufs != 0)
-		return o->mbufs;
-	n = shp_chain_pool_size(s->nb_ports, o->bands, o->ring_size, o->burst,
-				rte_lcore_count());
+	n = shp_options_pool_size(o, s->port_ids, s->nb_ports,
+				  rte_lcore_count(), &need);
+	if (n < need)
+		fprintf(stderr, "dpdk-shaper: warning: --mbufs %u is below what the "
+		       "chains can hold (%u mbufs): a full queue leaves RX "
+		       "without mbufs (counted as no_mbuf)\n", n, need);
 	return n;
 }
 

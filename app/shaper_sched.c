@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
 #include "control.h"
@@ -197,7 +198,8 @@ shaper_sched_start(struct shaper *s)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
-		shaper_sched_next[p] = pev_time(s, &ports[p]);
+		__atomic_store_n(&shaper_sched_next[p],
+				 pev_time(s, &ports[p]), __ATOMIC_RELEASE);
 	}
 }
 
@@ -231,8 +233,23 @@ shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now)
 			sp->j = 0;
 			sp->cycle++;
 		}
-		shaper_sched_next[p] = pev_time(s, sp);
+		/* after the change: an RX lcore that sees the new time
+		 * (shaper_sched_wait) hands on into the new conf */
+		__atomic_store_n(&shaper_sched_next[p], pev_time(s, sp),
+				 __ATOMIC_RELEASE);
 	}
+}
+
+void
+shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now)
+{
+	/* The owner makes the change at the start of its next TX round,
+	 * without waiting for anyone: a round at most. A pause or the end
+	 * stops the rounds: the burst goes on as it is then. */
+	while (now >= __atomic_load_n(&shaper_sched_next[p],
+				      __ATOMIC_ACQUIRE) &&
+	       !s->paused && !s->quit)
+		rte_pause();
 }
 
 void

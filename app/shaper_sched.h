@@ -14,6 +14,16 @@
  *    conf (it enters the chain after the switch); netem computes a send
  *    time when it takes a packet in, so what it holds keeps its time. The
  *    old conf goes back to the main lcore on another ring;
+ *  - an RX-only lcore (a pipeline) with a burst stamped at or after the
+ *    next event's time waits, before it hands the burst on, until the
+ *    owner has published it (shaper_sched_wait): the owner does so at
+ *    the start of its next TX round, so the wait is one TX round at most,
+ *    once per change, and the burst enters the chain after the switch,
+ *    as in run to completion. The owner's own TX rounds can no longer
+ *    take it under the old conf: a round that began before the time does
+ *    not see it. An lcore that also transmits (for another port) does not
+ *    wait -- two of them could wait for each other -- and is exact only
+ *    for the ports it owns;
  *  - the main lcore (ctl_tick) frees the old confs after an RCU grace
  *    period and parses new ones for the next cycles of a `repeat`;
  *  - the link state is a function of the time (shp_sched_link_down) and
@@ -52,6 +62,9 @@ void shaper_sched_fini(struct shaper *s);
 
 /* Owner of port p: publish every event due at now. */
 void shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now);
+/* An RX-only lcore: wait until port p's owner has published every event
+ * due at now (or the workers pause or stop). */
+void shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now);
 
 /* Is port p's link down for a packet stamped now? */
 bool shaper_link_is_down(const struct shaper *s, uint16_t p, uint64_t now);
@@ -75,20 +88,25 @@ shaper_sched_tx(struct shaper *s, uint16_t p)
 
 /*
  * RX, a burst stamped `now` for egress port p (owner: this lcore owns p
- * too): due events first, then the link. True when the link is down:
+ * too; rx_only: it transmits for no port): due events first, made by
+ * the owner or waited for, then the link. True when the link is down:
  * the burst was counted (offered to p, dropped as link_down) and freed.
  */
 static inline bool
 shaper_sched_rx_burst(struct shaper *s, uint16_t p, bool owner,
-		      struct rte_mbuf **pkts, uint16_t n,
+		      bool rx_only, struct rte_mbuf **pkts, uint16_t n,
 		      struct shp_port_ctr *in, struct shp_port_ctr *out,
 		      uint64_t now)
 {
 	uint64_t bytes = 0;
 	uint16_t i;
 
-	if (owner && now >= shaper_sched_next[p])
-		shaper_sched_run(s, p, now);
+	if (now >= __atomic_load_n(&shaper_sched_next[p], __ATOMIC_ACQUIRE)) {
+		if (owner)
+			shaper_sched_run(s, p, now);
+		else if (rx_only)
+			shaper_sched_wait(s, p, now);
+	}
 	if (!shaper_link_is_down(s, p, now))
 		return false;
 	for (i = 0; i < n; i++)

@@ -3,7 +3,8 @@
  * `show qdisc`: a port's chain as `tc -s qdisc show` prints it, for users
  * who read tc output every day. One qdisc per active stage, root first
  * (netem 1:, its child tbf or trace 2:, their child the bands 3:, as the
- * chain is built), each with its parameters as tc prints them and
+ * chain is built), each with its parameters as tc prints them (its kind's
+ * tc_print, shp_kind.h: no kind is known by name here) and
  *
  *  Sent B bytes P pkt (dropped D, overlimits 0 requeues 0)
  *  backlog Bb Pp requeues 0
@@ -18,10 +19,8 @@
 #include <string.h>
 #include <rte_ethdev.h>
 
-#include "classify.h"
 #include "cli.h"
 #include "control.h"
-#include "shp_tbf.h"
 
 struct tc_stage {
 	const char *kind;
@@ -30,93 +29,38 @@ struct tc_stage {
 	uint64_t sent_b, sent_p, dropped, backlog_b, backlog_p;
 };
 
-/* A time as tc prints it: the largest unit under the value, one decimal,
- * none when it is .0 ("20ms", "81.3ms"). */
+/* A stage's name and parameters as tc prints them: its kind's tc_print,
+ * else its text as it is (a queue's without its kind's name). */
 static void
-tc_time(char *buf, size_t len, double s)
+stage_params(const struct shp_kind *k, const char *text,
+	     const struct shp_kind_env *env, struct tc_stage *st)
 {
-	const char *unit = "s";
-	char *dot;
+	size_t nl = strlen(k->name);
 
-	if (s < 1e-3) {
-		s *= 1e6;
-		unit = "us";
-	} else if (s < 1) {
-		s *= 1e3;
-		unit = "ms";
-	}
-	snprintf(buf, len, "%.1f", s);
-	dot = strstr(buf, ".0");
-	if (dot != NULL && dot[2] == '\0')
-		*dot = '\0';
-	snprintf(buf + strlen(buf), len - strlen(buf), "%s", unit);
-}
-
-/* tbf's parameters as tc prints them: the limit as a latency ("lat"). */
-static void
-tbf_params(const char *text, char *buf, size_t len)
-{
-	struct shp_tbf_conf c;
-	char err[SHP_ERR_LEN], r[32], b[32], l[32], p[32], m[32];
-	double lat_s;
-	int n;
-
-	if (shp_tbf_parse(text, &c, err) < 0 || c.rate == 0) {
-		snprintf(buf, len, "%s", text);   /* cannot happen: ours */
-		return;
-	}
-	shp_fmt_rate(r, sizeof(r), c.rate);
-	shp_fmt_size(b, sizeof(b), c.burst);
-	n = snprintf(buf, len, "rate %s ", r);
-	if (c.peakrate) {
-		shp_fmt_rate(p, sizeof(p), c.peakrate);
-		n += snprintf(buf + n, len - n, "peakrate %s ", p);
-	}
-	n += snprintf(buf + n, len - n, "burst %s ", b);
-	if (c.peakrate) {
-		shp_fmt_size(m, sizeof(m), c.mtu);
-		n += snprintf(buf + n, len - n, "mtu %s ", m);
-	}
-	if (c.latency != 0) {
-		lat_s = c.latency / 1e9;
-	} else {
-		lat_s = ((double)c.limit - (double)c.burst) / (double)c.rate;
-		if (c.peakrate && ((double)c.limit - (double)c.mtu) /
-		    (double)c.peakrate > lat_s)
-			lat_s = ((double)c.limit - (double)c.mtu) /
-				(double)c.peakrate;
-	}
-	if (lat_s >= 0) {
-		tc_time(l, sizeof(l), lat_s);
-		n += snprintf(buf + n, len - n, "lat %s", l);
-	} else {
-		shp_fmt_size(l, sizeof(l), c.limit);
-		n += snprintf(buf + n, len - n, "limit %s", l);
-	}
-	if (c.overhead)
-		n += snprintf(buf + n, len - n, " overhead %d", c.overhead);
-	if (c.mpu)
-		n += snprintf(buf + n, len - n, " mpu %ub", c.mpu);
-	if (c.atm)
-		snprintf(buf + n, len - n, " linklayer atm");
+	st->kind = k->name;
+	if (k->slot == SHP_SLOT_QUEUE && strncmp(text, k->name, nl) == 0)
+		text += nl + (text[nl] == ' ');
+	if (k->tc_print != NULL)
+		k->tc_print(text, env, &st->kind, st->params,
+			    sizeof(st->params));
+	else
+		snprintf(st->params, sizeof(st->params), "%s", text);
 }
 
 void
 cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 {
 	struct ctl_config *cfg = malloc(sizeof(*cfg));
-	struct tc_stage st[3], *root;
+	struct tc_stage st[SHP_SLOT_MAX], *root;
 	struct shp_port_sum sum;
 	const struct shp_port_ctr *c = &sum.c;
-	struct shp_qstats nq = { 0 };
-	uint8_t defmap[16];
+	struct shp_kind_env env;
 	char dev[RTE_ETH_NAME_MAX_LEN];
-	const char *tbf = NULL, *netem = NULL, *queue = NULL, *rate = NULL;
+	const char *text[SHP_SLOT_MAX] = { NULL };
 	const struct shp_chain *ch = &s->chain[port];
 	const struct shp_kind *qk = ch->kind[SHP_SLOT_QUEUE];
-	/* another gate where tbf stands (trace): its text as given */
 	const struct shp_kind *rk = ch->kind[SHP_SLOT_RATE];
-	unsigned int i, b, n = 0;
+	unsigned int i, b, sl, n = 0;
 	uint64_t deq_p = 0, deq_b = 0, bl_p = 0, bl_b = 0;
 
 	if (cfg == NULL)
@@ -124,20 +68,12 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	ctl_config_snapshot(cfg);
 	ctl_port_sum(s, port, &sum);
 	for (i = 0; i < cfg->nb_ports; i++)
-		if (cfg->port_ids[i] == port) {
-			tbf = ctl_config_stage(cfg, i, "tbf");
-			netem = ctl_config_stage(cfg, i, "netem");
-			queue = ctl_config_stage(cfg, i, "queue");
-			if (rk != NULL && strcmp(rk->name, "tbf") != 0)
-				rate = ctl_config_stage(cfg, i,
-							shp_kind_key(rk));
-		}
-	if (tbf != NULL && strcmp(tbf, "off") == 0)
-		tbf = NULL;
-	if (netem != NULL && strcmp(netem, "off") == 0)
-		netem = NULL;
-	if (rate != NULL && strcmp(rate, "off") == 0)
-		rate = NULL;
+		if (cfg->port_ids[i] == port)
+			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+				text[sl] = cfg->stage[i][sl];
+	shp_options_kind_env(&s->opt, &env);
+	env.bands = cfg->bands;
+	env.priomap = s->classifier->priomap;
 	/* a queue without bands: what it holds, from its stats op */
 	if (qk->ops->enqueue_rx == NULL) {
 		struct shp_qstats qs = { 0 };
@@ -158,75 +94,44 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 		bl_b += bc->enqueued_bytes > gone ?
 			bc->enqueued_bytes - gone : 0;
 	}
-	if (netem != NULL) {
-		/* plain loads of the owner's gauges: approximate in flight */
-		const struct shp_kind *nk = ch->kind[SHP_SLOT_DELAY];
+	/* root first: delay 1:, rate 2:, queue 3:, each active stage */
+	for (sl = SHP_SLOT_MAX; sl-- > 0;) {
+		const struct shp_kind *k = ch->kind[sl];
+		struct tc_stage *t = &st[n];
 
-		ch->stage[SHP_SLOT_DELAY]->ops->stats(ch->stage[SHP_SLOT_DELAY],
-						      &nq);
-		st[n++] = (struct tc_stage){
-			.kind = "netem", .handle = 1,
-			.sent_b = c->tx_bytes, .sent_p = c->tx_packets,
-			.dropped = shp_kind_drops(nk, c->drops),
-			.backlog_b = bl_b + nq.backlog,
-			.backlog_p = bl_p + nq.qlen,
-		};
-		snprintf(st[n - 1].params, sizeof(st[0].params), "%s", netem);
-	}
-	if (tbf != NULL) {
-		int lim = shp_drop_index("tbf_limit");
-		uint64_t over = c->drops[shp_drop_index("tbf_oversize")];
-
-		st[n++] = (struct tc_stage){
-			.kind = "tbf", .handle = 2,
-			.sent_b = deq_b,
-			.sent_p = deq_p > over ? deq_p - over : 0,
-			.dropped = over + (lim >= 0 ? c->drops[lim] : 0),
-			.backlog_b = bl_b, .backlog_p = bl_p,
-		};
-		tbf_params(tbf, st[n - 1].params, sizeof(st[0].params));
-	} else if (rate != NULL) {
-		st[n++] = (struct tc_stage){
-			.kind = rk->name, .handle = 2,
+		if (text[sl] == NULL ||
+		    (sl != SHP_SLOT_QUEUE && strcmp(text[sl], "off") == 0))
+			continue;
+		*t = (struct tc_stage){
+			.handle = SHP_SLOT_MAX - sl,
 			.sent_b = deq_b, .sent_p = deq_p,
-			.dropped = shp_kind_drops(rk, c->drops),
+			.dropped = shp_kind_drops(k, c->drops),
 			.backlog_b = bl_b, .backlog_p = bl_p,
 		};
-		snprintf(st[n - 1].params, sizeof(st[0].params), "%s", rate);
-	}
-	shp_priomap_default((uint8_t)cfg->bands, defmap);
-	st[n] = (struct tc_stage){
-		.kind = "prio", .handle = 3,
-		.sent_b = deq_b, .sent_p = deq_p,
-		/* the limit's pushouts are tbf's drops, as in Linux */
-		.dropped = shp_kind_drops(qk, c->drops) -
-			   (qk->ops->set_limit != NULL ?
-			    c->drops[shp_drop_index("tbf_limit")] : 0),
-		.backlog_b = bl_b, .backlog_p = bl_p,
-	};
-	if (qk->ops->enqueue_rx == NULL) {
-		/* the kind's own text, as tc prints what it was given */
-		const char *args = queue != NULL ? queue : qk->name;
+		if (sl == SHP_SLOT_DELAY) {
+			/* plain loads of the owner's gauges: approximate in
+			 * flight */
+			struct shp_qstats nq = { 0 };
 
-		st[n].kind = qk->name;
-		args += strncmp(args, qk->name, strlen(qk->name)) == 0 ?
-			strlen(qk->name) : 0;
-		snprintf(st[n].params, sizeof(st[0].params), "%s",
-			 args + (*args == ' '));
-	} else {
-		const uint8_t *map = s->classifier->priomap;
-		int k, off;
+			ch->stage[sl]->ops->stats(ch->stage[sl], &nq);
+			t->sent_b = c->tx_bytes;
+			t->sent_p = c->tx_packets;
+			t->backlog_b += nq.backlog;
+			t->backlog_p += nq.qlen;
+		} else if (sl == SHP_SLOT_RATE) {
+			/* what the gate dropped of what it took from its
+			 * child (tbf_oversize) did not pass; tbf's Sent
+			 * bytes include them (their sizes are not kept) */
+			uint64_t own = shp_kind_drops_own(k, qk, c->drops);
 
-		if (cfg->bands == 3 && memcmp(map, defmap, 16) == 0)
-			st[n].kind = "pfifo_fast";
-		off = snprintf(st[n].params, sizeof(st[0].params),
-			       "bands %u priomap", cfg->bands);
-		for (k = 0; k < 16; k++)
-			off += snprintf(st[n].params + off,
-					sizeof(st[0].params) - off, " %u",
-					map[k]);
+			t->sent_p = deq_p > own ? deq_p - own : 0;
+		} else {
+			/* the limit's pushouts are tbf's drops, as in Linux */
+			t->dropped = shp_kind_drops_own(k, rk, c->drops);
+		}
+		stage_params(k, text[sl], &env, t);
+		n++;
 	}
-	n++;
 	root = &st[0];
 	if (root->handle != 1) {   /* the root sends what the port sent */
 		root->sent_b = c->tx_bytes;

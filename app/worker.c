@@ -186,8 +186,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	/* a schedule's change due by this stamp is made first; a link
 	 * down takes the burst */
 	if (unlikely(shaper_sched_rx[r->egress]) &&
-	    shaper_sched_rx_burst(s, r->egress, r->tx_here, pkts, n, in,
-				  ctx.ctr, ctx.now))
+	    shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts, n,
+				  in, ctx.ctr, ctx.now))
 		return;
 	if (unlikely(behind)) {
 		overload(in, ctx.ctr, pkts, n);

@@ -727,6 +727,31 @@ fail:
 }
 
 unsigned int
+shp_options_pool_size(const struct shp_options *o, const uint16_t *ports,
+		      unsigned int nb, unsigned int nb_lcores,
+		      unsigned int *need)
+{
+	struct shp_chain_spec spec;
+	struct shp_kind_env env;
+	char err[SHP_ERR_LEN];
+	uint64_t held = 0;
+	unsigned int i, n;
+
+	shp_options_kind_env(o, &env);
+	for (i = 0; i < nb; i++) {
+		/* (the profiles parsed in shp_options_finalize) */
+		if (shp_options_chain_spec(o, ports[i], &spec, err) < 0)
+			continue;
+		held += shp_chain_spec_capacity(&spec, &env);
+		shp_chain_spec_free(&spec);
+	}
+	n = shp_chain_pool_size(nb, held, o->burst, nb_lcores);
+	if (need != NULL)
+		*need = n;
+	return o->mbufs != 0 ? o->mbufs : n;
+}
+
+unsigned int
 shp_kind_longopts(struct option *out, int base)
 {
 	static char names[SHP_MAX_KEYS][40];

@@ -122,6 +122,16 @@ void shp_options_kind_env(const struct shp_options *o,
 int shp_options_chain_spec(const struct shp_options *o, uint16_t port,
 			   struct shp_chain_spec *spec, char *err);
 
+/*
+ * Mbufs for a run whose egress ports are ports[0..nb), with nb_lcores
+ * lcores touching the pool: --mbufs, or what the ports' chains can hold
+ * (shp_chain_pool_size). *need (may be NULL): the latter, that --mbufs
+ * should not be below.
+ */
+unsigned int shp_options_pool_size(const struct shp_options *o,
+				   const uint16_t *ports, unsigned int nb,
+				   unsigned int nb_lcores, unsigned int *need);
+
 /* getopt_long entries for every key: --KEY (val base + 2i) and
  * --KEY-port (val base + 2i + 1), into out (room for 2 * SHP_MAX_KEYS);
  * returns how many. */

@@ -6,6 +6,7 @@
 #include <rte_errno.h>
 #include <rte_ring.h>
 
+#include "classify.h"
 #include "sch_bands.h"
 #include "shp_kind.h"
 #include "shp_meta.h"
@@ -602,6 +603,41 @@ pfifo_fast_format(const void *conf, char *buf, size_t len)
 	return 0;
 }
 
+/* as tc prints prio: its bands and priomap; Linux's default (three bands,
+ * the default map) is pfifo_fast */
+static int
+pfifo_fast_tc_print(const char *args, const struct shp_kind_env *env,
+		    const char **tc_name, char *buf, size_t len)
+{
+	unsigned int bands = env != NULL ? env->bands : 3;
+	uint8_t def[16];
+	const uint8_t *map;
+	int k, n;
+
+	RTE_SET_USED(args);
+	shp_priomap_default((uint8_t)bands, def);
+	map = env != NULL && env->priomap != NULL ? env->priomap : def;
+	if (bands != 3 || memcmp(map, def, sizeof(def)) != 0)
+		*tc_name = "prio";
+	n = snprintf(buf, len, "bands %u priomap", bands);
+	for (k = 0; k < 16; k++)
+		n += snprintf(buf + RTE_MIN((size_t)n, len),
+			      (size_t)n < len ? len - n : 0, " %u", map[k]);
+	return n;
+}
+
+/* every band's ring full */
+static uint64_t
+pfifo_fast_capacity(const void *conf, const struct shp_kind_env *env)
+{
+	const struct shp_bands_conf *c = conf;
+
+	if (c != NULL)
+		return (uint64_t)c->nb_bands * c->ring_size;
+	return env != NULL ? (uint64_t)env->bands * env->ring_size :
+	       3 * 1024;
+}
+
 static const char *const bands_drops[] = {
 	[BANDS_DROP_FULL] = "band_full",   /* a band's ring was full */
 	/* pushed out of the lowest band by the parent's byte limit */
@@ -616,6 +652,8 @@ const struct shp_kind shp_kind_pfifo_fast = {
 	.parse = pfifo_fast_parse,
 	.format = pfifo_fast_format,
 	.conf_free = free,
+	.capacity = pfifo_fast_capacity,
+	.tc_print = pfifo_fast_tc_print,
 	.drops = bands_drops,
 	.usage = "pfifo_fast",
 };

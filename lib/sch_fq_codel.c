@@ -893,6 +893,17 @@ static const struct shp_xstat_desc fq_codel_xstats[] = {
 	{ NULL, 0, NULL }
 };
 
+/* its limit in packets (memory_limit, in bytes of buffers, may stop it
+ * sooner: the limit is the bound that holds whatever the frames) */
+static uint64_t
+fqc_capacity(const void *conf, const struct shp_kind_env *env)
+{
+	const struct fqc_conf *c = conf;
+
+	RTE_SET_USED(env);
+	return c != NULL ? c->limit : FQC_LIMIT_DEFAULT;
+}
+
 /* The flow table is sized when the stage is made: a running stage
  * cannot take another size (Linux refuses it too). */
 static int
@@ -917,6 +928,7 @@ const struct shp_kind shp_kind_fq_codel = {
 	.parse = fqc_parse,
 	.format = fqc_format,
 	.conf_free = free,
+	.capacity = fqc_capacity,
 	.drops = fq_codel_drops,
 	.xstats = fq_codel_xstats,
 	.usage = "fq_codel [limit PACKETS] [flows N] [target TIME] "

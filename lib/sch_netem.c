@@ -1177,6 +1177,17 @@ netem_kind_free(void *conf)
 	shp_netem_conf_free(conf);
 }
 
+/* its limit when given; the default (half the pool) is the pool's own
+ * reserve (SHP_NETEM_RESERVE) */
+static uint64_t
+netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
+{
+	const struct shp_netem_conf *c = conf;
+
+	RTE_SET_USED(env);
+	return c != NULL && c->limit_set ? c->limit : 0;
+}
+
 static const char *const netem_drops[] = {
 	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
 	[NETEM_DROP_LOST] = "lost",           /* the loss model */
@@ -1206,6 +1217,7 @@ const struct shp_kind shp_kind_netem = {
 	.parse = netem_kind_parse,
 	.format = netem_kind_format,
 	.conf_free = netem_kind_free,
+	.capacity = netem_kind_capacity,
 	.drops = netem_drops,
 	.xstats = netem_xstats,
 	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "

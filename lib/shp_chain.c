@@ -173,12 +173,33 @@ shp_chain_format(const struct shp_chain *c, enum shp_slot slot, char *buf,
 	return shp_kind_format(c->kind[slot], c->conf[slot], buf, len);
 }
 
-unsigned int
-shp_chain_pool_size(unsigned int nb_ports, unsigned int bands,
-		    unsigned int ring_size, unsigned int burst,
-		    unsigned int nb_lcores)
+uint64_t
+shp_chain_spec_capacity(const struct shp_chain_spec *spec,
+			const struct shp_kind_env *env)
 {
-	return nb_ports * (bands * ring_size + SHP_NB_RXD + SHP_NB_TXD +
-			   8 * burst + SHP_NETEM_RESERVE) +
-	       nb_lcores * (2 * burst + SHP_POOL_CACHE);
+	uint64_t n = 0;
+	unsigned int s;
+
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		const struct shp_kind *k = spec->kind[s] != NULL ?
+			spec->kind[s] : shp_kind_default((enum shp_slot)s);
+
+		if (spec->conf[s] == NULL && s != SHP_SLOT_QUEUE)
+			continue;   /* off */
+		if (k->capacity != NULL)
+			n += k->capacity(spec->conf[s], env);
+	}
+	return n;
+}
+
+unsigned int
+shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
+		    unsigned int burst, unsigned int nb_lcores)
+{
+	uint64_t n = held +
+		     (uint64_t)nb_ports * (SHP_NB_RXD + SHP_NB_TXD +
+					   8 * burst + SHP_NETEM_RESERVE) +
+		     (uint64_t)nb_lcores * (2 * burst + SHP_POOL_CACHE);
+
+	return n < UINT32_MAX ? (unsigned int)n : UINT32_MAX;
 }

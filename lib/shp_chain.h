@@ -136,22 +136,32 @@ shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx)
 }
 
 /* The ports' descriptor rings, the pool's per-lcore cache, and room for
- * what the delay line holds beyond the queue (netem's default limit is
- * half the pool: shp_netem_default_limit). */
+ * what a delay line without a limit of its own holds (netem's default
+ * limit is half the pool: shp_netem_default_limit), or one a run-time
+ * `set` adds. */
 #define SHP_NB_RXD 1024
 #define SHP_NB_TXD 1024
 #define SHP_POOL_CACHE 256
 #define SHP_NETEM_RESERVE 16384
 
 /*
- * Mbufs a run needs (for sizing the pool) when the user did not say:
- * per port the queue's rings, the NIC's descriptors, a few bursts and the
- * delay reserve; per lcore (nb_lcores touch the pool) its cache and two
- * bursts. The program and the offline tool size alike, so that netem's
- * default limit (half the pool) is the same in both.
+ * Packets the stages of spec may hold at once: the sum of each kind's
+ * capacity (shp_kind.h) for its conf (an off slot: none; a queue without
+ * a conf: its kind's defaults).
  */
-unsigned int shp_chain_pool_size(unsigned int nb_ports, unsigned int bands,
-				 unsigned int ring_size, unsigned int burst,
-				 unsigned int nb_lcores);
+uint64_t shp_chain_spec_capacity(const struct shp_chain_spec *spec,
+				 const struct shp_kind_env *env);
+
+/*
+ * Mbufs a run needs (for sizing the pool) when the user did not say:
+ * what the chains of the nb_ports ports hold (held: the sum of their
+ * shp_chain_spec_capacity), and per port the NIC's descriptors, a few
+ * bursts and the delay reserve; per lcore (nb_lcores touch the pool) its
+ * cache and two bursts. The program and the offline tool size alike, so
+ * that netem's default limit (half the pool) is the same in both. At
+ * most UINT32_MAX (the pool's creation says when that is too much).
+ */
+unsigned int shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
+				 unsigned int burst, unsigned int nb_lcores);
 
 #endif

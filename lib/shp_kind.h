@@ -57,12 +57,16 @@ struct shp_xstat_desc {
 	const char *alias;
 };
 
-/* What parse may use besides the text: the program's global options. */
+/* What parse (and tc_print) may use besides the text: the program's
+ * global options. */
 struct shp_kind_env {
 	unsigned int bands;      /* --bands */
 	unsigned int ring_size;  /* --ring-size */
 	uint64_t seed;           /* --seed, when seed_set */
 	bool seed_set;
+	/* tc_print: the classifier's priomap, 16 bands (NULL: the default
+	 * for `bands`) */
+	const uint8_t *priomap;
 };
 
 struct shp_kind {
@@ -81,6 +85,29 @@ struct shp_kind {
 	 * the same conf; snprintf's return convention */
 	int (*format)(const void *conf, char *buf, size_t len);
 	void (*conf_free)(void *conf);
+	/*
+	 * Optional: the packets a stage running conf may hold by its own
+	 * bound (its limit), for sizing the mbuf pool: the pool must hold
+	 * what every stage may hold at once (shp_chain_spec_capacity). conf
+	 * NULL: the kind's defaults (a queue given no text). No op, or 0: it
+	 * holds none of its own (a gate, as tbf: its limit bounds what its
+	 * child holds), or its bound comes from the pool itself (netem's
+	 * default limit, half the pool).
+	 */
+	uint64_t (*capacity)(const void *conf, const struct shp_kind_env *env);
+	/*
+	 * Optional: the stage as `tc -s qdisc show` prints its discipline
+	 * (iproute2's print_qopt), for `show qdisc`. args: the stage's
+	 * text as `show` prints it (what format gives, without the kind's
+	 * name; netem adds its default limit). Sets *tc_name when tc's name
+	 * for what runs is not the kind's (the bands are `prio` unless
+	 * they are Linux's default pfifo_fast) and writes the parameters in
+	 * tc's words and units into buf (tbf's limit as the latency it
+	 * allows). No op: the kind's name and args as they are. snprintf's
+	 * return convention.
+	 */
+	int (*tc_print)(const char *args, const struct shp_kind_env *env,
+			const char **tc_name, char *buf, size_t len);
 	/* Optional: may the running conf cur (NULL: off) become next? 0, or
 	 * -1 with one line in err (what a running stage cannot take, as
 	 * fq_codel's table size). */
@@ -155,6 +182,12 @@ int shp_drop_index(const char *name);
 int shp_xstat_index(const struct shp_kind *k, const char *name);
 /* the sum of kind k's drop causes in a counter block */
 uint64_t shp_kind_drops(const struct shp_kind *k, const uint64_t *drops);
+/* the same without the causes kind other (NULL: none) has too: what k
+ * counts alone (tbf's tbf_limit is counted by the bands it pushes out
+ * of, tbf_oversize by tbf alone) */
+uint64_t shp_kind_drops_own(const struct shp_kind *k,
+			    const struct shp_kind *other,
+			    const uint64_t *drops);
 /* c's statistic `name` of kind `kind`, by names (tests and tools) */
 #define SHP_XSTAT(c, kind, name) \
 	((c)->xstats[shp_xstat_index(shp_kind_find(kind), (name))])

@@ -288,6 +288,27 @@ shp_kind_drop_map(const struct shp_kind *k)
 	return i < 0 ? NULL : drop_map[i];
 }
 
+uint64_t
+shp_kind_drops_own(const struct shp_kind *k, const struct shp_kind *other,
+		   const uint64_t *drops)
+{
+	const uint8_t *map = shp_kind_drop_map(k);
+	const uint8_t *om = other != NULL && other->drops != NULL ?
+			    shp_kind_drop_map(other) : NULL;
+	uint64_t n = 0;
+	unsigned int i, j;
+
+	for (i = 0; map != NULL && k->drops != NULL && k->drops[i]; i++) {
+		bool shared = false;
+
+		for (j = 0; om != NULL && other->drops[j] && !shared; j++)
+			shared = om[j] == map[i];
+		if (!shared)
+			n += drops[map[i]];
+	}
+	return n;
+}
+
 const uint8_t *
 shp_kind_xstat_map(const struct shp_kind *k)
 {

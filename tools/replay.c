@@ -921,11 +921,17 @@ tap_register(struct replay *r)
 static unsigned int
 pool_size(const struct shp_options *o)
 {
-	if (o->mbufs != 0)
-		return o->mbufs;
+	static const uint16_t port0;
+	unsigned int n, need;
+
 	/* sized as the program sizes one port on `-l 0-1`, so that the
 	 * default netem limit (half the pool) is the same */
-	return shp_chain_pool_size(1, o->bands, o->ring_size, o->burst, 2);
+	n = shp_options_pool_size(o, &port0, 1, 2, &need);
+	if (n < need)
+		fprintf(stderr, "%s: warning: --mbufs %u is below what the chain can "
+		       "hold (%u mbufs): a full queue leaves the input without "
+		       "mbufs (counted as no_mbuf)\n", PROG, n, need);
+	return n;
 }
 
 static int

@@ -189,6 +189,41 @@ def test_show_qdisc_reads_like_tc(tmp_path):
         every
 
 
+
+def test_show_qdisc_other_kinds(tmp_path):
+    """fq_codel under tbf, and prio bands: each kind prints itself for
+    tc (its tc_print, or its own text); a queue's drops are its own
+    causes, tbf's its own."""
+    r = run_piped(tmp_path, [
+        "set tbf 0 rate 100mbit burst 32kb limit 1mb",
+        "stop",
+        "show qdisc 0",
+        "quit"], app_args=["--queue", "fq_codel limit 2000 target 2ms"])
+    assert r.rc == 0, r.out
+    assert r.errors() == []
+    chain = qdiscs(outputs(r.out)["show qdisc 0"][0])
+    heads = [c[0] for c in chain]
+    assert heads == [
+        "qdisc tbf 2: root refcnt 2 rate 100Mbit burst 32Kb lat 81.3ms ",
+        "qdisc fq_codel 3: parent 2:1 limit 2000 flows 1024 quantum 1514 "
+        "target 2ms interval 100ms memory_limit 32Mb ecn "], heads
+    tbf, fq = chain
+    port = r.stats["ports"]["0"]
+    assert tbf[1][:2] == [port["tx_bytes"], port["tx_packets"]]
+    assert tbf[1][2] == port["drops"]["tbf_oversize"] + \
+        port["drops"]["tbf_limit"]
+    assert fq[1][2] == port["drops"]["codel"] + \
+        port["drops"]["fq_overlimit"]
+    # what was queued at stop is what the exit flushed
+    assert fq[2][1] == tbf[2][1] == port["drops"]["flushed"] > 0
+    # four bands: tc calls them prio
+    r = run_piped(tmp_path, ["show qdisc 0", "quit"],
+                  app_args=["--bands", "4"])
+    assert r.rc == 0, r.out
+    (only,) = qdiscs(outputs(r.out)["show qdisc 0"][0])
+    assert re.match(r"qdisc prio 3: root refcnt 2 bands 4 priomap( \d){16} $",
+                    only[0]), only[0]
+
 def test_stats_period_has_time_and_period_drops(tmp_path):
     cmd = shaper_cmd(NULL_VDEVS, ["--stats-period", "1",
                                   "--netem", "loss 50%"])

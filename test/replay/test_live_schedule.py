@@ -129,3 +129,36 @@ def test_repeat(tmp_path):
     base = min(d)
     slow = sum(1 for x in d if x - base > 15 * MS)
     assert 0.2 <= slow / len(d) <= 0.45, (slow, len(d))
+
+
+
+def test_change_meets_every_packet_after_it(tmp_path, mode):
+    """A change at T meets every packet stamped at or after T, in either
+    mode: in a pipeline the RX lcore does not hand on a burst stamped
+    after a change its port's TX lcore has not made yet. The link's
+    window, decided by each packet's own stamp (exact), lets through
+    only the packets stamped from T (link up, with the change to 20 ms)
+    to the link down 20 ms later, so every packet sent must have waited
+    20 ms: one that met the old 1 ms delay was handed on before the
+    change. (The delay goes back to 1 ms 10 ms after netem let the last
+    of them go: a packet netem holds is not what this is about.)"""
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    n, gap = 100000, 20_000                       # 50 kpps for 2 s
+    pcaplib.write(str(rx), [pcaplib.eth_ipv4(0, 64, i) for i in range(n)],
+                  [T0 + i * gap for i in range(n)], nano=True)
+    sch = tmp_path / "s.txt"
+    sch.write_text("0 link down 0\n"
+                   "0 set netem 0 delay 1ms\n"
+                   "50ms link up 0\n"
+                   "50ms set netem 0 delay 20ms\n"
+                   "70ms link down 0\n"
+                   "repeat 100ms\n")
+    run = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                     ["--replay", "--pace", "--max-late", "0",
+                      "--schedule", str(sch)], mode)
+    assert run.rc == 0, run.err
+    p = run.port(0)
+    assert_conserved(run)
+    # a fifth of the packets passed, in 20 windows
+    assert 0.15 * n <= p["tx_packets"] <= 0.25 * n, p
+    assert p["sojourn_ns"]["min"] >= 20 * MS, p["sojourn_ns"]

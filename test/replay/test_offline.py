@@ -540,3 +540,35 @@ def test_usage_errors(tmp_path):
     proc = subprocess.run([REPLAY_BIN, "--help"], capture_output=True,
                           text=True, timeout=30)
     assert proc.returncode == 0 and "--netem" in proc.stdout
+
+
+# ------------------------------------------------------------ pool size
+
+def test_pool_holds_what_the_queue_holds(tmp_path):
+    """The pool is sized from what each stage kind says it can hold: a
+    30000-packet fq_codel (above the 3 x 1024 bands and the delay reserve
+    the pool was sized from before) fills without running the input out
+    of mbufs; a smaller --mbufs says so in one warning line."""
+    n = 30000
+    frames = [pcaplib.eth_ipv4(0, 64, i) for i in range(n)]
+    ts = [T0 + i * 100 for i in range(n)]          # all within 3 ms
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    prof = ["--queue", "fq_codel limit 30000 memory_limit 1gb",
+            "--tbf", "rate 10mbit burst 10kb limit 1mb"]
+    proc = run(inp, out, *prof)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr, proc.stderr
+    s = summary(proc.stdout)
+    # 10 Mbit/s drains a 64-byte frame in 51.2 us: the queue held all but
+    # the few that left while the 3 ms burst came in
+    assert s["by_cause"]["no_mbuf"] == 0, s["by_cause"]
+    assert s["by_cause"]["fq_overlimit"] == 0, s["by_cause"]
+    assert s["in"] == n and s["in"] == s["out"] + s["drops"]
+    # --mbufs below what the chain holds: one warning, not an error
+    proc = run(inp, out, *prof, "--mbufs", "8192")
+    assert proc.returncode == 0, proc.stderr
+    warn = [l for l in proc.stderr.splitlines() if "warning" in l]
+    assert len(warn) == 1 and "--mbufs 8192 is below" in warn[0], \
+        proc.stderr
+    assert summary(proc.stdout)["by_cause"]["no_mbuf"] > 0

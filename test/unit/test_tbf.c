@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "sch_bands.h"
+#include "shp_kind.h"
 #include "shp_tbf.h"
 #include "shp_rig.h"
 
@@ -693,6 +694,46 @@ test_next_time(void **state)
 }
 
 /* An oversize head is due at once (dequeue drops it). */
+/* `show qdisc` prints each stage through its kind: tbf as tc does (the
+ * limit as the latency it allows), the bands as pfifo_fast or prio */
+static void
+test_tc_print(void **state)
+{
+	const struct shp_kind *tbf = shp_kind_find("tbf");
+	const struct shp_kind *bands = shp_kind_find("pfifo_fast");
+	struct shp_kind_env env = { .bands = 3, .ring_size = 1024 };
+	uint8_t map[16] = { 0 };
+	const char *name = "tbf";
+	char buf[256];
+	int n;
+
+	(void)state;
+	assert_non_null(tbf->tc_print);
+	n = tbf->tc_print("rate 100mbit burst 32kb limit 1mb", &env, &name,
+			  buf, sizeof(buf));
+	assert_string_equal(buf, "rate 100Mbit burst 32Kb lat 81.3ms");
+	assert_int_equal(n, (int)strlen(buf));
+	assert_string_equal(name, "tbf");
+	tbf->tc_print("rate 8mbit burst 10kb latency 20ms peakrate 16mbit "
+		      "mtu 1600 overhead 24", &env, &name, buf, sizeof(buf));
+	assert_string_equal(buf, "rate 8Mbit peakrate 16Mbit burst 10Kb "
+			    "mtu 1600b lat 20ms overhead 24");
+	name = bands->name;
+	bands->tc_print("bands 3", &env, &name, buf, sizeof(buf));
+	assert_string_equal(name, "pfifo_fast");
+	assert_string_equal(buf, "bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 "
+			    "1 1 1 1");
+	env.priomap = map;
+	bands->tc_print("bands 3", &env, &name, buf, sizeof(buf));
+	assert_string_equal(name, "prio");
+	assert_string_equal(buf, "bands 3 priomap 0 0 0 0 0 0 0 0 0 0 0 0 "
+			    "0 0 0 0");
+	/* truncated: snprintf's convention, what it would have written */
+	n = bands->tc_print("", &env, &name, buf, 8);
+	assert_int_equal(n, (int)strlen("bands 3 priomap") + 32);
+	assert_string_equal(buf, "bands 3");
+}
+
 static void
 test_next_time_oversize(void **state)
 {
@@ -733,6 +774,7 @@ main(void)
 		cmocka_unit_test(test_new_conf_same_address),
 		cmocka_unit_test(test_next_time),
 		cmocka_unit_test(test_next_time_oversize),
+		cmocka_unit_test(test_tc_print),
 	};
 
 	shp_rig_env("tbf", 16384);
