@@ -115,7 +115,7 @@ unsigned int shp_class_longopts(struct option *out, int base);
 /* The class options' --help. */
 void shp_class_usage(FILE *f);
 
-/* ---- the stage (lib/sch_classes.c) ---- */
+/* ---- the stage (lib/sch_classes*.c: data path, update, stats) ---- */
 
 /* Per-class counters as reported (a class's own block). */
 struct shp_class_sum {
