@@ -26,7 +26,7 @@
 
 /* Hand v[0..k) (bands vb, used, bytes) to member i's queue. */
 static uint16_t
-hand_to(struct shp_qdisc *q, const struct classes_conf *cf, uint8_t i,
+hand_to(struct shp_qdisc *q, struct classes_conf *cf, uint16_t i,
 	struct rte_mbuf **v, uint8_t *vb, uint32_t used, uint64_t bytes,
 	uint16_t k, struct shp_ctx *ctx)
 {
@@ -39,6 +39,7 @@ hand_to(struct shp_qdisc *q, const struct classes_conf *cf, uint8_t i,
 		struct shp_port_ctr *ctr = cf->cls[i]->ctr;
 
 		dst = cf->cls[i]->chain.queue;
+		busy_push(cf, i);
 		ctr->egress_in += k;
 		ctr->rx_packets += k;
 		ctr->rx_bytes += bytes;
@@ -54,9 +55,9 @@ static uint16_t
 classes_split(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
 	      uint16_t n, struct shp_ctx *ctx)
 {
-	const struct classes_conf *cf;
-	uint16_t cls[n ? n : 1], i, j, k, ok = 0;
-	uint8_t who[n ? n : 1], vb[n ? n : 1];
+	struct classes_conf *cf;
+	uint16_t cls[n ? n : 1], who[n ? n : 1], i, j, k, ok = 0;
+	uint8_t vb[n ? n : 1];
 	struct rte_mbuf *v[n ? n : 1];
 
 	if (n == 0)
@@ -65,16 +66,17 @@ classes_split(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
 	if (cf->table != NULL) {
 		shp_match_lookup_burst(cf->table, pkts, n, cls);
 		for (i = 0; i < n; i++) {
-			uint8_t m = cls[i] < cf->nb_match ? cf->map[cls[i]] :
-				    NO_MEMBER;
+			uint16_t m = cls[i] < cf->nb_match ? cf->map[cls[i]] :
+				     NO_MEMBER;
 
 			who[i] = m == NO_MEMBER ? DEF_MEMBER : m;
 		}
 	} else {
-		memset(who, DEF_MEMBER, n);
+		for (i = 0; i < n; i++)
+			who[i] = DEF_MEMBER;
 	}
 	for (i = 0; i < n; i++) {
-		uint8_t t = who[i];
+		uint16_t t = who[i];
 		uint32_t used = 0;
 		uint64_t bytes = 0;
 
@@ -129,9 +131,10 @@ count_out(const struct member *mb, struct rte_mbuf *m, uint64_t now)
 	shp_hist_record(mb->hist, now > rx ? now - rx : 0);
 }
 
-/* Top up m's staging FIFO with what its root releases now. */
+/* Top up m's staging FIFO with what its root releases now; staged
+ * packets make it active. */
 static void
-refill(struct member *m, const struct shp_ctx *ctx)
+refill(struct classes_conf *cf, struct member *m, const struct shp_ctx *ctx)
 {
 	struct staging *sq = m->sq;
 	struct rte_mbuf *v[STAGE_N];
@@ -151,48 +154,77 @@ refill(struct member *m, const struct shp_ctx *ctx)
 		if (r == 0 && c.more)
 			continue;
 	}
+	if (sq->cnt > 0)
+		act_push(cf, m);
 }
 
+/* Refill the busy members; one whose chain turns out to hold nothing
+ * leaves the list until its next packet (hand_to). */
 static void
-refill_all(struct shp_qdisc *q, const struct classes_conf *cf,
+refill_all(struct shp_qdisc *q, struct classes_conf *cf,
 	   const struct shp_ctx *ctx)
 {
 	struct member m;
-	unsigned int i;
+	unsigned int j = 0;
 
-	for (i = 0; i < cf->nb; i++) {
-		m = member(q, cf, (uint8_t)i);
-		refill(&m, ctx);
+	while (j < cf->nb_busy) {
+		struct shp_ctx c;
+
+		m = member(q, cf, cf->busy[j]);
+		refill(cf, &m, ctx);
+		c = member_ctx(&m, ctx);
+		if (m.sq->cnt < STAGE_N &&
+		    shp_qdisc_next_time(m.root, &c) == UINT64_MAX) {
+			m.sq->in_busy = false;
+			cf->busy[j] = cf->busy[--cf->nb_busy];
+			continue;
+		}
+		j++;
 	}
 	m = member(q, cf, DEF_MEMBER);
-	refill(&m, ctx);
+	refill(cf, &m, ctx);
+}
+
+void
+shp_cls_lists_build(struct shp_qdisc *q, struct classes_conf *c)
+{
+	struct classes_priv *p = priv(q);
+	struct member m;
+	unsigned int i;
+
+	p->seen = c->id;
+	c->nb_busy = 0;
+	for (i = 0; i < NB_LEVELS; i++)
+		c->act[i].head = c->act[i].cnt = 0;
+	for (i = 0; i <= c->nb; i++) {
+		m = member(q, c, i < c->nb ? (uint16_t)i : DEF_MEMBER);
+		m.sq->in_act = false;
+		m.sq->in_turn = false;
+		m.sq->deficit = 0;
+		if (m.sq->cnt > 0)
+			act_push(c, &m);
+		if (i < c->nb) {
+			m.sq->in_busy = false;
+			busy_push(c, (uint16_t)i);
+		}
+	}
 }
 
 
 /* One level's DRR over the staged packets: up to room into out. */
 static uint16_t
-drr_level(struct shp_qdisc *q, const struct classes_conf *cf,
-	  unsigned int lvl, struct rte_mbuf **out, uint16_t room,
-	  struct shp_ctx *ctx)
+drr_level(struct shp_qdisc *q, struct classes_conf *cf, unsigned int lvl,
+	  struct rte_mbuf **out, uint16_t room, struct shp_ctx *ctx)
 {
-	struct classes_priv *p = priv(q);
-	unsigned int nb = cf->level_nb[lvl], empty = 0;
+	struct act_ring *a = &cf->act[lvl];
 	uint16_t got = 0;
 
-	/* a pass of empty FIFOs ends the level; a member whose head does
-	 * not fit its deficit gets a quantum each turn until it does */
-	while (got < room && empty < nb) {
-		struct member m = member(q, cf, cf->level[lvl][p->rr[lvl]]);
+	/* the active ring ends the level; a member whose head does not fit
+	 * its deficit gets a quantum each turn until it does */
+	while (got < room && a->cnt > 0) {
+		struct member m = member(q, cf, a->v[a->head]);
 		struct staging *sq = m.sq;
 
-		if (sq->cnt == 0) {
-			sq->deficit = 0;
-			sq->in_turn = false;
-			empty++;
-			p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
-			continue;
-		}
-		empty = 0;
 		if (!sq->in_turn) {
 			sq->deficit += m.quantum;
 			sq->in_turn = true;
@@ -206,15 +238,21 @@ drr_level(struct shp_qdisc *q, const struct classes_conf *cf,
 			count_out(&m, pkt, ctx->now);
 			out[got++] = pkt;
 			if (sq->cnt == 0)
-				refill(&m, ctx);
+				refill(cf, &m, ctx);
 		}
-		if (got == room && sq->cnt > 0 &&
-		    rte_pktmbuf_pkt_len(sq_head(sq)) <= sq->deficit)
+		sq->in_turn = sq->cnt > 0 && got == room &&
+			      rte_pktmbuf_pkt_len(sq_head(sq)) <= sq->deficit;
+		if (sq->in_turn)
 			break;   /* its turn goes on at the next call */
-		if (sq->cnt == 0)
-			sq->deficit = 0;   /* nothing due: not kept */
-		sq->in_turn = false;
-		p->rr[lvl] = (uint8_t)((p->rr[lvl] + 1) % nb);
+		a->head = (a->head + 1) % a->size;
+		a->cnt--;
+		if (sq->cnt == 0) {
+			/* nothing due: leaves the ring, its deficit not kept */
+			sq->deficit = 0;
+			sq->in_act = false;
+		} else {
+			a->v[(a->head + a->cnt++) % a->size] = m.idx;
+		}
 	}
 	return got;
 }
@@ -223,13 +261,13 @@ static uint16_t
 drr(struct shp_qdisc *q, struct rte_mbuf **out, uint16_t room,
     struct shp_ctx *ctx)
 {
-	const struct classes_conf *cf = conf_load(q);
+	struct classes_conf *cf = conf_load(q);
 	uint16_t got = 0;
 	unsigned int lvl;
 
 	refill_all(q, cf, ctx);
 	for (lvl = 0; lvl < NB_LEVELS && got < room; lvl++)
-		if (cf->level_nb[lvl] > 0)
+		if (cf->act[lvl].cnt > 0)
 			got += drr_level(q, cf, lvl, out + got,
 					 (uint16_t)(room - got), ctx);
 	if (got == room)
@@ -270,19 +308,21 @@ static uint64_t
 classes_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct classes_priv *p = priv(q);
-	const struct classes_conf *cf = conf_load(q);
+	struct classes_conf *cf = conf_load(q);
 	uint64_t t, u;
 	unsigned int i;
 
-	if (p->stash != NULL || p->def_sq.cnt > 0)
+	if (p->stash != NULL)
 		return ctx->now;
+	for (i = 0; i < NB_LEVELS; i++)
+		if (cf->act[i].cnt > 0)
+			return ctx->now;   /* staged */
+	/* a member neither staged nor busy holds nothing */
 	t = shp_qdisc_next_time(q->child, ctx);
-	for (i = 0; i < cf->nb; i++) {
-		struct member m = member(q, cf, (uint8_t)i);
+	for (i = 0; i < cf->nb_busy; i++) {
+		struct member m = member(q, cf, cf->busy[i]);
 		struct shp_ctx c = member_ctx(&m, ctx);
 
-		if (m.sq->cnt > 0)
-			return ctx->now;
 		u = shp_qdisc_next_time(m.root, &c);
 		if (u < t)
 			t = u;
@@ -307,12 +347,13 @@ shp_cls_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	const struct classes_conf *cf = conf_load(q);
 	unsigned int i;
 
+	p->seen = 0;   /* the lists are rebuilt, empty, at the next call */
 	if (p->stash != NULL) {
 		shp_drop(ctx, SHP_DROP_FLUSHED, p->stash);
 		p->stash = NULL;
 	}
 	for (i = 0; i < cf->nb; i++) {
-		struct member m = member(q, cf, (uint8_t)i);
+		struct member m = member(q, cf, (uint16_t)i);
 		struct shp_ctx c = member_ctx(&m, ctx);
 
 		shp_cls_sq_flush(m.sq, &c);

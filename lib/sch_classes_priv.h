@@ -14,8 +14,8 @@
 #include "shp_classes.h"
 #include "shp_meta.h"
 
-#define DEF_MEMBER 0xfe              /* the port's own queue */
-#define NO_MEMBER  0xff
+#define DEF_MEMBER 0xfffe            /* the port's own queue */
+#define NO_MEMBER  0xffff
 #define MAX_MEMBERS (2 * SHP_MAX_CLASSES)  /* live and retiring */
 #define STAGE_N    64                /* a member's staging FIFO */
 #define NB_LEVELS  (SHP_CLASS_MAX_PRIO + 1)
@@ -26,13 +26,16 @@ struct staging {
 	uint16_t head, cnt;
 	int64_t deficit;
 	bool in_turn;
+	bool in_act;     /* in its level's active ring (cnt > 0) */
+	bool in_busy;    /* in the busy list (its chain may hold some) */
 };
 
 /* One class on one port: its chain and counters. Outlives the confs that
  * name it: a change keeps the classes it keeps (and what they hold). */
 struct cls {
 	struct shp_chain chain;
-	struct shp_lcore_ctr *blk;   /* blk->port[port] is the class's */
+	struct shp_lcore_ctr *blk;   /* blk->port[port] is the class's (the
+				      * block is cut after it) */
 	struct shp_port_ctr *ctr;
 	struct shp_stage_env env;
 	struct staging sq;
@@ -43,26 +46,41 @@ struct cls {
 	char ring[32];
 };
 
-/* What the data path runs: immutable once published (RCU). */
+/* Members with staged packets at one priority level, in the order of
+ * their DRR turns (Linux's sch_drr active list): the head's turn. */
+struct act_ring {
+	uint16_t *v;                         /* [size] member indices */
+	uint32_t head, cnt, size;
+};
+
+/*
+ * What the data path runs: immutable once published (RCU), but for the
+ * lists at the end, which are the data path's own (the TX lcore's),
+ * rebuilt when it first sees the conf. The lists keep a dequeue's work
+ * to the members that hold something: thousands of idle classes cost
+ * nothing per packet.
+ */
 struct classes_conf {
 	uint64_t id;
 	struct shp_match_table *table;
 	uint32_t nb_match;
-	uint8_t map[SHP_MAX_CLASSES];        /* match index -> member, or
-					      * NO_MEMBER (not on this port) */
-	unsigned int nb;                     /* members but the default */
-	struct cls *cls[MAX_MEMBERS];
-	uint32_t quantum[MAX_MEMBERS];
-	uint8_t prio[MAX_MEMBERS];
-	/* members by priority level */
-	uint8_t level[NB_LEVELS][MAX_MEMBERS + 1];
-	uint8_t level_nb[NB_LEVELS];
+	uint16_t *map;                       /* [nb_match]: match index ->
+					      * member, or NO_MEMBER (not on
+					      * this port) */
+	unsigned int nb, cap;                /* members but the default */
+	struct cls **cls;                    /* [cap] */
+	uint32_t *quantum;                   /* [cap] */
+	uint8_t *prio;                       /* [cap] */
+	/* the data path's own */
+	uint16_t *busy;                      /* [cap]: chains that may hold
+					      * packets (refilled) */
+	unsigned int nb_busy;
+	struct act_ring act[NB_LEVELS];      /* staged, by level */
 };
 
 struct classes_priv {
 	const struct classes_conf *conf;
-	uint64_t seen;                       /* conf id rr belongs to */
-	uint8_t rr[NB_LEVELS];               /* whose turn, by level */
+	uint64_t seen;                       /* conf id the lists are for */
 	struct staging def_sq;               /* the port's own queue's */
 	struct rte_mbuf *stash;
 };
@@ -92,19 +110,44 @@ struct member {
 	struct staging *sq;
 	uint32_t quantum;
 	struct shp_hist *hist;
+	uint16_t idx;
+	uint8_t lvl;
 };
 
 static inline struct member
-member(struct shp_qdisc *q, const struct classes_conf *c, uint8_t i)
+member(struct shp_qdisc *q, const struct classes_conf *c, uint16_t i)
 {
 	struct classes_priv *p = priv(q);
 
 	if (i == DEF_MEMBER)
 		return (struct member){ q->child, NULL, &p->def_sq,
-					SHP_CLASS_DEFAULT_QUANTUM, NULL };
+					SHP_CLASS_DEFAULT_QUANTUM, NULL,
+					DEF_MEMBER, 0 };
 	return (struct member){ c->cls[i]->chain.root, c->cls[i]->ctr,
 				&c->cls[i]->sq, c->quantum[i],
-				&c->cls[i]->sojourn };
+				&c->cls[i]->sojourn, i, c->prio[i] };
+}
+
+static inline void
+act_push(struct classes_conf *c, const struct member *m)
+{
+	struct act_ring *a = &c->act[m->lvl];
+
+	if (m->sq->in_act)
+		return;
+	m->sq->in_act = true;
+	a->v[(a->head + a->cnt++) % a->size] = m->idx;
+}
+
+static inline void
+busy_push(struct classes_conf *c, uint16_t i)
+{
+	struct staging *sq = &c->cls[i]->sq;
+
+	if (sq->in_busy)
+		return;
+	sq->in_busy = true;
+	c->busy[c->nb_busy++] = i;
 }
 
 static inline struct shp_ctx
@@ -119,18 +162,20 @@ member_ctx(const struct member *m, const struct shp_ctx *ctx)
 	return c;
 }
 
-static inline const struct classes_conf *
+/* The data path's lists for a conf it has not run yet: every member
+ * busy (refilled until found empty), the staged ones active, turns from
+ * the start. */
+void shp_cls_lists_build(struct shp_qdisc *q, struct classes_conf *c);
+
+static inline struct classes_conf *
 conf_load(struct shp_qdisc *q)
 {
 	struct classes_priv *p = priv(q);
-	const struct classes_conf *c =
+	struct classes_conf *c = (struct classes_conf *)(uintptr_t)
 		__atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 
-	if (unlikely(c->id != p->seen)) {
-		/* members moved: turns start again at each level's first */
-		p->seen = c->id;
-		memset(p->rr, 0, sizeof(p->rr));
-	}
+	if (unlikely(c->id != p->seen))
+		shp_cls_lists_build(q, c);
 	return c;
 }
 

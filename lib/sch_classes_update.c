@@ -55,7 +55,11 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 	k = rte_zmalloc_socket("shp_class", sizeof(*k), 0, socket);
 	if (k == NULL)
 		goto nomem;
-	k->blk = rte_zmalloc_socket("shp_class_ctr", sizeof(*k->blk),
+	/* the block up to the port's counters: 32 ports' would be 50 kB a
+	 * class */
+	k->blk = rte_zmalloc_socket("shp_class_ctr",
+				    offsetof(struct shp_lcore_ctr, port) +
+				    (port + 1u) * sizeof(struct shp_port_ctr),
 				    RTE_CACHE_LINE_SIZE, socket);
 	if (k->blk == NULL)
 		goto nomem;
@@ -71,6 +75,7 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 	k->env.single_producer = true;
 	k->env.ctr_blocks = k->blk;
 	k->env.nb_ctr_blocks = 1;
+	k->env.lean = true;   /* thousands: no memzone each */
 	if (shp_class_spec(d, kenv, &spec, err) < 0)
 		goto fail;
 	if (shp_chain_build(&k->chain, &spec, pool, port, &k->env, NULL,
@@ -92,6 +97,27 @@ fail:
 	return NULL;
 }
 
+uint64_t
+shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
+		unsigned int ring_size)
+{
+	int netem = shp_key_index("netem");
+	uint64_t per, sum = 0;
+	unsigned int i;
+
+	if (s == NULL || s->nb == 0)
+		return 0;
+	per = (uint64_t)bands * (uint64_t)rte_ring_get_memsize(
+			rte_align32pow2(ring_size + 1)) +
+	      sizeof(struct cls) + 2 * sizeof(struct shp_port_ctr) +
+	      16 * 1024 +                    /* stages, heap overhead */
+	      2 * MAX_MEMBERS / SHP_MAX_CLASSES * 64;   /* conf arrays */
+	for (i = 0; i < s->nb; i++)
+		sum += per + (netem >= 0 && s->def[i].text[netem] != NULL ?
+			      SHP_CLASS_NETEM_MEM : 0);
+	return sum;
+}
+
 /* A stage change of a kept class, to free after the grace period. */
 struct stage_old {
 	const struct shp_kind *kind;
@@ -104,17 +130,20 @@ struct shp_classes_update {
 	bool attach;                     /* q goes into the chain */
 	struct rte_ring *inbox;          /* made for the attach */
 	struct classes_conf *conf, *old;
-	/* new confs for the kept classes' stages, published with conf */
+	/* new confs for the kept classes' stages, published with conf
+	 * (room for SHP_SLOT_MAX a class) */
 	unsigned int nb_change;
-	struct cls *change_cls[SHP_MAX_CLASSES * SHP_SLOT_MAX];
-	const struct shp_kind *change_kind[SHP_MAX_CLASSES * SHP_SLOT_MAX];
-	void *change_conf[SHP_MAX_CLASSES * SHP_SLOT_MAX];
-	struct stage_old olds[SHP_MAX_CLASSES * SHP_SLOT_MAX];
+	struct stage_change {
+		struct cls *cls;
+		const struct shp_kind *kind;
+		void *conf;
+		struct stage_old old;
+	} *change;
 	/* classes of the new conf made for it (freed on abort) */
-	struct cls *made[SHP_MAX_CLASSES];
+	struct cls **made;
 	unsigned int nb_made;
 	/* classes of the old conf the new one drops (freed at finish) */
-	struct cls *gone[MAX_MEMBERS];
+	struct cls **gone;
 	unsigned int nb_gone;
 };
 
@@ -162,9 +191,9 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 				 "while running", d->name, want->name);
 			goto fail;
 		}
-		u->change_cls[u->nb_change] = k;
-		u->change_kind[u->nb_change] = want;
-		u->change_conf[u->nb_change++] = spec.conf[s];
+		u->change[u->nb_change].cls = k;
+		u->change[u->nb_change].kind = want;
+		u->change[u->nb_change++].conf = spec.conf[s];
 		spec.conf[s] = NULL;
 	}
 	shp_chain_spec_free(&spec);
@@ -174,17 +203,47 @@ fail:
 	return -1;
 }
 
+/* A conf for nb_match match indices and up to cap members (one block:
+ * freed with rte_free). */
 static struct classes_conf *
-conf_new(void)
+conf_new(uint32_t nb_match, unsigned int cap, int socket)
 {
 	static uint64_t ids;
-	struct classes_conf *c = rte_zmalloc("shp_classes_conf", sizeof(*c),
-					     0);
+	size_t ring = (size_t)(cap + 1) * sizeof(uint16_t), sz;
+	struct classes_conf *c;
+	unsigned int l;
+	uint32_t i;
+	char *p;
 
-	if (c != NULL) {
-		c->id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
-		memset(c->map, NO_MEMBER, sizeof(c->map));
+	sz = RTE_ALIGN_CEIL(sizeof(*c), 8) +
+	     (size_t)cap * (sizeof(struct cls *) + sizeof(uint32_t)) +
+	     (size_t)nb_match * sizeof(uint16_t) +
+	     (size_t)cap * (sizeof(uint16_t) + sizeof(uint8_t)) +
+	     NB_LEVELS * ring;
+	c = rte_zmalloc_socket("shp_classes_conf", sz, 0, socket);
+	if (c == NULL)
+		return NULL;
+	c->id = __atomic_add_fetch(&ids, 1, __ATOMIC_RELAXED);
+	c->cap = cap;
+	c->nb_match = nb_match;
+	/* the 8-byte arrays first, then the narrower */
+	p = (char *)c + RTE_ALIGN_CEIL(sizeof(*c), 8);
+	c->cls = (struct cls **)(void *)p;
+	p += (size_t)cap * sizeof(struct cls *);
+	c->quantum = (uint32_t *)(void *)p;
+	p += (size_t)cap * sizeof(uint32_t);
+	c->map = (uint16_t *)(void *)p;
+	p += (size_t)nb_match * sizeof(uint16_t);
+	c->busy = (uint16_t *)(void *)p;
+	p += (size_t)cap * sizeof(uint16_t);
+	for (l = 0; l < NB_LEVELS; l++) {
+		c->act[l].v = (uint16_t *)(void *)p;
+		c->act[l].size = cap + 1;
+		p += ring;
 	}
+	c->prio = (uint8_t *)p;
+	for (i = 0; i < nb_match; i++)
+		c->map[i] = NO_MEMBER;
 	return c;
 }
 
@@ -197,7 +256,6 @@ conf_add(struct classes_conf *c, struct cls *k, uint32_t quantum,
 	c->cls[i] = k;
 	c->quantum[i] = quantum;
 	c->prio[i] = (uint8_t)prio;
-	c->level[prio][c->level_nb[prio]++] = (uint8_t)i;
 }
 
 void
@@ -209,7 +267,7 @@ shp_classes_abort(struct shp_classes_update *u)
 	if (u == NULL)
 		return;
 	for (i = 0; i < u->nb_change; i++)
-		shp_kind_conf_free(u->change_kind[i], u->change_conf[i]);
+		shp_kind_conf_free(u->change[i].kind, u->change[i].conf);
 	for (i = 0; i < u->nb_made; i++) {
 		ctx.ctr = u->made[i]->ctr;
 		cls_free(u->made[i], &ctx);
@@ -220,6 +278,9 @@ shp_classes_abort(struct shp_classes_update *u)
 	if (u->attach)
 		shp_qdisc_destroy(u->q);
 	rte_ring_free(u->inbox);
+	free(u->change);
+	free(u->made);
+	free(u->gone);
 	free(u);
 }
 
@@ -231,8 +292,9 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 {
 	struct shp_classes_update *u;
 	const struct classes_conf *old = NULL;
-	bool any = false, keep[MAX_MEMBERS] = { false };
-	uint32_t i, j;
+	bool any = false, *keep = NULL;
+	uint32_t i, j, nb_match;
+	unsigned int cap;
 
 	*out = NULL;
 	if (port >= SHP_MAX_PORTS)
@@ -248,8 +310,16 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 		goto nomem;
 	u->chain = c;
 	u->old = (struct classes_conf *)(uintptr_t)old;
-	u->conf = conf_new();
-	if (u->conf == NULL)
+	nb_match = any ? shp_match_set_classes(s->match) : 0;
+	cap = nb_match + (old != NULL ? old->nb : 0);
+	u->conf = conf_new(nb_match, cap, c->env.socket);
+	u->change = calloc((size_t)nb_match * SHP_SLOT_MAX + 1,
+			   sizeof(*u->change));
+	u->made = calloc(nb_match + 1, sizeof(*u->made));
+	u->gone = calloc(cap + 1, sizeof(*u->gone));
+	keep = calloc(cap + 1, sizeof(*keep));
+	if (u->conf == NULL || u->change == NULL || u->made == NULL ||
+	    u->gone == NULL || keep == NULL)
 		goto nomem;
 	if (old == NULL) {
 		u->attach = true;
@@ -276,7 +346,6 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 							c->env.socket, err);
 		if (u->conf->table == NULL)
 			goto fail;
-		u->conf->nb_match = shp_match_set_classes(s->match);
 	}
 	/* the classes in the match order: kept ones by name, new ones made */
 	for (i = 0; any && i < u->conf->nb_match; i++) {
@@ -300,7 +369,7 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 				goto fail;
 			u->made[u->nb_made++] = k;
 		}
-		u->conf->map[i] = (uint8_t)u->conf->nb;
+		u->conf->map[i] = (uint16_t)u->conf->nb;
 		conf_add(u->conf, k, d->quantum, d->prio);
 	}
 	/* what the old conf had and this one drops: served (no new
@@ -323,12 +392,13 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 		}
 		conf_add(u->conf, k, old->quantum[j], old->prio[j]);
 	}
-	u->conf->level[0][u->conf->level_nb[0]++] = DEF_MEMBER;
+	free(keep);
 	*out = u;
 	return 0;
 nomem:
 	snprintf(err, SHP_ERR_LEN, "port %u: classes: out of memory", port);
 fail:
+	free(keep);
 	shp_classes_abort(u);
 	return -1;
 }
@@ -342,20 +412,19 @@ shp_classes_publish(struct shp_classes_update *u)
 	for (i = 0; i < u->nb_change; i++) {
 		char err[SHP_ERR_LEN];
 
-		if (shp_chain_change(&u->change_cls[i]->chain,
-				     u->change_kind[i], u->change_conf[i],
-				     &u->olds[i].conf, err) < 0)
+		if (shp_chain_change(&u->change[i].cls->chain,
+				     u->change[i].kind, u->change[i].conf,
+				     &u->change[i].old.conf, err) < 0)
 			rte_panic("checked by prepare: %s\n", err);
-		u->olds[i].kind = u->change_kind[i];
+		u->change[i].old.kind = u->change[i].kind;
 	}
-	/* the members the new conf keeps from the old that it dropped */
-	for (i = 0; i < u->conf->nb; i++) {
-		bool named = false;
-
-		for (j = 0; j < u->conf->nb_match; j++)
-			named |= u->conf->map[j] == i;
-		u->conf->cls[i]->retiring = !named;
-	}
+	/* the members the new conf keeps from the old that it dropped:
+	 * those no match index names */
+	for (i = 0; i < u->conf->nb; i++)
+		u->conf->cls[i]->retiring = true;
+	for (j = 0; j < u->conf->nb_match; j++)
+		if (u->conf->map[j] != NO_MEMBER)
+			u->conf->cls[u->conf->map[j]]->retiring = false;
 	pthread_mutex_lock(&shp_cls_lock);
 	if (u->attach) {
 		struct classes_priv *p = priv(u->q);
@@ -382,7 +451,7 @@ shp_classes_finish(struct shp_classes_update *u)
 	unsigned int i;
 
 	for (i = 0; i < u->nb_change; i++)
-		shp_kind_conf_free(u->olds[i].kind, u->olds[i].conf);
+		shp_kind_conf_free(u->change[i].old.kind, u->change[i].old.conf);
 	for (i = 0; i < u->nb_gone; i++) {
 		ctx.ctr = u->gone[i]->ctr;
 		cls_free(u->gone[i], &ctx);

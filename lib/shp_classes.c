@@ -34,6 +34,7 @@ shp_class_set_free(struct shp_class_set *s)
 	for (i = 0; i < s->nb; i++)
 		for (k = 0; k < SHP_MAX_KEYS; k++)
 			free(s->def[i].text[k]);
+	free(s->def);
 	shp_match_set_free(s->match);
 	free(s);
 }
@@ -103,6 +104,18 @@ def_get(struct shp_class_set *s, const char *opt, const char *name,
 		snprintf(err, SHP_ERR_LEN, "--%s %s: more than %d classes",
 			 opt, name, SHP_MAX_CLASSES);
 		return NULL;
+	}
+	if (s->nb == s->cap) {
+		unsigned int cap = s->cap ? 2 * s->cap : 16;
+		struct shp_class_def *v = realloc(s->def, cap * sizeof(*v));
+
+		if (v == NULL) {
+			snprintf(err, SHP_ERR_LEN, "--%s %s: out of memory",
+				 opt, name);
+			return NULL;
+		}
+		s->def = v;
+		s->cap = cap;
 	}
 	d = &s->def[s->nb++];
 	memset(d, 0, sizeof(*d));

@@ -40,9 +40,9 @@
 #include "shp_kind.h"
 #include "shp_stats.h"
 
-/* Classes with a chain of their own (each costs its rings and a counter
- * block per port). */
-#define SHP_MAX_CLASSES 64
+/* Classes with a chain of their own (each costs, per port, its queue's
+ * rings, a counter block and a histogram: docs/classes.md). */
+#define SHP_MAX_CLASSES 4096
 #define SHP_CLASS_MAX_PRIO 7
 #define SHP_CLASS_DEFAULT_QUANTUM 1514
 
@@ -58,8 +58,8 @@ struct shp_class_def {
 
 struct shp_class_set {
 	struct shp_match_set *match;  /* names and rules, in the order */
-	unsigned int nb;
-	struct shp_class_def def[SHP_MAX_CLASSES];
+	unsigned int nb, cap;
+	struct shp_class_def *def;    /* [cap], grown as classes come */
 };
 
 struct shp_class_set *shp_class_set_new(void);
@@ -145,6 +145,14 @@ struct shp_class_sum {
 int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 		       struct rte_mempool *pool, uint16_t port,
 		       const struct shp_kind_env *kenv, char *err);
+
+/* Bytes of memory (DPDK's heap) the classes of s take on one port, about
+ * (their queues' rings of bands x ring_size, counters, histogram, conf;
+ * a netem's timer queue counted at SHP_CLASS_NETEM_MEM): what a caller
+ * sizing EAL's memory (-m) adds per port. */
+#define SHP_CLASS_NETEM_MEM (5u << 20)
+uint64_t shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
+			 unsigned int ring_size);
 
 /* Remove what attach added (after shp_chain_destroy's reset, or before:
  * what the classes hold is flushed into ctx). */

@@ -957,7 +957,8 @@ eal_start(struct replay *r)
 	      RTE_MBUF_DEFAULT_BUF_SIZE + 128;
 	mb = ((uint64_t)r->nb_mbufs * obj * 5 / 4 +
 	      (uint64_t)r->opt.bands * (r->opt.ring_size * 8 + 65536)) >> 20;
-	mb += 96;
+	mb += 96 + (shp_classes_mem(r->opt.classes, r->opt.bands,
+				    r->opt.ring_size) >> 20);
 	snprintf(mem, sizeof(mem), "%" PRIu64, mb);
 	snprintf(prefix, sizeof(prefix), "replay-%d", (int)getpid());
 	snprintf(lcore, sizeof(lcore), "%d", first_cpu());
