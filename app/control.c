@@ -475,6 +475,8 @@ ctl_clear_stats(struct shaper *s)
 	}
 	pthread_mutex_unlock(&ctl_lock);
 	for (i = 0; i < s->nb_ports; i++)
+		shp_classes_clear(s->port_ids[i]);
+	for (i = 0; i < s->nb_ports; i++)
 		free(lat[i]);
 	for (k = 0; k < CTL_RATE_SLOTS; k++)
 		for (i = 0; i < SHP_MAX_PORTS; i++)

@@ -40,6 +40,10 @@ struct cls {
 	struct shp_stage_env env;
 	struct staging sq;
 	struct shp_hist sojourn;     /* arrival to leaving the class */
+	/* `clear stats`: what the counters and the histogram were then
+	 * (NULL: never cleared; allocated by the first clear) */
+	struct shp_class_sum *base;
+	struct shp_hist *base_hist;
 	uint16_t port;
 	bool retiring;               /* cleared: served until empty */
 	char name[SHP_MATCH_NAME_LEN];

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sch_classes_priv.h"
@@ -49,9 +50,11 @@ shp_classes_drained(uint16_t port)
 	return n;
 }
 
+/* k's counters since start, or since the last shp_classes_clear */
 static void
-cls_sum(const struct cls *k, struct shp_class_sum *s)
+cls_sum(const struct cls *k, struct shp_class_sum *s, bool cleared)
 {
+	const struct shp_class_sum *o = cleared ? k->base : NULL;
 	const struct shp_port_ctr *c = k->ctr;
 	unsigned int d, b;
 	uint64_t out;
@@ -83,13 +86,29 @@ cls_sum(const struct cls *k, struct shp_class_sum *s)
 	/* a copy first: the TX lcore may be recording (relaxed loads) */
 	shp_hist_init(&scratch);
 	shp_hist_merge(&scratch, &k->sojourn);
+	if (o != NULL) {
+		/* counts since the clear; gauges (queued, SHP_XS_GAUGE) as
+		 * they are */
+		s->in_packets -= o->in_packets;
+		s->in_bytes -= o->in_bytes;
+		s->out_packets -= o->out_packets;
+		s->out_bytes -= o->out_bytes;
+		s->dropped -= o->dropped;
+		for (d = 0; d < SHP_DROP_SLOTS; d++)
+			s->drops[d] -= o->drops[d];
+		for (d = 0; d < shp_xstat_nb(); d++)
+			if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
+				s->xstats[d] -= o->xstats[d];
+		shp_hist_sub(&scratch, k->base_hist);
+	}
 	shp_hist_summarize(&scratch, &s->sojourn);
 	if (s->sojourn.count == 0)
 		s->sojourn.min = 0;
 }
 
-int
-shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s)
+static int
+classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s,
+	    bool cleared)
 {
 	const struct classes_conf *cf;
 	int rc = -1;
@@ -97,13 +116,56 @@ shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s)
 	pthread_mutex_lock(&shp_cls_lock);
 	cf = port_conf(port);
 	if (cf != NULL && i < cf->nb) {
-		cls_sum(cf->cls[i], s);
+		cls_sum(cf->cls[i], s, cleared);
 		s->quantum = cf->quantum[i];
 		s->prio = cf->prio[i];
 		rc = 0;
 	}
 	pthread_mutex_unlock(&shp_cls_lock);
 	return rc;
+}
+
+int
+shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s)
+{
+	return classes_sum(port, i, s, false);
+}
+
+int
+shp_classes_sum_cleared(uint16_t port, unsigned int i,
+			struct shp_class_sum *s)
+{
+	return classes_sum(port, i, s, true);
+}
+
+void
+shp_classes_clear(uint16_t port)
+{
+	const struct classes_conf *cf;
+	unsigned int i;
+
+	pthread_mutex_lock(&shp_cls_lock);
+	cf = port_conf(port);
+	for (i = 0; cf != NULL && i < cf->nb; i++) {
+		struct cls *k = cf->cls[i];
+
+		if (k->base == NULL) {
+			k->base = malloc(sizeof(*k->base));
+			k->base_hist = malloc(sizeof(*k->base_hist));
+			if (k->base == NULL || k->base_hist == NULL) {
+				/* no memory: it counts from the start */
+				free(k->base);
+				free(k->base_hist);
+				k->base = NULL;
+				k->base_hist = NULL;
+				continue;
+			}
+		}
+		cls_sum(k, k->base, false);
+		shp_hist_init(k->base_hist);
+		shp_hist_merge(k->base_hist, &scratch);   /* cls_sum's copy */
+	}
+	pthread_mutex_unlock(&shp_cls_lock);
 }
 
 void
@@ -196,7 +258,7 @@ shp_classes_show(FILE *f, uint16_t port, const char *name)
 
 		if (name != NULL && strcmp(name, k->name) != 0)
 			continue;
-		cls_sum(k, &s);
+		cls_sum(k, &s, true);
 		fprintf(f, "port %u class %s: prio %u quantum %u%s\n", port,
 			s.name, cf->prio[i], cf->quantum[i], k->retiring ?
 			" (cleared: served until empty)" : "");

@@ -37,6 +37,8 @@ cls_free(struct cls *k, struct shp_ctx *ctx)
 		shp_port_ctr_add_stages(r, k->ctr, SHP_MAX_BANDS, false);
 		pthread_mutex_unlock(&shp_cls_lock);
 	}
+	free(k->base);
+	free(k->base_hist);
 	rte_free(k->blk);
 	rte_free(k);
 }

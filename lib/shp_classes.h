@@ -195,11 +195,21 @@ unsigned int shp_classes_drained(uint16_t port);
 unsigned int shp_classes_nb(uint16_t port);
 int shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s);
 
+/* The same since the last shp_classes_clear (`clear stats`: show class,
+ * telemetry), shp_classes_sum's being since start (the stats file, as its
+ * ports' counters). Gauges (queued) are as they are. */
+int shp_classes_sum_cleared(uint16_t port, unsigned int i,
+			    struct shp_class_sum *s);
+/* `clear stats`: port's classes count from now for
+ * shp_classes_sum_cleared and show (a class made later counts from its
+ * start). */
+void shp_classes_clear(uint16_t port);
+
 /* Add port's class blocks into a port sum (shp_stats_sum). */
 void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
 
 /* `show class [NAME]`: port's classes (or the one called name), their
- * stages and counters; returns how many were shown. */
+ * stages and counters (since `clear stats`); returns how many were shown. */
 unsigned int shp_classes_show(FILE *f, uint16_t port, const char *name);
 
 /* ",\n    \"classes\": {...}" for the stats file (nothing without). */

@@ -210,3 +210,35 @@ def test_telemetry_and_exporter(tmp_path, need_telemetry_client):
     assert st["packets"] == far["packets"]
     assert st["drops"]["tbf_limit"] == far["tbf_limit"]
     assert st["in_packets"] == far["in_packets"]
+
+
+def test_clear_stats_resets_the_class_counters(tmp_path):
+    """`clear stats` starts the per-class counters at 0 as the port's
+    (show class; telemetry reads the same sums); the stats file written at
+    exit keeps the totals since start, as its ports' counters do."""
+    r = run_paced(tmp_path, [
+        0.8, "stop", 0.3,
+        "show class near",
+        "clear stats",
+        "show class near",
+        "show port stats 1",
+        "quit"], vdevs(tmp_path),
+        app_args=["--pairs", "0:1", "--class", "near", "dst_ip 10.2.0.0/16",
+                  "--class-ports", "near", "1"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+
+    def counts(text):
+        m = re.search(r"in (\d+) packets (\d+) bytes, out (\d+) packets "
+                      r"(\d+) bytes, queued (\d+), dropped (\d+)", text)
+        assert m, text
+        return [int(x) for x in m.groups()]
+    before = counts(o["show class near"][0])
+    after = counts(o["show class near"][1])
+    assert before[0] > 0 and before[2] > 0, before
+    # stopped: nothing moves between the two; the gauge (queued) stays
+    assert after == [0, 0, 0, 0, before[4], 0], (before, after)
+    assert re.search(r"delay to the port's stages \(ns\): min 0 avg 0 p99 0 "
+                     r"max 0", o["show class near"][1]), o["show class near"]
+    near = r.stats["ports"]["1"]["classes"]["near"]
+    assert near["in_packets"] == before[0] and near["packets"] == before[2]
