@@ -66,6 +66,30 @@ shp_class_is_option(const char *opt)
 	       opt_is(opt, "prio");
 }
 
+int
+shp_class_set_check_ports(const struct shp_class_set *s, uint32_t have,
+			  char *err)
+{
+	unsigned int i, p, n;
+	char list[SHP_MAX_PORTS * 3 + 1];
+
+	for (i = 0; s != NULL && i < s->nb; i++) {
+		uint32_t bad = s->def[i].ports & ~have;
+
+		if (bad == 0)
+			continue;
+		for (p = 0, n = 0; p < SHP_MAX_PORTS; p++)
+			if (s->def[i].ports & (1u << p))
+				n += snprintf(list + n, sizeof(list) - n,
+					      "%s%u", n ? "," : "", p);
+		snprintf(err, SHP_ERR_LEN, "class %s: ports %s: there is no "
+			 "port %u", s->def[i].name, list,
+			 (unsigned int)__builtin_ctz(bad));
+		return -1;
+	}
+	return 0;
+}
+
 const struct shp_class_def *
 shp_class_find(const struct shp_class_set *s, const char *name)
 {

@@ -81,6 +81,12 @@ int shp_class_option(struct shp_class_set *s, const char *opt,
 /* Every class has a match rule: 0, or -1 naming the one without. */
 int shp_class_set_check(const struct shp_class_set *s, char *err);
 
+/* Every class's ports (--class-ports, ports =) are among have (a bit
+ * per port id): 0, or -1 with err "class NAME: ports P,Q: there is no
+ * port Q" (the first class and port that is not). */
+int shp_class_set_check_ports(const struct shp_class_set *s, uint32_t have,
+			      char *err);
+
 /* The definition of class name, or NULL. */
 const struct shp_class_def *shp_class_find(const struct shp_class_set *s,
 					   const char *name);

@@ -394,6 +394,8 @@ parse_profiles(struct replay *r)
 
 	if (shp_options_chain_spec(&r->opt, 0, &r->spec, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
+	if (shp_class_set_check_ports(r->opt.classes, 1u, err) < 0)
+		return fail(EXIT_USAGE, "%s (the tool's one port is 0)", err);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;

@@ -218,6 +218,9 @@ def test_strict_priority_first(tmp_path):
     (["--class", "x", "dst_ip 10.0.0.0/8", "--class-quantum", "x", "0"],
      "0"),
     (["--class", "x"], "--class"),
+    # the tool has one port, 0
+    (["--class", "x", "dst_ip 10.0.0.0/8", "--class-ports", "x", "0,1"],
+     "no port 1"),
 ])
 def test_bad_class_input(tmp_path, args, word):
     write_input(tmp_path / "in.pcap", 10, 1)
