@@ -377,6 +377,34 @@ classes_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 			    shp_qdisc_qlen_total(cf->cls[i]->chain.root);
 }
 
+void
+shp_cls_apply_limit(struct shp_qdisc *q, const struct classes_conf *c)
+{
+	uint64_t limit = priv(q)->limit;
+	unsigned int i;
+
+	if (q->child->ops->set_limit != NULL)
+		q->child->ops->set_limit(q->child, limit);
+	for (i = 0; i < c->nb; i++) {
+		const struct shp_chain *ch = &c->cls[i]->chain;
+
+		if (ch->conf[SHP_SLOT_RATE] == NULL &&
+		    ch->queue->ops->set_limit != NULL)
+			ch->queue->ops->set_limit(ch->queue, limit);
+	}
+}
+
+/* The port's tbf (our parent) sets its limit, as Linux's tbf its fifo's:
+ * tc's tbf limit bounds the bytes waiting for its tokens, and below it
+ * they wait in the port's queue and the class queues. */
+static void
+classes_set_limit(struct shp_qdisc *q, uint64_t bytes)
+{
+	priv(q)->limit = bytes;
+	shp_cls_apply_limit(q, __atomic_load_n(&priv(q)->conf,
+					       __ATOMIC_ACQUIRE));
+}
+
 const struct shp_qdisc_ops shp_cls_ops = {
 	.id = "classes",
 	.priv_size = sizeof(struct classes_priv),
@@ -386,5 +414,6 @@ const struct shp_qdisc_ops shp_cls_ops = {
 	.peek = classes_peek,
 	.next_time = classes_next_time,
 	.reset = shp_cls_reset,
+	.set_limit = classes_set_limit,
 	.stats = classes_stats,
 };

@@ -87,6 +87,9 @@ struct classes_priv {
 	uint64_t seen;                       /* conf id the lists are for */
 	struct staging def_sq;               /* the port's own queue's */
 	struct rte_mbuf *stash;
+	/* the port tbf's limit (its set_limit; 0: none): see
+	 * shp_cls_apply_limit. Control path only. */
+	uint64_t limit;
 };
 
 /* The classes stage of each port, for the statistics (NULL: none), and
@@ -200,5 +203,9 @@ sq_pop(struct staging *sq)
 void shp_cls_sq_flush(struct staging *sq, struct shp_ctx *ctx);
 /* Flush everything the stage holds (its classes' chains too). */
 void shp_cls_reset(struct shp_qdisc *q, struct shp_ctx *ctx);
+/* The port tbf's limit (priv->limit) onto the queues that wait for its
+ * tokens only: the port's own and those of c's classes without a rate
+ * stage of their own (a class's tbf bounds its own queue). */
+void shp_cls_apply_limit(struct shp_qdisc *q, const struct classes_conf *c);
 
 #endif

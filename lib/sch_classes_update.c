@@ -10,6 +10,7 @@
 #include <rte_malloc.h>
 
 #include "sch_classes_priv.h"
+#include "shp_tbf.h"
 
 struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS];
 pthread_mutex_t shp_cls_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -430,8 +431,14 @@ shp_classes_publish(struct shp_classes_update *u)
 	pthread_mutex_lock(&shp_cls_lock);
 	if (u->attach) {
 		struct classes_priv *p = priv(u->q);
+		const struct shp_kind *tbf = shp_kind_find("tbf");
 
 		p->conf = u->conf;
+		/* the port tbf set its limit on its child before: now us */
+		if (tbf != NULL && c->kind[SHP_SLOT_RATE] == tbf &&
+		    c->conf[SHP_SLOT_RATE] != NULL)
+			p->limit = ((const struct shp_tbf_conf *)
+				    c->conf[SHP_SLOT_RATE])->limit;
 		if (u->inbox != NULL) {
 			__atomic_store_n(&c->inbox, u->inbox, __ATOMIC_RELEASE);
 			u->inbox = NULL;
@@ -443,6 +450,9 @@ shp_classes_publish(struct shp_classes_update *u)
 	} else {
 		__atomic_store_n(&priv(u->q)->conf, u->conf, __ATOMIC_RELEASE);
 	}
+	/* new classes, and kept ones whose tbf went off (its change set
+	 * their queue's limit to 0), wait for the port's tokens only */
+	shp_cls_apply_limit(u->q, u->conf);
 	pthread_mutex_unlock(&shp_cls_lock);
 }
 
