@@ -166,6 +166,7 @@ refill_all(struct shp_qdisc *q, struct classes_conf *cf,
 {
 	struct member m;
 	unsigned int j = 0;
+	uint64_t delayed = 0;
 
 	while (j < cf->nb_busy) {
 		struct shp_ctx c;
@@ -179,8 +180,10 @@ refill_all(struct shp_qdisc *q, struct classes_conf *cf,
 			cf->busy[j] = cf->busy[--cf->nb_busy];
 			continue;
 		}
+		delayed += shp_stats_delayed(m.ctr);
 		j++;
 	}
+	priv(q)->delayed = delayed;
 	m = member(q, cf, DEF_MEMBER);
 	refill(cf, &m, ctx);
 }
@@ -375,6 +378,16 @@ classes_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 	for (i = 0; i < cf->nb; i++)
 		st->qlen += cf->cls[i]->sq.cnt +
 			    shp_qdisc_qlen_total(cf->cls[i]->chain.root);
+}
+
+bool
+shp_chain_holds_delayed(const struct shp_chain *c,
+			const struct shp_port_ctr *pc)
+{
+	const struct shp_qdisc *q = c->queue;
+
+	return shp_stats_delayed(pc) != 0 ||
+	       (q != NULL && q->ops == &shp_cls_ops && priv(q)->delayed != 0);
 }
 
 void

@@ -87,6 +87,9 @@ struct classes_priv {
 	uint64_t seen;                       /* conf id the lists are for */
 	struct staging def_sq;               /* the port's own queue's */
 	struct rte_mbuf *stash;
+	/* packets the class chains hold for a later send time (their
+	 * netems' SHP_XS_DELAYED gauges), as of the last dequeue */
+	uint64_t delayed;
 	/* the port tbf's limit (its set_limit; 0: none): see
 	 * shp_cls_apply_limit. Control path only. */
 	uint64_t limit;

@@ -473,6 +473,38 @@ test_port_tbf_limit(void **state)
 	shp_class_set_free(s);
 }
 
+/*
+ * The worker paces arrivals while the port holds packets for a later send
+ * time: a class's netem holds them too, on a port without a netem of its
+ * own (the port's gauges alone said nothing: no pacing).
+ */
+static void
+test_class_netem_holds(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "far", "dst_ip 10.1.0.0/16",
+		"class-netem", "far", "delay 100ms");
+	struct port p;
+
+	(void)state;
+	port_build(&p, NULL, s);
+	assert_false(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	offer(&p, 2, 10, MS);            /* unmatched: straight through */
+	poll_at(&p, MS);
+	assert_false(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	offer(&p, 1, 10, 2 * MS);
+	poll_at(&p, 2 * MS);
+	assert_int_equal(p.out[1], 0);
+	assert_int_equal(shp_stats_delayed(p.ctx.ctr), 0);   /* the port's */
+	assert_true(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	poll_at(&p, 102 * MS);
+	assert_int_equal(p.out[1], 10);
+	assert_false(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	assert_int_equal(p.tx, 20);
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
 int
 main(void)
 {
@@ -483,6 +515,7 @@ main(void)
 		cmocka_unit_test(test_nothing_due_blocks_nothing),
 		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
 		cmocka_unit_test(test_port_tbf_limit),
+		cmocka_unit_test(test_class_netem_holds),
 	};
 
 	shp_rig_env("classes", 16384);
