@@ -463,7 +463,8 @@ shp_classes_finish(struct shp_classes_update *u)
 	unsigned int i;
 
 	for (i = 0; i < u->nb_change; i++)
-		shp_kind_conf_free(u->change[i].old.kind, u->change[i].old.conf);
+		shp_kind_conf_free(u->change[i].old.kind,
+				   u->change[i].old.conf);
 	for (i = 0; i < u->nb_gone; i++) {
 		ctx.ctr = u->gone[i]->ctr;
 		cls_free(u->gone[i], &ctx);
@@ -472,6 +473,9 @@ shp_classes_finish(struct shp_classes_update *u)
 		shp_match_table_free(u->old->table);
 		rte_free(u->old);
 	}
+	free(u->change);
+	free(u->made);
+	free(u->gone);
 	free(u);
 }
 

@@ -443,7 +443,8 @@ test_port_tbf_limit(void **state)
 	poll_at(&p, MS);
 	assert_int_equal(port_pushed_out(&p), 80);
 	assert_int_equal(class_dropped(0), 80);   /* a: the port's limit */
-	assert_int_equal(class_dropped(1), 49);   /* b: its own (tc kb: 51200) */
+	/* b: its own (tc's kb: 51200 bytes) */
+	assert_int_equal(class_dropped(1), 49);
 	conserved(&p);
 	for (t = MS; t <= 1000 * MS; t += MS)
 		poll_at(&p, t);
