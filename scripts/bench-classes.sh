@@ -106,7 +106,11 @@ if [ -n "$tbf" ]; then
 else
 	echo "each class: its queue only"
 fi
-echo "traffic to ${SHP_BENCH_ACTIVE:-every} class(es) at most"
+if [ -n "${SHP_BENCH_ACTIVE:-}" ]; then
+	echo "traffic to the first $SHP_BENCH_ACTIVE classes (the others idle)"
+else
+	echo "traffic spread over every class"
+fi
 echo "dpdk-shaper options: ${extra[*]}"
 for r in $(seq "$rounds"); do
 	printf "round %d:" "$r"
