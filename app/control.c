@@ -40,6 +40,17 @@ shaper_ports_text(const struct shaper *s, char *buf, size_t len)
 	return buf;
 }
 
+uint32_t
+shaper_ports_mask(const struct shaper *s)
+{
+	uint32_t m = 0;
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++)
+		m |= 1u << s->port_ids[i];
+	return m;
+}
+
 /* Guards `snap` and `base`: written on the main lcore, read by telemetry
  * callbacks. The data plane never takes it. */
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -340,6 +351,15 @@ ctl_set_class(struct shaper *s, const char *name, const char *words,
 
 	if (shp_class_set_edit(s->opt.classes, name, words, &ns, err) < 0)
 		return -1;
+	if (shp_class_set_check_ports(ns, shaper_ports_mask(s), err) < 0) {
+		char list[SHP_ERR_LEN];
+		size_t n = strlen(err);
+
+		snprintf(err + n, SHP_ERR_LEN - n, " (%s)",
+			 shaper_ports_text(s, list, sizeof(list)));
+		shp_class_set_free(ns);
+		return -1;
+	}
 	if (apply_classes(s, ns, err) < 0) {
 		shp_class_set_free(ns);
 		return -1;
@@ -474,6 +494,8 @@ ctl_clear_stats(struct shaper *s)
 		lat_period[p] = NULL;
 	}
 	pthread_mutex_unlock(&ctl_lock);
+	for (i = 0; i < s->nb_ports; i++)
+		shp_classes_clear(s->port_ids[i]);
 	for (i = 0; i < s->nb_ports; i++)
 		free(lat[i]);
 	for (k = 0; k < CTL_RATE_SLOTS; k++)

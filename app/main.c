@@ -130,6 +130,20 @@ check_profile_ports(struct shaper *s)
 	return 0;
 }
 
+/* The same for a class's ports (--class-ports, ports = in [class]). */
+static int
+check_class_ports(struct shaper *s)
+{
+	char list[SHP_ERR_LEN], err[SHP_ERR_LEN];
+
+	if (shp_class_set_check_ports(s->opt.classes,
+				      shaper_ports_mask(s), err) == 0)
+		return 0;
+	fprintf(stderr, "dpdk-shaper: %s (%s)\n", err,
+		shaper_ports_text(s, list, sizeof(list)));
+	return -1;
+}
+
 static int
 setup(struct shaper *s)
 {
@@ -162,7 +176,7 @@ setup(struct shaper *s)
 			s->opt.pair_of[b] = a;
 		}
 	}
-	if (check_profile_ports(s) < 0)
+	if (check_profile_ports(s) < 0 || check_class_ports(s) < 0)
 		return -2;
 	for (i = 0; i < SHP_MAX_PORTS; i++)
 		if (s->opt.pair_of[i] >= 0 && !rte_eth_dev_is_valid_port(i)) {

@@ -108,6 +108,8 @@ void shaper_ports_close(struct shaper *s);
 unsigned int shaper_pool_size(const struct shaper *s);
 /* "the ports are 0, 1", for messages about a port that does not exist */
 const char *shaper_ports_text(const struct shaper *s, char *buf, size_t len);
+/* The ports' ids as a bit mask (shp_class_set_check_ports). */
+uint32_t shaper_ports_mask(const struct shaper *s);
 
 /* worker.c */
 int shaper_worker_main(void *arg);

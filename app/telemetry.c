@@ -525,7 +525,7 @@ tel_classes(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (only >= 0 && only != p)
 			continue;
-		for (k = 0; shp_classes_sum(p, k, &s) == 0; k++) {
+		for (k = 0; shp_classes_sum_cleared(p, k, &s) == 0; k++) {
 			struct rte_tel_data *c = rte_tel_data_alloc();
 			char key[64];
 

@@ -363,7 +363,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		pc->tx_pending = e->npend;
 	}
 	set_behind(e, r.behind);
-	held = shp_stats_delayed(pc) != 0;
+	held = shp_chain_holds_delayed(chain, pc);
 	if (held != e->holds)
 		e->holds = held;
 }

@@ -79,6 +79,7 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		c.single_producer = q->env->single_producer;
 		c.ctr_blocks = q->env->ctr_blocks;
 		c.nb_ctr_blocks = q->env->nb_ctr_blocks;
+		c.lean = q->env->lean;
 	}
 	if (c.name == NULL || conf->nb_bands < 1 ||
 	    conf->nb_bands > SHP_MAX_BANDS || conf->ring_size < 1) {
@@ -95,12 +96,13 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		flags |= RING_F_SP_ENQ;
 	for (b = 0; b < p->nb_bands; b++) {
 		snprintf(name, sizeof(name), "%s_b%u", conf->name, b);
-		p->band[b].ring = rte_ring_create(name, conf->ring_size,
-						  conf->socket, flags);
+		p->band[b].ring = shp_ring_new(name, conf->ring_size,
+					       conf->socket, flags,
+					       conf->lean);
 		if (p->band[b].ring == NULL) {
 			errno = rte_errno;
 			while (b-- > 0)
-				rte_ring_free(p->band[b].ring);
+				shp_ring_free(p->band[b].ring);
 			return -1;
 		}
 	}
@@ -114,7 +116,7 @@ bands_fini(struct shp_qdisc *q)
 	unsigned int b;
 
 	for (b = 0; b < p->nb_bands; b++)
-		rte_ring_free(p->band[b].ring);
+		shp_ring_free(p->band[b].ring);
 }
 
 static inline void

@@ -27,6 +27,7 @@ struct shp_bands_conf {
 	 * for the limit. */
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
+	bool lean;           /* shp_stage_env's */
 };
 
 /*

@@ -896,8 +896,10 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	p->xstat_slot = q->xstat_slot;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
-	/* a queued packet is an mbuf of the pool: it bounds the calendar */
-	if (!shp_tq_init(&p->tq, shp_netem_tq_buckets,
+	/* a queued packet is an mbuf of the pool: it bounds the calendar;
+	 * none for one of thousands of classes that has no netem (env) */
+	if (!shp_tq_init(&p->tq, conf == NULL && q->env != NULL &&
+			 q->env->lean ? 0 : shp_netem_tq_buckets,
 			 q->pool != NULL ? q->pool->size : p->default_limit,
 			 q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no memory for the "

@@ -76,9 +76,10 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "%s_inbox", c->name);
-		c->inbox = rte_ring_create(name, rte_align32pow2(
-						   env->ring_size + 1),
-					   env->socket, RING_F_SC_DEQ);
+		c->inbox = shp_ring_new(name, rte_align32pow2(
+						env->ring_size + 1),
+					env->socket, RING_F_SC_DEQ,
+					env->lean);
 		if (c->inbox == NULL) {
 			errno = rte_errno;
 			goto fail;
@@ -111,7 +112,7 @@ shp_chain_destroy(struct shp_chain *c, struct shp_ctx *ctx)
 
 		while (rte_ring_dequeue(c->inbox, (void **)&m) == 0)
 			shp_drop(ctx, SHP_DROP_FLUSHED, m);
-		rte_ring_free(c->inbox);
+		shp_ring_free(c->inbox);
 	}
 	if (shp_qdisc_qlen_total(c->root) > 0)
 		shp_qdisc_reset_all(c->root, ctx);

@@ -34,6 +34,7 @@ shp_class_set_free(struct shp_class_set *s)
 	for (i = 0; i < s->nb; i++)
 		for (k = 0; k < SHP_MAX_KEYS; k++)
 			free(s->def[i].text[k]);
+	free(s->def);
 	shp_match_set_free(s->match);
 	free(s);
 }
@@ -63,6 +64,30 @@ shp_class_is_option(const char *opt)
 	return strcmp(opt, "class") == 0 || opt_key(opt) != NULL ||
 	       opt_is(opt, "ports") || opt_is(opt, "quantum") ||
 	       opt_is(opt, "prio");
+}
+
+int
+shp_class_set_check_ports(const struct shp_class_set *s, uint32_t have,
+			  char *err)
+{
+	unsigned int i, p, n;
+	char list[SHP_MAX_PORTS * 3 + 1];
+
+	for (i = 0; s != NULL && i < s->nb; i++) {
+		uint32_t bad = s->def[i].ports & ~have;
+
+		if (bad == 0)
+			continue;
+		for (p = 0, n = 0; p < SHP_MAX_PORTS; p++)
+			if (s->def[i].ports & (1u << p))
+				n += snprintf(list + n, sizeof(list) - n,
+					      "%s%u", n ? "," : "", p);
+		snprintf(err, SHP_ERR_LEN, "class %s: ports %s: there is no "
+			 "port %u", s->def[i].name, list,
+			 (unsigned int)__builtin_ctz(bad));
+		return -1;
+	}
+	return 0;
 }
 
 const struct shp_class_def *
@@ -103,6 +128,18 @@ def_get(struct shp_class_set *s, const char *opt, const char *name,
 		snprintf(err, SHP_ERR_LEN, "--%s %s: more than %d classes",
 			 opt, name, SHP_MAX_CLASSES);
 		return NULL;
+	}
+	if (s->nb == s->cap) {
+		unsigned int cap = s->cap ? 2 * s->cap : 16;
+		struct shp_class_def *v = realloc(s->def, cap * sizeof(*v));
+
+		if (v == NULL) {
+			snprintf(err, SHP_ERR_LEN, "--%s %s: out of memory",
+				 opt, name);
+			return NULL;
+		}
+		s->def = v;
+		s->cap = cap;
 	}
 	d = &s->def[s->nb++];
 	memset(d, 0, sizeof(*d));

@@ -40,9 +40,9 @@
 #include "shp_kind.h"
 #include "shp_stats.h"
 
-/* Classes with a chain of their own (each costs its rings and a counter
- * block per port). */
-#define SHP_MAX_CLASSES 64
+/* Classes with a chain of their own (each costs, per port, its queue's
+ * rings, a counter block and a histogram: docs/classes.md). */
+#define SHP_MAX_CLASSES 4096
 #define SHP_CLASS_MAX_PRIO 7
 #define SHP_CLASS_DEFAULT_QUANTUM 1514
 
@@ -58,8 +58,8 @@ struct shp_class_def {
 
 struct shp_class_set {
 	struct shp_match_set *match;  /* names and rules, in the order */
-	unsigned int nb;
-	struct shp_class_def def[SHP_MAX_CLASSES];
+	unsigned int nb, cap;
+	struct shp_class_def *def;    /* [cap], grown as classes come */
 };
 
 struct shp_class_set *shp_class_set_new(void);
@@ -80,6 +80,12 @@ int shp_class_option(struct shp_class_set *s, const char *opt,
 
 /* Every class has a match rule: 0, or -1 naming the one without. */
 int shp_class_set_check(const struct shp_class_set *s, char *err);
+
+/* Every class's ports (--class-ports, ports =) are among have (a bit
+ * per port id): 0, or -1 with err "class NAME: ports P,Q: there is no
+ * port Q" (the first class and port that is not). */
+int shp_class_set_check_ports(const struct shp_class_set *s, uint32_t have,
+			      char *err);
 
 /* The definition of class name, or NULL. */
 const struct shp_class_def *shp_class_find(const struct shp_class_set *s,
@@ -115,7 +121,7 @@ unsigned int shp_class_longopts(struct option *out, int base);
 /* The class options' --help. */
 void shp_class_usage(FILE *f);
 
-/* ---- the stage (lib/sch_classes.c) ---- */
+/* ---- the stage (lib/sch_classes*.c: data path, update, stats) ---- */
 
 /* Per-class counters as reported (a class's own block). */
 struct shp_class_sum {
@@ -145,6 +151,22 @@ struct shp_class_sum {
 int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 		       struct rte_mempool *pool, uint16_t port,
 		       const struct shp_kind_env *kenv, char *err);
+
+/* Whether port chain c holds packets for a later send time, what the
+ * worker paces arrivals on (shp_admit): the port's own stages' gauges
+ * (SHP_XS_DELAYED) in pc, the TX lcore's counters for the port, or a
+ * class's netem (the classes stage sums theirs at each dequeue). TX
+ * lcore only. */
+bool shp_chain_holds_delayed(const struct shp_chain *c,
+			     const struct shp_port_ctr *pc);
+
+/* Bytes of memory (DPDK's heap) the classes of s take on one port, about
+ * (their queues' rings of bands x ring_size, counters, histogram, conf;
+ * a netem's timer queue counted at SHP_CLASS_NETEM_MEM): what a caller
+ * sizing EAL's memory (-m) adds per port. */
+#define SHP_CLASS_NETEM_MEM (5u << 20)
+uint64_t shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
+			 unsigned int ring_size);
 
 /* Remove what attach added (after shp_chain_destroy's reset, or before:
  * what the classes hold is flushed into ctx). */
@@ -187,11 +209,21 @@ unsigned int shp_classes_drained(uint16_t port);
 unsigned int shp_classes_nb(uint16_t port);
 int shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s);
 
+/* The same since the last shp_classes_clear (`clear stats`: show class,
+ * telemetry), shp_classes_sum's being since start (the stats file, as its
+ * ports' counters). Gauges (queued) are as they are. */
+int shp_classes_sum_cleared(uint16_t port, unsigned int i,
+			    struct shp_class_sum *s);
+/* `clear stats`: port's classes count from now for
+ * shp_classes_sum_cleared and show (a class made later counts from its
+ * start). */
+void shp_classes_clear(uint16_t port);
+
 /* Add port's class blocks into a port sum (shp_stats_sum). */
 void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
 
 /* `show class [NAME]`: port's classes (or the one called name), their
- * stages and counters; returns how many were shown. */
+ * stages and counters (since `clear stats`); returns how many were shown. */
 unsigned int shp_classes_show(FILE *f, uint16_t port, const char *name);
 
 /* ",\n    \"classes\": {...}" for the stats file (nothing without). */

@@ -1,9 +1,51 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
+#include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "shp_kind.h"
 #include "shp_qdisc.h"
+
+struct rte_ring *
+shp_ring_new(const char *name, unsigned int count, int socket,
+	     unsigned int flags, bool anon)
+{
+	struct rte_ring *r;
+	ssize_t sz;
+
+	if (!anon)
+		return rte_ring_create(name, count, socket, flags);
+	sz = rte_ring_get_memsize_elem(sizeof(void *), (flags &
+				       RING_F_EXACT_SZ) ? rte_align32pow2(
+				       count + 1) : count);
+	if (sz < 0) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	r = rte_zmalloc_socket("shp_ring", (size_t)sz, RTE_CACHE_LINE_SIZE,
+			       socket);
+	if (r == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	if (rte_ring_init(r, name, count, flags) < 0) {
+		rte_free(r);
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	return r;
+}
+
+void
+shp_ring_free(struct rte_ring *r)
+{
+	/* rte_ring_free refuses (and logs) a ring it did not create */
+	if (r != NULL && r->memzone == NULL)
+		rte_free(r);
+	else
+		rte_ring_free(r);
+}
 
 uint64_t
 shp_conf_new_id(void)

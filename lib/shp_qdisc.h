@@ -143,7 +143,19 @@ struct shp_stage_env {
 	 * counters (the bands' byte limit) */
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
+	/* a class's stages, of which there may be thousands: rings from
+	 * the heap, without a memzone each (shp_ring_new: EAL has 2560),
+	 * and a netem built off has no time calendar (megabytes; a later
+	 * change runs it on its rbtree) */
+	bool lean;
 };
+
+/* A ring of count slots (rte_ring_create's flags): named (a memzone, as
+ * rte_ring_create) or, when anon, from the heap on socket. NULL with
+ * rte_errno. shp_ring_free frees either. */
+struct rte_ring *shp_ring_new(const char *name, unsigned int count,
+			      int socket, unsigned int flags, bool anon);
+void shp_ring_free(struct rte_ring *r);
 
 struct shp_qdisc {
 	const struct shp_qdisc_ops *ops;

@@ -394,6 +394,8 @@ parse_profiles(struct replay *r)
 
 	if (shp_options_chain_spec(&r->opt, 0, &r->spec, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
+	if (shp_class_set_check_ports(r->opt.classes, 1u, err) < 0)
+		return fail(EXIT_USAGE, "%s (the tool's one port is 0)", err);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
@@ -963,7 +965,8 @@ eal_start(struct replay *r)
 	      RTE_MBUF_DEFAULT_BUF_SIZE + 128;
 	mb = ((uint64_t)r->nb_mbufs * obj * 5 / 4 +
 	      (uint64_t)r->opt.bands * (r->opt.ring_size * 8 + 65536)) >> 20;
-	mb += 96;
+	mb += 96 + (shp_classes_mem(r->opt.classes, r->opt.bands,
+				    r->opt.ring_size) >> 20);
 	snprintf(mem, sizeof(mem), "%" PRIu64, mb);
 	snprintf(prefix, sizeof(prefix), "replay-%d", (int)getpid());
 	snprintf(lcore, sizeof(lcore), "%d", first_cpu());

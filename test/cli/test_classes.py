@@ -9,8 +9,8 @@ import sys
 import time
 import uuid
 
-from conftest import (Result, conservation, outputs, prefix, run_piped,
-                      shaper_cmd, telemetry)
+from conftest import (NULL_VDEVS as NULL2, Result, conservation, outputs,
+                      prefix, run_piped, shaper_cmd, telemetry)
 
 sys.path.insert(0, __file__.rsplit("/test/", 1)[0] + "/test")
 import pcaplib  # noqa: E402
@@ -210,3 +210,68 @@ def test_telemetry_and_exporter(tmp_path, need_telemetry_client):
     assert st["packets"] == far["packets"]
     assert st["drops"]["tbf_limit"] == far["tbf_limit"]
     assert st["in_packets"] == far["in_packets"]
+
+
+def test_clear_stats_resets_the_class_counters(tmp_path):
+    """`clear stats` starts the per-class counters at 0 as the port's
+    (show class; telemetry reads the same sums); the stats file written at
+    exit keeps the totals since start, as its ports' counters do."""
+    r = run_paced(tmp_path, [
+        0.8, "stop", 0.3,
+        "show class near",
+        "clear stats",
+        "show class near",
+        "show port stats 1",
+        "quit"], vdevs(tmp_path),
+        app_args=["--pairs", "0:1", "--class", "near", "dst_ip 10.2.0.0/16",
+                  "--class-ports", "near", "1"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+
+    def counts(text):
+        m = re.search(r"in (\d+) packets (\d+) bytes, out (\d+) packets "
+                      r"(\d+) bytes, queued (\d+), dropped (\d+)", text)
+        assert m, text
+        return [int(x) for x in m.groups()]
+    before = counts(o["show class near"][0])
+    after = counts(o["show class near"][1])
+    assert before[0] > 0 and before[2] > 0, before
+    # stopped: nothing moves between the two; the gauge (queued) stays
+    assert after == [0, 0, 0, 0, before[4], 0], (before, after)
+    assert re.search(r"delay to the port's stages \(ns\): min 0 avg 0 p99 0 "
+                     r"max 0", o["show class near"][1]), o["show class near"]
+    near = r.stats["ports"]["1"]["classes"]["near"]
+    assert near["in_packets"] == before[0] and near["packets"] == before[2]
+
+
+def test_class_on_a_port_that_does_not_exist(tmp_path):
+    """--class-ports, ports = in [class NAME] and `set class ... ports`
+    naming a port there is not: refused, naming the class and the port
+    (one line, exit 2 at start; error, nothing changed, at run time)."""
+    ini = tmp_path / "c.ini"
+    ini.write_text("[class web]\nmatch = dst_ip 10.1.0.0/16\nports = 1,7\n")
+    for args, said in [
+            (["--class", "web", "dst_ip 10.1.0.0/16",
+              "--class-ports", "web", "0,3"], "ports 0,3: there is no port 3"),
+            (["--config", str(ini)], "ports 1,7: there is no port 7")]:
+        p = subprocess.run(shaper_cmd(NULL2, args), capture_output=True,
+                           text=True, timeout=120)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1, p.stderr
+        assert "class web: " + said in lines[0] and \
+            "the ports are 0, 1" in lines[0], lines[0]
+    r = run_piped(tmp_path, [
+        "set class web match 'dst_ip 10.1.0.0/16' ports 1",
+        "set class web ports 0,4",
+        "set class new match 'dst_ip 10.9.0.0/16' ports 9",
+        "show class", "quit"], vdevs=NULL2)
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    e1 = o["set class web ports 0,4"][0]
+    e2 = o["set class new match 'dst_ip 10.9.0.0/16' ports 9"][0]
+    assert "error: class web: ports 0,4: there is no port 4" in e1 and \
+        "nothing changed" in e1, e1
+    assert "error: class new: ports 9: there is no port 9" in e2, e2
+    shown = o["show class"][0]
+    assert "port 1 class web" in shown and "port 0 class" not in shown
+    assert "class new" not in shown

@@ -218,6 +218,9 @@ def test_strict_priority_first(tmp_path):
     (["--class", "x", "dst_ip 10.0.0.0/8", "--class-quantum", "x", "0"],
      "0"),
     (["--class", "x"], "--class"),
+    # the tool has one port, 0
+    (["--class", "x", "dst_ip 10.0.0.0/8", "--class-ports", "x", "0,1"],
+     "no port 1"),
 ])
 def test_bad_class_input(tmp_path, args, word):
     write_input(tmp_path / "in.pcap", 10, 1)
@@ -258,3 +261,72 @@ def test_class_config_file(tmp_path):
                         "--config", str(bad)], capture_output=True,
                        text=True, timeout=60)
     assert p.returncode == 2 and "colour" in p.stderr, p.stderr
+
+
+def many_classes_ini(path, n, seed=4096):
+    """n classes c0..c(n-1), each matching a random /24 of its own (all
+    distinct), with no stage of its own; returns the /24s in order."""
+    import random
+    rnd = random.Random(seed)
+    nets = []
+    seen = set()
+    while len(nets) < n:
+        a = (rnd.randrange(1, 224), rnd.randrange(256), rnd.randrange(256))
+        if a[0] in (10, 127, 192) or a in seen:
+            continue
+        seen.add(a)
+        nets.append(a)
+    with open(path, "w") as f:
+        for i, a in enumerate(nets):
+            f.write("[class c%d]\nmatch = dst_ip %d.%d.%d.0/24\n" % (i, *a))
+    return nets
+
+
+def test_4096_classes_load_and_classify(tmp_path):
+    """SHP_MAX_CLASSES classes (rules over random distinct /24s) load in
+    the offline tool; packets sent to a few chosen ones are counted in
+    those classes and no other, and leave with their own delay (two of
+    the chosen get a netem); the 4097th class is refused with one line,
+    exit 2."""
+    ini = tmp_path / "many.ini"
+    nets = many_classes_ini(str(ini), 4097)
+    text = ini.read_text()
+    cut = text.index("[class c4096]")
+    ini.write_text(text[:cut] + "[class c17]\nnetem = delay 7ms\n"
+                   "[class c4095]\nnetem = delay 3ms\n")
+    # class -> packets sent to it (a host in its /24)
+    chosen = {0: 3, 17: 5, 1000: 2, 2222: 7, 4095: 4}
+    delay = {17: 7 * MS, 4095: 3 * MS}
+    frames, ts = [], []
+    for k, (c, cnt) in enumerate(sorted(chosen.items())):
+        for j in range(cnt):
+            frames.append(frame(nets[c] + (1 + j,), len(frames)))
+            ts.append(T0 + len(ts) * 100_000)
+    frames.append(frame(OTHER, len(frames)))
+    ts.append(T0 + len(ts) * 100_000)
+    pcaplib.write(str(tmp_path / "in.pcap"), frames, ts, nano=True)
+    stats = tmp_path / "s.json"
+    out = tmp_path / "out.pcap"
+    run(tmp_path / "in.pcap", out, "--config", str(ini),
+        "--stats-file", str(stats))
+    classes = json.load(open(str(stats)))["ports"]["0"]["classes"]
+    assert len(classes) == 4096
+    for name, c in classes.items():
+        want = chosen.get(int(name[1:]), 0)
+        assert (c["in_packets"], c["packets"]) == (want, want), (name, c)
+    arrival = dict(zip(frames, ts))
+    _, got = pcaplib.read(str(out))
+    assert len(got) == len(frames)
+    by_net = {nets[c]: c for c in chosen}
+    for t, f in got:
+        c = by_net.get(dst_of(f)[:3])
+        assert t - arrival[f] == delay.get(c, 0), (dst_of(f), c)
+
+    ini.write_text(text)   # all 4097
+    p = subprocess.run([REPLAY_BIN, str(tmp_path / "in.pcap"), str(out),
+                        "--config", str(ini)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "c4096" in lines[0] and \
+        "more than 4096 classes" in lines[0], p.stderr

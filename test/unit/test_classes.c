@@ -390,6 +390,122 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	shp_class_set_free(n);
 }
 
+/* what the port's own queue pushed out for the tbf limit */
+static uint64_t
+port_pushed_out(struct port *p)
+{
+	uint64_t n = 0;
+	unsigned int b;
+
+	for (b = 0; b < SHP_MAX_BANDS; b++)
+		n += p->ctx.ctr->band[b].pushed_out;
+	return n;
+}
+
+static uint64_t
+class_dropped(unsigned int i)
+{
+	struct shp_class_sum cs;
+
+	assert_int_equal(shp_classes_sum(PORT, i, &cs), 0);
+	return cs.dropped;
+}
+
+/*
+ * The port tbf's limit bounds, as tc's tbf its fifo, every queue whose
+ * packets wait for the port's tokens only: the port's own (unmatched
+ * traffic) and that of each class without a rate stage of its own; a
+ * class with its own tbf keeps its tbf's limit. A change of the port's
+ * tbf reaches them all.
+ */
+static void
+test_port_tbf_limit(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "a", "dst_ip 10.1.0.0/16",
+		"class", "b", "dst_ip 10.2.0.0/16",
+		"class-tbf", "b", "rate 8mbit burst 2kb limit 50kb");
+	struct shp_kind_env kenv = { .bands = 3, .ring_size = 4096 };
+	const struct shp_kind *tbf;
+	char err[SHP_ERR_LEN];
+	void *conf, *old;
+	struct port p;
+	uint64_t t;
+
+	(void)state;
+	/* 1000 packets of 1000 bytes a second; 20 wait for tokens (20 kb:
+	 * 20480 bytes) */
+	port_build(&p, "rate 8mbit burst 2kb limit 20kb", s);
+	/* (from 1 ms: the bands push out once per clock value, from 0) */
+	offer(&p, 1, 100, MS);
+	offer(&p, 2, 100, MS);
+	offer(&p, 3, 100, MS);
+	poll_at(&p, MS);
+	assert_int_equal(port_pushed_out(&p), 80);
+	assert_int_equal(class_dropped(0), 80);   /* a: the port's limit */
+	/* b: its own (tc's kb: 51200 bytes) */
+	assert_int_equal(class_dropped(1), 49);
+	conserved(&p);
+	for (t = MS; t <= 1000 * MS; t += MS)
+		poll_at(&p, t);
+	assert_int_equal(conserved(&p), 0);
+	assert_int_equal(p.out[1] + p.out[2] + p.out[3], 20 + 51 + 20);
+	/* the port's limit doubled at run time */
+	assert_int_equal(shp_kind_parse("tbf", "rate 8mbit burst 2kb "
+					"limit 40kb", &kenv, &tbf, &conf,
+					err), 0);
+	assert_int_equal(shp_chain_change(&p.chain, tbf, conf, &old, err), 0);
+	shp_kind_conf_free(tbf, old);
+	offer(&p, 1, 100, t);
+	offer(&p, 3, 100, t);
+	poll_at(&p, t);
+	assert_int_equal(port_pushed_out(&p), 80 + 60);
+	assert_int_equal(class_dropped(0), 80 + 60);
+	/* the port's tbf off: no limit but the rings' */
+	assert_int_equal(shp_chain_change(&p.chain, tbf, NULL, &old, err), 0);
+	shp_kind_conf_free(tbf, old);
+	offer(&p, 1, 100, t + MS);
+	offer(&p, 3, 100, t + MS);
+	poll_at(&p, t + MS);
+	assert_int_equal(port_pushed_out(&p), 140);
+	assert_int_equal(class_dropped(0), 140);
+	assert_int_equal(conserved(&p), 0);
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
+/*
+ * The worker paces arrivals while the port holds packets for a later send
+ * time: a class's netem holds them too, on a port without a netem of its
+ * own (the port's gauges alone said nothing: no pacing).
+ */
+static void
+test_class_netem_holds(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "far", "dst_ip 10.1.0.0/16",
+		"class-netem", "far", "delay 100ms");
+	struct port p;
+
+	(void)state;
+	port_build(&p, NULL, s);
+	assert_false(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	offer(&p, 2, 10, MS);            /* unmatched: straight through */
+	poll_at(&p, MS);
+	assert_false(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	offer(&p, 1, 10, 2 * MS);
+	poll_at(&p, 2 * MS);
+	assert_int_equal(p.out[1], 0);
+	assert_int_equal(shp_stats_delayed(p.ctx.ctr), 0);   /* the port's */
+	assert_true(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	poll_at(&p, 102 * MS);
+	assert_int_equal(p.out[1], 10);
+	assert_false(shp_chain_holds_delayed(&p.chain, p.ctx.ctr));
+	assert_int_equal(p.tx, 20);
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
 int
 main(void)
 {
@@ -399,6 +515,8 @@ main(void)
 		cmocka_unit_test(test_drr_shares_at_a_bottleneck),
 		cmocka_unit_test(test_nothing_due_blocks_nothing),
 		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
+		cmocka_unit_test(test_port_tbf_limit),
+		cmocka_unit_test(test_class_netem_holds),
 	};
 
 	shp_rig_env("classes", 16384);
