@@ -164,7 +164,8 @@ shp_latency_record_tx(struct shp_latency *l, const uint64_t *soj,
 			k = 0;
 		}
 	}
-	shp_hist_record_burst(&l->lateness, late, k);
+	if (k > 0)
+		shp_hist_record_burst(&l->lateness, late, k);
 }
 
 /* Empty distributions (min at UINT64_MAX). */
