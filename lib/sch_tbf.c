@@ -139,6 +139,55 @@ tbf_charge(const struct shp_tbf_conf *c, const struct tbf_state *s,
 }
 
 /*
+ * Charge pkts[0..n) in order, as Linux tbf charges one packet per
+ * dequeue: how many both buckets cover, up to the first they do not or
+ * an oversize one (*oversize). The buckets move to now at the first
+ * packet (elapsed ticks after s's checkpoint; 0 afterwards); after it
+ * they are below their depths and a packet only takes its cost, which is
+ * worked out again only when the length changes.
+ */
+static inline uint16_t
+tbf_charge_run(const struct shp_tbf_conf *c, struct tbf_state *s,
+	       int64_t *elapsed, struct rte_mbuf *const *pkts, uint16_t n,
+	       uint64_t now, bool *oversize)
+{
+	int64_t toks = RTE_MIN(*elapsed + s->tokens, c->buffer_t);
+	int64_t ptoks = c->peakrate ?
+			RTE_MIN(*elapsed + s->ptokens, c->mtu_t) : 0;
+	int64_t cost = 0, pcost = 0;
+	uint32_t last = UINT32_MAX;
+	uint16_t k;
+
+	*oversize = false;
+	for (k = 0; k < n; k++) {
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[k]);
+
+		if (unlikely(len > c->max_size)) {
+			*oversize = true;
+			break;
+		}
+		if (len != last) {
+			uint64_t w = shp_tbf_wire_len(c, len);
+
+			cost = shp_tbf_ticks(c->rate_mult, w);
+			pcost = c->peakrate ? shp_tbf_ticks(c->peak_mult, w) : 0;
+			last = len;
+		}
+		if (((toks - cost) | (ptoks - pcost)) < 0)
+			break;
+		toks -= cost;
+		ptoks -= pcost;
+	}
+	if (k > 0) {
+		s->t_c = now;
+		s->tokens = toks;
+		s->ptokens = ptoks;
+		*elapsed = 0;
+	}
+	return k;
+}
+
+/*
  * Charge the packets at the head of the child in order, as Linux tbf
  * does one by one, and take all that may leave in one call per run.
  */
@@ -162,38 +211,20 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
 	}
-	/* The bucket lives in registers for the round: written back per
-	 * packet through p it was a store-to-load chain per packet. */
+	/* the buckets stay in registers for the round, written back once */
 	s = p->s;
 	elapsed = tbf_elapsed(c, &s, now);
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
 		uint16_t cnt = shp_qdisc_peek_run(child, &one, &run, ctx);
-		bool oversize = false, stop = false;
+		bool oversize, stop;
 
 		if (cnt == 0)
 			break;
 		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
-		for (k = 0; k < cnt; k++) {
-			uint32_t len = rte_pktmbuf_pkt_len(run[k]);
-			int64_t toks, ptoks;
-
-			if (unlikely(len > c->max_size)) {
-				oversize = true;
-				break;
-			}
-			tbf_charge(c, &s, elapsed, shp_tbf_wire_len(c, len),
-				   &toks, &ptoks);
-			if ((toks | ptoks) < 0) {
-				stop = true;
-				break;
-			}
-			s.t_c = now;
-			s.tokens = toks;
-			s.ptokens = ptoks;
-			elapsed = 0;
-		}
+		k = tbf_charge_run(c, &s, &elapsed, run, cnt, now, &oversize);
+		stop = k < cnt && !oversize;
 		if (k > 0) {
 			bytes += shp_qdisc_take_run(child, k, pkts + got, ctx);
 			got += k;
@@ -338,8 +369,8 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	const struct shp_tbf_conf *c = __atomic_load_n(&p->conf,
 						       __ATOMIC_ACQUIRE);
 	uint64_t now = ctx->now;
-	struct tbf_state s;
 	int64_t elapsed;
+	bool oversize;
 	uint16_t k;
 
 	if (c == NULL)
@@ -350,25 +381,9 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	}
 	if (now < p->s.t_c)
 		return 0;
-	s = p->s;
-	elapsed = tbf_elapsed(c, &s, now);
-	for (k = 0; k < n; k++) {
-		uint32_t len = rte_pktmbuf_pkt_len(pkts[k]);
-		int64_t toks, ptoks;
-
-		/* an oversize frame is the dequeue's to drop and count */
-		if (len > c->max_size)
-			break;
-		tbf_charge(c, &s, elapsed, shp_tbf_wire_len(c, len), &toks,
-			   &ptoks);
-		if ((toks | ptoks) < 0)
-			break;
-		s.t_c = now;
-		s.tokens = toks;
-		s.ptokens = ptoks;
-		elapsed = 0;
-	}
-	p->s = s;
+	elapsed = tbf_elapsed(c, &p->s, now);
+	/* an oversize frame is the dequeue's to drop and count */
+	k = tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
 	shp_meta_released(pkts, k, now);
 	return k;
 }
