@@ -690,40 +690,16 @@ int
 shp_options_chain_spec(const struct shp_options *o, uint16_t port,
 		       struct shp_chain_spec *spec, char *err)
 {
-	const char *by[SHP_SLOT_MAX] = { NULL };
+	const char *text[SHP_MAX_KEYS];
 	struct shp_kind_env env;
-	char sub[SHP_ERR_LEN];
+	char what[16];
 	unsigned int k;
 
-	memset(spec, 0, sizeof(*spec));
 	shp_options_kind_env(o, &env);
-	for (k = 0; k < shp_key_nb(); k++) {
-		const char *key = shp_key_name(k);
-		const char *text = shp_options_profile(o, key, port);
-		const struct shp_kind *kind;
-		enum shp_slot slot = shp_key_slot(k);
-		void *conf;
-
-		if (text == NULL)
-			continue;
-		if (by[slot] != NULL) {
-			snprintf(err, SHP_ERR_LEN, "port %u: %s and %s both "
-				 "set: they take the same place in the chain",
-				 port, by[slot], key);
-			goto fail;
-		}
-		if (shp_kind_parse(key, text, &env, &kind, &conf, sub) < 0) {
-			snprintf(err, SHP_ERR_LEN, "port %u: %s", port, sub);
-			goto fail;
-		}
-		by[slot] = key;
-		spec->kind[slot] = kind;
-		spec->conf[slot] = conf;
-	}
-	return 0;
-fail:
-	shp_chain_spec_free(spec);
-	return -1;
+	for (k = 0; k < shp_key_nb(); k++)
+		text[k] = shp_options_profile(o, shp_key_name(k), port);
+	snprintf(what, sizeof(what), "port %u", port);
+	return shp_chain_spec_parse(spec, text, &env, what, err);
 }
 
 unsigned int

@@ -94,11 +94,7 @@ cls_sum(const struct cls *k, struct shp_class_sum *s, bool cleared)
 		s->out_packets -= o->out_packets;
 		s->out_bytes -= o->out_bytes;
 		s->dropped -= o->dropped;
-		for (d = 0; d < SHP_DROP_SLOTS; d++)
-			s->drops[d] -= o->drops[d];
-		for (d = 0; d < shp_xstat_nb(); d++)
-			if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
-				s->xstats[d] -= o->xstats[d];
+		shp_ctr_sub_causes(s->drops, s->xstats, o->drops, o->xstats);
 		shp_hist_sub(&scratch, k->base_hist);
 	}
 	shp_hist_summarize(&scratch, &s->sojourn);

@@ -74,12 +74,6 @@ tbf_change(struct shp_qdisc *q, const void *conf)
 	return old;
 }
 
-static uint16_t
-tbf_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
-	    struct shp_ctx *ctx)
-{
-	return q->child->ops->enqueue(q->child, pkts, n, ctx);
-}
 
 /* A new profile starts with full buckets (as tbf_change), at the first
  * dequeue that sees it. */
@@ -348,11 +342,6 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	p->s.t_c = now;
 }
 
-static struct rte_mbuf *
-tbf_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
-{
-	return q->child->ops->peek(q->child, ctx);
-}
 
 /*
  * With the child empty, a dequeue at now right after the enqueue of
@@ -394,12 +383,6 @@ tbf_idle(const struct shp_qdisc *q)
 	return __atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE) == NULL;
 }
 
-static void
-tbf_stats(const struct shp_qdisc *q, struct shp_qstats *st)
-{
-	st->qlen = 0;
-	st->backlog = 0;
-}
 
 static void
 tbf_dump(const struct shp_qdisc *q, FILE *f)
@@ -421,13 +404,13 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.priv_size = sizeof(struct tbf_priv),
 	.init = tbf_init,
 	.change = tbf_change,
-	.enqueue = tbf_enqueue,
+	.enqueue = shp_gate_enqueue,
 	.dequeue = tbf_dequeue,
-	.peek = tbf_peek,
+	.peek = shp_gate_peek,
 	.next_time = tbf_next_time,
 	.idle = tbf_idle,
 	.pass = tbf_pass,
-	.stats = tbf_stats,
+	.stats = shp_gate_stats,
 	.dump = tbf_dump,
 };
 

@@ -220,12 +220,6 @@ trace_change(struct shp_qdisc *q, const void *conf)
 	return old;
 }
 
-static uint16_t
-trace_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
-	      struct shp_ctx *ctx)
-{
-	return q->child->ops->enqueue(q->child, pkts, n, ctx);
-}
 
 /*
  * Run the opportunities up to now, in order, each on the packets that
@@ -344,11 +338,6 @@ trace_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	return RTE_MAX(RTE_MAX(t, now), t_child);
 }
 
-static struct rte_mbuf *
-trace_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
-{
-	return q->child->ops->peek(q->child, ctx);
-}
 
 static bool
 trace_idle(const struct shp_qdisc *q)
@@ -356,13 +345,6 @@ trace_idle(const struct shp_qdisc *q)
 	return __atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE) == NULL;
 }
 
-static void
-trace_stats(const struct shp_qdisc *q, struct shp_qstats *st)
-{
-	RTE_SET_USED(q);
-	st->qlen = 0;
-	st->backlog = 0;
-}
 
 static void
 trace_dump(const struct shp_qdisc *q, FILE *f)
@@ -378,12 +360,12 @@ static const struct shp_qdisc_ops shp_trace_ops = {
 	.priv_size = sizeof(struct trace_priv),
 	.init = trace_init,
 	.change = trace_change,
-	.enqueue = trace_enqueue,
+	.enqueue = shp_gate_enqueue,
 	.dequeue = trace_dequeue,
-	.peek = trace_peek,
+	.peek = shp_gate_peek,
 	.next_time = trace_next_time,
 	.idle = trace_idle,
-	.stats = trace_stats,
+	.stats = shp_gate_stats,
 	.dump = trace_dump,
 };
 

@@ -21,6 +21,44 @@ shp_chain_spec_free(struct shp_chain_spec *spec)
 }
 
 int
+shp_chain_spec_parse(struct shp_chain_spec *spec, const char *const *text,
+		     const struct shp_kind_env *env, const char *what,
+		     char *err)
+{
+	const char *by[SHP_SLOT_MAX] = { NULL };
+	char sub[SHP_ERR_LEN];
+	unsigned int k;
+
+	memset(spec, 0, sizeof(*spec));
+	for (k = 0; k < shp_key_nb(); k++) {
+		const char *key = shp_key_name(k);
+		enum shp_slot slot = shp_key_slot(k);
+		const struct shp_kind *kind;
+		void *conf;
+
+		if (text[k] == NULL)
+			continue;
+		if (by[slot] != NULL) {
+			snprintf(err, SHP_ERR_LEN, "%s: %s and %s both set: "
+				 "they take the same place in the chain",
+				 what, by[slot], key);
+			goto fail;
+		}
+		if (shp_kind_parse(key, text[k], env, &kind, &conf, sub) < 0) {
+			snprintf(err, SHP_ERR_LEN, "%s: %s", what, sub);
+			goto fail;
+		}
+		by[slot] = key;
+		spec->kind[slot] = kind;
+		spec->conf[slot] = conf;
+	}
+	return 0;
+fail:
+	shp_chain_spec_free(spec);
+	return -1;
+}
+
+int
 shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		struct rte_mempool *pool, uint16_t port,
 		const struct shp_stage_env *env,

@@ -55,6 +55,15 @@ struct shp_chain_spec {
 void shp_chain_spec_free(struct shp_chain_spec *spec);
 
 /*
+ * spec from one text per registered key (text[k] for key k; NULL: not
+ * set), parsed by its kind; two keys of one slot are refused. what names
+ * the chain in err ("port 0", "class web"). 0, or -1 and nothing held.
+ */
+int shp_chain_spec_parse(struct shp_chain_spec *spec, const char *const *text,
+			 const struct shp_kind_env *env, const char *what,
+			 char *err);
+
+/*
  * Build port's chain. env is copied (the chain names its rings after
  * env->name, or after the port when NULL). tap, when not NULL, is a
  * private stage put right above the rate slot (the offline tool's

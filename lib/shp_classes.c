@@ -289,39 +289,16 @@ int
 shp_class_spec(const struct shp_class_def *d, const struct shp_kind_env *env,
 	       struct shp_chain_spec *spec, char *err)
 {
-	const char *by[SHP_SLOT_MAX] = { NULL };
-	char sub[SHP_ERR_LEN];
+	const char *text[SHP_MAX_KEYS];
+	char what[SHP_ERR_LEN];
 	unsigned int k;
 
-	memset(spec, 0, sizeof(*spec));
-	for (k = 0; k < shp_key_nb(); k++) {
-		const char *key = shp_key_name(k);
-		const char *text = d->text[k];
-		enum shp_slot slot = shp_key_slot(k);
-		const struct shp_kind *kind;
-		void *conf;
-
-		if (text == NULL || strcmp(text, "off") == 0)
-			continue;
-		if (by[slot] != NULL) {
-			snprintf(err, SHP_ERR_LEN, "class %s: %s and %s both "
-				 "set: they take the same place in the chain",
-				 d->name, by[slot], key);
-			goto fail;
-		}
-		if (shp_kind_parse(key, text, env, &kind, &conf, sub) < 0) {
-			snprintf(err, SHP_ERR_LEN, "class %s: %s", d->name,
-				 sub);
-			goto fail;
-		}
-		by[slot] = key;
-		spec->kind[slot] = kind;
-		spec->conf[slot] = conf;
-	}
-	return 0;
-fail:
-	shp_chain_spec_free(spec);
-	return -1;
+	/* "off" leaves the slot to its default, as if not set */
+	for (k = 0; k < shp_key_nb(); k++)
+		text[k] = d->text[k] != NULL && strcmp(d->text[k], "off") != 0 ?
+			  d->text[k] : NULL;
+	snprintf(what, sizeof(what), "class %s", d->name);
+	return shp_chain_spec_parse(spec, text, env, what, err);
 }
 
 void

@@ -118,6 +118,27 @@ shp_qdisc_destroy(struct shp_qdisc *q)
 	rte_free(q);
 }
 
+uint16_t
+shp_gate_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
+		 struct shp_ctx *ctx)
+{
+	return q->child->ops->enqueue(q->child, pkts, n, ctx);
+}
+
+struct rte_mbuf *
+shp_gate_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	return q->child->ops->peek(q->child, ctx);
+}
+
+void
+shp_gate_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	RTE_SET_USED(q);
+	st->qlen = 0;
+	st->backlog = 0;
+}
+
 uint32_t
 shp_qdisc_qlen_total(const struct shp_qdisc *q)
 {

@@ -190,6 +190,16 @@ struct shp_qdisc *shp_qdisc_create_env(const struct shp_qdisc_ops *ops,
 				       const void *conf);
 void shp_qdisc_destroy(struct shp_qdisc *q);
 
+/*
+ * Ops of a gate (tbf, trace): a stage that holds nothing itself and only
+ * decides when its child's head may leave. Enqueue and peek are the
+ * child's; its queue statistics are empty.
+ */
+uint16_t shp_gate_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts,
+			  uint16_t n, struct shp_ctx *ctx);
+struct rte_mbuf *shp_gate_peek(struct shp_qdisc *q, struct shp_ctx *ctx);
+void shp_gate_stats(const struct shp_qdisc *q, struct shp_qstats *st);
+
 /* Packets held by q and all its children. */
 uint32_t shp_qdisc_qlen_total(const struct shp_qdisc *q);
 

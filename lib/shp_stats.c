@@ -95,23 +95,32 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 }
 
 void
+shp_ctr_sub_causes(uint64_t *drops, uint64_t *xstats,
+		   const uint64_t *base_drops, const uint64_t *base_xstats)
+{
+	unsigned int d;
+
+	for (d = 0; d < SHP_DROP_SLOTS; d++)
+		drops[d] -= base_drops[d];
+	for (d = 0; d < shp_xstat_nb(); d++)
+		if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
+			xstats[d] -= base_xstats[d];
+}
+
+void
 shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 	      unsigned int nb_bands)
 {
 	struct shp_port_ctr *c = &s->c;
 	const struct shp_port_ctr *o = &base->c;
-	unsigned int b, d;
+	unsigned int b;
 
 	c->rx_packets -= o->rx_packets;
 	c->rx_bytes -= o->rx_bytes;
 	c->tx_packets -= o->tx_packets;
 	c->tx_bytes -= o->tx_bytes;
 	c->egress_in -= o->egress_in;
-	for (d = 0; d < SHP_DROP_SLOTS; d++)
-		c->drops[d] -= o->drops[d];
-	for (d = 0; d < shp_xstat_nb(); d++)
-		if (!(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
-			c->xstats[d] -= o->xstats[d];
+	shp_ctr_sub_causes(c->drops, c->xstats, o->drops, o->xstats);
 	s->created -= base->created;
 	for (b = 0; b < nb_bands; b++) {
 		c->band[b].enqueued -= o->band[b].enqueued;

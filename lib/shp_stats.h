@@ -139,6 +139,12 @@ void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		   uint16_t port, unsigned int nb_bands,
 		   struct shp_port_sum *out);
 
+/* drops -= base_drops, xstats -= base_xstats but the gauges (SHP_XS_GAUGE,
+ * kept as they are): a `clear stats` baseline, for a port or a class. */
+void shp_ctr_sub_causes(uint64_t *drops, uint64_t *xstats,
+			const uint64_t *base_drops,
+			const uint64_t *base_xstats);
+
 /* Subtract a baseline (for `clear stats`): gauges are kept as they are. */
 void shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 		   unsigned int nb_bands);
