@@ -23,16 +23,10 @@
 # what merely having thousands of classes costs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=10
-rounds=3
-[ $# -gt 0 ] && [ "$1" != "--" ] && { secs=$1; shift; }
-[ $# -gt 0 ] && [ "$1" != "--" ] && { rounds=$1; shift; }
-[ "${1:-}" = "--" ] && shift
-extra=("$@")
-[ ${#extra[@]} -gt 0 ] || extra=(--mbufs 65536)
 read -r -a counts <<<"${SHP_BENCH_COUNTS:-0 1 16 256 4096}"
 tbf=${SHP_BENCH_CLASS_TBF-rate 100gbit burst 1mb limit 10mb}
 . scripts/bench-lib.sh
+bench_args "$@"
 bench_mem
 mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)

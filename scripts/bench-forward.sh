@@ -24,13 +24,6 @@
 #        -- --mbufs 65536 --tbf 'rate 100gbit burst 1mb limit 100mb'
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=10
-rounds=3
-[ $# -gt 0 ] && [ "$1" != "--" ] && { secs=$1; shift; }
-[ $# -gt 0 ] && [ "$1" != "--" ] && { rounds=$1; shift; }
-[ "${1:-}" = "--" ] && shift
-extra=("$@")
-[ ${#extra[@]} -gt 0 ] || extra=(--mbufs 65536)
 read -r -a queues <<<"${SHP_BENCH_QUEUES:-}"
 [ ${#queues[@]} -gt 0 ] || queues=("")
 eal=(-l 0-1 --no-pci --log-level '*:error'
@@ -38,6 +31,7 @@ eal=(-l 0-1 --no-pci --log-level '*:error'
 # (testpmd 22.11 stops at once with --no-huge -m 3072; the shaper needs
 # room for large delay queues)
 . scripts/bench-lib.sh
+bench_args "$@"
 bench_mem
 mem_t=("${MEM_SMALL[@]}") mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)

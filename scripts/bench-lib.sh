@@ -3,7 +3,8 @@
 # 2 MiB hugepages where they can be had (as root: reserve them and mount
 # hugetlbfs), else --no-huge; says which in one line. SHP_BENCH_HUGE=0
 # forces --no-huge. Sets MEM_SHAPER and MEM_SMALL (EAL memory options for
-# the shaper, and for testpmd / bench_delay_floor).
+# the shaper, and for testpmd / bench_delay_floor); bench_args, below,
+# reads the common arguments.
 bench_mem() {
 	local want=${1:-2048} have
 	MEM_SHAPER=(--no-huge -m 3072) MEM_SMALL=(--no-huge -m 1024)
@@ -32,3 +33,16 @@ bench_mem() {
 	echo "memory: 2 MiB hugepages ($have reserved, hugetlbfs on" \
 		"/dev/hugepages)"
 }
+
+# [SECONDS [ROUNDS]] [-- shaper options]: sets secs (10), rounds (3) and
+# extra (the shaper options, --mbufs 65536 when none are given).
+bench_args() {
+	secs=10
+	rounds=3
+	[ $# -gt 0 ] && [ "$1" != "--" ] && { secs=$1; shift; }
+	[ $# -gt 0 ] && [ "$1" != "--" ] && { rounds=$1; shift; }
+	[ "${1:-}" = "--" ] && shift
+	extra=("$@")
+	[ ${#extra[@]} -gt 0 ] || extra=(--mbufs 65536)
+}
+
