@@ -32,6 +32,10 @@ struct rte_rcu_qsbr *shaper_rcu;
 static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
 				struct rte_mbuf **pkts, uint16_t n,
 				uint64_t now, uint64_t bytes);
+static inline uint16_t tx_burst_fresh(struct shp_port_ctr *pc,
+				      struct egress *e,
+				      struct rte_mbuf **pkts, uint16_t n,
+				      uint64_t bytes, bool gated);
 
 /*
  * Bypass (Linux's TCQ_F_CAN_BYPASS): when this lcore owns the egress port,
@@ -45,7 +49,8 @@ static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
  */
 static inline uint16_t
 rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
-	  uint16_t n, uint32_t used, uint64_t bytes, struct shp_ctx *ctx)
+	  uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
+	  const uint8_t *band, struct shp_ctx *ctx)
 {
 	struct egress *e = &s->egress[r->egress];
 	struct shp_chain *c = &s->chain[r->egress];
@@ -62,8 +67,13 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	k = shp_qdisc_bypass(c->root, pkts, n, ctx, &gated);
 	if (k == 0)
 		return 0;
-	sent = tx_burst(e, ctx->ctr, pkts, k, ctx->now,
-			k == n ? bytes : UINT64_MAX);
+	sent = tx_burst_fresh(ctx->ctr, e, pkts, k, k == n ? bytes : UINT64_MAX,
+			      gated);
+	if (sent < k)
+		/* kept after all: they need what RX skipped */
+		shp_meta_rx_burst(pkts + sent, k - sent, ctx->now,
+				  gated ? ctx->now : 0, prio + sent,
+				  band + sent);
 	if (gated && sent < k) {
 		for (i = sent; i < k; i++)
 			e->pending[i - sent] = pkts[i];
@@ -138,7 +148,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	const struct shp_classifier *cls;
 	struct shp_port_ctr *in = &ctr->port[r->port];
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
-	uint8_t band[SHP_MAX_BURST];
+	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
 	uint64_t bytes;
 	uint32_t used;
 	uint16_t n, k, sent;
@@ -206,12 +216,14 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		n = k;
 	}
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
-	used = shp_classify_burst_bands(cls, pkts, n, ctx.now, band, &bytes);
+	used = shp_classify_bands(cls, pkts, n, prio, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	sent = rx_bypass(s, r, pkts, n, used, bytes, &ctx);
+	sent = rx_bypass(s, r, pkts, n, used, bytes, prio, band, &ctx);
 	if (sent == n)
 		return;
+	shp_meta_rx_burst(pkts + sent, n - sent, ctx.now, 0, prio + sent,
+			  band + sent);
 	if (sent > 0) {
 		uint16_t i;
 
@@ -275,6 +287,39 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	pc->tx_packets += sent;
 	pc->tx_bytes += bytes;
 	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
+	return sent;
+}
+
+/*
+ * tx_burst for a burst the RX bypass sends the instant it arrived, its
+ * metadata not written: each packet's sojourn is 0, and so is the
+ * lateness of what a gate let go (its send time is that instant), so
+ * the histograms take one count each and no packet's metadata is read.
+ */
+static inline uint16_t
+tx_burst_fresh(struct shp_port_ctr *pc, struct egress *e,
+	       struct rte_mbuf **pkts, uint16_t n, uint64_t bytes, bool gated)
+{
+	uint32_t len[SHP_MAX_BURST];
+	uint16_t i, sent;
+
+	if (bytes == UINT64_MAX)
+		for (i = 0; i < n; i++)
+			len[i] = rte_pktmbuf_pkt_len(pkts[i]);
+	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
+	if (bytes == UINT64_MAX) {
+		bytes = 0;
+		for (i = 0; i < sent; i++)
+			bytes += len[i];
+	} else {
+		for (i = sent; i < n; i++)
+			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+	}
+	pc->tx_packets += sent;
+	pc->tx_bytes += bytes;
+	shp_hist_record_n(&pc->lat->sojourn, 0, sent);
+	if (gated)
+		shp_hist_record_n(&pc->lat->lateness, 0, sent);
 	return sent;
 }
 

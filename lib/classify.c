@@ -78,6 +78,39 @@ shp_classify_prio(enum shp_classify_mode mode, const struct rte_mbuf *m)
 }
 
 uint32_t
+shp_classify_bands(const struct shp_classifier *c, struct rte_mbuf **pkts,
+		   uint16_t n, uint8_t *prio, uint8_t *band, uint64_t *bytes)
+{
+	uint64_t sum = 0;
+	uint32_t used = 0;
+	uint16_t i;
+
+	if (c->mode == SHP_CLASSIFY_NONE) {
+		uint8_t b = c->priomap[0];
+
+		for (i = 0; i < n; i++) {
+			sum += rte_pktmbuf_pkt_len(pkts[i]);
+			prio[i] = 0;
+			band[i] = b;
+		}
+		*bytes = sum;
+		return n ? 1u << b : 0;
+	}
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint8_t p = prio_of(c->mode, m);
+		uint8_t b = c->priomap[p];
+
+		sum += rte_pktmbuf_pkt_len(m);
+		prio[i] = p;
+		band[i] = b;
+		used |= 1u << b;
+	}
+	*bytes = sum;
+	return used;
+}
+
+uint32_t
 shp_classify_burst_bands(const struct shp_classifier *c,
 			 struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
 			 uint8_t *band, uint64_t *bytes)

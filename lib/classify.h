@@ -50,6 +50,16 @@ uint32_t shp_classify_burst_bands(const struct shp_classifier *c,
 				  uint64_t rx_ns, uint8_t *band,
 				  uint64_t *bytes);
 
+/*
+ * The classification alone: prio[i] and band[i] of pkts[i], *bytes and the
+ * set of bands as above, the metadata left untouched. For a caller that
+ * may send the burst at once (the RX bypass): it writes the metadata
+ * (shp_meta_rx_burst) only for what it keeps.
+ */
+uint32_t shp_classify_bands(const struct shp_classifier *c,
+			    struct rte_mbuf **pkts, uint16_t n, uint8_t *prio,
+			    uint8_t *band, uint64_t *bytes);
+
 /* Default priomap for nb bands: Linux's 3-band map, clamped to nb-1. */
 void shp_priomap_default(uint8_t nb_bands, uint8_t priomap[16]);
 

@@ -360,7 +360,6 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t now = ctx->now;
 	int64_t elapsed;
 	bool oversize;
-	uint16_t k;
 
 	if (c == NULL)
 		return n;
@@ -372,9 +371,7 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		return 0;
 	elapsed = tbf_elapsed(c, &p->s, now);
 	/* an oversize frame is the dequeue's to drop and count */
-	k = tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
-	shp_meta_released(pkts, k, now);
-	return k;
+	return tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
 }
 
 static bool

@@ -93,6 +93,21 @@ shp_hist_record(struct shp_hist *h, uint64_t v)
 		h->max = v;
 }
 
+/* n values equal to v (a burst that left together). */
+static inline void
+shp_hist_record_n(struct shp_hist *h, uint64_t v, uint64_t n)
+{
+	if (n == 0)
+		return;
+	h->bucket[shp_hist_index(v < SHP_HIST_VMAX ? v : SHP_HIST_VMAX)] += n;
+	h->count += n;
+	h->sum += v * n;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
 /*
  * v[0..n): one pass, min/max/sum kept in registers. A burst's values
  * mostly share a bucket (one RX burst's sojourns, lateness 0): a run of

@@ -76,6 +76,20 @@ shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
 	meta->cls = (uint64_t)prio | (uint64_t)band << 8;
 }
 
+/* shp_meta_rx for pkts[0..n), prio[i] and band[i] from the classifier,
+ * time_to_send tts (0, or the time a gate let them go). */
+static inline void
+shp_meta_rx_burst(struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
+		  uint64_t tts, const uint8_t *prio, const uint8_t *band)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		shp_meta_rx(pkts[i], rx_ns, prio[i], band[i]);
+		shp_meta(pkts[i])->time_to_send = tts;
+	}
+}
+
 /*
  * A gate (tbf, trace) lets pkts[0..n) go at t: that is when the profile
  * says they may leave, unless a stage already set it. What they waited

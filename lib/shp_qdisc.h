@@ -118,7 +118,9 @@ struct shp_qdisc_ops {
 	 * the chain is idle, so q's child holds nothing. How many of
 	 * pkts[0..n), from the first, an enqueue then dequeue at ctx->now
 	 * would let go at once; q's state is left as that dequeue leaves it
-	 * (tokens charged, send times stamped). Owner lcore only. */
+	 * (tokens charged). It reads the packets' lengths only: their
+	 * metadata is not written yet (see shp_qdisc_bypass). Owner lcore
+	 * only. */
 	uint16_t (*pass)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			 uint16_t n, struct shp_ctx *ctx);
 	/* Optional: a parent's byte limit for what this stage holds (tbf's
@@ -220,6 +222,12 @@ shp_qdisc_can_bypass(const struct shp_qdisc *q)
  * 0 when some stage holds packets or would change them. *gated tells
  * whether a gate took the packets' cost (what the port then refuses must
  * not be charged again). Owner lcore only.
+ *
+ * The packets' metadata is neither read nor written (the RX path writes
+ * it only for what does not leave at once): what passes has arrived and
+ * leaves at ctx->now, and through a gate that is its send time too
+ * (time_to_send, as shp_meta_released would stamp it); the caller writes
+ * it for any packet it keeps.
  */
 static inline uint16_t
 shp_qdisc_bypass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
