@@ -69,12 +69,11 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 		return 0;
 	sent = tx_burst_fresh(ctx->ctr, e, pkts, k, k == n ? bytes : UINT64_MAX,
 			      gated);
-	if (sent < k)
-		/* kept after all: they need what RX skipped */
-		shp_meta_rx_burst(pkts + sent, k - sent, ctx->now,
-				  gated ? ctx->now : 0, prio + sent,
-				  band + sent);
 	if (gated && sent < k) {
+		/* kept after all: they need the metadata RX skipped (sent
+		 * through the gate now: that is their send time) */
+		shp_meta_rx_burst(pkts + sent, k - sent, ctx->now, ctx->now,
+				  prio + sent, band + sent);
 		for (i = sent; i < k; i++)
 			e->pending[i - sent] = pkts[i];
 		e->pend_head = 0;
@@ -248,32 +247,21 @@ sojourn(struct rte_mbuf *m, uint64_t now)
 }
 
 /*
- * Transmit pkts[0..n) and count what the port took: bytes, the time each
- * spent in the shaper (sojourn) and how late netem's send time was kept
- * (lateness), read before the PMD may free them.
+ * Transmit pkts[0..n) and count what the port took: packets and bytes.
  * bytes is the pkt_len sum of pkts[0..n) when the dequeue gave it
- * (ctx->bytes), else UINT64_MAX. Returns how many were sent.
+ * (ctx->bytes), else UINT64_MAX (the lengths are then read before the
+ * PMD may free the packets). Returns how many were sent.
  */
 static inline uint16_t
-tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
-	 uint16_t n, uint64_t now, uint64_t bytes)
+tx_count(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
+	 uint16_t n, uint64_t bytes)
 {
 	uint32_t len[SHP_MAX_BURST];
-	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
 	uint16_t i, sent;
 
-	if (bytes == UINT64_MAX) {
-		for (i = 0; i < n; i++) {
+	if (bytes == UINT64_MAX)
+		for (i = 0; i < n; i++)
 			len[i] = rte_pktmbuf_pkt_len(pkts[i]);
-			soj[i] = sojourn(pkts[i], now);
-			tts[i] = shp_meta(pkts[i])->time_to_send;
-		}
-	} else {
-		for (i = 0; i < n; i++) {
-			soj[i] = sojourn(pkts[i], now);
-			tts[i] = shp_meta(pkts[i])->time_to_send;
-		}
-	}
 	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
 	if (bytes == UINT64_MAX) {
 		bytes = 0;
@@ -286,6 +274,24 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	}
 	pc->tx_packets += sent;
 	pc->tx_bytes += bytes;
+	return sent;
+}
+
+/* tx_count, and the time each packet spent in the shaper (sojourn) and
+ * how late netem's send time was kept (lateness), read before the PMD
+ * may free them. */
+static inline uint16_t
+tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
+	 uint16_t n, uint64_t now, uint64_t bytes)
+{
+	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
+	uint16_t i, sent;
+
+	for (i = 0; i < n; i++) {
+		soj[i] = sojourn(pkts[i], now);
+		tts[i] = shp_meta(pkts[i])->time_to_send;
+	}
+	sent = tx_count(e, pc, pkts, n, bytes);
 	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
 	return sent;
 }
@@ -300,23 +306,8 @@ static inline uint16_t
 tx_burst_fresh(struct shp_port_ctr *pc, struct egress *e,
 	       struct rte_mbuf **pkts, uint16_t n, uint64_t bytes, bool gated)
 {
-	uint32_t len[SHP_MAX_BURST];
-	uint16_t i, sent;
+	uint16_t sent = tx_count(e, pc, pkts, n, bytes);
 
-	if (bytes == UINT64_MAX)
-		for (i = 0; i < n; i++)
-			len[i] = rte_pktmbuf_pkt_len(pkts[i]);
-	sent = rte_eth_tx_burst(e->port, e->txq, pkts, n);
-	if (bytes == UINT64_MAX) {
-		bytes = 0;
-		for (i = 0; i < sent; i++)
-			bytes += len[i];
-	} else {
-		for (i = sent; i < n; i++)
-			bytes -= rte_pktmbuf_pkt_len(pkts[i]);
-	}
-	pc->tx_packets += sent;
-	pc->tx_bytes += bytes;
 	shp_hist_record_n(&pc->lat->sojourn, 0, sent);
 	if (gated)
 		shp_hist_record_n(&pc->lat->lateness, 0, sent);

@@ -115,32 +115,10 @@ shp_classify_burst_bands(const struct shp_classifier *c,
 			 struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
 			 uint8_t *band, uint64_t *bytes)
 {
-	uint64_t sum = 0;
-	uint32_t used = 0;
-	uint16_t i;
+	uint8_t prio[n ? n : 1];
+	uint32_t used = shp_classify_bands(c, pkts, n, prio, band, bytes);
 
-	if (c->mode == SHP_CLASSIFY_NONE) {
-		uint8_t b = c->priomap[0];
-
-		for (i = 0; i < n; i++) {
-			sum += rte_pktmbuf_pkt_len(pkts[i]);
-			shp_meta_rx(pkts[i], rx_ns, 0, b);
-			band[i] = b;
-		}
-		*bytes = sum;
-		return n ? 1u << b : 0;
-	}
-	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		uint8_t prio = prio_of(c->mode, m);
-		uint8_t b = c->priomap[prio];
-
-		sum += rte_pktmbuf_pkt_len(m);
-		shp_meta_rx(m, rx_ns, prio, b);
-		band[i] = b;
-		used |= 1u << b;
-	}
-	*bytes = sum;
+	shp_meta_rx_burst(pkts, n, rx_ns, 0, prio, band);
 	return used;
 }
 
