@@ -449,6 +449,23 @@ netem_packet_time(const struct shp_netem_conf *c, uint32_t pkt_len)
 	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
+/*
+ * When the profile hands m to netem, which its delay counts from: when a
+ * gate before it let it go (tbf's stamp, or an earlier netem's send
+ * time), else when it arrived. Not when this dequeue took it from the
+ * queue: a packet that waited there only because the lcore was busy
+ * releasing others would otherwise have that wait added to its delay,
+ * unseen as lateness (the sojourn grew instead). Its send time is then
+ * what the profile says, and any wait beyond it is lateness, measured.
+ */
+static inline uint64_t
+netem_offered(const struct rte_mbuf *m)
+{
+	const struct shp_meta *meta = shp_meta((struct rte_mbuf *)(uintptr_t)m);
+
+	return RTE_MAX(meta->time_to_send, meta->rx_ns);
+}
+
 static uint64_t
 netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 		   const struct rte_mbuf *m, uint64_t now, int64_t delay)
@@ -757,12 +774,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
 	if (!reorder) {
-		/* In a pipeline the TX lcore's clock may have been read just
-		 * before another lcore stamped this packet: a packet never
-		 * enters netem before it arrived. */
-		tts = netem_time_to_send(p, c, m, RTE_MAX(ctx->now,
-						       shp_meta(m)->rx_ns),
-					 delay);
+		tts = netem_time_to_send(p, c, m, netem_offered(m), delay);
 	} else {
 		/* sent at once, ahead of the delayed ones */
 		tts = ctx->now;

@@ -127,17 +127,20 @@ def test_overload_is_dropped_not_delayed(tmp_path):
     packets still leave when the profile says, the excess is counted as
     `overload`, every packet is accounted for and the pool is whole at
     exit (a leak exits 3). Before the overload rules the average sojourn
-    was 19.5-29.6 ms and the 99.9th percentile far beyond. The maximum is
-    not asserted: on a 2-CPU VM a single hiccup of the host reaches it
-    (14-20 ms measured, docs/benchmarks.md); the percentiles are what the
-    rules guarantee.
+    was 19.5-29.6 ms and the 99.9th percentile far beyond.
 
-    The 99.9th percentile of one 4 s run is decided by how many
-    millisecond-long hiccups the host had in it (bench_hiccup: ~100 gaps
-    over 50 us a second, up to 4 ms): the build before the stage registry
-    failed it in 3 of 6 runs on a quiet machine, 12.1-15.5 ms. So the
-    timing bounds must hold in one of three runs; the accounting (overload
-    counted, conservation, the pool whole) in every run."""
+    The maximum is within 2 ms of the delay (the issue's bound): netem
+    counts the delay from the arrival, so a packet's sojourn is the delay
+    plus its lateness, and the rules keep lateness under --max-late but
+    for the host's own hiccups. Before, a packet that waited in the bands
+    while the lcore released others had that wait added to its delay
+    unseen: maxima of 11-22 ms with lateness under 3 ms.
+
+    One 4 s run can meet a millisecond-long hiccup of the host
+    (bench_hiccup: ~100 gaps over 50 us a second, up to 4 ms), and its
+    shadow decides the tail: so the timing bounds must hold in one of
+    three runs; the accounting (overload counted, conservation, the pool
+    whole) in every run."""
     timing = []
     for attempt in range(3):
         run, err = overload_run(tmp_path, attempt)
@@ -154,6 +157,8 @@ def test_overload_is_dropped_not_delayed(tmp_path):
             if lat["sojourn_ns"]["p99.9"] > 12_000_000:
                 late.append("port %s: sojourn p99.9 %d" %
                             (p, lat["sojourn_ns"]["p99.9"]))
+            if soj["max"] > 12_000_000:
+                late.append("port %s: sojourn max %d" % (p, soj["max"]))
             if lat["lateness_ns"]["p99"] > 1_000_000:
                 late.append("port %s: lateness p99 %d" %
                             (p, lat["lateness_ns"]["p99"]))

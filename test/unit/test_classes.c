@@ -373,10 +373,15 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	poll_at(&p, 2 * MS);
 	assert_int_equal(p.out[1], 10);      /* the new ones, at once */
 	/* the 100 it held left the bands for its netem at 2 ms, under the
-	 * new delay */
-	poll_at(&p, 22 * MS - 1);
+	 * new delay, counted from when they arrived (0 and 1 ms: the wait
+	 * in the bands is not the profile's) */
+	poll_at(&p, 20 * MS - 1);
 	assert_int_equal(p.out[1], 10);
-	poll_at(&p, 22 * MS);
+	poll_at(&p, 20 * MS);
+	assert_int_equal(p.out[1], 60);
+	poll_at(&p, 21 * MS - 1);
+	assert_int_equal(p.out[1], 60);
+	poll_at(&p, 21 * MS);
 	assert_int_equal(p.out[1], 110);
 	assert_int_equal(conserved(&p), 0);
 	/* an empty retiring class goes at the next change */

@@ -1084,10 +1084,10 @@ test_control(void **state)
 	assert_int_equal(shp_qdisc_qlen_total(q), 0);
 	rte_pktmbuf_free_bulk(out, 5);
 
-	/* on: pulled packets wait 10ms */
+	/* on: packets wait 10ms from their arrival (now) */
 	assert_null(q->ops->change(q, delay));
 	for (i = 0; i < 5; i++) {
-		m = mk_plain(i, 0);
+		m = mk_plain(i, r.ctx.now);
 		shp_qdisc_enqueue(child, &m, 1, &r.ctx);
 	}
 	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 0);
@@ -1104,7 +1104,7 @@ test_control(void **state)
 	/* change keeps the queued send times; new packets get the new
 	 * delay and, being earlier, leave first */
 	assert_ptr_equal(q->ops->change(q, other), delay);
-	m = mk_plain(9, 0);
+	m = mk_plain(9, r.ctx.now);
 	shp_qdisc_enqueue(child, &m, 1, &r.ctx);
 	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 0);
 	r.ctx.now = 1000 + 1000000;
@@ -1116,7 +1116,7 @@ test_control(void **state)
 
 	/* off again: queued packets still leave on time; new ones at once */
 	assert_ptr_equal(q->ops->change(q, NULL), other);
-	m = mk_plain(10, 0);
+	m = mk_plain(10, r.ctx.now);
 	shp_qdisc_enqueue(child, &m, 1, &r.ctx);
 	assert_int_equal(shp_qdisc_dequeue(q, out, 8, &r.ctx), 1);
 	rte_pktmbuf_free(out[0]);
