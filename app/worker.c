@@ -223,6 +223,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		return;
 	shp_meta_rx_burst(pkts + sent, n - sent, ctx.now, 0, prio + sent,
 			  band + sent);
+	ctx.unthrottled = shp_chain_unthrottled(&s->chain[r->egress]);
 	if (sent > 0) {
 		uint16_t i;
 
@@ -384,6 +385,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		t0 = shp_clock_now(&s->clock);
 	if (chain->inbox != NULL) {
 		ctx.now = shp_clock_now(&s->clock);
+		ctx.unthrottled = shp_chain_unthrottled(chain);
 		shp_chain_drain(chain, &ctx);
 	}
 	shp_egress_round(chain->root, &ctx, &io, pkts, s->opt.burst,

@@ -154,8 +154,8 @@ band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
 	bc->enqueued_bytes += bytes;
 	if (unlikely(ok < n)) {
 		bc->full += n - ok;
-		ctx->ctr->drops[p->drop_slot[BANDS_DROP_FULL]] += n - ok;
-		rte_pktmbuf_free_bulk(pkts + ok, n - ok);
+		shp_drop_full(ctx, p->drop_slot[BANDS_DROP_FULL], pkts + ok,
+			      n - ok);
 	}
 	return ok;
 }

@@ -476,7 +476,7 @@ fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p, bool overmemory,
 	f->count += k;
 	if (overmemory)
 		FQX(q, ctx, FQC_XS_OVERMEMORY) += k;
-	shp_stage_drop_burst(q, ctx, FQC_DROP_OVERLIMIT, drop, k);
+	shp_stage_drop_full(q, ctx, FQC_DROP_OVERLIMIT, drop, k);
 }
 
 static inline void

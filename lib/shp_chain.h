@@ -104,6 +104,21 @@ shp_chain_inbox_count(const struct shp_chain *c)
 }
 
 /*
+ * Does nothing after c's queue hold packets back on the profile's behalf?
+ * Only a gate in the rate slot (tbf, a trace) does: netem takes whatever
+ * its queue gives, up to a limit of its own. A class port is taken as
+ * held back (its classes have gates of their own). Any lcore: reads the
+ * slot's conf only.
+ */
+static inline bool
+shp_chain_unthrottled(struct shp_chain *c)
+{
+	return c->queue == c->stage[SHP_SLOT_QUEUE] &&
+	       __atomic_load_n(&c->conf[SHP_SLOT_RATE], __ATOMIC_RELAXED) ==
+	       NULL;
+}
+
+/*
  * RX: hand pkts[0..n) to the chain. band/used/bytes are what the RX pass
  * gathered (shp_classify_burst_bands). owner: the caller is the port's TX
  * lcore. Takes every packet: accepted, or counted as dropped.

@@ -54,6 +54,16 @@ struct shp_ctx {
 	 * that leaves it clear is judged by whether it filled the vector.
 	 */
 	bool more;
+	/*
+	 * In, enqueue only: nothing after the queue holds packets back on
+	 * the profile's behalf (shp_chain_unthrottled): a queue full now is
+	 * full because the lcore fell behind releasing, and what its limit
+	 * refuses is the emulator's overload, not the profile's drop
+	 * (shp_stage_drop_full). The live program sets it per burst
+	 * (shp_chain_unthrottled); false in a zeroed ctx, as offline, where
+	 * the chain is drained at every arrival and nothing lags.
+	 */
+	bool unthrottled;
 };
 
 /* Generic numbers every stage reports (ops->stats). */
@@ -327,6 +337,26 @@ shp_stage_drop_burst(const struct shp_qdisc *q, struct shp_ctx *ctx,
 		return;
 	ctx->ctr->drops[q->drop_slot[cause]] += n;
 	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+/* A queue's limit refused pkts[0..n): its own cause (drop slot `slot`),
+ * or `overload` when nothing but the lcore's lag filled it
+ * (ctx->unthrottled). */
+static inline void
+shp_drop_full(struct shp_ctx *ctx, uint16_t slot, struct rte_mbuf **pkts,
+	      uint16_t n)
+{
+	if (n == 0)
+		return;
+	ctx->ctr->drops[ctx->unthrottled ? SHP_DROP_OVERLOAD : slot] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+static inline void
+shp_stage_drop_full(const struct shp_qdisc *q, struct shp_ctx *ctx,
+		    unsigned int cause, struct rte_mbuf **pkts, uint16_t n)
+{
+	shp_drop_full(ctx, q->drop_slot[cause], pkts, n);
 }
 
 static inline void

@@ -211,6 +211,44 @@ test_ring_full_counted(void **state)
 	shp_rig_fini(&r);   /* and every mbuf is back in the pool */
 }
 
+/*
+ * With nothing after the bands to hold packets back (no gate: the live
+ * program says so per burst, ctx.unthrottled), a full ring means the
+ * lcore fell behind: the refused count as overload, not band_full; the
+ * band's own statistic still says its ring was full.
+ */
+static void
+test_full_unthrottled_is_overload(void **state)
+{
+	struct shp_rig r;
+	struct shp_qdisc *q = mkbands(&r, 3, 8);
+	struct rte_mbuf *in[12], *out[16];
+	uint8_t band[12];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		in[i] = pkt(2, 100);
+		band[i] = 2;
+	}
+	r.ctx.unthrottled = true;
+	shp_bands_enqueue_vec(q, in, band, 1u << 2, UINT64_MAX, 12, &r.ctx);
+	assert_int_equal(r.c->band[2].enqueued, 8);
+	assert_int_equal(r.c->band[2].full, 4);
+	assert_int_equal(r.c->drops[shp_drop_index("overload")], 4);
+	assert_int_equal(r.c->drops[shp_drop_index("band_full")], 0);
+	/* a gate behind it: the profile's queue, its own cause */
+	r.ctx.unthrottled = false;
+	for (i = 0; i < 2; i++)
+		in[i] = pkt(2, 100);
+	assert_int_equal(shp_qdisc_enqueue(q, in, 2, &r.ctx), 0);
+	assert_int_equal(r.c->drops[shp_drop_index("band_full")], 2);
+	assert_int_equal(r.c->drops[shp_drop_index("overload")], 4);
+	assert_int_equal(shp_qdisc_dequeue(q, out, 16, &r.ctx), 8);
+	rte_pktmbuf_free_bulk(out, 8);
+	shp_rig_fini(&r);
+}
+
 /* Over the byte limit, the lowest band loses from its head first. */
 static void
 test_limit_pushout(void **state)
@@ -350,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_peek_then_dequeue_same),
 		cmocka_unit_test(test_bitmap_equals_scan),
 		cmocka_unit_test(test_ring_full_counted),
+		cmocka_unit_test(test_full_unthrottled_is_overload),
 		cmocka_unit_test(test_limit_pushout),
 		cmocka_unit_test(test_rx_fast_path),
 		cmocka_unit_test(test_priv_alignment),

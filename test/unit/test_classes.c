@@ -395,6 +395,28 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	shp_class_set_free(n);
 }
 
+/* Whether a full queue is the emulator's overload (shp_chain_unthrottled):
+ * only with no gate after it; a class port has gates of its own. */
+static void
+test_unthrottled(void **state)
+{
+	struct shp_class_set *s = SET("class", "a", "dst_ip 10.1.0.0/16",
+				      "class-netem", "a", "delay 10ms");
+	struct port p;
+
+	(void)state;
+	port_build(&p, NULL, NULL);
+	assert_true(shp_chain_unthrottled(&p.chain));
+	port_fini(&p);
+	port_build(&p, "rate 1gbit burst 10kb limit 100kb", NULL);
+	assert_false(shp_chain_unthrottled(&p.chain));
+	port_fini(&p);
+	port_build(&p, NULL, s);
+	assert_false(shp_chain_unthrottled(&p.chain));
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
 /* what the port's own queue pushed out for the tbf limit */
 static uint64_t
 port_pushed_out(struct port *p)
@@ -520,6 +542,7 @@ main(void)
 		cmocka_unit_test(test_drr_shares_at_a_bottleneck),
 		cmocka_unit_test(test_nothing_due_blocks_nothing),
 		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
+		cmocka_unit_test(test_unthrottled),
 		cmocka_unit_test(test_port_tbf_limit),
 		cmocka_unit_test(test_class_netem_holds),
 	};

@@ -43,6 +43,7 @@ rig_init(struct rig *r, const char *args)
 {
 	char err[SHP_ERR_LEN];
 
+	memset(r, 0, sizeof(*r));
 	memset(ctr, 0, sizeof(*ctr));
 	r->avail = rte_mempool_avail_count(pool);
 	r->conf = fqc->parse(args, NULL, err);
@@ -670,6 +671,25 @@ test_ce_threshold(void **state)
 	rig_fini(&r);
 }
 
+/* Over the limit with nothing after the queue to hold packets back
+ * (ctx.unthrottled, no gate), the same packets go, counted as overload:
+ * only the lcore's lag can have filled it. */
+static void
+test_overflow_unthrottled_is_overload(void **state)
+{
+	struct pspec a = { .flow = 1, .len = 1000 };
+	struct rig r;
+
+	(void)state;
+	rig_init(&r, "limit 100");
+	r.ctx.unthrottled = true;
+	put_n(&r, a, 101);
+	assert_true(drops("overload") > 0);
+	assert_int_equal(drops("fq_overlimit"), 0);
+	assert_int_equal(qlen(&r) + drops("overload"), 101);
+	rig_fini(&r);
+}
+
 /* Over the limit, the flow with the largest backlog loses packets from
  * its head: half its backlog, at most 64 at a time (fq_codel_drop). */
 static void
@@ -1125,6 +1145,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_ecn_ipv6_tagged),
 		cmocka_unit_test(test_ce_threshold),
 		cmocka_unit_test(test_overflow_hits_fattest),
+		cmocka_unit_test(test_overflow_unthrottled_is_overload),
 		cmocka_unit_test(test_flow_hash),
 		cmocka_unit_test(test_perturbation_seeded),
 		cmocka_unit_test(test_light_flow_under_flood),
