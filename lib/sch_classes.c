@@ -44,6 +44,9 @@ hand_to(struct shp_qdisc *q, struct classes_conf *cf, uint16_t i,
 		ctr->rx_packets += k;
 		ctr->rx_bytes += bytes;
 		c.ctr = ctr;
+		/* a class's own gate holds its queue back as the port's does */
+		c.unthrottled = ctx->unthrottled &&
+				shp_chain_unthrottled(&cf->cls[i]->chain);
 	}
 	if (vb != NULL && dst->ops->enqueue_rx != NULL)
 		return dst->ops->enqueue_rx(dst, v, vb, used, bytes, k, &c);

@@ -106,15 +106,14 @@ shp_chain_inbox_count(const struct shp_chain *c)
 /*
  * Does nothing after c's queue hold packets back on the profile's behalf?
  * Only a gate in the rate slot (tbf, a trace) does: netem takes whatever
- * its queue gives, up to a limit of its own. A class port is taken as
- * held back (its classes have gates of their own). Any lcore: reads the
- * slot's conf only.
+ * its queue gives, up to a limit of its own. On a class port this is the
+ * port's part: the classes stage refines it per class (a class's own
+ * gate holds its queue back too). Any lcore: reads the slot's conf only.
  */
 static inline bool
 shp_chain_unthrottled(struct shp_chain *c)
 {
-	return c->queue == c->stage[SHP_SLOT_QUEUE] &&
-	       __atomic_load_n(&c->conf[SHP_SLOT_RATE], __ATOMIC_RELAXED) ==
+	return __atomic_load_n(&c->conf[SHP_SLOT_RATE], __ATOMIC_RELAXED) ==
 	       NULL;
 }
 

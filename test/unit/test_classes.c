@@ -395,14 +395,32 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	shp_class_set_free(n);
 }
 
-/* Whether a full queue is the emulator's overload (shp_chain_unthrottled):
- * only with no gate after it; a class port has gates of its own. */
+/* the class's own counter of drop cause `name` */
+static uint64_t
+class_drops(unsigned int i, const char *name)
+{
+	struct shp_class_sum cs;
+
+	assert_int_equal(shp_classes_sum(PORT, i, &cs), 0);
+	return cs.drops[shp_drop_index(name)];
+}
+
+/*
+ * Whether a full queue is the emulator's overload: only with no gate
+ * after it (shp_chain_unthrottled for the port, as the worker sets
+ * ctx.unthrottled per burst), and on a class port only for a class
+ * without a gate of its own; a class with a tbf keeps the profile's
+ * cause. 5000 packets into rings of 4096, nothing polled.
+ */
 static void
 test_unthrottled(void **state)
 {
 	struct shp_class_set *s = SET("class", "a", "dst_ip 10.1.0.0/16",
-				      "class-netem", "a", "delay 10ms");
+				      "class", "b", "dst_ip 10.2.0.0/16",
+				      "class-tbf", "b",
+				      "rate 1gbit burst 1mb limit 100mb");
 	struct port p;
+	uint64_t t;
 
 	(void)state;
 	port_build(&p, NULL, NULL);
@@ -412,7 +430,20 @@ test_unthrottled(void **state)
 	assert_false(shp_chain_unthrottled(&p.chain));
 	port_fini(&p);
 	port_build(&p, NULL, s);
-	assert_false(shp_chain_unthrottled(&p.chain));
+	p.ctx.unthrottled = shp_chain_unthrottled(&p.chain);
+	assert_true(p.ctx.unthrottled);
+	offer(&p, 1, 5000, MS);
+	offer(&p, 2, 5000, MS);
+	assert_int_equal(class_drops(0, "overload"), 904);
+	assert_int_equal(class_drops(0, "band_full"), 0);
+	assert_int_equal(class_drops(1, "band_full"), 904);
+	assert_int_equal(class_drops(1, "overload"), 0);
+	for (t = MS; t <= 100 * MS; t += MS)
+		poll_at(&p, t);
+	/* the rest left (conserved() would count the retired classes of
+	 * the tests before) */
+	assert_int_equal(p.out[1], 4096);
+	assert_int_equal(p.out[2], 4096);
 	port_fini(&p);
 	shp_class_set_free(s);
 }
@@ -542,9 +573,11 @@ main(void)
 		cmocka_unit_test(test_drr_shares_at_a_bottleneck),
 		cmocka_unit_test(test_nothing_due_blocks_nothing),
 		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
-		cmocka_unit_test(test_unthrottled),
 		cmocka_unit_test(test_port_tbf_limit),
 		cmocka_unit_test(test_class_netem_holds),
+		/* last: the drops it makes stay in the port's sums after its
+		 * classes are gone (shp_cls_retired), as a run's do */
+		cmocka_unit_test(test_unthrottled),
 	};
 
 	shp_rig_env("classes", 16384);
