@@ -92,9 +92,12 @@ shp_meta_rx_burst(struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
 
 /*
  * A gate (tbf, trace) lets pkts[0..n) go at t: that is when the profile
- * says they may leave, unless a stage already set it. What they waited
- * in the gate is the profile's queueing, not the emulator's lateness
- * (the overload rule, shp_due_time, reads this).
+ * says they may leave, unless a stage already set a later time. What
+ * they waited in the gate is the profile's queueing, not the emulator's
+ * lateness (the overload rule, shp_due_time, reads this), and a netem
+ * after the gate counts its delay from t (netem_offered). A class's
+ * netem may have set an earlier time before the port's gate held the
+ * packet: t replaces it.
  */
 static inline void
 shp_meta_released(struct rte_mbuf **pkts, uint16_t n, uint64_t t)
@@ -104,7 +107,7 @@ shp_meta_released(struct rte_mbuf **pkts, uint16_t n, uint64_t t)
 	for (i = 0; i < n; i++) {
 		struct shp_meta *meta = shp_meta(pkts[i]);
 
-		if (meta->time_to_send == 0)
+		if (meta->time_to_send < t)
 			meta->time_to_send = t;
 	}
 }

@@ -211,6 +211,38 @@ test_bypass_leaves(void **state)
 	shp_rig_fini(&r);
 }
 
+/*
+ * The send time a gate stamps is when it let the packet go, also over an
+ * earlier one that a class's netem set before the port's tbf held the
+ * packet: the wait in the bucket is the profile's, not lateness, and a
+ * netem after the gate counts its delay from it.
+ */
+static void
+test_release_stamp_replaces_earlier(void **state)
+{
+	struct shp_rig r;
+	struct rte_mbuf *m[3], *out[4];
+	uint64_t t0;
+
+	(void)state;
+	/* 1000 bytes take 8 us at 1 Gbit/s; the bucket holds one */
+	rig_init(&r, "rate 1gbit burst 1000 limit 1mb");
+	t0 = r.ctx.now;
+	shp_rig_pkts(m, 3, 1000, 1, NULL, t0);
+	shp_meta(m[1])->time_to_send = t0 - 5000;   /* an earlier stage's */
+	shp_rig_enqueue_at(&r, t0, m, 3);
+	assert_int_equal(shp_rig_dequeue_at(&r, t0, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0);
+	rte_pktmbuf_free(out[0]);
+	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 9000, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 9000);
+	rte_pktmbuf_free(out[0]);
+	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 18000, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 18000);
+	rte_pktmbuf_free(out[0]);
+	shp_rig_fini(&r);
+}
+
 /* Long-run rate within 0.1% over 1e5 packets of mixed sizes. */
 static void
 test_rate(void **state)
@@ -768,6 +800,7 @@ main(void)
 		cmocka_unit_test(test_runs_match_generic),
 		cmocka_unit_test(test_bypass_matches_dequeue),
 		cmocka_unit_test(test_bypass_leaves),
+		cmocka_unit_test(test_release_stamp_replaces_earlier),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_peakrate),
 		cmocka_unit_test(test_oversize),
