@@ -32,8 +32,8 @@ struct rte_rcu_qsbr *shaper_rcu;
 static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
 				struct rte_mbuf **pkts, uint16_t n,
 				uint64_t now, uint64_t bytes);
-static inline uint16_t tx_burst_fresh(struct shp_port_ctr *pc,
-				      struct egress *e,
+static inline uint16_t tx_burst_fresh(struct egress *e,
+				      struct shp_port_ctr *pc,
 				      struct rte_mbuf **pkts, uint16_t n,
 				      uint64_t bytes, bool gated);
 
@@ -67,7 +67,7 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	k = shp_qdisc_bypass(c->root, pkts, n, ctx, &gated);
 	if (k == 0)
 		return 0;
-	sent = tx_burst_fresh(ctx->ctr, e, pkts, k, k == n ? bytes : UINT64_MAX,
+	sent = tx_burst_fresh(e, ctx->ctr, pkts, k, k == n ? bytes : UINT64_MAX,
 			      gated);
 	if (gated && sent < k) {
 		/* kept after all: they need the metadata RX skipped (sent
@@ -83,7 +83,7 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	}
 	ctx->ctr->egress_in += sent;
 	/* through the band in no time: its byte counters too (what the
-	 * port took, tx_burst's count, and what waits as refused) */
+	 * port took, tx_count's count, and what waits as refused) */
 	tx_bytes = ctx->ctr->tx_bytes - tx_bytes;
 	for (i = sent - e->npend; i < sent; i++)
 		tx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
@@ -304,7 +304,7 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
  * the histograms take one count each and no packet's metadata is read.
  */
 static inline uint16_t
-tx_burst_fresh(struct shp_port_ctr *pc, struct egress *e,
+tx_burst_fresh(struct egress *e, struct shp_port_ctr *pc,
 	       struct rte_mbuf **pkts, uint16_t n, uint64_t bytes, bool gated)
 {
 	uint16_t sent = tx_count(e, pc, pkts, n, bytes);

@@ -459,9 +459,9 @@ netem_packet_time(const struct shp_netem_conf *c, uint32_t pkt_len)
  * what the profile says, and any wait beyond it is lateness, measured.
  */
 static inline uint64_t
-netem_offered(const struct rte_mbuf *m)
+netem_offered(struct rte_mbuf *m)
 {
-	const struct shp_meta *meta = shp_meta((struct rte_mbuf *)(uintptr_t)m);
+	const struct shp_meta *meta = shp_meta(m);
 
 	return RTE_MAX(meta->time_to_send, meta->rx_ns);
 }

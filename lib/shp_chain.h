@@ -111,7 +111,7 @@ shp_chain_inbox_count(const struct shp_chain *c)
  * gate holds its queue back too). Any lcore: reads the slot's conf only.
  */
 static inline bool
-shp_chain_unthrottled(struct shp_chain *c)
+shp_chain_unthrottled(const struct shp_chain *c)
 {
 	return __atomic_load_n(&c->conf[SHP_SLOT_RATE], __ATOMIC_RELAXED) ==
 	       NULL;

@@ -81,18 +81,6 @@ shp_hist_upper(unsigned int i)
 	return shp_hist_lower(i) + shp_hist_width(i) - 1;
 }
 
-static inline void
-shp_hist_record(struct shp_hist *h, uint64_t v)
-{
-	h->bucket[shp_hist_index(v < SHP_HIST_VMAX ? v : SHP_HIST_VMAX)]++;
-	h->count++;
-	h->sum += v;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-}
-
 /* n values equal to v (a burst that left together). */
 static inline void
 shp_hist_record_n(struct shp_hist *h, uint64_t v, uint64_t n)
@@ -106,6 +94,12 @@ shp_hist_record_n(struct shp_hist *h, uint64_t v, uint64_t n)
 		h->min = v;
 	if (v > h->max)
 		h->max = v;
+}
+
+static inline void
+shp_hist_record(struct shp_hist *h, uint64_t v)
+{
+	shp_hist_record_n(h, v, 1);
 }
 
 /*

@@ -67,13 +67,20 @@ shp_meta_init(struct rte_mbuf *m, uint64_t rx_ns)
  * enqueue. time_to_send sits next to rx_ns in the line RX writes anyway.
  */
 static inline void
-shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
+shp_meta_rx_at(struct rte_mbuf *m, uint64_t rx_ns, uint64_t tts, uint8_t prio,
+	       uint8_t band)
 {
 	struct shp_meta *meta = shp_meta(m);
 
 	meta->rx_ns = rx_ns;
-	meta->time_to_send = 0;
+	meta->time_to_send = tts;
 	meta->cls = (uint64_t)prio | (uint64_t)band << 8;
+}
+
+static inline void
+shp_meta_rx(struct rte_mbuf *m, uint64_t rx_ns, uint8_t prio, uint8_t band)
+{
+	shp_meta_rx_at(m, rx_ns, 0, prio, band);
 }
 
 /* shp_meta_rx for pkts[0..n), prio[i] and band[i] from the classifier,
@@ -84,10 +91,8 @@ shp_meta_rx_burst(struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
 {
 	uint16_t i;
 
-	for (i = 0; i < n; i++) {
-		shp_meta_rx(pkts[i], rx_ns, prio[i], band[i]);
-		shp_meta(pkts[i])->time_to_send = tts;
-	}
+	for (i = 0; i < n; i++)
+		shp_meta_rx_at(pkts[i], rx_ns, tts, prio[i], band[i]);
 }
 
 /*
