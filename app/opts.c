@@ -19,6 +19,7 @@ enum {
 	OPT_RING_SIZE, OPT_BURST, OPT_SEED, OPT_HELP, OPT_CMDLINE_FILE,
 	OPT_PACE,
 	OPT_MAX_LATE,
+	OPT_LATE_DROP,
 	OPT_SCHEDULE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
@@ -42,6 +43,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"burst", required_argument, NULL, OPT_BURST},
 	{"max-late", required_argument, NULL, OPT_MAX_LATE},
+	{"late-drop", required_argument, NULL, OPT_LATE_DROP},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"interactive", no_argument, NULL, 'i'},
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
@@ -103,6 +105,10 @@ shaper_usage(FILE *f, const char *prog)
 "                         drops, letting delay grow instead; arrivals are\n"
 "                         also paced at what the lcore carries, see\n"
 "                         docs/usage.md)\n"
+"  --late-drop TIME       a packet that would leave more than TIME after\n"
+"                         its send time (a hiccup of the host) is dropped\n"
+"                         and counted as `late` instead: what is sent is\n"
+"                         never later than TIME (default 0: send it late)\n"
 "  --mbufs N              mbuf pool size (default: per port what its\n"
 "                         stages hold (bands*ring-size, fq_codel's limit,\n"
 "                         netem's limit) + 2048 descriptors + 8*burst,\n"

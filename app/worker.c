@@ -31,7 +31,7 @@ struct rte_rcu_qsbr *shaper_rcu;
 
 static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
 				struct rte_mbuf **pkts, uint16_t n,
-				uint64_t now, uint64_t bytes);
+				uint64_t now, uint64_t bytes, uint64_t late);
 static inline uint16_t tx_burst_fresh(struct egress *e,
 				      struct shp_port_ctr *pc,
 				      struct rte_mbuf **pkts, uint16_t n,
@@ -280,21 +280,28 @@ tx_count(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 
 /* tx_count, and the time each packet spent in the shaper (sojourn) and
  * how late netem's send time was kept (lateness), read before the PMD
- * may free them. */
+ * may free them. With --late-drop (late != 0) what would be later than
+ * that is dropped first (shp_drop_late): pkts[0..d). Returns d plus what
+ * the port took, so that pkts[returned..n) are what it refused. */
 static inline uint16_t
 tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
-	 uint16_t n, uint64_t now, uint64_t bytes)
+	 uint16_t n, uint64_t now, uint64_t bytes, uint64_t late)
 {
 	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
-	uint16_t i, sent;
+	uint16_t i, d = 0, sent;
 
+	if (unlikely(late != 0)) {
+		d = shp_drop_late(pc, pkts, n, now, late, &bytes);
+		pkts += d;
+		n -= d;
+	}
 	for (i = 0; i < n; i++) {
 		soj[i] = sojourn(pkts[i], now);
 		tts[i] = shp_meta(pkts[i])->time_to_send;
 	}
 	sent = tx_count(e, pc, pkts, n, bytes);
 	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
-	return sent;
+	return d + sent;
 }
 
 /*
@@ -342,7 +349,8 @@ tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 {
 	struct tx_arg *a = arg;
 
-	return tx_burst(a->e, a->pc, pkts, n, now, bytes);
+	return tx_burst(a->e, a->pc, pkts, n, now, bytes,
+			a->s->opt.late_drop_ns);
 }
 
 /* One TX round for an egress port (shp_egress_round: due packets first,
@@ -369,7 +377,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		uint64_t now = shp_clock_now(&s->clock);
 
 		sent = tx_burst(e, pc, e->pending + e->pend_head, e->npend,
-				now, UINT64_MAX);
+				now, UINT64_MAX, s->opt.late_drop_ns);
 		e->pend_head += sent;
 		e->npend -= sent;
 		pc->tx_pending = e->npend;

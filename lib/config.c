@@ -83,6 +83,21 @@ parse_uint(const char *name, const char *v, uint64_t min, uint64_t max,
 	return 0;
 }
 
+/* A span of time, tc time syntax, or "0" (off). */
+static int
+parse_span(const char *name, const char *v, uint64_t *out, char *err)
+{
+	char sub[SHP_ERR_LEN];
+	uint64_t x = 0;
+
+	if (strcmp(v, "0") != 0 && shp_parse_time(v, &x, sub) < 0) {
+		snprintf(err, SHP_ERR_LEN, "--%s '%s': %s", name, v, sub);
+		return -1;
+	}
+	*out = x;
+	return 0;
+}
+
 /* Validate a profile text now so a bad one is refused before anything
  * starts (and, from the CLI, before anything changes). The seed and the
  * bands do not change what is valid. */
@@ -219,18 +234,13 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 	if (strcmp(name, "burst") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
 	if (strcmp(name, "max-late") == 0 || strcmp(name, "max_late") == 0) {
-		char sub[SHP_ERR_LEN];
-
-		if (strcmp(v, "0") == 0)
-			x = 0;
-		else if (shp_parse_time(v, &x, sub) < 0) {
-			snprintf(err, SHP_ERR_LEN, "--max-late '%s': %s", v, sub);
+		if (parse_span("max-late", v, &o->max_late_ns, err) < 0)
 			return -1;
-		}
-		o->max_late_ns = x;
 		o->max_late_set = true;
 		return 0;
 	}
+	if (strcmp(name, "late-drop") == 0 || strcmp(name, "late_drop") == 0)
+		return parse_span("late-drop", v, &o->late_drop_ns, err);
 	if (strcmp(name, "stats-period") == 0)
 		return parse_uint(name, v, 0, 86400, &o->stats_period, err);
 	if (strcmp(name, "stats-file") == 0)
@@ -250,7 +260,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
-	"mbufs", "pairs", "max_late", "schedule", NULL
+	"mbufs", "pairs", "max_late", "late_drop", "schedule", NULL
 };
 
 /*

@@ -58,6 +58,9 @@ struct shp_options {
 	 * drops new arrivals as `overload` (0: never) */
 	uint64_t max_late_ns;
 	bool max_late_set;
+	/* --late-drop: what would leave later than this after its send
+	 * time is dropped as `late` (0: sent late) */
+	uint64_t late_drop_ns;
 	/* run */
 	unsigned int stats_period;
 	char *stats_file;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <rte_mbuf.h>
 
+#include "config.h"
 #include "shp_meta.h"
 #include "shp_qdisc.h"
 
@@ -48,6 +49,43 @@ static inline bool
 shp_is_behind(uint64_t due, uint64_t now, uint64_t max_late)
 {
 	return max_late != 0 && now > due && now - due > max_late;
+}
+
+/*
+ * --late-drop: a packet a stage scheduled (time_to_send set) that would
+ * leave more than `late` ns after that time is dropped instead, counted
+ * as `late` (SHP_DROP_LATE): the emulator's own, as `overload` is. What
+ * is sent is then never later than `late`, whatever the host does to
+ * the lcore; the price is a counted loss where a hiccup would have added
+ * delay. Moves the dropped ones to pkts[0..d), freed, and the rest, in
+ * their order, to pkts[d..n); takes their pkt_len off *bytes unless it
+ * is UINT64_MAX. Returns d. The caller sends pkts[d..n).
+ */
+static inline uint16_t
+shp_drop_late(struct shp_port_ctr *pc, struct rte_mbuf **pkts, uint16_t n,
+	      uint64_t now, uint64_t late, uint64_t *bytes)
+{
+	struct rte_mbuf *keep[SHP_MAX_BURST];
+	uint16_t i, d = 0, k = 0;
+
+	for (i = 0; i < n; i++) {
+		uint64_t tts = shp_meta(pkts[i])->time_to_send;
+
+		if (tts != 0 && now > tts && now - tts > late)
+			pkts[d++] = pkts[i];
+		else
+			keep[k++] = pkts[i];
+	}
+	if (d == 0)
+		return 0;
+	if (*bytes != UINT64_MAX)
+		for (i = 0; i < d; i++)
+			*bytes -= rte_pktmbuf_pkt_len(pkts[i]);
+	pc->drops[SHP_DROP_LATE] += d;
+	rte_pktmbuf_free_bulk(pkts, d);
+	for (i = 0; i < k; i++)
+		pkts[d + i] = keep[i];
+	return d;
 }
 
 /* What a round needs from its caller: the clock and the port. */

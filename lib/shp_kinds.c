@@ -36,6 +36,7 @@ static const char *const core_drops[SHP_DROP_CORE] = {
 	[SHP_DROP_OVERLOAD] = "overload",
 	[SHP_DROP_INBOX_FULL] = "inbox_full",
 	[SHP_DROP_LINK_DOWN] = "link_down",
+	[SHP_DROP_LATE] = "late",
 };
 
 const char *shp_drop_names[SHP_DROP_SLOTS];

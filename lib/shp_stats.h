@@ -42,6 +42,8 @@ enum shp_drop {
 				* its owner only (shp_chain.h) */
 	SHP_DROP_LINK_DOWN,    /* offered while its egress port's link was
 				* down (`link down`, a schedule) */
+	SHP_DROP_LATE,         /* would have left later than --late-drop
+				* after its send time: the emulator's own */
 	SHP_DROP_CORE
 };
 

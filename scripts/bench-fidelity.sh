@@ -4,11 +4,13 @@
 # to a set of profiles and prints, for each: achieved Mpps, lateness
 # (TX time minus netem's send time) p50/p99/p99.9/max, sojourn (TX minus
 # RX) p50/p99.9/max, and drops by cause (`overload` is the emulator's
-# own limit). Then a paced sweep: a tbf in front lets 25..90% of the
+# own limit; `late` what --late-drop dropped rather than send late: the
+# `delay 10ms` row is run both ways). Then a paced sweep: a tbf in front lets 25..90% of the
 # measured capacity through to 'delay 10ms', and the lateness p99.9 at
 # each step; the capacity printed is the highest offered rate whose
 # lateness p99.9 stays under 50 us. First, the machine's own noise floor
-# (bench/bench_hiccup.c). Figures only: never a test.
+# (bench/bench_hiccup.c), with the lateness percentiles its gaps alone
+# impose on any emulator that sends late. Figures only: never a test.
 #
 # Usage: scripts/bench-fidelity.sh [SECONDS]   (default 8 s per run)
 #   2 MiB hugepages where they can be had (scripts/bench-lib.sh)
@@ -57,7 +59,9 @@ open(sys.argv[1] + ".p999", "w").write("%f\n" %
 PY
 }
 
-# the machine's own noise on the worker's CPU: no lateness can be below it
+# the machine's own noise on the worker's CPU: no lateness can be below
+# it (the second line: the lateness percentiles these gaps alone impose
+# on a sender that sends late, --late-drop aside)
 echo -n "noise floor (bench_hiccup, CPU 1): "
 taskset -c 1 ./build/bench/bench_hiccup 5
 echo "net_null copy=1 (unbounded), 64 B, -l 0-1, ${secs} s per run;" \
@@ -68,6 +72,7 @@ printf "%-34s %6s | %7s %7s %8s %9s | %8s %8s %9s | %s\n" profile Mpps \
 run "no impairment"
 run "delay 10ms" --netem 'delay 10ms'
 cap=$(cat "$tmp/s.json.mpps")
+run "delay 10ms, --late-drop 50us" --netem 'delay 10ms' --late-drop 50us
 run "delay 10ms 1ms loss 1%" --netem 'delay 10ms 1ms loss 1%'
 run "tbf 1gbit + delay 10ms" --tbf 'rate 1gbit burst 1mb limit 100mb' \
 	--netem 'delay 10ms'

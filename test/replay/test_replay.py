@@ -210,6 +210,9 @@ def test_bad_capture(tmp_path, kind):
     (["--pairs", "0:"], "--pairs"),
     (["--pairs", "0:5"], "port"),
     (["--config", "/nonexistent.ini"], "/nonexistent.ini"),
+    (["--max-late", "10"], "--max-late"),
+    (["--late-drop", "soon"], "--late-drop"),
+    (["--late-drop", "5ms5"], "--late-drop"),
 ])
 def test_bad_options(tmp_path, args, word):
     rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
@@ -232,7 +235,8 @@ def test_help_lists_every_option():
                 "--tbf-port", "--netem", "--netem-port", "--config",
                 "--stats-period", "--stats-file", "--replay", "--rx-lcores",
                 "--tx-lcores", "--mbufs", "--ring-size", "--burst", "--seed",
-                "--interactive", "--cmdline-file"):
+                "--interactive", "--cmdline-file", "--max-late",
+                "--late-drop"):
         assert opt in out, opt
     assert "default" in out
 

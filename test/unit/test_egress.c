@@ -40,6 +40,8 @@ struct sim {
 	uint64_t first_overload, last_overload;
 	uint64_t shadow_from, shadow_to; /* due then: hiccup's shadow */
 	uint64_t trace_ms;          /* from when max_late_after counts */
+	uint64_t late_drop;         /* --late-drop (0: off) */
+	struct shp_port_ctr *pc;    /* the rig's counters */
 };
 
 static uint64_t
@@ -53,8 +55,16 @@ sim_tx(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
        uint64_t bytes)
 {
 	struct sim *s = arg;
-	uint16_t i;
+	uint16_t i, d = 0;
 
+	if (s->late_drop != 0) {
+		uint64_t bytes = UINT64_MAX;
+
+		d = shp_drop_late(s->pc, pkts, n, now, s->late_drop, &bytes);
+		pkts += d;
+		n -= d;
+		s->vt += (uint64_t)d * DROP_NS;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t due = shp_due_time(pkts[i]);
 		uint64_t late = now > due ? now - due : 0;
@@ -68,7 +78,7 @@ sim_tx(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	s->sent += n;
 	s->vt += (uint64_t)n * TX_NS;
 	rte_pktmbuf_free_bulk(pkts, n);
-	return n;
+	return d + n;
 }
 
 static void
@@ -91,6 +101,7 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 		      "netem delay 1ms limit 100000");
 	bands = rig.stage[0];
 	root = rig.root;
+	s->pc = rig.c;
 
 	while (s->vt < RUN_NS) {
 		uint16_t n;
@@ -247,6 +258,66 @@ test_one_burst_per_round_catches_up(void **state)
 	assert_true(s.max_late_after < 50000);
 }
 
+/*
+ * --late-drop: the same hiccup, but what would leave more than 20 us late
+ * is dropped as `late` instead: nothing sent is later than that, the
+ * hiccup's backlog is worked off sooner (a drop costs less than a send),
+ * and every packet is still accounted for (run() checks).
+ */
+static void
+test_late_drop_bounds_lateness(void **state)
+{
+	struct sim s = { .late_drop = 20000 };
+	struct sim ref = { 0 };
+
+	run(&s, 8 * BURST, MAX_LATE, true, 0, true);
+	assert_true(s.pc != NULL);
+	run(&ref, 8 * BURST, MAX_LATE, true, 0, true);
+	assert_true(ref.max_late_all >= HICCUP_NS / 2);
+	assert_true(s.max_late_all <= 20000);
+	assert_true(s.sent > 0.7 * ref.sent);
+	assert_int_equal(s.offered, s.admitted + s.overload);
+}
+
+/*
+ * shp_drop_late on one vector: only packets a stage scheduled and that
+ * are later than the threshold go, to the front, freed and counted, and
+ * their bytes come off the sum; the rest keep their order.
+ */
+static void
+test_drop_late_partition(void **state)
+{
+	static const uint64_t tts[] = { 1000, 0, 5000, 1500, 9000, 1200 };
+	struct rte_mbuf *pkts[RTE_DIM(tts)], *want[RTE_DIM(tts)];
+	struct shp_rig rig;
+	uint64_t bytes = 100 * RTE_DIM(tts);
+	uint16_t i, d, k = 0;
+
+	shp_rig_init(&rig, 0);
+	shp_rig_pkts(pkts, RTE_DIM(tts), 100, 0, NULL, 500);
+	for (i = 0; i < RTE_DIM(tts); i++) {
+		shp_meta(pkts[i])->time_to_send = tts[i];
+		/* at 10000 with 4000 allowed: all but 9000 are late, and
+		 * 0 (never scheduled) is not */
+		if (tts[i] == 0 || 10000 - tts[i] <= 4000)
+			want[k++] = pkts[i];
+	}
+	d = shp_drop_late(rig.c, pkts, RTE_DIM(tts), 10000, 4000, &bytes);
+	assert_int_equal(d, 4);
+	assert_int_equal(k, 2);
+	assert_int_equal(bytes, 200);
+	assert_int_equal(rig.c->drops[shp_drop_index("late")], 4);
+	for (i = 0; i < k; i++)
+		assert_ptr_equal(pkts[d + i], want[i]);
+	/* nothing late: nothing moves, nothing counted */
+	bytes = UINT64_MAX;
+	assert_int_equal(shp_drop_late(rig.c, pkts + d, k, 10000, 4000,
+				       &bytes), 0);
+	assert_int_equal(bytes, UINT64_MAX);
+	rte_pktmbuf_free_bulk(pkts + d, k);
+	shp_rig_fini(&rig);
+}
+
 /* The predicate itself. */
 static void
 test_is_behind(void **state)
@@ -267,6 +338,8 @@ main(void)
 		cmocka_unit_test(test_below_capacity_no_overload),
 		cmocka_unit_test(test_behind_alone_oscillates),
 		cmocka_unit_test(test_one_burst_per_round_catches_up),
+		cmocka_unit_test(test_late_drop_bounds_lateness),
+		cmocka_unit_test(test_drop_late_partition),
 	};
 
 	shp_rig_env("egress", 50000);
