@@ -79,7 +79,8 @@ floor_run() {
 	./build/bench/bench_delay_floor -l 1 "${mem_t[@]}" --no-pci \
 		--log-level '*:error' --file-prefix bf$$ -- "$1" \
 		>"$tmp/floor.log" 2>&1 || true
-	awk -v d="$1" '$1 == d { v = $2 } END { print (v == "" ? 0 : v * 1e6) }' \
+	# (printf: print would write 2.916e+07 for some, which bc refuses)
+	awk -v d="$1" '$1 == d { v = $2 } END { printf "%.0f\n", (v == "" ? 0 : v * 1e6) }' \
 		"$tmp/floor.log"
 }
 
