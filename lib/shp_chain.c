@@ -238,7 +238,8 @@ shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
 	uint64_t n = held +
 		     (uint64_t)nb_ports * (SHP_NB_RXD + SHP_NB_TXD +
 					   8 * burst + SHP_NETEM_RESERVE) +
-		     (uint64_t)nb_lcores * (2 * burst + SHP_POOL_CACHE);
+		     /* a cache holds up to 1.5 times its size */
+		     (uint64_t)nb_lcores * (2 * burst + SHP_POOL_CACHE * 3 / 2);
 
 	return n < UINT32_MAX ? (unsigned int)n : UINT32_MAX;
 }

@@ -164,7 +164,7 @@ shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx)
  * `set` adds. */
 #define SHP_NB_RXD 1024
 #define SHP_NB_TXD 1024
-#define SHP_POOL_CACHE 256
+#define SHP_POOL_CACHE 512   /* RTE_MEMPOOL_CACHE_MAX_SIZE */
 #define SHP_NETEM_RESERVE 16384
 
 /*
