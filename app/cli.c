@@ -329,6 +329,7 @@ static void
 show_config(void)
 {
 	struct ctl_config c;
+	char late[32], drop[32];
 	unsigned int i, k;
 
 	ctl_config_snapshot(&c);
@@ -341,6 +342,12 @@ show_config(void)
 	 * not 0: --seed 0 is another seed) */
 	out("seed: %" PRIu64 "%s\n", c.seed, S->opt.seed_set ? "" :
 	    " (default; --seed sets another)");
+	/* when the emulator's own drops (overload, late) begin */
+	shp_fmt_time(late, sizeof(late), S->opt.max_late_ns);
+	shp_fmt_time(drop, sizeof(drop), S->opt.late_drop_ns);
+	out("max-late: %s  late-drop: %s\n",
+	    S->opt.max_late_ns != 0 ? late : "off",
+	    S->opt.late_drop_ns != 0 ? drop : "off");
 	for (i = 0; i < c.nb_ports; i++) {
 		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
 		/* the gates as before, then the queue they take from */

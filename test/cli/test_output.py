@@ -66,6 +66,17 @@ def test_show_config_seed_is_the_one_used(tmp_path):
     assert re.search(r"^seed: 0$", r0.out, re.M), r0.out
 
 
+def test_show_config_says_when_own_drops_begin(tmp_path):
+    """The overload threshold and --late-drop, as given or by default."""
+    r = run_piped(tmp_path, ["show config", "quit"])
+    assert re.search(r"^max-late: 100us  late-drop: off$", r.out, re.M), \
+        r.out
+    r = run_piped(tmp_path, ["show config", "quit"],
+                  app_args=["--max-late", "2ms", "--late-drop", "50us"])
+    assert re.search(r"^max-late: 2ms  late-drop: 50us$", r.out, re.M), \
+        r.out
+
+
 def test_pipe_output_has_no_terminal_codes(tmp_path):
     """Through a pipe: lines, no VT100 sequences or carriage returns (not
     even when the end of a replay is announced at the prompt)."""
