@@ -426,6 +426,11 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(g, "forwarding",
 					     c->paused ? "stopped" : "started");
 		rte_tel_data_add_dict_u64(g, "seed", c->seed);
+		/* ns, 0: off */
+		rte_tel_data_add_dict_u64(g, "max_late_ns",
+					  S->opt.max_late_ns);
+		rte_tel_data_add_dict_u64(g, "late_drop_ns",
+					  S->opt.late_drop_ns);
 		rte_tel_data_add_dict_u64(g, "nb_ports", c->nb_ports);
 		add_container(d, "global", g);
 	}

@@ -27,7 +27,8 @@ def test_endpoints_match_show_and_stats_file(tmp_path, need_telemetry_client):
     cmd = shaper_cmd(vdevs, ["--replay", "-i", "--stats-file", str(stats),
                              "--netem", "loss 5% duplicate 5%",
                              "--tbf-port", "1", "rate 20mbit burst 10kb "
-                             "limit 20kb", "--seed", "7"], file_prefix=pre)
+                             "limit 20kb", "--seed", "7", "--late-drop",
+                             "20us"], file_prefix=pre)
     c = PopenSpawn(cmd, encoding="utf-8", timeout=60)
     c.expect_exact("replay done")
     tel = telemetry(pre, "/shaper/stats", "/shaper/drops", "/shaper/bands",
@@ -63,6 +64,9 @@ def test_endpoints_match_show_and_stats_file(tmp_path, need_telemetry_client):
     assert st["1"]["tx_packets"] > 0 and st["1"]["duplicated"] > 0
     assert dr["1"]["lost"] > 0
     assert cf["global"]["bands"] == 3 and cf["global"]["classify"] == "tos"
+    # --replay without --pace: no overload threshold
+    assert cf["global"]["max_late_ns"] == 0
+    assert cf["global"]["late_drop_ns"] == 20000
     assert cf["1"]["tbf"].startswith("rate 20Mbit")
     assert "loss random 5%" in cf["0"]["netem"]
     assert lc["1"]["role"] == "rx+tx" and lc["1"]["loops"] > 0
