@@ -75,6 +75,17 @@ def test_show_config_says_when_own_drops_begin(tmp_path):
                   app_args=["--max-late", "2ms", "--late-drop", "50us"])
     assert re.search(r"^max-late: 2ms  late-drop: 50us$", r.out, re.M), \
         r.out
+    # from a profile file's [global], the command line still winning
+    ini = tmp_path / "g.ini"
+    ini.write_text("[global]\nmax_late = 1ms\nlate_drop = 20us\n")
+    r = run_piped(tmp_path, ["show config", "quit"],
+                  app_args=["--config", str(ini)])
+    assert re.search(r"^max-late: 1ms  late-drop: 20us$", r.out, re.M), \
+        r.out
+    r = run_piped(tmp_path, ["show config", "quit"],
+                  app_args=["--config", str(ini), "--late-drop", "0"])
+    assert re.search(r"^max-late: 1ms  late-drop: off$", r.out, re.M), \
+        r.out
 
 
 def test_pipe_output_has_no_terminal_codes(tmp_path):
