@@ -122,7 +122,7 @@ shaper_stats_print(struct shaper *s, FILE *f)
 {
 	struct shp_latency *lat = malloc(sizeof(*lat));
 	unsigned int i, b, d;
-	uint64_t overload = 0;
+	uint64_t overload = 0, late = 0;
 
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -158,10 +158,19 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			shp_hist_summary_print(f, "  sojourn_ns: ", &sum.sojourn);
 		}
 		overload += c->drops[SHP_DROP_OVERLOAD];
+		late += c->drops[SHP_DROP_LATE];
 	}
 	free(lat);
 	if (overload > 0)
 		overload_note(s, f, overload);
+	if (late > 0) {
+		char t[32];
+
+		shp_fmt_time(t, sizeof(t), s->opt.late_drop_ns);
+		fprintf(f, "note: %" PRIu64 " packets were dropped as `late`: "
+			"they would have left more than %s (--late-drop) "
+			"after their send time\n", late, t);
+	}
 	fflush(f);
 }
 

@@ -189,6 +189,10 @@ def test_late_drop_bounds_lateness(tmp_path):
         assert lat["count"] > 0 and lat["max"] <= 50_000, lat
         assert s["sojourn_ns"]["max"] <= 10_050_000, s["sojourn_ns"]
     assert_conserved(run, ingress_of={0: 1, 1: 0})
+    late = sum(run.port(p)["drops"]["late"] for p in ("0", "1"))
+    # the summary at exit says so, in so many words
+    assert (("%d packets were dropped as `late`" % late) in run.out) == \
+        (late > 0), run.out
 
 
 def test_streams_live_as_offline(tmp_path, mode):
