@@ -12,6 +12,7 @@
 #include "shp_clock.h"
 #include "shp_egress.h"
 #include "shp_qdisc.h"
+#include "shp_stall.h"
 #include "shp_stats.h"
 
 struct rte_rcu_qsbr;
@@ -61,6 +62,7 @@ struct worker {
 	 * lcores, which pace at the TX lcore's rate */
 	volatile uint32_t tx_cost_pub;
 	uint64_t loops;                   /* poll rounds, for quiescence */
+	struct shp_stalls stalls;         /* loops the CPU was taken away */
 };
 
 struct shaper {

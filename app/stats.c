@@ -73,6 +73,53 @@ shaper_stats_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
 	shp_stats_latency(s->ctr, RTE_MAX_LCORE, port, out);
 }
 
+/* Each worker's stalls (lib/shp_stall.h), in worker order; returns how
+ * many. */
+static unsigned int
+stall_sums(struct shaper *s, struct shp_stall_sum *out)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *w = &s->workers[s->worker_ids[i]];
+
+		out[i].lcore = w->lcore;
+		out[i].loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
+		shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), &out[i]);
+	}
+	return s->nb_workers;
+}
+
+/* Say when a worker lost its CPU: the lateness it caused is the host's,
+ * not the profile's nor the load's. */
+static void
+stall_note(struct shaper *s, FILE *f)
+{
+	struct shp_stall_sum *st = malloc(sizeof(*st) * RTE_MAX_LCORE);
+	unsigned int i, n;
+
+	if (st == NULL)
+		return;
+	n = stall_sums(s, st);
+	for (i = 0; i < n; i++) {
+		char longest[32], total[32];
+
+		if (st[i].stalls == 0)
+			continue;
+		/* over 1 ms each: a tenth of one is precision enough */
+		snprintf(longest, sizeof(longest), "%.1fms",
+			 st[i].longest_ns / 1e6);
+		snprintf(total, sizeof(total), "%.1fms", st[i].stalled_ns / 1e6);
+		fprintf(f, "note: lcore %u stopped working %" PRIu64
+			" time%s for over 1ms (longest %s, %s in all): its CPU "
+			"was taken away (the host, the kernel, a signal); "
+			"packets due then left up to that late\n", st[i].lcore,
+			st[i].stalls, st[i].stalls == 1 ? "" : "s", longest,
+			total);
+	}
+	free(st);
+}
+
 /* Say plainly when the emulator, not the profile, was the bottleneck, and
  * what each worker measured it could carry (lib/shp_egress.h). */
 static void
@@ -171,6 +218,7 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			"they would have left more than %s (--late-drop) "
 			"after their send time\n", late, t);
 	}
+	stall_note(s, f);
 	fflush(f);
 }
 
@@ -179,10 +227,13 @@ shaper_stats_write(struct shaper *s, const char *path)
 {
 	struct shp_port_sum sums[SHP_MAX_PORTS];
 	struct shp_latency *lat = malloc(sizeof(*lat));
-	unsigned int i;
+	struct shp_stall_sum *st = malloc(sizeof(*st) * RTE_MAX_LCORE);
+	unsigned int i, nb_st;
 	FILE *f;
 
-	if (lat == NULL) {
+	if (lat == NULL || st == NULL) {
+		free(lat);
+		free(st);
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
 		return -1;
 	}
@@ -192,14 +243,17 @@ shaper_stats_write(struct shaper *s, const char *path)
 		shp_latency_summarize(lat, &sums[i]);
 	}
 	free(lat);
+	nb_st = stall_sums(s, st);
 	f = fopen(path, "w");
 	if (f == NULL) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
+		free(st);
 		return -1;
 	}
 	shp_stats_write_json(f, sums, s->port_ids, s->nb_ports, s->opt.bands,
 			     s->stop_ns > s->start_ns ?
-			     (s->stop_ns - s->start_ns) / 1e9 : 0);
+			     (s->stop_ns - s->start_ns) / 1e9 : 0, st, nb_st);
+	free(st);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
 		return -1;

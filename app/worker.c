@@ -485,6 +485,7 @@ shaper_worker_main(void *arg)
 
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
+	shp_stalls_init(&w->stalls, rte_get_tsc_hz());
 	while (!s->quit) {
 		/* pacing's costs are measured in one loop of COST_EVERY:
 		 * enough for an estimate, a clock read less the rest of the
@@ -492,6 +493,7 @@ shaper_worker_main(void *arg)
 		bool sample = s->opt.max_late_ns != 0 &&
 			      (++rounds & (COST_EVERY - 1)) == 0;
 
+		shp_stall_mark(&w->stalls, rte_rdtsc());
 		/* what is due leaves before new work is taken */
 		if (w->tx && !s->paused)
 			for (k = 0; k < w->nb_egress; k++)

@@ -45,6 +45,12 @@ static uint8_t frame[64] = { 0x45 };
 static uint64_t shuffle;   /* -s W */
 static uint64_t rng = 88172645463325252ull;
 
+/* Stalls between two releases in run(): a loop iteration takes about a
+ * microsecond, so a gap over 100 us is the machine, not the work. The same
+ * thresholds as bench_hiccup, which spins without touching memory: a stall
+ * seen here and not there comes with touching hundreds of MB. */
+static uint64_t gaps_100us, gaps_1ms, gap_max;
+
 /* Mpps for one delay (packets in flight). */
 static double
 run(struct rte_mempool *mp, uint64_t delay, uint64_t *sink)
@@ -52,9 +58,11 @@ run(struct rte_mempool *mp, uint64_t delay, uint64_t *sink)
 	uint64_t cap = rte_align64pow2(delay + 2 * BURST), head = 0, tail = 0;
 	struct rte_mbuf **fifo = calloc(cap, sizeof(*fifo));
 	struct rte_mbuf *in[BURST], *out[BURST];
-	uint64_t done = 0, t0 = 0, sum = 0, sent = 0;
+	uint64_t done = 0, t0 = 0, sum = 0, sent = 0, last = 0;
+	uint64_t hz = rte_get_tsc_hz();
 	unsigned int i;
 
+	gaps_100us = gaps_1ms = gap_max = 0;
 	if (fifo == NULL)
 		exit(1);
 	while (done < PKTS + delay) {
@@ -89,6 +97,18 @@ run(struct rte_mempool *mp, uint64_t delay, uint64_t *sink)
 		if (tail - head <= delay)
 			continue;
 		/* TX: the oldest burst; read what TX and free read */
+		if (t0 != 0) {
+			uint64_t now = rte_rdtsc();
+
+			if (last != 0) {
+				uint64_t g = now - last;
+
+				gaps_100us += g > hz / 10000;
+				gaps_1ms += g > hz / 1000;
+				gap_max = RTE_MAX(gap_max, g);
+			}
+			last = now;
+		}
 		for (i = 0; i < BURST; i++)
 			out[i] = fifo[head++ & (cap - 1)];
 		for (i = 0; i < BURST && head + i < tail; i++) {
@@ -271,15 +291,17 @@ main(int argc, char **argv)
 		printf(", released shuffled within %" PRIu64 " packets",
 		       shuffle);
 	printf("\n");
-	printf("%12s %10s %14s%s\n", "in flight", "Mpps", "vs in flight 0",
+	printf("%12s %10s %14s %26s%s\n", "in flight", "Mpps", "vs in flight 0",
+	       "stalls >100us >1ms longest",
 	       copy ? "    copy Mpps  copy/mbufs" : "");
 	for (i = 0; i < nb; i++) {
 		double mpps = run(mp, delays[i], &sink);
 
 		if (i == 0)
 			base = mpps;
-		printf("%12" PRIu64 " %10.2f %14.2f", delays[i], mpps,
-		       mpps / base);
+		printf("%12" PRIu64 " %10.2f %14.2f %13" PRIu64 " %4" PRIu64
+		       " %6.0fus", delays[i], mpps, mpps / base, gaps_100us,
+		       gaps_1ms, (double)gap_max * 1e6 / rte_get_tsc_hz());
 		if (copy) {
 			double c = run_copy(mp, delays[i], &sink);
 

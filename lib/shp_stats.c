@@ -218,7 +218,8 @@ json_xstats(FILE *f, const struct shp_port_ctr *c)
 void
 shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		     const uint16_t *port_ids, unsigned int nb,
-		     unsigned int nb_bands, double elapsed_s)
+		     unsigned int nb_bands, double elapsed_s,
+		     const struct shp_stall_sum *lcores, unsigned int nb_lcores)
 {
 	unsigned int i, b, d;
 
@@ -277,5 +278,14 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		shp_classes_json(f, port_ids[i]);
 		fprintf(f, "}");
 	}
-	fprintf(f, "\n}}\n");
+	fprintf(f, "\n}");
+	if (nb_lcores > 0)
+		fprintf(f, ", \"lcores\": {");
+	for (i = 0; i < nb_lcores; i++)
+		fprintf(f, "%s\n  \"%u\": {\"loops\": %" PRIu64
+			", \"stalls\": %" PRIu64 ", \"stalled_ns\": %" PRIu64
+			", \"longest_loop_ns\": %" PRIu64 "}", i ? "," : "",
+			lcores[i].lcore, lcores[i].loops, lcores[i].stalls,
+			lcores[i].stalled_ns, lcores[i].longest_ns);
+	fprintf(f, "%s}\n", nb_lcores > 0 ? "\n}" : "");
 }

@@ -20,6 +20,7 @@
 #include <rte_common.h>
 
 #include "shp_hist.h"
+#include "shp_stall.h"
 
 #define SHP_MAX_PORTS  32
 #define SHP_MAX_BANDS  16
@@ -192,9 +193,13 @@ void shp_hist_summary_print(FILE *f, const char *name,
 			    const struct shp_hist_summary *h);
 
 /* Write the --stats-file JSON for ports[0..nb) to f; elapsed_s is how
- * long forwarding ran. */
+ * long forwarding ran; lcores[0..nb_lcores) the workers' stalls (an
+ * "lcores" object, left out with none: the offline tool has no CPU to
+ * lose). */
 void shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			  const uint16_t *port_ids, unsigned int nb,
-			  unsigned int nb_bands, double elapsed_s);
+			  unsigned int nb_bands, double elapsed_s,
+			  const struct shp_stall_sum *lcores,
+			  unsigned int nb_lcores);
 
 #endif

@@ -1475,7 +1475,7 @@ write_stats(struct replay *r)
 		return fail(EXIT_RUNTIME, "--stats-file %s: %s", path,
 			    strerror(errno));
 	shp_stats_write_json(f, &sum, &port, 1, r->opt.bands,
-			     (double)span / 1e9);
+			     (double)span / 1e9, NULL, 0);
 	if (ferror(f) | (fclose(f) != 0) || rename(tmp, path) < 0) {
 		unlink(tmp);
 		return fail(EXIT_RUNTIME, "--stats-file %s: cannot write it: "

@@ -18,6 +18,7 @@ PORT_SCHEMA = {
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
     "bands", "drops", "xstats"}
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
+STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns"]
 DELAY_NS = 5_000_000
 
 
@@ -49,8 +50,17 @@ def test_stats_file_schema(tmp_path):
     assert p.returncode == 0, p.stdout
     with open(stats) as f:
         doc = json.load(f)
-    assert set(doc) == {"elapsed_s", "ports"}
+    assert set(doc) == {"elapsed_s", "ports", "lcores"}
     assert set(doc["ports"]) == {"0", "1"}
+    # each worker's stalls (loops over 1 ms: its CPU was taken away)
+    assert len(doc["lcores"]) >= 1
+    for lc in doc["lcores"].values():
+        assert list(lc) == STALLS, lc
+        assert all(isinstance(v, int) and v >= 0 for v in lc.values()), lc
+        assert lc["loops"] > 0
+        assert lc["stalled_ns"] >= lc["stalls"] * 1_000_000, lc
+        assert lc["longest_loop_ns"] * lc["stalls"] >= lc["stalled_ns"], lc
+        assert (lc["longest_loop_ns"] > 1_000_000) == (lc["stalls"] > 0), lc
     for name, port in doc["ports"].items():
         assert set(port) == PORT_SCHEMA, set(port) ^ PORT_SCHEMA
         assert list(port["sojourn_ns"]) == ["min", "avg", "max"]

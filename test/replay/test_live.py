@@ -195,6 +195,58 @@ def test_late_drop_bounds_lateness(tmp_path):
         (late > 0), run.out
 
 
+def test_stall_is_reported_as_the_hosts(tmp_path):
+    """A worker whose CPU is taken away (here: SIGSTOP for 300 ms, as a
+    VM's host does for milliseconds) sends what fell due meanwhile that
+    late; the stats file counts the stall for the lcore, and the exit
+    summary says the lateness was the CPU's, not the profile's. Without
+    the stall the run has no loop anywhere near 300 ms long."""
+    stats = tmp_path / "stats.json"
+    prefix = "rpstall%d" % os.getpid()
+    cmd = [BIN, "-l", "0-1", "--no-huge", "-m", "1024", "--no-pci",
+           "--file-prefix", prefix, "--log-level", "*:error",
+           "--vdev", "net_null0,copy=1", "--vdev", "net_null1,copy=1",
+           "--", "--mbufs", "200000", "--netem", "delay 10ms",
+           "--stats-file", str(stats)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        head = b""
+        while b"dpdk-shaper: 2 ports" not in head or \
+                not head.endswith(b"\n"):
+            c = os.read(proc.stdout.fileno(), 1)
+            assert c, head
+            head += c
+        time.sleep(1)
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        forget_prefix(prefix)
+    out = head.decode() + out
+    run = Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
+              str(stats))
+    assert run.rc == 0, err
+    lc = run.stats["lcores"]["1"]
+    assert lc["stalls"] >= 1, lc
+    assert 290_000_000 <= lc["longest_loop_ns"] <= lc["stalled_ns"], lc
+    for p in ("0", "1"):
+        late = run.port(p)["latency"]["lateness_ns"]
+        # what fell due during the stop left about that late
+        assert late["max"] >= 250_000_000, late
+        assert late["max"] <= lc["longest_loop_ns"] + 20_000_000, late
+    assert_conserved(run, ingress_of={0: 1, 1: 0})
+    note = [ln for ln in run.out.splitlines() if ln.startswith(
+        "note: lcore 1 stopped working")]
+    assert len(note) == 1, run.out
+    assert "longest %.1fms" % (lc["longest_loop_ns"] / 1e6) in note[0], note
+
+
 def test_streams_live_as_offline(tmp_path, mode):
     """Issue 11.5, live: switching `duplicate 10%` on changes none of
     `loss 10%`'s decisions (a packet kept is still kept; a lost one is at

@@ -20,6 +20,7 @@
 #include "shp_egress.h"
 #include "shp_netem.h"
 #include "shp_rig.h"
+#include "shp_stall.h"
 
 #define BURST     32
 #define TX_NS     150     /* per packet: dequeue, netem, transmit */
@@ -280,6 +281,47 @@ test_late_drop_bounds_lateness(void **state)
 }
 
 /*
+ * Stalls on a clock of 1 GHz (a cycle a ns): a loop counts only when it
+ * took over 1 ms; the longest loop is kept either way; the first mark and
+ * a clock that steps back count nothing. On 2 GHz the sums halve.
+ */
+static void
+test_stalls_counted(void **state)
+{
+	static const uint64_t at[] = {
+		5000,                  /* first: nothing before it */
+		6000,                  /* 1 us */
+		1006000,               /* exactly 1 ms: not a stall */
+		4006000,               /* 3 ms */
+		4406000,               /* 400 us */
+		4306000,               /* back: ignored */
+		6306000,               /* 2 ms */
+	};
+	struct shp_stalls st;
+	struct shp_stall_sum sum;
+	unsigned int i;
+
+	(void)state;
+	shp_stalls_init(&st, 1000000000ull);
+	assert_int_equal(st.limit, SHP_STALL_NS);
+	for (i = 0; i < RTE_DIM(at); i++)
+		shp_stall_mark(&st, at[i]);
+	assert_int_equal(st.count, 2);
+	assert_int_equal(st.cycles, 5000000);
+	assert_int_equal(st.longest, 3000000);
+	shp_stalls_sum(&st, 2000000000ull, &sum);
+	assert_int_equal(sum.stalls, 2);
+	assert_int_equal(sum.stalled_ns, 2500000);
+	assert_int_equal(sum.longest_ns, 1500000);
+	shp_stalls_init(&st, 2000000000ull);
+	shp_stall_mark(&st, 1);
+	shp_stall_mark(&st, 2000001);   /* 1 ms at 2 GHz: not over it */
+	assert_int_equal(st.count, 0);
+	shp_stall_mark(&st, 4000002);
+	assert_int_equal(st.count, 1);
+}
+
+/*
  * shp_drop_late on one vector: only packets a stage scheduled and that
  * are later than the threshold go, to the front, freed and counted, and
  * their bytes come off the sum; the rest keep their order.
@@ -340,6 +382,7 @@ main(void)
 		cmocka_unit_test(test_one_burst_per_round_catches_up),
 		cmocka_unit_test(test_late_drop_bounds_lateness),
 		cmocka_unit_test(test_drop_late_partition),
+		cmocka_unit_test(test_stalls_counted),
 	};
 
 	shp_rig_env("egress", 50000);

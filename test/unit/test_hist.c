@@ -339,7 +339,7 @@ test_stats_file_sojourn(void **state)
 	assert_int_equal(ps.sojourn.count, ps.c.tx_packets);
 	f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	shp_stats_write_json(f, &ps, &port, 1, 1, 1.0);
+	shp_stats_write_json(f, &ps, &port, 1, 1, 1.0, NULL, 0);
 	fclose(f);
 	p = strstr(buf, "\"sojourn_ns\": {\"min\": ");
 	assert_non_null(p);
