@@ -477,6 +477,7 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 	for (i = 0; i < S->nb_workers; i++) {
 		const struct worker *w = &S->workers[S->worker_ids[i]];
 		struct rte_tel_data *c = rte_tel_data_alloc();
+		struct shp_stall_sum st;
 		char list[128];
 		size_t off = 0;
 
@@ -493,6 +494,10 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_string(c, "egress_ports", list);
 		rte_tel_data_add_dict_u64(c, "loops",
 			__atomic_load_n(&w->loops, __ATOMIC_RELAXED));
+		shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), &st);
+		rte_tel_data_add_dict_u64(c, "stalls", st.stalls);
+		rte_tel_data_add_dict_u64(c, "stalled_ns", st.stalled_ns);
+		rte_tel_data_add_dict_u64(c, "longest_loop_ns", st.longest_ns);
 		snprintf(key, sizeof(key), "%u", w->lcore);
 		add_container(d, key, c);
 	}

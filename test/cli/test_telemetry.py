@@ -70,6 +70,12 @@ def test_endpoints_match_show_and_stats_file(tmp_path, need_telemetry_client):
     assert cf["1"]["tbf"].startswith("rate 20Mbit")
     assert "loss random 5%" in cf["0"]["netem"]
     assert lc["1"]["role"] == "rx+tx" and lc["1"]["loops"] > 0
+    # the worker's stalls, as in the stats file (loops over 1 ms)
+    assert lc["1"]["longest_loop_ns"] > 0
+    assert lc["1"]["stalled_ns"] >= lc["1"]["stalls"] * 1_000_000, lc
+    # (read live: the longest loop may be a stall not counted yet)
+    assert lc["1"]["stalls"] == 0 or \
+        lc["1"]["longest_loop_ns"] >= 999_000, lc
 
 
 def test_telemetry_follows_changes_and_clear(tmp_path, need_telemetry_client):
