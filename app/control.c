@@ -600,6 +600,31 @@ ctl_port_rate(struct shaper *s, int slot, uint16_t port,
 	(void)s;
 }
 
+/* Under the table, a line for each worker that lost its CPU in this
+ * period (lib/shp_stall.h): a late-p99.9 spike next to it is the host's. */
+static void
+periodic_stalls(struct shaper *s, FILE *f)
+{
+	static uint64_t was[RTE_MAX_LCORE], was_ns[RTE_MAX_LCORE];
+	unsigned int i;
+
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *w = &s->workers[s->worker_ids[i]];
+		struct shp_stall_sum st;
+
+		shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), &st);
+		if (st.stalls > was[w->lcore])
+			fprintf(f, "lcore %u: stopped %" PRIu64 " time%s for "
+				"over 1ms in this period, %.1fms in all (its "
+				"CPU was taken away)\n", w->lcore,
+				st.stalls - was[w->lcore],
+				st.stalls - was[w->lcore] == 1 ? "" : "s",
+				(st.stalled_ns - was_ns[w->lcore]) / 1e6);
+		was[w->lcore] = st.stalls;
+		was_ns[w->lcore] = st.stalled_ns;
+	}
+}
+
 void
 ctl_print_periodic(struct shaper *s, FILE *f)
 {
@@ -642,6 +667,7 @@ ctl_print_periodic(struct shaper *s, FILE *f)
 			sum.dropped - periodic_dropped[p] : 0, late, soj);
 		periodic_dropped[p] = sum.dropped;
 	}
+	periodic_stalls(s, f);
 	fflush(f);
 }
 

@@ -1,6 +1,7 @@
 """The live program with netem on a net_pcap replay, and shutdown by
 signal with packets still queued."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -207,7 +208,7 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
            "--file-prefix", prefix, "--log-level", "*:error",
            "--vdev", "net_null0,copy=1", "--vdev", "net_null1,copy=1",
            "--", "--mbufs", "200000", "--netem", "delay 10ms",
-           "--stats-file", str(stats)]
+           "--stats-file", str(stats), "--stats-period", "1"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -221,7 +222,7 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
         proc.send_signal(signal.SIGSTOP)
         time.sleep(0.3)
         proc.send_signal(signal.SIGCONT)
-        time.sleep(1)
+        time.sleep(1.6)   # a table after the one the stop may have cut
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
@@ -245,6 +246,9 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
         "note: lcore 1 stopped working")]
     assert len(note) == 1, run.out
     assert "longest %.1fms" % (lc["longest_loop_ns"] / 1e6) in note[0], note
+    # and the periodic table, under the period it fell in
+    assert re.search(r"^lcore 1: stopped \d+ times? for over 1ms in this "
+                     r"period, \d+\.\dms in all", run.out, re.M), run.out
 
 
 def test_streams_live_as_offline(tmp_path, mode):
