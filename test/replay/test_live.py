@@ -141,9 +141,13 @@ def test_overload_is_dropped_not_delayed(tmp_path):
     (bench_hiccup: ~100 gaps over 50 us a second, up to 4 ms), and its
     shadow decides the tail: so the timing bounds must hold in one of
     three runs; the accounting (overload counted, conservation, the pool
-    whole) in every run."""
+    whole) in every run. A run in which the worker lost its CPU for over
+    1 ms (the stats file's lcores: a loop that long is not work) is the
+    host's, not the emulator's: it does not use up one of the three, up
+    to six runs in all; the bounds are the same."""
     timing = []
-    for attempt in range(3):
+    judged = 0
+    for attempt in range(6):
         run, err = overload_run(tmp_path, attempt)
         assert run.rc == 0, err
         late = []
@@ -168,8 +172,14 @@ def test_overload_is_dropped_not_delayed(tmp_path):
             return   # a sanitizer build is checked for memory, not time
         if not late:
             return
+        stalls = run.stats["lcores"]["1"]
+        late.append("lcore 1: %d stalls, longest loop %d ns" %
+                    (stalls["stalls"], stalls["longest_loop_ns"]))
         timing.append(late)
         print("attempt %d: %s" % (attempt + 1, "; ".join(late)))
+        judged += stalls["stalls"] == 0
+        if judged == 3:
+            break
     assert False, timing
 
 
