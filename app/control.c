@@ -612,7 +612,7 @@ periodic_stalls(struct shaper *s, FILE *f)
 		const struct worker *w = &s->workers[s->worker_ids[i]];
 		struct shp_stall_sum st;
 
-		shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), &st);
+		shaper_worker_stalls(w, &st);
 		if (st.stalls > was[w->lcore])
 			fprintf(f, "lcore %u: stopped %" PRIu64 " time%s for "
 				"over 1ms in this period, %.1fms in all (its "

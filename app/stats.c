@@ -73,51 +73,35 @@ shaper_stats_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
 	shp_stats_latency(s->ctr, RTE_MAX_LCORE, port, out);
 }
 
-/* Each worker's stalls (lib/shp_stall.h), in worker order; returns how
- * many. */
-static unsigned int
-stall_sums(struct shaper *s, struct shp_stall_sum *out)
+void
+shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out)
+{
+	out->lcore = w->lcore;
+	out->loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
+	shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), out);
+}
+
+/* Say when a worker lost its CPU: the lateness it caused is the host's,
+ * not the profile's nor the load's. Over 1 ms each: a tenth of one is
+ * precision enough. */
+static void
+stall_note(struct shaper *s, FILE *f)
 {
 	unsigned int i;
 
 	for (i = 0; i < s->nb_workers; i++) {
-		const struct worker *w = &s->workers[s->worker_ids[i]];
+		struct shp_stall_sum st;
 
-		out[i].lcore = w->lcore;
-		out[i].loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
-		shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), &out[i]);
-	}
-	return s->nb_workers;
-}
-
-/* Say when a worker lost its CPU: the lateness it caused is the host's,
- * not the profile's nor the load's. */
-static void
-stall_note(struct shaper *s, FILE *f)
-{
-	struct shp_stall_sum *st = malloc(sizeof(*st) * RTE_MAX_LCORE);
-	unsigned int i, n;
-
-	if (st == NULL)
-		return;
-	n = stall_sums(s, st);
-	for (i = 0; i < n; i++) {
-		char longest[32], total[32];
-
-		if (st[i].stalls == 0)
+		shaper_worker_stalls(&s->workers[s->worker_ids[i]], &st);
+		if (st.stalls == 0)
 			continue;
-		/* over 1 ms each: a tenth of one is precision enough */
-		snprintf(longest, sizeof(longest), "%.1fms",
-			 st[i].longest_ns / 1e6);
-		snprintf(total, sizeof(total), "%.1fms", st[i].stalled_ns / 1e6);
 		fprintf(f, "note: lcore %u stopped working %" PRIu64
-			" time%s for over 1ms (longest %s, %s in all): its CPU "
-			"was taken away (the host, the kernel, a signal); "
-			"packets due then left up to that late\n", st[i].lcore,
-			st[i].stalls, st[i].stalls == 1 ? "" : "s", longest,
-			total);
+			" time%s for over 1ms (longest %.1fms, %.1fms in all): "
+			"its CPU was taken away (the host, the kernel, a "
+			"signal); packets due then left up to that late\n",
+			st.lcore, st.stalls, st.stalls == 1 ? "" : "s",
+			st.longest_ns / 1e6, st.stalled_ns / 1e6);
 	}
-	free(st);
 }
 
 /* Say plainly when the emulator, not the profile, was the bottleneck, and
@@ -228,7 +212,7 @@ shaper_stats_write(struct shaper *s, const char *path)
 	struct shp_port_sum sums[SHP_MAX_PORTS];
 	struct shp_latency *lat = malloc(sizeof(*lat));
 	struct shp_stall_sum *st = malloc(sizeof(*st) * RTE_MAX_LCORE);
-	unsigned int i, nb_st;
+	unsigned int i;
 	FILE *f;
 
 	if (lat == NULL || st == NULL) {
@@ -243,7 +227,8 @@ shaper_stats_write(struct shaper *s, const char *path)
 		shp_latency_summarize(lat, &sums[i]);
 	}
 	free(lat);
-	nb_st = stall_sums(s, st);
+	for (i = 0; i < s->nb_workers; i++)
+		shaper_worker_stalls(&s->workers[s->worker_ids[i]], &st[i]);
 	f = fopen(path, "w");
 	if (f == NULL) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
@@ -252,7 +237,8 @@ shaper_stats_write(struct shaper *s, const char *path)
 	}
 	shp_stats_write_json(f, sums, s->port_ids, s->nb_ports, s->opt.bands,
 			     s->stop_ns > s->start_ns ?
-			     (s->stop_ns - s->start_ns) / 1e9 : 0, st, nb_st);
+			     (s->stop_ns - s->start_ns) / 1e9 : 0, st,
+			     s->nb_workers);
 	free(st);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);

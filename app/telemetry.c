@@ -492,9 +492,8 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 			off += snprintf(list + off, sizeof(list) - off, "%s%u",
 					k ? "," : "", w->egress[k]);
 		rte_tel_data_add_dict_string(c, "egress_ports", list);
-		rte_tel_data_add_dict_u64(c, "loops",
-			__atomic_load_n(&w->loops, __ATOMIC_RELAXED));
-		shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), &st);
+		shaper_worker_stalls(w, &st);
+		rte_tel_data_add_dict_u64(c, "loops", st.loops);
 		rte_tel_data_add_dict_u64(c, "stalls", st.stalls);
 		rte_tel_data_add_dict_u64(c, "stalled_ns", st.stalled_ns);
 		rte_tel_data_add_dict_u64(c, "longest_loop_ns", st.longest_ns);

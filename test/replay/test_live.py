@@ -101,7 +101,14 @@ def test_sigint_flushes_and_accounts(tmp_path):
     assert "port 0:" in out   # final counters printed
 
 
-def overload_run(tmp_path, attempt, extra=()):
+def sleep_4s(proc):
+    time.sleep(4)
+    return ""
+
+
+def overload_run(tmp_path, attempt, extra=(), during=sleep_4s):
+    """net_null's unbounded load through 'delay 10ms'; during(proc) runs
+    before SIGTERM and returns what it read of stdout."""
     stats = tmp_path / ("stats-%d.json" % attempt)
     prefix = "rpovl%d_%d" % (os.getpid(), attempt)
     cmd = [BIN, "-l", "0-1", "--no-huge", "-m", "1024", "--no-pci",
@@ -112,15 +119,15 @@ def overload_run(tmp_path, attempt, extra=()):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(4)
+        head = during(proc)
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
         forget_prefix(prefix)
-    return Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
-               str(stats)), err
+    return Run(subprocess.CompletedProcess(cmd, proc.returncode, head + out,
+                                           err), str(stats)), err
 
 
 def test_overload_is_dropped_not_delayed(tmp_path):
@@ -212,16 +219,7 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
     late; the stats file counts the stall for the lcore, and the exit
     summary says the lateness was the CPU's, not the profile's. Without
     the stall the run has no loop anywhere near 300 ms long."""
-    stats = tmp_path / "stats.json"
-    prefix = "rpstall%d" % os.getpid()
-    cmd = [BIN, "-l", "0-1", "--no-huge", "-m", "1024", "--no-pci",
-           "--file-prefix", prefix, "--log-level", "*:error",
-           "--vdev", "net_null0,copy=1", "--vdev", "net_null1,copy=1",
-           "--", "--mbufs", "200000", "--netem", "delay 10ms",
-           "--stats-file", str(stats), "--stats-period", "1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+    def stop_300ms(proc):
         head = b""
         while b"dpdk-shaper: 2 ports" not in head or \
                 not head.endswith(b"\n"):
@@ -233,15 +231,10 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
         time.sleep(0.3)
         proc.send_signal(signal.SIGCONT)
         time.sleep(1.6)   # a table after the one the stop may have cut
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        forget_prefix(prefix)
-    out = head.decode() + out
-    run = Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
-              str(stats))
+        return head.decode()
+
+    run, err = overload_run(tmp_path, 0, ["--stats-period", "1"],
+                            during=stop_300ms)
     assert run.rc == 0, err
     lc = run.stats["lcores"]["1"]
     assert lc["stalls"] >= 1, lc
