@@ -98,7 +98,8 @@ stall_note(struct shaper *s, FILE *f)
 		fprintf(f, "note: lcore %u stopped working %" PRIu64
 			" time%s for over 1ms (longest %.1fms, %.1fms in all): "
 			"its CPU was taken away (the host, the kernel, a "
-			"signal); packets due then left up to that late\n",
+			"signal); what fell due meanwhile was shed as `late`, "
+			"or left up to that late\n",
 			st.lcore, st.stalls, st.stalls == 1 ? "" : "s",
 			st.longest_ns / 1e6, st.stalled_ns / 1e6);
 	}
@@ -195,12 +196,20 @@ shaper_stats_print(struct shaper *s, FILE *f)
 	if (overload > 0)
 		overload_note(s, f, overload);
 	if (late > 0) {
-		char t[32];
+		char t[32], m[32];
 
 		shp_fmt_time(t, sizeof(t), s->opt.late_drop_ns);
-		fprintf(f, "note: %" PRIu64 " packets were dropped as `late`: "
-			"they would have left more than %s (--late-drop) "
-			"after their send time\n", late, t);
+		shp_fmt_time(m, sizeof(m), s->opt.max_late_ns);
+		if (s->opt.late_drop_ns == 0)
+			fprintf(f, "note: %" PRIu64 " packets were shed as "
+				"`late`: a backlog the emulator could not send "
+				"within %s (--max-late) of their send time\n",
+				late, m);
+		else
+			fprintf(f, "note: %" PRIu64 " packets were dropped as "
+				"`late`: they would have left more than %s "
+				"(--late-drop; a backlog: %s, --max-late) after "
+				"their send time\n", late, t, m);
 	}
 	stall_note(s, f);
 	fflush(f);

@@ -83,12 +83,14 @@ rx_burst(struct rte_mempool *mp, struct rte_mbuf **m, uint64_t now)
  * copy=1 does with each packet. */
 static uint16_t
 tx_burst(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
-	 uint64_t bytes)
+	 uint64_t bytes, uint64_t shed)
 {
 	struct txq *t = arg;
 	struct shp_port_ctr *pc = &t->pc;
 	uint64_t soj[BURST * 2], tts[BURST * 2], b = 0;
 	uint16_t i;
+
+	(void)shed;   /* max_late 0: never */
 
 	for (i = 0; i < n; i++) {
 		const struct shp_meta *meta = shp_meta(pkts[i]);
@@ -203,7 +205,7 @@ run_floor(uint64_t depth, struct txq *t)
 			rte_prefetch0(m + sizeof(struct rte_mbuf) +
 				      SHP_MBUF_PRIV_SIZE + RTE_PKTMBUF_HEADROOM);
 		}
-		sent += tx_burst(t, out, BURST, t->now, UINT64_MAX);
+		sent += tx_burst(t, out, BURST, t->now, UINT64_MAX, 0);
 	}
 	t0 = cpu_ns() - t0;
 	while (head != tail)
@@ -253,7 +255,8 @@ run_netem(uint64_t depth, bool jitter, struct txq *t)
 		ctx.now = t->now;
 		shp_qdisc_enqueue(q, in, BURST, &ctx);
 		done += BURST;
-		shp_egress_round(q, &ctx, &io, pkts, BURST, 64 * BURST, 0, &r);
+		shp_egress_round(q, &ctx, &io, pkts, BURST, 64 * BURST, 0, false,
+				 &r);
 	}
 	t0 = cpu_ns() - t0;
 	sent = t->pc.tx_packets - sent;

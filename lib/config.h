@@ -83,7 +83,7 @@ struct shp_options {
 #define SHP_DEFAULT_RING_SIZE 1024
 #define SHP_DEFAULT_BURST 32
 #define SHP_MAX_BURST 512
-#define SHP_DEFAULT_MAX_LATE_NS 100000   /* 100us */
+#define SHP_DEFAULT_MAX_LATE_NS 50000    /* 50us */
 
 void shp_options_init(struct shp_options *o);
 void shp_options_free(struct shp_options *o);

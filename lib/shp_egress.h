@@ -16,6 +16,17 @@
  *    chain is behind; the caller then drops new arrivals for it at once
  *    (SHP_DROP_OVERLOAD) until a round ends caught up.
  *
+ *  - A backlog is shed, not sent late. What was admitted a delay ago
+ *    cannot be unadmitted, and when the lcore is slower now than it was
+ *    then (the host takes its CPU or its memory bandwidth away for a few
+ *    ms), dropping arrivals helps only a delay later: the due packets of
+ *    those ms would leave later and later. So a round that finds a
+ *    backlog (the chain entered it behind, or a burst leaves more due
+ *    work after it) drops what is later than max_late as SHP_DROP_LATE
+ *    instead of sending it. A lone late burst (a short hiccup at low
+ *    load, nothing queued behind it) is still sent, and its lateness
+ *    recorded: dropping it would turn a host's hiccup into loss.
+ *
  *  - Arrivals paced at what the lcore carries (shp_admit, below), so that
  *    what is admitted now can be released on time a delay later.
  *
@@ -92,10 +103,12 @@ shp_drop_late(struct shp_port_ctr *pc, struct rte_mbuf **pkts, uint16_t n,
 struct shp_egress_io {
 	uint64_t (*now)(void *arg);
 	/* Send pkts[0..n) at `now`; bytes is their pkt_len sum or
-	 * UINT64_MAX. Returns how many the port took; pkts[sent..n) stay
-	 * the caller's (its pending list). */
+	 * UINT64_MAX. shed: if not 0, what is later than that is dropped
+	 * first (shp_drop_late). Returns how many were dropped or taken by
+	 * the port; pkts[returned..n) stay the caller's (its pending
+	 * list). */
 	uint16_t (*tx)(void *arg, struct rte_mbuf **pkts, uint16_t n,
-		       uint64_t now, uint64_t bytes);
+		       uint64_t now, uint64_t bytes, uint64_t shed);
 	void *arg;
 };
 
@@ -111,17 +124,19 @@ struct shp_round {
  * work left or `budget` packets' worth of calls were made (a call moves up
  * to a burst each way: out, and in from the child). pkts is scratch of
  * `burst` entries; if the port refuses some, the round ends and leaves
- * them in pkts (see struct shp_round) for the caller to keep.
+ * them in pkts (see struct shp_round) for the caller to keep. was_behind:
+ * the last round's r->behind; with it, or with more due work after a
+ * burst, what is later than max_late is shed (see above).
  */
 static __rte_always_inline void
 shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 		 const struct shp_egress_io *io, struct rte_mbuf **pkts,
 		 uint16_t burst, unsigned int budget, uint64_t max_late,
-		 struct shp_round *r)
+		 bool was_behind, struct shp_round *r)
 {
 	unsigned int done = 0;
 	uint64_t now = io->now(io->arg);
-	bool more;
+	bool more, backlog = was_behind;
 
 	r->released = 0;
 	r->refused = 0;
@@ -147,7 +162,9 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 		 * last packet out bounds how late the rest are */
 		if (more)
 			due = shp_due_time(pkts[n - 1]);
-		sent = io->tx(io->arg, pkts, n, now, ctx->bytes);
+		backlog |= more;
+		sent = io->tx(io->arg, pkts, n, now, ctx->bytes,
+			      backlog ? max_late : 0);
 		r->released += sent;
 		if (unlikely(sent < n)) {
 			r->refused = n - sent;

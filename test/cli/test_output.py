@@ -69,7 +69,7 @@ def test_show_config_seed_is_the_one_used(tmp_path):
 def test_show_config_says_when_own_drops_begin(tmp_path):
     """The overload threshold and --late-drop, as given or by default."""
     r = run_piped(tmp_path, ["show config", "quit"])
-    assert re.search(r"^max-late: 100us  late-drop: off$", r.out, re.M), \
+    assert re.search(r"^max-late: 50us  late-drop: off$", r.out, re.M), \
         r.out
     r = run_piped(tmp_path, ["show config", "quit"],
                   app_args=["--max-late", "2ms", "--late-drop", "50us"])

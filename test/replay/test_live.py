@@ -137,66 +137,44 @@ def test_overload_is_dropped_not_delayed(tmp_path):
     exit (a leak exits 3). Before the overload rules the average sojourn
     was 19.5-29.6 ms and the 99.9th percentile far beyond.
 
-    The maximum is within 2 ms of the delay (the issue's bound): netem
+    The issue's bounds: sojourn avg <= 10.3 ms and max <= 12 ms (netem
     counts the delay from the arrival, so a packet's sojourn is the delay
-    plus its lateness, and the rules keep lateness under --max-late but
-    for the host's own hiccups. Before, a packet that waited in the bands
-    while the lcore released others had that wait added to its delay
-    unseen: maxima of 11-22 ms with lateness under 3 ms.
-
-    One 4 s run can meet a millisecond-long hiccup of the host
-    (bench_hiccup: ~100 gaps over 50 us a second, up to 4 ms), and its
-    shadow decides the tail: so the timing bounds must hold in one of
-    three runs; the accounting (overload counted, conservation, the pool
-    whole) in every run. A run in which the worker lost its CPU for over
-    1 ms (the stats file's lcores: a loop that long is not work) is the
-    host's, not the emulator's: it does not use up one of the three, up
-    to six runs in all; the bounds are the same."""
-    timing = []
-    judged = 0
-    for attempt in range(6):
-        run, err = overload_run(tmp_path, attempt)
-        assert run.rc == 0, err
-        late = []
-        for p in ("0", "1"):
-            s = run.port(p)
-            assert s["tx_packets"] > 10000, s
-            assert s["drops"]["overload"] > 0, s
-            soj, lat = s["sojourn_ns"], s["latency"]
-            assert soj["min"] >= 10_000_000, soj
-            if soj["avg"] > 10_300_000:
-                late.append("port %s: sojourn avg %d" % (p, soj["avg"]))
-            if lat["sojourn_ns"]["p99.9"] > 12_000_000:
-                late.append("port %s: sojourn p99.9 %d" %
-                            (p, lat["sojourn_ns"]["p99.9"]))
-            if soj["max"] > 12_000_000:
-                late.append("port %s: sojourn max %d" % (p, soj["max"]))
-            if lat["lateness_ns"]["p99"] > 1_000_000:
-                late.append("port %s: lateness p99 %d" %
-                            (p, lat["lateness_ns"]["p99"]))
-        assert_conserved(run, ingress_of={0: 1, 1: 0})
+    plus its lateness), lateness p99.9 <= 50 us. What the lcore could not
+    send in time (the host took its CPU or slowed it for a few ms, and
+    what was admitted a delay earlier fell due faster than it could be
+    sent) is shed as `late` at the default --max-late of 50 us, not sent
+    late: the bounds hold whatever the host does, stalls included, so one
+    run decides. A lone late burst with nothing behind it is still sent
+    (a host's hiccup at low load): the lateness maximum is not bounded,
+    its 99.9th percentile is."""
+    run, err = overload_run(tmp_path, 0)
+    assert run.rc == 0, err
+    for p in ("0", "1"):
+        s = run.port(p)
+        assert s["tx_packets"] > 10000, s
+        assert s["drops"]["overload"] > 0, s
+        soj, lat = s["sojourn_ns"], s["latency"]
+        assert soj["min"] >= 10_000_000, soj
         if os.environ.get("SHP_SANITIZED") == "1":
-            return   # a sanitizer build is checked for memory, not time
-        if not late:
-            return
-        stalls = run.stats["lcores"]["1"]
-        late.append("lcore 1: %d stalls, longest loop %d ns" %
-                    (stalls["stalls"], stalls["longest_loop_ns"]))
-        timing.append(late)
-        print("attempt %d: %s" % (attempt + 1, "; ".join(late)))
-        judged += stalls["stalls"] == 0
-        if judged == 3:
-            break
-    assert False, timing
+            continue   # a sanitizer build is checked for memory, not time
+        assert soj["avg"] <= 10_300_000, soj
+        assert soj["max"] <= 12_000_000, (soj, run.stats["lcores"])
+        assert lat["sojourn_ns"]["p99.9"] <= 10_050_000, lat
+        assert lat["lateness_ns"]["p99.9"] <= 50_000, \
+            (lat, s["drops"], run.stats["lcores"])
+    assert_conserved(run, ingress_of={0: 1, 1: 0})
+    late = sum(run.port(p)["drops"]["late"] for p in ("0", "1"))
+    # the summary at exit says what was shed, and why
+    assert (("%d packets were shed as `late`" % late) in run.out) == \
+        (late > 0), run.out
 
 
 def test_late_drop_bounds_lateness(tmp_path):
     """--late-drop 50us under the same overload: whatever the host does
     to the lcore, nothing sent leaves more than 50 us after its send time
-    (the histogram's maximum is exact), so no sojourn exceeds the delay by
-    more; what would have been later is counted as `late`, and every
-    packet is still accounted for. Without the option this run's lateness
-    maximum is hundreds of microseconds on this VM (bench-fidelity)."""
+    (the histogram's maximum is exact), lone late bursts included, so no
+    sojourn exceeds the delay by more; what would have been later is
+    counted as `late`, and every packet is still accounted for."""
     run, err = overload_run(tmp_path, 0, ["--late-drop", "50us"])
     assert run.rc == 0, err
     for p in ("0", "1"):
@@ -215,10 +193,11 @@ def test_late_drop_bounds_lateness(tmp_path):
 
 def test_stall_is_reported_as_the_hosts(tmp_path):
     """A worker whose CPU is taken away (here: SIGSTOP for 300 ms, as a
-    VM's host does for milliseconds) sends what fell due meanwhile that
-    late; the stats file counts the stall for the lcore, and the exit
-    summary says the lateness was the CPU's, not the profile's. Without
-    the stall the run has no loop anywhere near 300 ms long."""
+    VM's host does for milliseconds) finds all it holds due at once: that
+    backlog is shed as `late`, not sent 300 ms late; the stats file counts
+    the stall for the lcore, and the exit summary says it was the CPU's,
+    not the profile's. Without the stall the run has no loop anywhere near
+    300 ms long."""
     def stop_300ms(proc):
         head = b""
         while b"dpdk-shaper: 2 ports" not in head or \
@@ -240,10 +219,12 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
     assert lc["stalls"] >= 1, lc
     assert 290_000_000 <= lc["longest_loop_ns"] <= lc["stalled_ns"], lc
     for p in ("0", "1"):
-        late = run.port(p)["latency"]["lateness_ns"]
-        # what fell due during the stop left about that late
-        assert late["max"] >= 250_000_000, late
-        assert late["max"] <= lc["longest_loop_ns"] + 20_000_000, late
+        s = run.port(p)
+        late = s["latency"]["lateness_ns"]
+        # the delay line held ~10 ms of a few Mpps, all due after the
+        # stop: shed, and nothing sent anywhere near 300 ms late
+        assert s["drops"]["late"] >= 5000, s["drops"]
+        assert late["max"] <= 10_000_000, late
     assert_conserved(run, ingress_of={0: 1, 1: 0})
     note = [ln for ln in run.out.splitlines() if ln.startswith(
         "note: lcore 1 stopped working")]

@@ -42,6 +42,7 @@ struct sim {
 	uint64_t shadow_from, shadow_to; /* due then: hiccup's shadow */
 	uint64_t trace_ms;          /* from when max_late_after counts */
 	uint64_t late_drop;         /* --late-drop (0: off) */
+	bool no_shed;               /* a round sends its backlog late */
 	struct shp_port_ctr *pc;    /* the rig's counters */
 };
 
@@ -53,15 +54,20 @@ sim_now(void *arg)
 
 static uint16_t
 sim_tx(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
-       uint64_t bytes)
+       uint64_t bytes, uint64_t shed)
 {
 	struct sim *s = arg;
+	uint64_t late = s->late_drop;
 	uint16_t i, d = 0;
 
-	if (s->late_drop != 0) {
+	if (s->no_shed)
+		shed = 0;
+	if (shed != 0 && (late == 0 || shed < late))
+		late = shed;
+	if (late != 0) {
 		uint64_t bytes = UINT64_MAX;
 
-		d = shp_drop_late(s->pc, pkts, n, now, s->late_drop, &bytes);
+		d = shp_drop_late(s->pc, pkts, n, now, late, &bytes);
 		pkts += d;
 		n -= d;
 		s->vt += (uint64_t)d * DROP_NS;
@@ -112,7 +118,7 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 		t0 = s->vt;
 
 		shp_egress_round(root, &rig.ctx, &io, pkts, BURST, budget,
-				 max_late, &r);
+				 max_late, r.behind, &r);
 		if (getenv("EG_TRACE") && s->vt / 1000000 != s->trace_ms) {
 			s->trace_ms = s->vt / 1000000;
 			printf("t=%" PRIu64 "ms late_all=%" PRIu64 " adm=%" PRIu64
@@ -183,34 +189,67 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
 	shp_rig_fini(&rig);   /* and all 50000 mbufs are back */
 }
 
+static uint64_t
+late_drops(const struct sim *s)
+{
+	return s->pc->drops[shp_drop_index("late")];
+}
+
 /*
  * Offered without limit (net_null): arrivals are paced at what the lcore
  * carries and the excess is overload from the start, so that no packet
  * leaves late, not even one delay after the start, when the delay line
- * first fills (admitting is cheaper than releasing). A hiccup makes the
- * chain behind; it catches up within a few rounds, and every packet due
- * outside the hiccup's shadow leaves within a couple of rounds.
+ * first fills (admitting is cheaper than releasing). A hiccup leaves a
+ * backlog: what of it is later than max_late is shed as `late`, nothing
+ * sent is later than that, and once caught up every packet leaves within
+ * a couple of rounds. Without shedding the same hiccup's backlog leaves
+ * up to the whole hiccup late.
  */
 static void
 test_overload_paced(void **state)
 {
-	struct sim s = { 0 };
+	struct sim s = { 0 }, ref = { .no_shed = true };
 
-	s.shadow_from = HICCUP_AT;
-	s.shadow_to = HICCUP_AT + HICCUP_NS + 2 * DELAY_NS;
+	s.shadow_from = ref.shadow_from = HICCUP_AT;
+	s.shadow_to = ref.shadow_to = HICCUP_AT + HICCUP_NS + 2 * DELAY_NS;
 	run(&s, 8 * BURST, MAX_LATE, true, 0, true);
 	if (getenv("EG_TRACE"))
 		printf("late after %" PRIu64 " all %" PRIu64 " adm %" PRIu64
-		       " ovl %" PRIu64 "\n", s.max_late_after, s.max_late_all,
-		       s.admitted, s.overload);
+		       " ovl %" PRIu64 " shed %" PRIu64 "\n", s.max_late_after,
+		       s.max_late_all, s.admitted, s.overload, late_drops(&s));
 	assert_true(s.overload > 0);
 	/* a round is at most 8 bursts out and one in: ~30 us */
 	assert_true(s.max_late_after < 50000);
-	assert_true(s.max_late_all >= HICCUP_NS / 2);
+	assert_true(s.max_late_all <= MAX_LATE);
+	/* the hiccup's 500 us at ~5 Mpps: most of its ~2500 packets */
+	assert_true(late_drops(&s) > 1000);
+	assert_true(late_drops(&s) < 3000);
 	/* the lcore is kept busy: admitted near 1 / (RX_NS + TX_NS), less
 	 * the margin, the hiccup and the drops */
 	assert_true(s.admitted > (uint64_t)(0.7 * RUN_NS / (RX_NS + TX_NS)));
 	assert_int_equal(s.offered, s.admitted + s.overload);
+
+	run(&ref, 8 * BURST, MAX_LATE, true, 0, true);
+	assert_true(ref.max_late_all >= HICCUP_NS / 2);
+	assert_int_equal(late_drops(&ref), 0);
+	assert_true(ref.max_late_after < 50000);
+}
+
+/*
+ * At a low rate the same hiccup leaves one burst due, nothing behind it:
+ * that is a host's hiccup, not a backlog, and it is sent, late, not
+ * shed (dropping it would turn the hiccup into loss).
+ */
+static void
+test_lone_late_burst_sent(void **state)
+{
+	struct sim s = { 0 };
+
+	run(&s, 8 * BURST, MAX_LATE, true, 0.02, true);   /* 10 in 500 us */
+	assert_int_equal(late_drops(&s), 0);
+	assert_int_equal(s.overload, 0);
+	assert_true(s.max_late_all >= HICCUP_NS / 2);
+	assert_true(s.max_late_all <= HICCUP_NS + 10000);
 }
 
 /* Below capacity nothing is dropped and nothing is late. */
@@ -225,12 +264,13 @@ test_below_capacity_no_overload(void **state)
 	assert_true(s.max_late_after < 50000);
 }
 
-/* Dropping only once behind, without pacing: the start's cheap admission
- * makes the chain late by up to a delay, again and again. */
+/* Dropping only once behind, without pacing (or shedding): the start's
+ * cheap admission makes the chain late by up to a delay, again and
+ * again. */
 static void
 test_behind_alone_oscillates(void **state)
 {
-	struct sim s = { 0 };
+	struct sim s = { .no_shed = true };
 
 	s.shadow_from = HICCUP_AT;
 	s.shadow_to = HICCUP_AT + HICCUP_NS + 2 * DELAY_NS;
@@ -269,7 +309,7 @@ static void
 test_late_drop_bounds_lateness(void **state)
 {
 	struct sim s = { .late_drop = 20000 };
-	struct sim ref = { 0 };
+	struct sim ref = { .no_shed = true };
 
 	run(&s, 8 * BURST, MAX_LATE, true, 0, true);
 	assert_true(s.pc != NULL);
@@ -377,6 +417,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_is_behind),
 		cmocka_unit_test(test_overload_paced),
+		cmocka_unit_test(test_lone_late_burst_sent),
 		cmocka_unit_test(test_below_capacity_no_overload),
 		cmocka_unit_test(test_behind_alone_oscillates),
 		cmocka_unit_test(test_one_burst_per_round_catches_up),
