@@ -348,6 +348,7 @@ show_config(void)
 	out("max-late: %s  late-drop: %s\n",
 	    S->opt.max_late_ns != 0 ? late : "off",
 	    S->opt.late_drop_ns != 0 ? drop : "off");
+	out("mbufs: %u  store: %s\n", S->nb_mbufs, shaper_pool_store(S));
 	for (i = 0; i < c.nb_ports; i++) {
 		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
 		/* the gates as before, then the queue they take from */

@@ -5,6 +5,7 @@
  */
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_mempool.h>
 #include <rte_pdump.h>
 #include <rte_rcu_qsbr.h>
 
@@ -155,6 +157,19 @@ check_class_ports(struct shaper *s)
  * (docs/benchmarks.md). The per-lcore cache is the largest DPDK allows,
  * but never more than a quarter of the pool over all lcores.
  */
+/* Asked before creating: a pool created with a missing driver logs an
+ * MBUF error line before we could fall back. */
+static bool
+pool_ops_registered(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < rte_mempool_ops_table.num_ops; i++)
+		if (strcmp(rte_mempool_ops_table.ops[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 static struct rte_mempool *
 pool_create(unsigned int n)
 {
@@ -162,7 +177,8 @@ pool_create(unsigned int n)
 				     n / (4 * rte_lcore_count()));
 	struct rte_mempool *mp = NULL;
 
-	if (rte_eal_mbuf_user_pool_ops() == NULL)
+	if (rte_eal_mbuf_user_pool_ops() == NULL &&
+	    pool_ops_registered("stack"))
 		mp = rte_pktmbuf_pool_create_by_ops("shaper_pool", n, cache,
 						    SHP_MBUF_PRIV_SIZE,
 						    RTE_MBUF_DEFAULT_BUF_SIZE,

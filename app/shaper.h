@@ -108,6 +108,14 @@ int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);
 void shaper_ports_close(struct shaper *s);
 unsigned int shaper_pool_size(const struct shaper *s);
+/* The mbuf pool's store ("stack" by default, main.c), for show config
+ * and telemetry. */
+static inline const char *
+shaper_pool_store(const struct shaper *s)
+{
+	return s->pool != NULL ?
+	       rte_mempool_get_ops(s->pool->ops_index)->name : "none";
+}
 /* "the ports are 0, 1", for messages about a port that does not exist */
 const char *shaper_ports_text(const struct shaper *s, char *buf, size_t len);
 /* The ports' ids as a bit mask (shp_class_set_check_ports). */

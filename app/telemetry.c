@@ -432,6 +432,9 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(g, "late_drop_ns",
 					  S->opt.late_drop_ns);
 		rte_tel_data_add_dict_u64(g, "nb_ports", c->nb_ports);
+		rte_tel_data_add_dict_u64(g, "mbufs", S->nb_mbufs);
+		rte_tel_data_add_dict_string(g, "mbuf_store",
+					     shaper_pool_store(S));
 		add_container(d, "global", g);
 	}
 	for (i = 0; i < c->nb_ports; i++) {

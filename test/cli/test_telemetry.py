@@ -108,6 +108,33 @@ def test_telemetry_follows_changes_and_clear(tmp_path, need_telemetry_client):
     assert c.wait() == 0
 
 
+@pytest.mark.parametrize("ops", [None, "ring_mp_mc"])
+def test_pool_store_is_a_stack_unless_named(ops, need_telemetry_client):
+    """The mbuf pool's store, in show config and /shaper/config: a stack by
+    default (docs/usage.md), the EAL's --mbuf-pool-ops-name when given;
+    its size as DPDK's own /mempool/info has it."""
+    pre = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i", "--mbufs", "50000"], file_prefix=pre)
+    if ops:
+        cmd[1:1] = ["--mbuf-pool-ops-name", ops]
+    c = PopenSpawn(cmd, encoding="utf-8", timeout=30)
+    c.expect_exact("workers")
+    out = c.before
+    cf, info = telemetry(pre, "/shaper/config", "/mempool/info,shaper_pool")
+    c.sendline("show config")
+    c.expect(r"mbufs: (\d+)  store: (\S+)")
+    shown = (int(c.match.group(1)), c.match.group(2))
+    c.sendline("quit")
+    c.expect(pexpect.EOF)
+    assert c.wait() == 0
+    want = ops or "stack"
+    assert shown == (50000, want)
+    assert cf["global"]["mbuf_store"] == want
+    assert cf["global"]["mbufs"] == info["size"] == 50000
+    # no error line from trying a store DPDK does not have
+    assert "MBUF" not in out + c.before, out
+
+
 def test_stats_period_table(tmp_path):
     cmd = shaper_cmd(NULL_VDEVS, ["--stats-period", "1",
                                   "--netem", "delay 1ms"])
