@@ -459,10 +459,14 @@ ctl_set_classify(struct shaper *s, const char *mode, char *err)
 	return 0;
 }
 
+/* A stop returns once every worker finished the loop it was in: what
+ * `show` reads after "forwarding stopped" no longer moves. */
 void
 ctl_pause(struct shaper *s, bool paused)
 {
 	s->paused = paused;
+	if (paused)
+		grace_period();
 	snapshot_update(s);
 }
 

@@ -59,6 +59,7 @@ int ctl_set_class(struct shaper *s, const char *name, const char *words,
 void ctl_classes_gc(struct shaper *s);
 int ctl_set_priomap(struct shaper *s, const char *text, char *err);
 int ctl_set_classify(struct shaper *s, const char *mode, char *err);
+/* Pausing waits for each worker to finish its current loop. */
 void ctl_pause(struct shaper *s, bool paused);
 void ctl_clear_stats(struct shaper *s);
 
