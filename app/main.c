@@ -146,17 +146,6 @@ check_class_ports(struct shaper *s)
 	return -1;
 }
 
-/*
- * The mbuf pool. Its store is a stack (LIFO) unless the user named one
- * (--mbuf-pool-ops-name): an lcore's cache overflows into it when a TX
- * round frees more than RX takes, and refills from it later; a ring
- * (FIFO) then hands out the mbuf that waited longest, cold, where a
- * stack hands back the ones just freed, still in cache. With packets
- * held 10 ms that is each RX write a miss or not: the full pipeline
- * gained 8% (cache 256) and 15% (cache 512) in A/B runs
- * (docs/benchmarks.md). The per-lcore cache is the largest DPDK allows,
- * but never more than a quarter of the pool over all lcores.
- */
 /* Asked before creating: a pool created with a missing driver logs an
  * MBUF error line before we could fall back. */
 static bool
@@ -170,6 +159,17 @@ pool_ops_registered(const char *name)
 	return false;
 }
 
+/*
+ * The mbuf pool. Its store is a stack (LIFO) unless the user named one
+ * (--mbuf-pool-ops-name): an lcore's cache overflows into it when a TX
+ * round frees more than RX takes, and refills from it later; a ring
+ * (FIFO) then hands out the mbuf that waited longest, cold, where a
+ * stack hands back the ones just freed, still in cache. With packets
+ * held 10 ms that is each RX write a miss or not: the full pipeline
+ * gained 8% (cache 256) and 15% (cache 512) in A/B runs
+ * (docs/benchmarks.md). The per-lcore cache is the largest DPDK allows,
+ * but never more than a quarter of the pool over all lcores.
+ */
 static struct rte_mempool *
 pool_create(unsigned int n)
 {

@@ -220,7 +220,8 @@ shaper_stats_write(struct shaper *s, const char *path)
 {
 	struct shp_port_sum sums[SHP_MAX_PORTS];
 	struct shp_latency *lat = malloc(sizeof(*lat));
-	struct shp_stall_sum *st = malloc(sizeof(*st) * RTE_MAX_LCORE);
+	struct shp_stall_sum *st = malloc(sizeof(*st) *
+					  RTE_MAX(s->nb_workers, 1u));
 	unsigned int i;
 	FILE *f;
 

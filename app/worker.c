@@ -343,18 +343,14 @@ tx_now(void *arg)
 	return shp_clock_now(&((struct tx_arg *)arg)->s->clock);
 }
 
-/* --late-drop bounds every burst; a round with a backlog sheds at
- * max_late too (shp_egress_round), whichever is tighter. */
 static inline uint16_t
 tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	uint64_t bytes, uint64_t shed)
 {
 	struct tx_arg *a = arg;
-	uint64_t late = a->s->opt.late_drop_ns;
 
-	if (shed != 0 && (late == 0 || shed < late))
-		late = shed;
-	return tx_burst(a->e, a->pc, pkts, n, now, bytes, late);
+	return tx_burst(a->e, a->pc, pkts, n, now, bytes,
+			shp_late_bound(a->s->opt.late_drop_ns, shed));
 }
 
 /* One TX round for an egress port (shp_egress_round: due packets first,

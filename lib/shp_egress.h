@@ -99,6 +99,16 @@ shp_drop_late(struct shp_port_ctr *pc, struct rte_mbuf **pkts, uint16_t n,
 	return d;
 }
 
+/* The bound a burst is sent under: --late-drop's always, a round's
+ * shed (max_late, with a backlog) too, whichever is tighter; 0: none. */
+static inline uint64_t
+shp_late_bound(uint64_t late_drop, uint64_t shed)
+{
+	if (shed != 0 && (late_drop == 0 || shed < late_drop))
+		return shed;
+	return late_drop;
+}
+
 /* What a round needs from its caller: the clock and the port. */
 struct shp_egress_io {
 	uint64_t (*now)(void *arg);

@@ -1,6 +1,7 @@
 """What users read and type (issue 10 item 5, issue 15 item 4): command
 confirmations, tc-style `show qdisc`, the periodic table, the end-of-run
 summary, over-long lines, and output free of terminal control codes."""
+import io
 import json
 import os
 import re
@@ -217,14 +218,13 @@ def test_show_qdisc_other_kinds(tmp_path):
     """fq_codel under tbf, and prio bands: each kind prints itself for
     tc (its tc_print, or its own text); a queue's drops are its own
     causes, tbf's its own."""
-    import io
     pexpect = pytest.importorskip("pexpect")
     from pexpect.popen_spawn import PopenSpawn
     stats = tmp_path / "stats.json"
     cmd = shaper_cmd(NULL_VDEVS, ["-i", "--stats-file", str(stats),
                                   "--queue", "fq_codel limit 2000 target 2ms"])
     log = io.StringIO()
-    c = PopenSpawn(cmd, encoding="utf-8", timeout=30, logfile=None)
+    c = PopenSpawn(cmd, encoding="utf-8", timeout=30)
     c.logfile_read = log
     c.expect_exact("workers")
     c.sendline("set tbf 0 rate 100mbit burst 32kb limit 1mb")

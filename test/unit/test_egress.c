@@ -57,13 +57,9 @@ sim_tx(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
        uint64_t bytes, uint64_t shed)
 {
 	struct sim *s = arg;
-	uint64_t late = s->late_drop;
+	uint64_t late = shp_late_bound(s->late_drop, s->no_shed ? 0 : shed);
 	uint16_t i, d = 0;
 
-	if (s->no_shed)
-		shed = 0;
-	if (shed != 0 && (late == 0 || shed < late))
-		late = shed;
 	if (late != 0) {
 		uint64_t bytes = UINT64_MAX;
 
@@ -409,6 +405,12 @@ test_is_behind(void **state)
 	assert_true(shp_is_behind(1000, 1101, 100));
 	assert_false(shp_is_behind(2000, 1000, 100));   /* not due yet */
 	assert_false(shp_is_behind(0, UINT64_MAX, 0));  /* 0: never */
+	/* the tighter of --late-drop and a round's shed; 0 is none */
+	assert_int_equal(shp_late_bound(0, 0), 0);
+	assert_int_equal(shp_late_bound(20000, 0), 20000);
+	assert_int_equal(shp_late_bound(0, 50000), 50000);
+	assert_int_equal(shp_late_bound(20000, 50000), 20000);
+	assert_int_equal(shp_late_bound(100000, 50000), 50000);
 }
 
 int
