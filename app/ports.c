@@ -408,10 +408,13 @@ shaper_stages_init(struct shaper *s)
 			.ctr_blocks = s->ctr,
 			.nb_ctr_blocks = rte_get_main_lcore() + 1 > max_lc ?
 					 rte_get_main_lcore() + 1 : max_lc,
-			.held = &port_held[port].v,
-			.hold_cap = caps[i],
+			/* one port has no other to starve: its limits are
+			 * as given (the --mbufs warning says when the pool
+			 * is short) */
+			.held = s->nb_ports > 1 ? &port_held[port].v : NULL,
+			.hold_cap = s->nb_ports > 1 ? caps[i] : 0,
 		};
-		e->hold_cap = caps[i];
+		e->hold_cap = env.hold_cap;
 		port_held[port].v = 0;
 		if (shp_options_chain_spec(o, port, &spec, err) < 0) {
 			fprintf(stderr, "dpdk-shaper: %s\n", err);

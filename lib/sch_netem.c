@@ -910,7 +910,9 @@ static inline void
 netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 {
 	NX(p, ctx, NETEM_XS_QUEUED) = p->tq.qlen;
-	if (p->held != NULL) {
+	/* only a change is written: a stage of a class being made or freed
+	 * on the main lcore, empty, never writes what the TX lcore owns */
+	if (p->held != NULL && p->counted != p->tq.qlen) {
 		*p->held += p->tq.qlen - p->counted;
 		p->counted = p->tq.qlen;
 	}
