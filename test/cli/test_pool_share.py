@@ -117,14 +117,31 @@ def test_rx_pool_empty_counted(tmp_path):
         assert q["nic"]["rx_nombuf"] == 0    # what the PMD leaves out
 
 
-def test_start_limit_above_mbufs_is_capped(tmp_path):
+@pytest.mark.parametrize("how", ["option", "ini"])
+def test_start_limit_above_mbufs_is_capped(tmp_path, how):
     """The same rule at start: --mbufs too small for the profile's limit
     is warned about (as before) and the limit capped, saying so."""
-    rc, out, reply, a, b, st = run(
-        tmp_path, None, ["--mbufs", "40000",
-                         "--netem-port", "1", "delay 3s limit 5000000"])
+    if how == "option":
+        prof = ["--netem-port", "1", "delay 3s limit 5000000"]
+    else:
+        ini = tmp_path / "p.ini"
+        ini.write_text("[port 1]\nnetem = delay 3s limit 5000000\n")
+        prof = ["--config", str(ini)]
+    rc, out, reply, a, b, st = run(tmp_path, None,
+                                   ["--mbufs", "40000"] + prof)
     assert flowing(a, b), (a, b)
     check_exit(rc, out, st)
     assert re.search(r"warning: port 1: netem limit 5000000 capped to "
                      r"\d+", out), out[:3000]
     assert st["1"]["drops"].get("pool_share", 0) > 0
+
+
+def test_schedule_limit_above_pool_starves_nothing(tmp_path):
+    """A schedule's change is bound the same way (by the stages)."""
+    sched = tmp_path / "s"
+    sched.write_text("0.3s set netem 1 delay 3s limit 5000000\n")
+    rc, out, reply, a, b, st = run(tmp_path, None,
+                                   ["--schedule", str(sched)])
+    assert flowing(a, b), (a, b)
+    check_exit(rc, out, st)
+    assert st["1"]["drops"].get("pool_share", 0) > 0, st["1"]["drops"]
