@@ -376,7 +376,8 @@ show_port(struct shaper *s, uint16_t p)
 	    c->tx_packets, c->tx_bytes);
 	out("  egress_in: %-15" PRIu64 " queued: %-12" PRIu64 " dropped: %"
 	    PRIu64 "\n", sum.egress_in, sum.queued, sum.dropped);
-	out("  tx_pending: %" PRIu64 "\n", c->tx_pending);
+	out("  tx_pending: %-14" PRIu64 " rx_pool_empty: %" PRIu64 "\n",
+	    c->tx_pending, c->rx_pool_empty);
 	/* each kind's own statistics, by their stats-file top-level name
 	 * or KIND_NAME as telemetry has them */
 	for (d = 0; d < shp_xstat_nb(); d++) {

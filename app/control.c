@@ -234,6 +234,21 @@ port_selected(int port, uint16_t p)
 	return port < 0 || port == p;
 }
 
+/* A delay limit above the port's share of the pool is capped by the
+ * stages (pool_share): the reply says so, as the start does. */
+static void
+hold_note(const struct shaper *s, uint16_t port, const struct shp_kind *k,
+	  const void *conf, const char *what, const struct shp_kind_env *env)
+{
+	char note[SHP_ERR_LEN];
+
+	if (k->slot != SHP_SLOT_DELAY || conf == NULL || k->capacity == NULL)
+		return;
+	if (*shaper_hold_note(s, port, what, k->capacity(conf, env), note,
+			      sizeof(note)) != '\0')
+		printf("warning: %s\n", note);
+}
+
 int
 ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
 	      char *err)
@@ -295,6 +310,8 @@ ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
 		    shp_chain_change(&s->chain[p], kind[i], conf[i], &old[i],
 				     err) < 0)
 			rte_panic("checked above: %s\n", err);
+		if (kind[i] != NULL)
+			hold_note(s, p, kind[i], conf[i], kind[i]->name, &env);
 	}
 	grace_period();
 	for (i = 0; i < s->nb_ports; i++)
@@ -343,6 +360,31 @@ apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
 	return 0;
 }
 
+static void
+class_hold_notes(const struct shaper *s, const struct shp_class_set *ns,
+		 const char *name)
+{
+	const struct shp_class_def *d = shp_class_find(ns, name);
+	struct shp_chain_spec spec;
+	struct shp_kind_env env;
+	char err[SHP_ERR_LEN], what[SHP_ERR_LEN];
+	unsigned int i, sl = SHP_SLOT_DELAY;
+
+	shp_options_kind_env(&s->opt, &env);
+	if (d == NULL || shp_class_spec(d, &env, &spec, err) < 0)
+		return;
+	snprintf(what, sizeof(what), "class %s netem", name);
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (d->ports == 0 || (d->ports & (1u << p)))
+			hold_note(s, p, spec.kind[sl] != NULL ? spec.kind[sl] :
+				  shp_kind_default(SHP_SLOT_DELAY),
+				  spec.conf[sl], what, &env);
+	}
+	shp_chain_spec_free(&spec);
+}
+
 int
 ctl_set_class(struct shaper *s, const char *name, const char *words,
 	      char *err)
@@ -364,6 +406,8 @@ ctl_set_class(struct shaper *s, const char *name, const char *words,
 		shp_class_set_free(ns);
 		return -1;
 	}
+	if (words != NULL)
+		class_hold_notes(s, ns, name);
 	shp_class_set_free(s->opt.classes);
 	s->opt.classes = ns;
 	snapshot_update(s);

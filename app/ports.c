@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Ports, lcore roles and each egress port's stage chain. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,71 @@ shaper_pool_size(const struct shaper *s)
 	if (n < need)
 		fprintf(stderr, "dpdk-shaper: warning: --mbufs %u is below what the "
 		       "chains can hold (%u mbufs): a full queue leaves RX "
-		       "without mbufs (counted as no_mbuf)\n", n, need);
+		       "without mbufs (the bursts it cannot fill counted as "
+		       "rx_pool_empty)\n", n, need);
 	return n;
+}
+
+/* What each port's delay stages hold (shp_stage_env's held): written by
+ * the port's TX lcore only, a line each. */
+static struct {
+	uint32_t v;
+} __rte_cache_aligned port_held[SHP_MAX_PORTS];
+
+const char *
+shaper_hold_note(const struct shaper *s, uint16_t port, const char *what,
+		 uint64_t limit, char *buf, size_t len)
+{
+	uint32_t cap = s->egress[port].hold_cap;
+
+	buf[0] = '\0';
+	if (cap != 0 && limit > cap)
+		snprintf(buf, len, "port %u: %s limit %" PRIu64 " capped to "
+			 "%u, the port's share of the pool (%u mbufs; more "
+			 "with --mbufs): beyond it packets drop as "
+			 "pool_share", port, what, limit, cap, s->nb_mbufs);
+	return buf;
+}
+
+/* The delay limit of a chain spec (0: none of its own). */
+static uint64_t
+spec_delay_limit(const struct shp_chain_spec *spec,
+		 const struct shp_kind_env *env)
+{
+	const struct shp_kind *k = spec->kind[SHP_SLOT_DELAY] != NULL ?
+		spec->kind[SHP_SLOT_DELAY] : shp_kind_default(SHP_SLOT_DELAY);
+
+	return spec->conf[SHP_SLOT_DELAY] != NULL && k->capacity != NULL ?
+	       k->capacity(spec->conf[SHP_SLOT_DELAY], env) : 0;
+}
+
+/* At start, as at run time (control.c): every delay limit above its
+ * port's share is said, once. */
+static void
+hold_warn(const struct shaper *s, uint16_t port,
+	  const struct shp_chain_spec *spec, const struct shp_kind_env *kenv)
+{
+	const struct shp_class_set *cs = s->opt.classes;
+	char note[SHP_ERR_LEN], what[SHP_ERR_LEN];
+	struct shp_chain_spec cspec;
+	unsigned int i;
+
+	if (*shaper_hold_note(s, port, "netem", spec_delay_limit(spec, kenv),
+			      note, sizeof(note)) != '\0')
+		fprintf(stderr, "dpdk-shaper: warning: %s\n", note);
+	for (i = 0; cs != NULL && i < cs->nb; i++) {
+		const struct shp_class_def *d = &cs->def[i];
+
+		if ((d->ports != 0 && !(d->ports & (1u << port))) ||
+		    shp_class_spec(d, kenv, &cspec, what) < 0)
+			continue;
+		snprintf(what, sizeof(what), "class %s netem", d->name);
+		if (*shaper_hold_note(s, port, what,
+				      spec_delay_limit(&cspec, kenv), note,
+				      sizeof(note)) != '\0')
+			fprintf(stderr, "dpdk-shaper: warning: %s\n", note);
+		shp_chain_spec_free(&cspec);
+	}
 }
 
 /* Parse an lcore list like "1,3-4" into a mask of enabled worker lcores. */
@@ -310,12 +374,15 @@ shaper_stages_init(struct shaper *s)
 	const struct shp_options *o = &s->opt;
 	unsigned int i, lc, max_lc = 0;
 	struct shp_kind_env kenv;
+	uint32_t caps[SHP_MAX_PORTS];
 
 	/* Counter blocks above the highest lcore are never written: the
 	 * limit's byte sums need not read them. */
 	RTE_LCORE_FOREACH(lc)
 		max_lc = RTE_MAX(max_lc, lc + 1);
 	shp_options_kind_env(o, &kenv);
+	shp_options_hold_caps(o, s->port_ids, s->nb_ports, rte_lcore_count(),
+			      s->nb_mbufs, caps);
 
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -341,11 +408,19 @@ shaper_stages_init(struct shaper *s)
 			.ctr_blocks = s->ctr,
 			.nb_ctr_blocks = rte_get_main_lcore() + 1 > max_lc ?
 					 rte_get_main_lcore() + 1 : max_lc,
+			/* one port has no other to starve: its limits are
+			 * as given (the --mbufs warning says when the pool
+			 * is short) */
+			.held = s->nb_ports > 1 ? &port_held[port].v : NULL,
+			.hold_cap = s->nb_ports > 1 ? caps[i] : 0,
 		};
+		e->hold_cap = env.hold_cap;
+		port_held[port].v = 0;
 		if (shp_options_chain_spec(o, port, &spec, err) < 0) {
 			fprintf(stderr, "dpdk-shaper: %s\n", err);
 			return -1;
 		}
+		hold_warn(s, port, &spec, &kenv);
 		if (shp_chain_build(&s->chain[port], &spec, s->pool, port,
 				    &env, NULL, &kenv) < 0)
 			goto fail;

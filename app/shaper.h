@@ -47,6 +47,9 @@ struct egress {
 	 * what it takes at once keeps admission and release in step by
 	 * itself. */
 	volatile bool holds;
+	/* what its delay stages (its own and its classes') may hold
+	 * together: its share of the pool (shp_stage_env's hold_cap) */
+	uint32_t hold_cap;
 };
 
 struct worker {
@@ -108,6 +111,12 @@ int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);
 void shaper_ports_close(struct shaper *s);
 unsigned int shaper_pool_size(const struct shaper *s);
+/* A delay stage's limit of limit packets on port is more than the
+ * port's share of the pool (egress.hold_cap): what it is capped to, as a
+ * one-line note in buf ("" when it fits); returns buf. */
+const char *shaper_hold_note(const struct shaper *s, uint16_t port,
+			     const char *what, uint64_t limit, char *buf,
+			     size_t len);
 /* The mbuf pool's store ("stack" by default, main.c), for show config
  * and telemetry. */
 static inline const char *

@@ -111,6 +111,7 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	put_u64(t, "egress_in", s->egress_in);
 	put_u64(t, "dropped", s->dropped);
 	put_u64(t, "tx_pending", c->tx_pending);
+	put_u64(t, "rx_pool_empty", c->rx_pool_empty);
 	/* every kind's own statistics as KIND_NAME (the stats file's
 	 * xstats.KIND.NAME), and the older top-level names */
 	for (k = 0; k < shp_xstat_nb(); k++) {

@@ -139,6 +139,24 @@ overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
+/*
+ * A short burst while the pool cannot fill one: the port had arrivals it
+ * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
+ * per burst. Only a short burst pays for the look at the pool.
+ */
+static void
+rx_pool_check(struct shaper *s, struct shp_port_ctr *in)
+{
+	const struct rte_mempool_cache *c =
+		rte_mempool_default_cache(s->pool, rte_lcore_id());
+
+	/* the store's own count: rte_mempool_avail_count walks every
+	 * lcore's cache */
+	if (rte_mempool_get_ops(s->pool->ops_index)->get_count(s->pool) +
+	    (c != NULL ? c->len : 0) < s->opt.burst)
+		in->rx_pool_empty++;
+}
+
 static inline void
 rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	 struct shp_lcore_ctr *ctr, uint64_t cost, bool sample)
@@ -172,6 +190,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		n = rx_paced(s, r, pkts, &ctx.now);
 	else
 		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+	if (unlikely(n < s->opt.burst) && r->pace == NULL)
+		rx_pool_check(s, in);
 	if (n == 0) {
 		/* An input is exhausted only if it returned nothing while
 		 * the pool had mbufs to give it: net_pcap returns nothing

@@ -737,6 +737,34 @@ shp_options_pool_size(const struct shp_options *o, const uint16_t *ports,
 	return o->mbufs != 0 ? o->mbufs : n;
 }
 
+void
+shp_options_hold_caps(const struct shp_options *o, const uint16_t *ports,
+		      unsigned int nb, unsigned int nb_lcores,
+		      unsigned int pool, uint32_t *cap)
+{
+	uint64_t need[SHP_MAX_PORTS] = { 0 }, queue[SHP_MAX_PORTS] = { 0 };
+	struct shp_chain_spec spec;
+	struct shp_kind_env env;
+	char err[SHP_ERR_LEN];
+	unsigned int i;
+
+	shp_options_kind_env(o, &env);
+	for (i = 0; i < nb && i < SHP_MAX_PORTS; i++) {
+		struct shp_chain_spec q = { { NULL } };
+
+		need[i] = SHP_NETEM_RESERVE;
+		if (shp_options_chain_spec(o, ports[i], &spec, err) < 0)
+			continue;
+		need[i] += shp_chain_spec_capacity(&spec, &env);
+		/* what the port's queue holds is its own: not the delay's */
+		q.kind[SHP_SLOT_QUEUE] = spec.kind[SHP_SLOT_QUEUE];
+		q.conf[SHP_SLOT_QUEUE] = spec.conf[SHP_SLOT_QUEUE];
+		queue[i] = shp_chain_spec_capacity(&q, &env);
+		shp_chain_spec_free(&spec);
+	}
+	shp_chain_pool_shares(pool, nb, need, queue, o->burst, nb_lcores, cap);
+}
+
 unsigned int
 shp_kind_longopts(struct option *out, int base)
 {

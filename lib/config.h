@@ -135,6 +135,16 @@ unsigned int shp_options_pool_size(const struct shp_options *o,
 				   const uint16_t *ports, unsigned int nb,
 				   unsigned int nb_lcores, unsigned int *need);
 
+/*
+ * What the delay stages of each egress port (its own and its classes')
+ * may hold in a pool of pool mbufs (cap[i] for ports[i]): the ports'
+ * shares as shp_chain_pool_shares gives them, from the chains the
+ * profiles build (as shp_options_pool_size sizes the pool).
+ */
+void shp_options_hold_caps(const struct shp_options *o, const uint16_t *ports,
+			   unsigned int nb, unsigned int nb_lcores,
+			   unsigned int pool, uint32_t *cap);
+
 /* getopt_long entries for every key: --KEY (val base + 2i) and
  * --KEY-port (val base + 2i + 1), into out (room for 2 * SHP_MAX_KEYS);
  * returns how many. */

@@ -66,7 +66,7 @@ enum {
 
 /* the kind's drop causes and statistics (netem_drops, netem_xstats) */
 enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST, NETEM_DROP_LINK_DOWN,
-       NETEM_DROP_BER };
+       NETEM_DROP_BER, NETEM_DROP_SHARE };
 enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
        NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS };
 
@@ -76,6 +76,9 @@ struct netem_sched_data {
 	uint64_t seen;      /* id of the conf the state below is for, 0: off */
 	struct shp_tq tq;
 	uint32_t default_limit;
+	/* the port's bound (shp_stage_env's held, hold_cap) and what of
+	 * *held is this stage's: synced with tq.qlen once per call */
+	uint32_t *held, hold_cap, counted;
 
 	/* per-conf state, owned by the dequeuing lcore, reset on change */
 	struct shp_rand rs[RS_MAX];
@@ -770,6 +773,16 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, m);
 		return false;
 	}
+	/* the port's delay stages together are at their share of the pool
+	 * (this stage's own change since its last sync added) */
+	if (unlikely(p->held != NULL &&
+		     (uint64_t)*p->held + p->tq.qlen - p->counted +
+		     (dupm != NULL) >= p->hold_cap)) {
+		if (dupm != NULL)
+			shp_stage_drop(q, ctx, NETEM_DROP_SHARE, dupm);
+		shp_stage_drop(q, ctx, NETEM_DROP_SHARE, m);
+		return false;
+	}
 	if (dupm != NULL)
 		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
@@ -897,6 +910,12 @@ static inline void
 netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 {
 	NX(p, ctx, NETEM_XS_QUEUED) = p->tq.qlen;
+	/* only a change is written: a stage of a class being made or freed
+	 * on the main lcore, empty, never writes what the TX lcore owns */
+	if (p->held != NULL && p->counted != p->tq.qlen) {
+		*p->held += p->tq.qlen - p->counted;
+		p->counted = p->tq.qlen;
+	}
 }
 
 static int
@@ -908,6 +927,11 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	p->xstat_slot = q->xstat_slot;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
+	if (q->env != NULL && q->env->held != NULL) {
+		p->held = q->env->held;
+		p->hold_cap = q->env->hold_cap;
+		p->default_limit = RTE_MIN(p->default_limit, p->hold_cap);
+	}
 	/* a queued packet is an mbuf of the pool: it bounds the calendar;
 	 * none for one of thousands of classes that has no netem (env) */
 	if (!shp_tq_init(&p->tq, conf == NULL && q->env != NULL &&
@@ -1208,6 +1232,8 @@ static const char *const netem_drops[] = {
 	/* outage: the link was down (a schedule's `link down` too) */
 	[NETEM_DROP_LINK_DOWN] = "link_down",
 	[NETEM_DROP_BER] = "lost_ber",        /* ber RATE drop */
+	/* the port's delay stages held its share of the pool */
+	[NETEM_DROP_SHARE] = "pool_share",
 	NULL
 };
 

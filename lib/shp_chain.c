@@ -6,6 +6,7 @@
 #include <rte_ring.h>
 
 #include "shp_chain.h"
+#include "shp_stats.h"   /* SHP_MAX_PORTS */
 #include "shp_units.h"
 
 void
@@ -242,4 +243,42 @@ shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
 		     (uint64_t)nb_lcores * (2 * burst + SHP_POOL_CACHE * 3 / 2);
 
 	return n < UINT32_MAX ? (unsigned int)n : UINT32_MAX;
+}
+
+void
+shp_chain_pool_shares(unsigned int pool, unsigned int nb,
+		      const uint64_t *need, const uint64_t *queue,
+		      unsigned int burst, unsigned int nb_lcores,
+		      uint32_t *cap)
+{
+	/* what the pool needs besides the chains' stages */
+	uint64_t fixed = shp_chain_pool_size(nb, 0, burst, nb_lcores) -
+			 (uint64_t)nb * SHP_NETEM_RESERVE;
+	uint64_t room = pool > fixed ? pool - fixed : 0, left = room, sum = 0;
+	uint64_t share[SHP_MAX_PORTS];
+	bool done[SHP_MAX_PORTS] = { false };
+	unsigned int i, j, k;
+
+	nb = RTE_MIN(nb, (unsigned int)SHP_MAX_PORTS);
+	/* max-min fair: the smallest needs first, each at most an even
+	 * split of what is left, so that one huge need (a limit the pool
+	 * was not sized for: --mbufs) takes only what the others leave */
+	for (k = 0; k < nb; k++) {
+		for (i = 0, j = nb; i < nb; i++)
+			if (!done[i] && (j == nb || need[i] < need[j]))
+				j = i;
+		share[j] = RTE_MIN(need[j], left / (nb - k));
+		left -= share[j];
+		sum += need[j];
+		done[j] = true;
+	}
+	for (i = 0; i < nb; i++) {
+		uint64_t v = share[i];
+
+		/* a pool beyond every need (--mbufs): the rest by need */
+		if (left > 0 && sum > 0)
+			v += (uint64_t)((double)left * need[i] / sum);
+		v = v > queue[i] ? v - queue[i] : 0;
+		cap[i] = v == 0 ? 1 : v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
+	}
 }

@@ -187,4 +187,23 @@ uint64_t shp_chain_spec_capacity(const struct shp_chain_spec *spec,
 unsigned int shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
 				 unsigned int burst, unsigned int nb_lcores);
 
+/*
+ * What the delay stages of each of nb ports may hold (cap[i]) in a pool
+ * of pool mbufs, so that no port's profile takes the mbufs the others
+ * receive into: the pool less what shp_chain_pool_size counts outside
+ * the chains (descriptors, bursts, caches) is split between the ports in
+ * proportion to need[i] (port i's capacity plus SHP_NETEM_RESERVE, as
+ * the pool is sized) max-min fairly: each port gets its need or an even
+ * split of what the smaller needs left, whichever is less, and a pool
+ * beyond every need (--mbufs) gives the rest in proportion to need.
+ * Port i's queue (queue[i] packets) keeps its part. A pool of exactly
+ * shp_chain_pool_size gives each port its need (an explicit limit fits).
+ * The caps sum to no more than the pool can give; each is at least 1.
+ * At most SHP_MAX_PORTS ports.
+ */
+void shp_chain_pool_shares(unsigned int pool, unsigned int nb,
+			   const uint64_t *need, const uint64_t *queue,
+			   unsigned int burst, unsigned int nb_lcores,
+			   uint32_t *cap);
+
 #endif

@@ -160,6 +160,14 @@ struct shp_stage_env {
 	 * and a netem built off has no time calendar (megabytes; a later
 	 * change runs it on its rbtree) */
 	bool lean;
+	/* the pool's share of the port (shp_chain_pool_shares): the delay
+	 * stages of its chain and of its classes together hold at most
+	 * hold_cap packets, beyond it they drop as pool_share, so that no
+	 * port's or class's profile takes the mbufs other ports receive
+	 * into; *held is what they hold, written by the port's TX lcore
+	 * only (NULL: no bound) */
+	uint32_t *held;
+	uint32_t hold_cap;
 };
 
 /* A ring of count slots (rte_ring_create's flags): named (a memzone, as

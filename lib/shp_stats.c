@@ -61,6 +61,7 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 
 		s->rx_packets += LD(c->rx_packets);
 		s->rx_bytes += LD(c->rx_bytes);
+		s->rx_pool_empty += LD(c->rx_pool_empty);
 		s->tx_packets += LD(c->tx_packets);
 		s->tx_bytes += LD(c->tx_bytes);
 		s->egress_in += LD(c->egress_in);
@@ -117,6 +118,7 @@ shp_stats_sub(struct shp_port_sum *s, const struct shp_port_sum *base,
 
 	c->rx_packets -= o->rx_packets;
 	c->rx_bytes -= o->rx_bytes;
+	c->rx_pool_empty -= o->rx_pool_empty;
 	c->tx_packets -= o->tx_packets;
 	c->tx_bytes -= o->tx_bytes;
 	c->egress_in -= o->egress_in;
@@ -236,6 +238,7 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			c->rx_packets, c->rx_bytes, c->tx_packets, c->tx_bytes,
 			s->queued, s->egress_in, s->dropped);
 		fprintf(f, ", \"tx_pending\": %" PRIu64, c->tx_pending);
+		fprintf(f, ", \"rx_pool_empty\": %" PRIu64, c->rx_pool_empty);
 		for (d = 0; d < shp_xstat_nb(); d++)
 			if (shp_xstat_desc(d)->alias != NULL)
 				fprintf(f, ", \"%s\": %" PRIu64,

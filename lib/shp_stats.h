@@ -69,6 +69,11 @@ struct shp_port_ctr {
 	/* ingress side */
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
+	/* bursts RX came back short of --burst while the pool had less
+	 * than a burst to give (its common store and the lcore's cache):
+	 * arrivals the port could not take, which net_null and net_pcap
+	 * do not count in rx_nombuf (events, not packets) */
+	uint64_t rx_pool_empty;
 	/* egress side */
 	uint64_t egress_in;     /* offered to this port's chain (overload
 				 * drops included): counted by whoever

@@ -14,7 +14,8 @@ from conftest import (NULL_VDEVS, SAMPLE, clean, prefix, run_piped,
 SUMMARY = ["count", "min", "p50", "p90", "p99", "p99.9", "max"]
 PORT_SCHEMA = {
     "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "queued",
-    "egress_in", "dropped", "netem_queued", "tx_pending", "duplicated",
+    "egress_in", "dropped", "netem_queued", "tx_pending", "rx_pool_empty",
+    "duplicated",
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
     "bands", "drops", "xstats"}
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]

@@ -173,6 +173,9 @@ struct port {
 	uint64_t tx;
 };
 
+/* the port's bound on what its delay stages hold (NULL: none) */
+static uint32_t *rig_held, rig_cap;
+
 static void
 port_build(struct port *p, const char *port_tbf, struct shp_class_set *s)
 {
@@ -180,7 +183,7 @@ port_build(struct port *p, const char *port_tbf, struct shp_class_set *s)
 	struct shp_stage_env env = {
 		.socket = SOCKET_ID_ANY, .single_producer = true,
 		.ring_size = 4096, .ctr_blocks = shp_rig_ctr,
-		.nb_ctr_blocks = 1,
+		.nb_ctr_blocks = 1, .held = rig_held, .hold_cap = rig_cap,
 	};
 	struct shp_kind_env kenv = { .bands = 3, .ring_size = 4096 };
 	char err[SHP_ERR_LEN];
@@ -564,6 +567,116 @@ test_class_netem_holds(void **state)
 	shp_class_set_free(s);
 }
 
+static uint64_t
+drops_named(const struct shp_port_sum *sum, const char *name)
+{
+	unsigned int d;
+
+	for (d = 0; d < shp_drop_nb(); d++)
+		if (strcmp(shp_drop_names[d], name) == 0)
+			return sum->c.drops[d];
+	fail_msg("no drop cause %s", name);
+	return 0;
+}
+
+/*
+ * Two classes' netems, each within its own limit, together hold no more
+ * than the port's share of the pool (shp_stage_env's hold_cap): beyond
+ * it they drop as pool_share, and what they hold is what *held says.
+ */
+static void
+test_class_netems_share_the_port_bound(void **state)
+{
+	struct shp_class_set *s = SET(
+		"class", "a", "dst_ip 10.1.0.0/16",
+		"class-netem", "a", "delay 1s",
+		"class", "b", "dst_ip 10.2.0.0/16",
+		"class-netem", "b", "delay 1s limit 5000");
+	struct shp_port_sum s0, s1;
+	uint32_t held = 0;
+	struct port p;
+
+	(void)state;
+	rig_held = &held;
+	rig_cap = 700;
+	port_build(&p, NULL, s);
+	shp_stats_sum(shp_rig_ctr, 1, PORT, 3, &s0);
+	offer(&p, 1, 500, MS);
+	poll_at(&p, MS);
+	offer(&p, 2, 500, 2 * MS);
+	poll_at(&p, 2 * MS);
+	shp_stats_sum(shp_rig_ctr, 1, PORT, 3, &s1);
+	/* a took 500, b only the 200 the port's share had left */
+	assert_int_equal(held, 700);
+	assert_int_equal(s1.queued - s0.queued, 700);
+	assert_int_equal(drops_named(&s1, "pool_share") -
+			 drops_named(&s0, "pool_share"), 300);
+	assert_int_equal(drops_named(&s1, "netem_limit") -
+			 drops_named(&s0, "netem_limit"), 0);
+	assert_int_equal(p.tx, 0);
+	/* what leaves gives the room back */
+	poll_at(&p, 1002 * MS);
+	assert_int_equal(p.tx, 700);
+	assert_int_equal(held, 0);
+	offer(&p, 2, 100, 1003 * MS);
+	poll_at(&p, 1003 * MS);
+	assert_int_equal(held, 100);
+	poll_at(&p, 2003 * MS);
+	assert_int_equal(held, 0);
+	port_fini(&p);
+	rig_held = NULL;
+	rig_cap = 0;
+	shp_class_set_free(s);
+}
+
+/* The shares of the pool the ports' delay stages may hold. */
+static void
+test_pool_shares(void **state)
+{
+	uint64_t need[3] = { 3072 + SHP_NETEM_RESERVE,
+			     3072 + 100000 + SHP_NETEM_RESERVE,
+			     3072 + SHP_NETEM_RESERVE };
+	uint64_t queue[3] = { 3072, 3072, 3072 }, sum = 0;
+	uint64_t room, big[3] = { 3072 + SHP_NETEM_RESERVE,
+				  3072 + 5000000 + SHP_NETEM_RESERVE,
+				  3072 + SHP_NETEM_RESERVE };
+	unsigned int pool, fixed, i;
+	uint32_t cap[3];
+
+	(void)state;
+	fixed = shp_chain_pool_size(3, 0, 32, 3) - 3 * SHP_NETEM_RESERVE;
+	/* a pool sized for the chains: each port exactly what it needs */
+	pool = shp_chain_pool_size(3, need[0] + need[1] + need[2] -
+				   3 * SHP_NETEM_RESERVE, 32, 3);
+	shp_chain_pool_shares(pool, 3, need, queue, 32, 3, cap);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(cap[i], need[i] - queue[i]);
+	assert_int_equal(cap[1], 100000 + SHP_NETEM_RESERVE);
+	/* a limit the pool was not sized for (--mbufs): it gets what the
+	 * others leave, the others keep their need */
+	pool = 80000;
+	room = pool - fixed;
+	shp_chain_pool_shares(pool, 3, big, queue, 32, 3, cap);
+	assert_int_equal(cap[0], SHP_NETEM_RESERVE);
+	assert_int_equal(cap[2], SHP_NETEM_RESERVE);
+	for (i = 0; i < 3; i++)
+		sum += cap[i] + queue[i];
+	assert_true(sum <= room);
+	assert_true(sum >= room - 3);
+	/* too small for anyone's need: even shares, never above room */
+	pool = fixed + 9000;
+	shp_chain_pool_shares(pool, 3, big, queue, 32, 3, cap);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(cap[i], 1);    /* the queue takes its 3000 */
+	/* a pool beyond every need: the rest by need, in proportion */
+	pool = shp_chain_pool_size(3, need[0] + need[1] + need[2] -
+				   3 * SHP_NETEM_RESERVE, 32, 3) +
+	       (unsigned int)(need[0] + need[1] + need[2]);
+	shp_chain_pool_shares(pool, 3, need, queue, 32, 3, cap);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(cap[i], 2 * need[i] - queue[i]);
+}
+
 int
 main(void)
 {
@@ -578,6 +691,9 @@ main(void)
 		/* last: the drops it makes stay in the port's sums after its
 		 * classes are gone (shp_cls_retired), as a run's do */
 		cmocka_unit_test(test_unthrottled),
+		cmocka_unit_test(test_pool_shares),
+		/* deltas only: the drops before it stay in the sums */
+		cmocka_unit_test(test_class_netems_share_the_port_bound),
 	};
 
 	shp_rig_env("classes", 16384);
