@@ -692,3 +692,65 @@ def test_head_gets_headers_and_no_body(tmp_path, procs, need_prometheus):
     assert hh["content-type"].startswith("text/plain"), hh
     assert int(hh["content-length"]) == len(gbody) == \
         int(gh["content-length"]), (hh, gh, len(gbody))
+
+
+def test_one_telemetry_connection_kept_and_remade(tmp_path, procs,
+                                                  need_prometheus):
+    """Against a telemetry server that counts its clients: scrapes reuse
+    one connection; when the server closes it (a restart) the next scrape
+    still answers shaper_up 1 on a new one; a server that closes its
+    first clients at once (DPDK over its client limit) is retried."""
+    path = str(tmp_path / "t.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    srv.listen(4)
+    srv.settimeout(30)
+    state = {"accepts": 0, "refuse": 0, "drop_after": None}
+    answers = {"/": ["/", "/shaper/stats", "/shaper/drops",
+                     "/shaper/bands", "/shaper/config"],
+               "/shaper/stats": STATS, "/shaper/drops": {"0": {"lost": 0}},
+               "/shaper/bands": {}, "/shaper/config": {}}
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            state["accepts"] += 1
+            with c:
+                if state["refuse"] > 0:
+                    state["refuse"] -= 1
+                    continue          # closed before the banner
+                c.send(json.dumps({"version": "fake", "pid": os.getpid(),
+                                   "max_output_len": 16384}).encode())
+                n = 0
+                while state["drop_after"] is None or \
+                        n < state["drop_after"]:
+                    req = c.recv(1024).decode()
+                    if not req:
+                        break
+                    n += 1
+                    c.send(json.dumps({req: answers.get(req)}).encode())
+                state["drop_after"] = None
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        ex = start_exporter(procs, tmp_path, prefix(), sock=path)
+        for _ in range(5):
+            assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 1, state
+        # the server drops the connection after the next 2 requests:
+        # the scrape that meets it remakes it and reads again
+        state["drop_after"] = 2
+        for _ in range(3):
+            assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 2, state
+        # next time, the first 3 clients are closed at once
+        state["refuse"], state["drop_after"] = 3, 0
+        assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 2 + 1 + 3, state
+        assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 6, state
+    finally:
+        procs.stop_all()
+        srv.close()
