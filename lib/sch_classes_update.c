@@ -171,7 +171,7 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
 		const struct shp_kind *want = spec.kind[s] != NULL ?
 			spec.kind[s] : shp_kind_default((enum shp_slot)s);
-		char a[512], b[512];
+		char a[512], b[512], sub[SHP_ERR_LEN];
 
 		if (spec.conf[s] == NULL && s == SHP_SLOT_QUEUE) {
 			/* the queue's defaults, owned by spec from now */
@@ -183,6 +183,15 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 				 "not %s: a different kind takes clear class "
 				 "%s first", d->name, k->chain.kind[s]->name,
 				 want->name, d->name);
+			goto fail;
+		}
+		/* (completes what the text leaves to the running stage,
+		 * before the texts are compared) */
+		if (want->check_change != NULL &&
+		    want->check_change(k->chain.conf[s], spec.conf[s],
+				       sub) < 0) {
+			snprintf(err, SHP_ERR_LEN, "class %s: %s", d->name,
+				 sub);
 			goto fail;
 		}
 		shp_kind_format(want, spec.conf[s], a, sizeof(a));

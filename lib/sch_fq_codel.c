@@ -30,8 +30,9 @@
  * chain's inbox). change() may run on a control thread: it only publishes
  * a conf pointer that each call loads once (the caller frees the old conf
  * after a grace period). `flows` sizes the bucket table when the stage is
- * created (Linux refuses to change it); a later conf uses at most that
- * many buckets.
+ * created (Linux refuses to change it): a later conf that does not name
+ * it takes the running value (fqc_check_change), one that names another
+ * is refused.
  *
  * Per-packet state lives in the mbuf private area (shp_meta.h): the
  * bucket's FIFO links through meta->next (netem's, which it sets again
@@ -81,6 +82,8 @@
 struct fqc_conf {
 	uint32_t limit;          /* packets */
 	uint32_t flows;          /* buckets */
+	bool flows_set;          /* named in the text (else: the default,
+				  * or the running table's, on a change) */
 	uint32_t quantum;        /* bytes per DRR turn */
 	bool ecn;                /* mark ECT packets instead of dropping */
 	uint64_t target;         /* ns */
@@ -784,6 +787,7 @@ fqc_words(struct shp_tcargs *a, struct fqc_conf *c)
 		} else if (strcmp(w, "flows") == 0) {
 			if (u32_arg(a, "flows", 1, FQC_FLOWS_MAX, &c->flows))
 				return -1;
+			c->flows_set = true;
 		} else if (strcmp(w, "quantum") == 0) {
 			if (u32_arg(a, "quantum", FQC_QUANTUM_MIN,
 				    FQC_QUANTUM_MAX, &c->quantum))
@@ -905,16 +909,22 @@ fqc_capacity(const void *conf, const struct shp_kind_env *env)
 }
 
 /* The flow table is sized when the stage is made: a running stage
- * cannot take another size (Linux refuses it too). */
+ * cannot take another size (Linux refuses it too), so a change that
+ * leaves flows out (a `clear`, tc's defaults) keeps the table's. */
 static int
-fqc_check_change(const void *cur, const void *next, char *err)
+fqc_check_change(const void *cur, void *next, char *err)
 {
-	const struct fqc_conf *a = cur, *b = next;
+	const struct fqc_conf *a = cur;
+	struct fqc_conf *b = next;
 
-	if (a != NULL && b != NULL && a->flows != b->flows) {
+	if (a == NULL || b == NULL)
+		return 0;
+	if (!b->flows_set) {
+		b->flows = a->flows;
+	} else if (a->flows != b->flows) {
 		snprintf(err, SHP_ERR_LEN, "fq_codel: flows cannot change "
-			 "while running (%u now): restart with --queue",
-			 a->flows);
+			 "while running (%u now): leave it out to keep it, "
+			 "or restart", a->flows);
 		return -1;
 	}
 	return 0;

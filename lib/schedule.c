@@ -461,6 +461,14 @@ shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
 		if (shp_kind_parse(e->key, shp_sched_args(e, c), env, &k,
 				   &conf, sub) < 0)
 			return line_fail(err, s->path, e->line, "%s", sub, "");
+		/* what a kind keeps for the whole run (fq_codel's flows)
+		 * is what the chain starts with: a line the data path
+		 * would refuse (not applied, not counted) is refused here */
+		if (c->kind[k->slot] == k && k->check_change != NULL &&
+		    k->check_change(c->conf[k->slot], conf, sub) < 0) {
+			shp_kind_conf_free(k, conf);
+			return line_fail(err, s->path, e->line, "%s", sub, "");
+		}
 		shp_kind_conf_free(k, conf);
 		if (c->kind[k->slot] != k) {
 			snprintf(sub, sizeof(sub), "port %u runs %s there, not "

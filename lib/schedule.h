@@ -133,7 +133,8 @@ const char *shp_sched_args(const struct shp_sched_event *e,
 
 /*
  * Check the SET events on port p against the chain it runs: the slot
- * must run the event's kind, and the kind must be able to change. 0, or
+ * must run the event's kind, the kind must be able to change, and take
+ * the event's conf from the chain's (check_change). 0, or
  * -1 with "PATH:LINE: ..." in err.
  */
 int shp_sched_check_chain(const struct shp_sched *s, uint16_t p,

@@ -110,8 +110,11 @@ struct shp_kind {
 			const char **tc_name, char *buf, size_t len);
 	/* Optional: may the running conf cur (NULL: off) become next? 0, or
 	 * -1 with one line in err (what a running stage cannot take, as
-	 * fq_codel's table size). */
-	int (*check_change)(const void *cur, const void *next, char *err);
+	 * fq_codel's table size). On 0 it may have completed next with
+	 * what the running stage keeps that next leaves unnamed (fq_codel's
+	 * flows): call it on a conf not yet published, before formatting
+	 * or comparing it. */
+	int (*check_change)(const void *cur, void *next, char *err);
 	/* its drop causes, NULL-terminated; the stage counts cause i with
 	 * shp_stage_drop(q, ctx, i, ...). A name another kind (or the
 	 * core) has too is one counter. */

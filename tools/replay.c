@@ -403,10 +403,12 @@ parse_profiles(struct replay *r)
 		unsigned int s;
 
 		memset(&kinds, 0, sizeof(kinds));
-		for (s = 0; s < SHP_SLOT_MAX; s++)
+		for (s = 0; s < SHP_SLOT_MAX; s++) {
 			kinds.kind[s] = r->spec.kind[s] != NULL ?
 					r->spec.kind[s] :
 					shp_kind_default((enum shp_slot)s);
+			kinds.conf[s] = r->spec.conf[s];   /* (read only) */
+		}
 		shp_options_kind_env(&r->opt, &r->kenv);
 		if (shp_sched_load(&r->sched, r->opt.schedule_file, &port0, 1,
 				   &r->kenv, err) < 0 ||

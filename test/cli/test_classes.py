@@ -275,3 +275,24 @@ def test_class_on_a_port_that_does_not_exist(tmp_path):
     shown = o["show class"][0]
     assert "port 1 class web" in shown and "port 0 class" not in shown
     assert "class new" not in shown
+
+
+def test_class_fq_codel_change_keeps_its_flows(tmp_path):
+    """A class's fq_codel started with a non-default `flows`: a `set
+    class` queue text without flows keeps the class's table size (it
+    aborted the program: the change was refused only once published);
+    one naming another size is refused, the class unchanged."""
+    r = run_piped(tmp_path, [
+        "set class c queue 'fq_codel limit 5'",
+        "set class c queue 'fq_codel flows 5'",
+        "show class c", "quit"], vdevs=NULL2, app_args=[
+            "--class", "c", "ip_proto 17",
+            "--class-queue", "c", "fq_codel flows 2048"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    e = o["set class c queue 'fq_codel flows 5'"][0]
+    assert e.startswith("error: ") and "class c: fq_codel: flows cannot " \
+        "change" in e and "2048 now" in e and "nothing changed" in e, e
+    shown = o["show class c"][0]
+    assert shown.count("queue: fq_codel limit 5 flows 2048 quantum 1514 ") \
+        == 2, shown

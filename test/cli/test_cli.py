@@ -156,9 +156,104 @@ def test_eof_quits_and_stats_file(tmp_path):
         assert a == b
 
 
+def test_fq_codel_change_without_flows_keeps_the_running_table(tmp_path):
+    """Issue 30 item 5: a port started with a non-default `flows` takes
+    every change that leaves flows out: the profile is the text given,
+    as for any `set`, with tc's defaults for the rest but flows, which
+    keeps the running table's size (so does `clear`). One naming another
+    size is refused (nothing changed), one naming the same is taken;
+    with --queue-port each port keeps its own size under `set queue
+    all`."""
+    cmds = ["set queue 1 fq_codel limit 1",
+            "set queue 1 fq_codel flows 1",
+            "show queue 1",
+            "clear queue 1",
+            "set queue 1 fq_codel flows 65536 limit 7",
+            "set queue all fq_codel target 2ms",
+            "clear queue all",
+            "quit"]
+    r = run_piped(tmp_path, cmds, app_args=[
+        "--queue", "fq_codel flows 65536 quantum 300",
+        "--queue-port", "0", "fq_codel"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    defaults = ("quantum 1514 target 5ms interval 100ms memory_limit 32Mb "
+                "ecn")
+    got = o[cmds[0]][0]
+    assert not got.startswith("error"), got
+    assert got.startswith("port 1: queue fq_codel limit 1 flows 65536 "
+                          + defaults + " (was fq_codel limit 10240 flows "
+                          "65536 quantum 300 "), got
+    got = o[cmds[1]][0].strip()
+    assert got.startswith("error: ") and "flows cannot change" in got and \
+        "65536 now" in got and "nothing changed" in got, got
+    assert "limit 1 flows 65536 quantum 1514 " in o["show queue 1"][0]
+    got = o["clear queue 1"][0]
+    assert got.startswith("port 1: queue fq_codel limit 10240 flows 65536 "
+                          + defaults), got
+    got = o[cmds[4]][0]
+    assert got.startswith("port 1: queue fq_codel limit 7 flows 65536 "), got
+    got = o[cmds[5]][0]
+    assert "port 0: queue fq_codel limit 10240 flows 1024 quantum 1514 " \
+        "target 2ms" in got, got
+    assert "port 1: queue fq_codel limit 10240 flows 65536 quantum 1514 " \
+        "target 2ms" in got, got
+    got = o["clear queue all"][0]
+    assert "port 0: queue fq_codel limit 10240 flows 1024 " + defaults \
+        in got, got
+    assert "port 1: queue fq_codel limit 10240 flows 65536 " + defaults \
+        in got, got
+    assert r.errors() == [o[cmds[1]][0].strip()], r.errors()
+
+
 # ---- pseudo-terminal ------------------------------------------------------
 
 pexpect = pytest.importorskip("pexpect")
+
+
+def test_fq_codel_schedule_without_flows_applies(tmp_path):
+    """A schedule's `set queue`/`clear queue` on a port started with a
+    non-default `flows` is applied and counted, keeping the running
+    size; a schedule line naming another size is refused at start with
+    its line (the data path would not apply it)."""
+    sch = tmp_path / "s.txt"
+    sch.write_text("0 clear queue 1\n100ms set queue 1 fq_codel limit 7\n")
+    cmd = shaper_cmd(NULL_VDEVS, ["--queue",
+                                  "fq_codel flows 65536 target 2ms",
+                                  "--schedule", str(sch), "-i"])
+    c = pexpect.spawn(cmd[0], cmd[1:], encoding="utf-8", timeout=20)
+    try:
+        c.expect_exact("shaper> ")
+        end = time.monotonic() + 15
+        applied = None
+        while applied != (2, 0) and time.monotonic() < end:
+            c.sendline("show schedule")
+            c.expect(r"port 1: link up, (\d+) changes? applied, (\d+) "
+                     r"missed")
+            applied = (int(c.match.group(1)), int(c.match.group(2)))
+            c.expect_exact("shaper> ")
+            time.sleep(0.2)
+        assert applied == (2, 0), applied
+        c.sendline("show queue 1")
+        c.expect(r"port 1: queue (fq_codel [^\r\n]*)")
+        assert c.match.group(1) == (
+            "fq_codel limit 7 flows 65536 quantum 1514 target 5ms "
+            "interval 100ms memory_limit 32Mb ecn"), c.match.group(1)
+        c.expect_exact("shaper> ")
+        c.sendline("quit")
+        c.expect(r"schedule \S+: 2 changes applied, 0 missed")
+        c.expect(pexpect.EOF)
+    finally:
+        if c.isalive():
+            c.kill(signal.SIGKILL)
+        c.close()
+    sch.write_text("0 set queue 1 fq_codel limit 7\n"
+                   "1s set queue all fq_codel flows 1 limit 7\n")
+    r = run_piped(tmp_path, ["quit"], app_args=[
+        "--queue", "fq_codel flows 65536", "--schedule", str(sch)])
+    assert r.rc == 2, r.out
+    assert "s.txt:2: fq_codel: flows cannot change" in r.out and \
+        "65536 now" in r.out, r.out
 
 
 @pytest.fixture

@@ -489,3 +489,268 @@ def test_listen_errors(tmp_path, need_prometheus):
     assert p.returncode == 1, p.stderr
     assert "cannot listen on 127.0.0.1:%d" % port in p.stderr, p.stderr
     assert p.stderr.count("\n") == 1, p.stderr
+
+
+# ---- many clients (issue 30 item 6) ----------------------------------------
+
+def threads_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise AssertionError("no Threads: in /proc/%d/status" % pid)
+
+
+def scrape_raw(port, method="GET", path="/metrics", timeout=60):
+    """(status line, {header: value}, body) of one request, read to EOF."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                   "Connection: close\r\n\r\n" % (method, path)).encode())
+        data = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    hdrs = {}
+    for line in lines[1:]:
+        k, _, v = line.partition(":")
+        hdrs[k.strip().lower()] = v.strip()
+    return lines[0], hdrs, body
+
+
+def live_shaper(procs, tmp_path):
+    """A forwarding dpdk-shaper on net_null and its file prefix, once its
+    telemetry socket exists."""
+    fp = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i", "--netem", "delay 1ms"],
+                     file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                         stderr=subprocess.STDOUT, text=True)
+    sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+    wait_for("the telemetry socket", lambda: os.path.exists(sock))
+    return shaper, fp
+
+
+def test_concurrent_scrapes_all_see_the_shaper_up(tmp_path, procs,
+                                                  need_prometheus):
+    """100 scrapes at once of a running shaper: every one answers
+    shaper_up 1 with the port counters (DPDK 22.11's telemetry takes
+    about 10 clients at once: the exporter's reads must not each open
+    one), and the exporter's threads do not grow with them."""
+    from prometheus_client.parser import text_string_to_metric_families
+    try:
+        shaper, fp = live_shaper(procs, tmp_path)
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        pid = procs.procs[-1].pid
+        before = threads_of(pid)
+        n = 100
+        go = threading.Barrier(n)
+        got = [None] * n
+        peak = [before]
+
+        def one_scrape(i):
+            go.wait()
+            try:
+                got[i] = scrape_raw(ex)
+            except OSError as e:
+                got[i] = e
+        ts = [threading.Thread(target=one_scrape, args=(i,))
+              for i in range(n)]
+        for t in ts:
+            t.start()
+        while any(t.is_alive() for t in ts):
+            peak[0] = max(peak[0], threads_of(pid))
+            time.sleep(0.01)
+        for t in ts:
+            t.join()
+        ups = []
+        for r in got:
+            assert not isinstance(r, Exception), r
+            status, _, body = r
+            assert status.split()[1] == "200", status
+            ms = {(s.name, frozenset(s.labels.items())): s.value
+                  for fam in text_string_to_metric_families(body.decode())
+                  for s in fam.samples}
+            ups.append(ms[("shaper_up", frozenset())])
+            assert ("shaper_tx_packets_total",
+                    frozenset({("port", "1")})) in ms or ups[-1] != 1
+        assert ups == [1] * n, "%d of %d said shaper_up 0" % (
+            ups.count(0), n)
+        assert peak[0] <= before + 1, (before, peak[0])
+        log = (tmp_path / "exporter.log").read_text()
+        assert "Resource temporarily unavailable" not in log, log
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
+def test_idle_and_slow_clients_bounded_and_timed_out(tmp_path, procs,
+                                                     need_prometheus):
+    """300 clients that connect and send nothing, and 5 that send a
+    request a byte every 0.3 s: the exporter's thread count stays what it
+    was idle (/proc/PID/status Threads), a normal scrape is answered
+    while they are open, and each of them is closed once the client
+    timeout has passed (not before)."""
+    timeout = 3.0
+    try:
+        shaper, fp = live_shaper(procs, tmp_path)
+        port = free_port()
+        log = open(tmp_path / "exporter.log", "w")
+        ex = procs.start([PY, EXPORTER, "--file-prefix", fp, "--listen",
+                          "127.0.0.1:%d" % port, "--client-timeout",
+                          str(timeout)], stdout=log,
+                         stderr=subprocess.STDOUT)
+        wait_for("shaper_up 1", lambda: (metrics(port) or {}).get(
+            ("shaper_up", frozenset())) == 1)
+        idle_threads = threads_of(ex.pid)
+        # each one's time runs from its connect: the first one's first
+        t_first = time.monotonic()
+        idle = []
+        for _ in range(300):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            idle.append(s)
+        slow = []
+        for _ in range(5):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            slow.append(s)
+        t_open = time.monotonic()
+        req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+        stop = threading.Event()
+
+        def dribble():
+            for i in range(len(req)):
+                for s in slow:
+                    try:
+                        s.send(req[i:i + 1])
+                    except OSError:
+                        pass
+                if stop.wait(0.3):
+                    return
+        dr = threading.Thread(target=dribble)
+        dr.start()
+        try:
+            time.sleep(0.5)
+            # every one of them is open to the exporter now
+            assert threads_of(ex.pid) == idle_threads, \
+                (idle_threads, threads_of(ex.pid))
+            t = time.monotonic()
+            status, _, body = scrape_raw(port, timeout=timeout)
+            assert status.split()[1] == "200", status
+            assert b"\nshaper_up 1.0\n" in body, body[:300]
+            assert time.monotonic() - t < timeout
+            assert threads_of(ex.pid) == idle_threads
+
+            def closed(s):
+                s.setblocking(False)
+                try:
+                    while True:
+                        b = s.recv(4096)
+                        if not b:
+                            return True
+                except BlockingIOError:
+                    return False
+                except OSError:
+                    return True
+            # not before the timeout...
+            assert time.monotonic() - t_first < timeout - 0.5
+            assert not any(closed(s) for s in idle + slow)
+            # ... and each once it has passed
+            end = t_open + timeout + 5
+            while time.monotonic() < end and \
+                    not all(closed(s) for s in idle + slow):
+                time.sleep(0.1)
+            assert all(closed(s) for s in idle), \
+                sum(not closed(s) for s in idle)
+            assert all(closed(s) for s in slow)
+            assert threads_of(ex.pid) == idle_threads
+        finally:
+            stop.set()
+            dr.join()
+            for s in idle + slow:
+                s.close()
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
+def test_head_gets_headers_and_no_body(tmp_path, procs, need_prometheus):
+    """HEAD /metrics: the status and headers a GET gets (its
+    Content-Length and Content-Type), and no body."""
+    fp = prefix()
+    ex = start_exporter(procs, tmp_path, fp)   # no shaper: a fixed body
+    gs, gh, gbody = scrape_raw(ex)
+    hs, hh, hbody = scrape_raw(ex, method="HEAD")
+    assert gs.split()[1] == hs.split()[1] == "200", (gs, hs)
+    assert gbody and b"shaper_up 0.0" in gbody, gbody
+    assert hbody == b"", hbody[:200]
+    assert hh["content-type"] == gh["content-type"], (hh, gh)
+    assert hh["content-type"].startswith("text/plain"), hh
+    assert int(hh["content-length"]) == len(gbody) == \
+        int(gh["content-length"]), (hh, gh, len(gbody))
+
+
+def test_one_telemetry_connection_kept_and_remade(tmp_path, procs,
+                                                  need_prometheus):
+    """Against a telemetry server that counts its clients: scrapes reuse
+    one connection; when the server closes it (a restart) the next scrape
+    still answers shaper_up 1 on a new one; a server that closes its
+    first clients at once (DPDK over its client limit) is retried."""
+    path = str(tmp_path / "t.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(path)
+    srv.listen(4)
+    srv.settimeout(30)
+    state = {"accepts": 0, "refuse": 0, "drop_after": None}
+    answers = {"/": ["/", "/shaper/stats", "/shaper/drops",
+                     "/shaper/bands", "/shaper/config"],
+               "/shaper/stats": STATS, "/shaper/drops": {"0": {"lost": 0}},
+               "/shaper/bands": {}, "/shaper/config": {}}
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            state["accepts"] += 1
+            with c:
+                if state["refuse"] > 0:
+                    state["refuse"] -= 1
+                    continue          # closed before the banner
+                c.send(json.dumps({"version": "fake", "pid": os.getpid(),
+                                   "max_output_len": 16384}).encode())
+                n = 0
+                while state["drop_after"] is None or \
+                        n < state["drop_after"]:
+                    req = c.recv(1024).decode()
+                    if not req:
+                        break
+                    n += 1
+                    c.send(json.dumps({req: answers.get(req)}).encode())
+                state["drop_after"] = None
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        ex = start_exporter(procs, tmp_path, prefix(), sock=path)
+        for _ in range(5):
+            assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 1, state
+        # the server drops the connection after the next 2 requests:
+        # the scrape that meets it remakes it and reads again
+        state["drop_after"] = 2
+        for _ in range(3):
+            assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 2, state
+        # next time, the first 3 clients are closed at once
+        state["refuse"], state["drop_after"] = 3, 0
+        assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 2 + 1 + 3, state
+        assert m(metrics(ex), "shaper_up") == 1
+        assert state["accepts"] == 6, state
+    finally:
+        procs.stop_all()
+        srv.close()

@@ -7,7 +7,7 @@ import filecmp
 import os
 
 import pcaplib
-from test_offline import MS, T0, ok_run, run
+from test_offline import MS, T0, ok_run, run, summary
 
 S = 1000 * MS
 
@@ -147,3 +147,29 @@ def test_ini_schedule(tmp_path):
     s = ok_run(tmp_path / "in.pcap", tmp_path / "out.pcap",
                "--config", str(ini))
     assert s["by_cause"]["link_down"] == 20
+
+
+def test_fq_codel_flows_kept_offline(tmp_path):
+    """Offline as live (issue 30 item 5): with `--queue 'fq_codel flows
+    65536'` a schedule's `clear queue` and `set queue` without flows keep
+    the table's size and apply; one naming another size is refused at
+    start (exit 2, its line named, nothing written), not at its time."""
+    capture(tmp_path / "in.pcap", [i * 100 * MS for i in range(30)])
+    sch = sched(tmp_path, "1s clear queue 0\n2s set queue 0 fq_codel "
+                "limit 7\n")
+    proc = run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+               "--queue", "fq_codel flows 65536", "--schedule", sch)
+    assert proc.returncode == 0, proc.stderr
+    assert "schedule:     %s: 2 lines, 2 changes applied" % sch in \
+        proc.stdout, proc.stdout
+    assert summary(proc.stdout)["out"] == 30, proc.stdout
+    sch = sched(tmp_path, "1s set queue 0 fq_codel limit 7\n"
+                "2s set queue 0 fq_codel flows 1\n")
+    out = tmp_path / "out2.pcap"
+    proc = run(tmp_path / "in.pcap", out, "--queue", "fq_codel flows 65536",
+               "--schedule", sch)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and "\n" not in err, (proc.returncode, err)
+    assert sch + ":2: fq_codel: flows cannot change" in err and \
+        "65536 now" in err, err
+    assert not out.exists()
