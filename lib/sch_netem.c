@@ -83,6 +83,10 @@ struct netem_sched_data {
 	uint64_t arrivals;          /* original packets seen (their number) */
 	bool loss_last, dup_last, corrupt_last, reorder_last;
 	uint8_t clg_state;
+	/* deterministic loss: k N mod M (pattern), k mod PERIOD (burst),
+	 * k mod length (sequence), k the originals seen: a running
+	 * remainder, so that no packet pays a division */
+	uint64_t det_pos;
 	uint32_t counter;           /* packets since the last reorder */
 	double delay_z;             /* latent normal of the delay copula */
 	struct {
@@ -312,6 +316,43 @@ netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	if (adv)
 		p->clg_state = st;
 	return lost;
+}
+
+/*
+ * Deterministic loss of the next original (pattern, burst, sequence):
+ * one add and one compare, or one lookup, per original. pattern: with
+ * r = kN mod M, floor((k+1)N/M) - floor(kN/M) = floor((r + N)/M), which
+ * is 1 iff r + N >= M since N <= M.
+ */
+static inline bool
+netem_loss_det(struct netem_sched_data *p, const struct shp_netem_conf *c)
+{
+	uint64_t k = p->det_pos;
+	bool lost;
+
+	switch (c->loss_model) {
+	case SHP_NETEM_LOSS_PATTERN:
+		k += c->det.n;
+		lost = k >= c->det.m;
+		p->det_pos = lost ? k - c->det.m : k;
+		return lost;
+	case SHP_NETEM_LOSS_BURST:
+		lost = k >= c->det.m - c->det.n;
+		p->det_pos = k + 1 == c->det.m ? 0 : k + 1;
+		return lost;
+	case SHP_NETEM_LOSS_SEQUENCE:
+		lost = c->seq[k];
+		p->det_pos = k + 1 == c->seq_len ? 0 : k + 1;
+		return lost;
+	default:
+		return false;
+	}
+}
+
+static inline bool
+netem_loss_is_det(const struct shp_netem_conf *c)
+{
+	return c->loss_model >= SHP_NETEM_LOSS_PATTERN;
 }
 
 /* ------------------------------------------------------- packet surgery */
@@ -703,8 +744,14 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		count += dup;
 	}
 	if (c->loss_model != SHP_NETEM_LOSS_NONE) {
-		netem_rand_at(p, RS_LOSS, copy, n, &r);
-		lost = netem_loss_event(p, c, &r, !copy);
+		if (netem_loss_is_det(c)) {
+			/* the pattern counts originals; a copy shares its
+			 * original's fate (below) */
+			lost = !copy && netem_loss_det(p, c);
+		} else {
+			netem_rand_at(p, RS_LOSS, copy, n, &r);
+			lost = netem_loss_event(p, c, &r, !copy);
+		}
 	}
 	if (c->corrupt.p > 0) {
 		netem_rand_at(p, RS_CORRUPT, copy, n, &rc);
@@ -733,9 +780,17 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		if (rc_ecn > 0)
 			NX(p, ctx, NETEM_XS_ECN_MARKED)++;
 		else
-			count--;
+			/* a deterministic loss takes the original and its
+			 * copy: the originals the pattern names never leave */
+			count = netem_loss_is_det(c) ? 0 : count - 1;
 	}
 	if (count == 0) {
+		if (dup) {
+			/* (deterministic loss) the copy is accounted, lost
+			 * with its original, without being made */
+			NX(p, ctx, NETEM_XS_DUPLICATED)++;
+			(*shp_stage_drop_ctr(q, ctx->ctr, NETEM_DROP_LOST))++;
+		}
 		shp_stage_drop(q, ctx, NETEM_DROP_LOST, m);
 		return false;
 	}
@@ -872,6 +927,7 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	p->reorder_last = false;
 	p->clg_state = c->loss_model == SHP_NETEM_LOSS_STATE ? CLG_TX_GAP :
 		GE_GOOD;
+	p->det_pos = 0;
 	p->counter = 0;
 	p->delay_z = 0;
 	p->slot.armed = false;
@@ -1127,7 +1183,8 @@ netem_dump(const struct shp_qdisc *q, FILE *f)
 {
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_conf(p);
-	char buf[1024];
+	/* a `loss sequence` alone may take 4096 characters */
+	char buf[SHP_NETEM_LOSS_SEQ_MAX + 1024];
 
 	if (c == NULL) {
 		fprintf(f, "off");
