@@ -515,6 +515,12 @@ check_conf(struct parser *p)
 	if (c->ecn && c->loss_model == SHP_NETEM_LOSS_NONE) {
 		return shp_tc_fail(&p->a, "'ecn' needs a 'loss' model");
 	}
+	if (c->accumulate != 0 && c->slot_mode != SHP_NETEM_SLOT_OFF) {
+		/* both decide when a due packet leaves: which one rounds the
+		 * other's instants is a choice not made yet */
+		return shp_tc_fail(&p->a, "'accumulate' and 'slot' cannot "
+				   "be combined");
+	}
 	if (c->dist != NULL && (c->latency == 0 || c->jitter == 0)) {
 		return shp_tc_fail(&p->a, "'distribution' needs a 'delay' "
 				   "with a jitter");
@@ -582,6 +588,14 @@ netem_words(struct parser *p)
 			rc = parse_outage(p);
 		} else if (strcmp(w, "ber") == 0) {
 			rc = parse_ber(p);
+		} else if (strcmp(w, "accumulate") == 0) {
+			rc = need_arg(p, "a time (the window)");
+			if (rc == 0)
+				rc = get_time(p, "accumulate", &c->accumulate);
+			if (rc == 0 && c->accumulate == 0)
+				rc = shp_tc_fail(&p->a, "accumulate: '%s': the "
+						 "window must be above 0",
+						 cur(p));
 		} else {
 			rc = shp_tc_fail(&p->a, "unknown keyword '%s'", w);
 		}
@@ -860,6 +874,10 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		put_number(&o, c->ber);
 		if (c->ber_drop)
 			put(&o, " drop");
+	}
+	if (c->accumulate != 0) {
+		put(&o, " accumulate");
+		put_time(&o, c->accumulate);
 	}
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);

@@ -32,6 +32,9 @@
  *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
  *                        times of these means, as Mahimahi's mm-onoff)
  *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
+ *   accumulate TIME      (ours: departures rounded up to the end of
+ *                        their window of TIME, counted from the first
+ *                        arrival)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
  * '%'; a bare RATE is bits per second. Words are read by the tc word parser
  * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
@@ -143,6 +146,7 @@ struct shp_netem_conf {
 	double ber;                 /* bit error rate; 0: off */
 	bool ber_drop;              /* a hit packet is dropped (lost_ber),
 				     * not corrupted */
+	uint64_t accumulate;        /* ns; 0: off (accumulate and burst) */
 };
 
 /*

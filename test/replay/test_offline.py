@@ -675,3 +675,73 @@ def test_deterministic_loss_with_ecn(tmp_path):
     ce = {pcaplib.seq_of(f) for _, f in got if pcaplib.tos_of(f) & 3 == 3}
     assert ce == named
 
+
+# ---------------------------------------------------------- accumulate
+
+def accumulated(t, t0, w):
+    """Issue 28 item 2: t0 + ceil((t - t0) / w) * w."""
+    return t0 + -(-(t - t0) // w) * w
+
+
+def bursty(n, seed):
+    """Arrivals in bursts faster than 10 Mbit/s of small frames, then
+    idle gaps of up to 30 ms; nothing on a us grid."""
+    rnd = random.Random(seed)
+    ts, t = [], T0
+    while len(ts) < n:
+        for _ in range(rnd.randint(1, 40)):
+            t += rnd.randint(1, 300_000)
+            ts.append(t)
+        t += rnd.randint(1, 30 * MS)
+    return ts[:n]
+
+
+def test_accumulate_departures_exact(tmp_path):
+    """`delay 10ms accumulate 5ms`: each packet leaves at the end of the
+    5 ms window (counted from the first arrival) its 10 ms delay ends in,
+    in arrival order."""
+    n = 5000
+    ts = bursty(n, 21)
+    frames = [pcaplib.eth_ipv4(0, 64 + i % 1400, i) for i in range(n)]
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    s = ok_run(inp, out, "--netem", "delay 10ms accumulate 5ms")
+    _, got = pcaplib.read(str(out))
+    assert [f for _, f in got] == frames and s["drops"] == 0
+    want = [accumulated(a + 10 * MS, ts[0], 5 * MS) for a in ts]
+    assert [d for d, _ in got] == want
+    # the windows did gather packets, and the first packet's is t0 + 10ms
+    assert want[0] == ts[0] + 10 * MS
+    assert len(set(want)) < n / 4
+    assert all((d - ts[0]) % (5 * MS) == 0 for d in want)
+
+
+def test_accumulate_with_rate_exact(tmp_path):
+    """With `rate 10mbit` the serialisation is computed on the times
+    before rounding (each packet after the previous one's unrounded
+    departure), then each departure is rounded to its window's end."""
+    n = 5000
+    rnd = random.Random(22)
+    ts = bursty(n, 23)
+    frames = [pcaplib.eth_ipv4(0, rnd.randint(64, 1500), i)
+              for i in range(n)]
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    s = ok_run(inp, out, "--netem", "delay 10ms rate 10mbit accumulate 5ms")
+    _, got = pcaplib.read(str(out))
+    assert [f for _, f in got] == frames and s["drops"] == 0
+    # 10 Mbit/s = 1.25e6 B/s: 800 ns a byte
+    want, last, queued = [], None, 0
+    for a, f in zip(ts, frames):
+        u = a + 10 * MS
+        if last is not None and last > u:
+            u = last
+            queued += 1
+        u += len(f) * 800
+        last = u
+        want.append(accumulated(u, ts[0], 5 * MS))
+    assert queued > n / 10          # the rate did hold packets back
+    assert [d for d, _ in got] == want
+    # not the same as rounding the rate's departures computed from
+    # rounded times
+    assert len(set(want)) < n / 2

@@ -581,7 +581,8 @@ conf_equal(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->seed_set == b->seed_set && a->seed == b->seed &&
 	       a->det.n == b->det.n && a->det.m == b->det.m &&
 	       a->seq_len == b->seq_len &&
-	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0);
+	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
+	       a->accumulate == b->accumulate;
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -674,7 +675,7 @@ rnd_clause(char *b, size_t len)
 	rnd_time(t2, sizeof(t2));
 	rnd_pct(p1, sizeof(p1));
 	rnd_pct(p2, sizeof(p2));
-	switch (rnd() % 16) {
+	switch (rnd() % 17) {
 	case 0:
 		snprintf(b, len, "limit %" PRIu64, rnd() % 100000);
 		break;
@@ -755,6 +756,9 @@ rnd_clause(char *b, size_t len)
 		snprintf(b, len, "loss sequence %s", bits);
 		break;
 	}
+	case 15:
+		snprintf(b, len, "accumulate %s", t1);
+		break;
 	default:
 		snprintf(b, len, "delay %s %s noreorder", t1, t2);
 		break;
@@ -887,6 +891,26 @@ test_deterministic_loss(void **state)
 	parse_bad(out, "sequence", "4097 characters: give 1 to 4096");
 }
 
+/* Issue 28.2: accumulate TIME. */
+static void
+test_accumulate(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("delay 10ms accumulate 5ms");
+	assert_int_equal(c->accumulate, 5000000);
+	shp_netem_conf_free(c);
+	round_trip("delay 10ms accumulate 5ms rate 10mbit",
+		   "delay 10ms rate 10Mbit accumulate 5ms");
+	round_trip("accumulate 1500us", "accumulate 1500us");
+	parse_bad("accumulate", "accumulate", "time");
+	parse_bad("accumulate 5", "accumulate", "'5'");
+	parse_bad("accumulate 0ms", "accumulate", "above 0");
+	parse_bad("accumulate -1ms", "accumulate", "'-1ms'");
+	parse_bad("accumulate 5ms slot 1ms", "'accumulate' and 'slot'", NULL);
+}
+
 /* Issue 15.5: a second `slot distribution` replaces the first (whose
  * table is freed: the ASan build sees a leak otherwise). */
 static void
@@ -956,6 +980,7 @@ main(void)
 		cmocka_unit_test(test_format_random),
 		cmocka_unit_test(test_slot_twice),
 		cmocka_unit_test(test_deterministic_loss),
+		cmocka_unit_test(test_accumulate),
 		cmocka_unit_test(test_tc_words),
 	};
 
