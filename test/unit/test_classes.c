@@ -466,6 +466,15 @@ test_long_text_change_applies(void **state)
 	assert_int_equal(p.out[1], want);
 	poll_at(&p, 2 * MS);
 	assert_int_equal(conserved(&p), 0);
+	/* a value `set class` cannot hold is refused, not run cut short */
+	memset(bits, '1', 483);
+	snprintf(t1, sizeof(t1), "netem 'loss sequence %s%s'", bits,
+		 "0110011001100110");   /* 513 characters: 2 too many */
+	n = NULL;
+	assert_int_equal(shp_class_set_edit(s, "a", t1, &n, err), -1);
+	assert_null(n);
+	assert_non_null(strstr(err, "netem: its value is longer than 511"));
+	assert_null(strchr(err, '\n'));
 	port_fini(&p);
 	shp_class_set_free(s);
 }
