@@ -13,6 +13,7 @@
  * room (64 bytes after the headroom) so 1e7 mbufs fit in ~4.5 GB.
  *
  * Usage: bench_netem [MAX_IN_FLIGHT]   (default 10000000)
+ * BENCH_NETEM_EXTRA='WORDS' adds netem words to every case.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,7 +83,11 @@ static void
 run_case(uint64_t inflight, bool jitter, struct result *res)
 {
 	struct rte_mempool *mp = make_pool(inflight);
-	char args[128], err[SHP_ERR_LEN];
+	/* more netem words from the environment ("loss 25%" against
+	 * "loss pattern 1 4": the loss decision's cost) */
+	const char *extra = getenv("BENCH_NETEM_EXTRA");
+	char args[256], err[SHP_ERR_LEN];
+	size_t n;
 	struct shp_netem_conf *conf;
 	struct shp_qdisc *q;
 	struct shp_ctx ctx = { .now = 0, .ctr = &ctr };
@@ -98,6 +103,9 @@ run_case(uint64_t inflight, bool jitter, struct result *res)
 	else
 		snprintf(args, sizeof(args), "limit %" PRIu64
 			 " delay %" PRIu64 "ns", 2 * inflight, d);
+	n = strlen(args);
+	if (extra != NULL)
+		snprintf(args + n, sizeof(args) - n, " %s", extra);
 	conf = shp_netem_parse(args, err);
 	if (conf == NULL) {
 		fprintf(stderr, "%s\n", err);

@@ -54,7 +54,10 @@ conf_eq(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->slot_bytes == b->slot_bytes && a->seed_set == b->seed_set &&
 	       a->seed == b->seed && a->outage_on == b->outage_on &&
 	       a->outage_off == b->outage_off && a->ber == b->ber &&
-	       a->ber_drop == b->ber_drop;
+	       a->ber_drop == b->ber_drop && a->det.n == b->det.n &&
+	       a->det.m == b->det.m && a->seq_len == b->seq_len &&
+	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
+	       a->accumulate == b->accumulate;
 }
 
 /*

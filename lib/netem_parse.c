@@ -161,6 +161,68 @@ parse_delay(struct parser *p)
 	return get_percent(p, kw, &c->delay_corr);
 }
 
+/*
+ * loss pattern N M (0 < N <= M) and loss burst LEN PERIOD (0 < LEN <=
+ * PERIOD): two counts, the first not above the second.
+ */
+static int
+parse_loss_det(struct parser *p, const char *model)
+{
+	struct shp_netem_conf *c = p->c;
+	bool pattern = strcmp(model, "pattern") == 0;
+	const char *first = pattern ? "N" : "LEN";
+	const char *second = pattern ? "M" : "PERIOD";
+
+	c->loss_model = pattern ? SHP_NETEM_LOSS_PATTERN : SHP_NETEM_LOSS_BURST;
+	if (need_arg(p, pattern ? "N of 'loss pattern N M'" :
+		     "LEN of 'loss burst LEN PERIOD'") < 0 ||
+	    get_u32(p, model, &c->det.n) < 0)
+		return -1;
+	if (c->det.n == 0)
+		return shp_tc_fail(&p->a, "loss %s: %s '%s' must be above 0",
+				   model, first, cur(p));
+	if (need_arg(p, pattern ? "M of 'loss pattern N M'" :
+		     "PERIOD of 'loss burst LEN PERIOD'") < 0 ||
+	    get_u32(p, model, &c->det.m) < 0)
+		return -1;
+	if (c->det.m < c->det.n)
+		return shp_tc_fail(&p->a, "loss %s: %s '%s' is below %s "
+				   "%" PRIu32, model, second, cur(p), first,
+				   c->det.n);
+	return 0;
+}
+
+/* loss sequence BITS: 1 to SHP_NETEM_LOSS_SEQ_MAX characters 0 or 1. */
+static int
+parse_loss_seq(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *w;
+	size_t i, len;
+
+	c->loss_model = SHP_NETEM_LOSS_SEQUENCE;
+	if (need_arg(p, "BITS of 'loss sequence BITS' (0: sent, "
+		     "1: lost)") < 0)
+		return -1;
+	w = cur(p);
+	len = strlen(w);
+	if (len == 0 || len > SHP_NETEM_LOSS_SEQ_MAX)
+		return shp_tc_fail(&p->a, "loss sequence: %zu characters: "
+				   "give 1 to %d", len, SHP_NETEM_LOSS_SEQ_MAX);
+	for (i = 0; i < len; i++)
+		if (w[i] != '0' && w[i] != '1')
+			return shp_tc_fail(&p->a, "loss sequence: character "
+					   "%zu is '%c': only 0 (sent) and 1 "
+					   "(lost)", i + 1, w[i]);
+	c->seq = malloc(len);
+	if (c->seq == NULL)
+		return shp_tc_fail(&p->a, "out of memory");
+	for (i = 0; i < len; i++)
+		c->seq[i] = w[i] == '1';
+	c->seq_len = (uint32_t)len;
+	return 0;
+}
+
 static int
 parse_loss(struct parser *p)
 {
@@ -184,6 +246,10 @@ parse_loss(struct parser *p)
 		c->loss_model = SHP_NETEM_LOSS_RANDOM;
 		return parse_prob(p, "loss", &c->loss);
 	}
+	if (strcmp(model, "pattern") == 0 || strcmp(model, "burst") == 0)
+		return parse_loss_det(p, model);
+	if (strcmp(model, "sequence") == 0)
+		return parse_loss_seq(p);
 	if (strcmp(model, "state") == 0) {
 		c->loss_model = SHP_NETEM_LOSS_STATE;
 		v[0] = &c->state.p13;
@@ -201,8 +267,8 @@ parse_loss(struct parser *p)
 		nv = 4;
 	} else {
 		return shp_tc_fail(&p->a, "%s: unknown loss model '%s' (use "
-				   "random, state, gemodel or a percentage)",
-				   kw, model);
+				   "random, state, gemodel, pattern, burst, "
+				   "sequence or a percentage)", kw, model);
 	}
 	if (need_arg(p, "a percentage") < 0 || get_percent(p, model, v[0]) < 0)
 		return -1;
@@ -299,7 +365,10 @@ parse_ber(struct parser *p)
 	     (strcmp(w, "drop") == 0 &&
 	      (shp_tc_matches(after, "random") ||
 	       shp_tc_matches(after, "state") ||
-	       shp_tc_matches(after, "gemodel")))))
+	       shp_tc_matches(after, "gemodel") ||
+	       strcmp(after, "pattern") == 0 ||
+	       strcmp(after, "burst") == 0 ||
+	       strcmp(after, "sequence") == 0))))
 		return 0;
 	p->a.i++;
 	c->ber_drop = strcmp(w, "drop") == 0;
@@ -446,6 +515,12 @@ check_conf(struct parser *p)
 	if (c->ecn && c->loss_model == SHP_NETEM_LOSS_NONE) {
 		return shp_tc_fail(&p->a, "'ecn' needs a 'loss' model");
 	}
+	if (c->accumulate != 0 && c->slot_mode != SHP_NETEM_SLOT_OFF) {
+		/* both decide when a due packet leaves: which one rounds the
+		 * other's instants is a choice not made yet */
+		return shp_tc_fail(&p->a, "'accumulate' and 'slot' cannot "
+				   "be combined");
+	}
 	if (c->dist != NULL && (c->latency == 0 || c->jitter == 0)) {
 		return shp_tc_fail(&p->a, "'distribution' needs a 'delay' "
 				   "with a jitter");
@@ -513,6 +588,14 @@ netem_words(struct parser *p)
 			rc = parse_outage(p);
 		} else if (strcmp(w, "ber") == 0) {
 			rc = parse_ber(p);
+		} else if (strcmp(w, "accumulate") == 0) {
+			rc = need_arg(p, "a time (the window)");
+			if (rc == 0)
+				rc = get_time(p, "accumulate", &c->accumulate);
+			if (rc == 0 && c->accumulate == 0)
+				rc = shp_tc_fail(&p->a, "accumulate: '%s': the "
+						 "window must be above 0",
+						 cur(p));
 		} else {
 			rc = shp_tc_fail(&p->a, "unknown keyword '%s'", w);
 		}
@@ -578,6 +661,7 @@ shp_netem_conf_free(struct shp_netem_conf *c)
 		return;
 	free(c->dist);
 	free(c->slot_dist);
+	free(c->seq);
 	free(c);
 }
 
@@ -663,6 +747,21 @@ put_prob(struct out *o, const char *kw, const struct shp_netem_prob *pr)
 		put_percent(o, pr->corr);
 }
 
+/* A sequence's bits as its 0/1 characters (up to 4096: no format). */
+static void
+put_bits(struct out *o, const uint8_t *bits, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (o->pos + 1 < o->len) {
+			o->buf[o->pos] = bits[i] ? '1' : '0';
+			o->buf[o->pos + 1] = '\0';
+		}
+		o->pos++;
+	}
+}
+
 static void
 put_rate(struct out *o, uint64_t bps)
 {
@@ -715,6 +814,16 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		put_percent(&o, c->ge.h1);
 		put_percent(&o, c->ge.k1);
 		break;
+	case SHP_NETEM_LOSS_PATTERN:
+	case SHP_NETEM_LOSS_BURST:
+		put(&o, " loss %s %" PRIu32 " %" PRIu32,
+		    c->loss_model == SHP_NETEM_LOSS_PATTERN ? "pattern" :
+		    "burst", c->det.n, c->det.m);
+		break;
+	case SHP_NETEM_LOSS_SEQUENCE:
+		put(&o, " loss sequence ");
+		put_bits(&o, c->seq, c->seq_len);
+		break;
 	case SHP_NETEM_LOSS_NONE:
 		break;
 	}
@@ -765,6 +874,10 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		put_number(&o, c->ber);
 		if (c->ber_drop)
 			put(&o, " drop");
+	}
+	if (c->accumulate != 0) {
+		put(&o, " accumulate");
+		put_time(&o, c->accumulate);
 	}
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);

@@ -172,6 +172,7 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 		const struct shp_kind *want = spec.kind[s] != NULL ?
 			spec.kind[s] : shp_kind_default((enum shp_slot)s);
 		char a[512], b[512], sub[SHP_ERR_LEN];
+		int na, nb;
 
 		if (spec.conf[s] == NULL && s == SHP_SLOT_QUEUE) {
 			/* the queue's defaults, owned by spec from now */
@@ -194,9 +195,12 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 				 sub);
 			goto fail;
 		}
-		shp_kind_format(want, spec.conf[s], a, sizeof(a));
-		shp_chain_format(&k->chain, (enum shp_slot)s, b, sizeof(b));
-		if (strcmp(a, b) == 0)
+		na = shp_kind_format(want, spec.conf[s], a, sizeof(a));
+		nb = shp_chain_format(&k->chain, (enum shp_slot)s, b,
+				      sizeof(b));
+		/* a text cut short (a long `loss sequence`) may hide a
+		 * difference: it is a change */
+		if (na == nb && na < (int)sizeof(a) && strcmp(a, b) == 0)
 			continue;   /* the same: left as it runs */
 		if (want->ops->change == NULL) {
 			snprintf(err, SHP_ERR_LEN, "class %s: %s cannot change "

@@ -86,6 +86,14 @@ struct netem_sched_data {
 	uint64_t arrivals;          /* original packets seen (their number) */
 	bool loss_last, dup_last, corrupt_last, reorder_last;
 	uint8_t clg_state;
+	/* deterministic loss: k N mod M (pattern), k mod PERIOD (burst),
+	 * k mod length (sequence), k the originals seen: a running
+	 * remainder, so that no packet pays a division */
+	uint64_t det_pos;
+	/* accumulate: t0, the window end last rounded to, and the latest
+	 * departure before rounding (rate and noreorder count from it) */
+	bool acc_armed;
+	uint64_t acc_t0, acc_end, acc_last;
 	uint32_t counter;           /* packets since the last reorder */
 	double delay_z;             /* latent normal of the delay copula */
 	struct {
@@ -317,6 +325,43 @@ netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	return lost;
 }
 
+/*
+ * Deterministic loss of the next original (pattern, burst, sequence):
+ * one add and one compare, or one lookup, per original. pattern: with
+ * r = kN mod M, floor((k+1)N/M) - floor(kN/M) = floor((r + N)/M), which
+ * is 1 iff r + N >= M since N <= M.
+ */
+static inline bool
+netem_loss_det(struct netem_sched_data *p, const struct shp_netem_conf *c)
+{
+	uint64_t k = p->det_pos;
+	bool lost;
+
+	switch (c->loss_model) {
+	case SHP_NETEM_LOSS_PATTERN:
+		k += c->det.n;
+		lost = k >= c->det.m;
+		p->det_pos = lost ? k - c->det.m : k;
+		return lost;
+	case SHP_NETEM_LOSS_BURST:
+		lost = k >= c->det.m - c->det.n;
+		p->det_pos = k + 1 == c->det.m ? 0 : k + 1;
+		return lost;
+	case SHP_NETEM_LOSS_SEQUENCE:
+		lost = c->seq[k];
+		p->det_pos = k + 1 == c->seq_len ? 0 : k + 1;
+		return lost;
+	default:
+		return false;
+	}
+}
+
+static inline bool
+netem_loss_is_det(const struct shp_netem_conf *c)
+{
+	return c->loss_model >= SHP_NETEM_LOSS_PATTERN;
+}
+
 /* ------------------------------------------------------- packet surgery */
 
 /*
@@ -469,6 +514,40 @@ netem_offered(struct rte_mbuf *m)
 	return RTE_MAX(meta->time_to_send, meta->rx_ns);
 }
 
+/*
+ * accumulate T: a departure at t moves to t0 + ceil((t - t0) / T) T, the
+ * end of its window. Departures come nearly in order, so the window last
+ * found usually holds t: the division is paid once a window, not once a
+ * packet. Saturates like the rest (UINT64_MAX stays never).
+ */
+static uint64_t
+netem_accumulate(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		 uint64_t t)
+{
+	uint64_t w = c->accumulate, q, end;
+
+	if (t <= p->acc_t0)
+		return p->acc_t0;
+	if (t <= p->acc_end && p->acc_end - t < w)
+		return p->acc_end;
+	q = (t - p->acc_t0) / w;
+	end = p->acc_t0 + q * w;   /* <= t: no overflow */
+	if (end != t)
+		end = end > UINT64_MAX - w ? UINT64_MAX : end + w;
+	p->acc_end = end;
+	return end;
+}
+
+/* Under accumulate the queue holds rounded times: rate and noreorder
+ * count from the latest departure as it was before rounding, which this
+ * keeps (the queue's tail time says whether anything is queued). */
+static inline void
+netem_acc_note(struct netem_sched_data *p, int has_last, uint64_t tts)
+{
+	if (!has_last || tts > p->acc_last)
+		p->acc_last = tts;
+}
+
 static uint64_t
 netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 		   const struct rte_mbuf *m, uint64_t now, int64_t delay)
@@ -479,9 +558,11 @@ netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	if (delay < 0)   /* a negative draw means "now", never the past */
 		delay = 0;
 	tts = sat_add(now, (uint64_t)delay);
-	if (c->rate == 0 && !c->noreorder)
+	if (c->rate == 0 && !c->noreorder && c->accumulate == 0)
 		return tts;
 	last = shp_tq_tail_time(&p->tq, &has_last);
+	if (c->accumulate != 0 && has_last)
+		last = p->acc_last;
 	if (c->rate != 0) {
 		if (has_last && last > tts)
 			tts = last;
@@ -489,6 +570,10 @@ netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	}
 	if (c->noreorder && has_last && last > tts)
 		tts = last;
+	if (c->accumulate != 0) {
+		netem_acc_note(p, has_last, tts);
+		tts = netem_accumulate(p, c, tts);
+	}
 	return tts;
 }
 
@@ -695,6 +780,12 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	/* the link as it is when the packet is offered (after the rate
 	 * limit: what a dequeue of the child hands us now) */
 	down = netem_outage_down(p, c, RTE_MAX(ctx->now, shp_meta(m)->rx_ns));
+	if (unlikely(c->accumulate != 0 && !p->acc_armed)) {
+		/* the windows start with the first packet's arrival */
+		p->acc_armed = true;
+		p->acc_t0 = shp_meta(m)->rx_ns;
+		p->acc_end = p->acc_t0;
+	}
 	if (c->ber > 0) {
 		ber_bits = (uint64_t)rte_pktmbuf_pkt_len(m) * 8;
 		netem_rand_at(p, RS_BER, copy, n, &rb);
@@ -706,8 +797,14 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		count += dup;
 	}
 	if (c->loss_model != SHP_NETEM_LOSS_NONE) {
-		netem_rand_at(p, RS_LOSS, copy, n, &r);
-		lost = netem_loss_event(p, c, &r, !copy);
+		if (netem_loss_is_det(c)) {
+			/* the pattern counts originals; a copy shares its
+			 * original's fate (below) */
+			lost = !copy && netem_loss_det(p, c);
+		} else {
+			netem_rand_at(p, RS_LOSS, copy, n, &r);
+			lost = netem_loss_event(p, c, &r, !copy);
+		}
 	}
 	if (c->corrupt.p > 0) {
 		netem_rand_at(p, RS_CORRUPT, copy, n, &rc);
@@ -736,9 +833,17 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		if (rc_ecn > 0)
 			NX(p, ctx, NETEM_XS_ECN_MARKED)++;
 		else
-			count--;
+			/* a deterministic loss takes the original and its
+			 * copy: the originals the pattern names never leave */
+			count = netem_loss_is_det(c) ? 0 : count - 1;
 	}
 	if (count == 0) {
+		if (dup) {
+			/* (deterministic loss) the copy is accounted, lost
+			 * with its original, without being made */
+			NX(p, ctx, NETEM_XS_DUPLICATED)++;
+			(*shp_stage_drop_ctr(q, ctx->ctr, NETEM_DROP_LOST))++;
+		}
 		shp_stage_drop(q, ctx, NETEM_DROP_LOST, m);
 		return false;
 	}
@@ -792,6 +897,13 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		/* sent at once, ahead of the delayed ones */
 		tts = ctx->now;
 		NX(p, ctx, NETEM_XS_REORDERED)++;
+		if (c->accumulate != 0) {
+			int has_last;
+
+			shp_tq_tail_time(&p->tq, &has_last);
+			netem_acc_note(p, has_last, tts);
+			tts = netem_accumulate(p, c, tts);
+		}
 	}
 	shp_meta(m)->time_to_send = tts;
 	shp_tq_insert(&p->tq, m, ctx->now);
@@ -874,7 +986,7 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (c == NULL)
 		return;
 	/* tables reach 4 sigma; uniform reaches 1 */
-	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter,
+	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter + c->accumulate,
 			   (c->dist != NULL ? 8 : 2) * c->jitter);
 	netem_seed_streams(q, c, p->rs);
 	netem_stream_keys(q, c, p->key);
@@ -885,6 +997,8 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	p->reorder_last = false;
 	p->clg_state = c->loss_model == SHP_NETEM_LOSS_STATE ? CLG_TX_GAP :
 		GE_GOOD;
+	p->det_pos = 0;
+	p->acc_armed = false;
 	p->counter = 0;
 	p->delay_z = 0;
 	p->slot.armed = false;
@@ -1151,7 +1265,8 @@ netem_dump(const struct shp_qdisc *q, FILE *f)
 {
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_conf(p);
-	char buf[1024];
+	/* a `loss sequence` alone may take 4096 characters */
+	char buf[SHP_NETEM_LOSS_SEQ_MAX + 1024];
 
 	if (c == NULL) {
 		fprintf(f, "off");
@@ -1264,7 +1379,7 @@ const struct shp_kind shp_kind_netem = {
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
 		 "[outage ON_MEAN OFF_MEAN] [ber RATE [drop|corrupt]] "
-		 "[seed N]",
+		 "[accumulate TIME] [seed N]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
-		 "ecn#distribution#seed#noreorder#outage#ber",
+		 "ecn#distribution#seed#noreorder#outage#ber#accumulate",
 };

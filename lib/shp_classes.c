@@ -484,7 +484,7 @@ shp_class_set_edit(const struct shp_class_set *o, const char *name,
 	       (p = next_word(p, word, sizeof(word), &quoted)) != NULL) {
 		size_t len = 0;
 		const char *q;
-		char w[512];
+		char w[512 + 1];   /* one more than val: a word cut shows */
 
 		if (quoted || !is_class_word(word)) {
 			snprintf(err, SHP_ERR_LEN, "set class %s: '%s': "
@@ -497,11 +497,24 @@ shp_class_set_edit(const struct shp_class_set *o, const char *name,
 		val[0] = '\0';
 		while ((q = next_word(p, w, sizeof(w), &quoted)) != NULL &&
 		       (quoted || !is_class_word(w))) {
-			len += (size_t)snprintf(val + len, sizeof(val) - len,
-						"%s%s", len ? " " : "", w);
+			if (strlen(w) + 1 >= sizeof(w))
+				len = sizeof(val);   /* cut: refused below */
+			else if (len < sizeof(val))
+				len += (size_t)snprintf(val + len,
+							sizeof(val) - len,
+							"%s%s", len ? " " : "",
+							w);
 			p = q;
 			if (quoted)
 				break;
+		}
+		if (len >= sizeof(val)) {
+			/* never run a profile cut short (a long `loss
+			 * sequence`): --netem, schedules take any length */
+			snprintf(err, SHP_ERR_LEN, "set class %s %s: its value "
+				 "is longer than %zu characters", name, word,
+				 sizeof(val) - 1);
+			goto fail;
 		}
 		if (len == 0) {
 			snprintf(err, SHP_ERR_LEN, "set class %s %s: missing "

@@ -16,6 +16,10 @@
  *   loss|drop [random] P [CORR]
  *   loss|drop state P13 [P31 [P32 [P23 [P14]]]]
  *   loss|drop gemodel P [R [1-H [1-K]]]
+ *   loss|drop pattern N M      (ours, deterministic: N of every M, spread
+ *                              evenly)
+ *   loss|drop burst LEN PERIOD (ours: LEN at the end of every PERIOD)
+ *   loss|drop sequence BITS    (ours: a 0/1 string, repeated)
  *   ecn
  *   duplicate P [CORR]
  *   corrupt P [CORR]
@@ -28,6 +32,9 @@
  *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
  *                        times of these means, as Mahimahi's mm-onoff)
  *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
+ *   accumulate TIME      (ours: departures rounded up to the end of
+ *                        their window of TIME, counted from the first
+ *                        arrival)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
  * '%'; a bare RATE is bits per second. Words are read by the tc word parser
  * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
@@ -77,7 +84,14 @@ enum shp_netem_loss_model {
 	SHP_NETEM_LOSS_RANDOM,
 	SHP_NETEM_LOSS_STATE,   /* 4-state Markov (netem "state", GI) */
 	SHP_NETEM_LOSS_GEMODEL, /* Gilbert-Elliott */
+	/* deterministic, on the count k of originals (ours) */
+	SHP_NETEM_LOSS_PATTERN, /* k lost iff floor((k+1)N/M) > floor(kN/M) */
+	SHP_NETEM_LOSS_BURST,   /* k lost iff k mod PERIOD >= PERIOD - LEN */
+	SHP_NETEM_LOSS_SEQUENCE,/* k lost iff bit (k mod len) is 1 */
 };
+
+/* Longest `loss sequence` accepted. */
+#define SHP_NETEM_LOSS_SEQ_MAX 4096
 
 enum shp_netem_slot_mode {
 	SHP_NETEM_SLOT_OFF,
@@ -101,6 +115,10 @@ struct shp_netem_conf {
 	struct shp_netem_prob loss;            /* random */
 	struct { double p13, p31, p32, p23, p14; } state;
 	struct { double p, r, h1, k1; } ge;    /* h1 = "1-h", k1 = "1-k" */
+	/* pattern N M (n, m) and burst LEN PERIOD (n = LEN, m = PERIOD) */
+	struct { uint32_t n, m; } det;
+	uint32_t seq_len;           /* sequence: its bits, one a byte (0/1) */
+	uint8_t *seq;               /* owned by the conf */
 	bool ecn;
 
 	struct shp_netem_prob duplicate;
@@ -128,6 +146,7 @@ struct shp_netem_conf {
 	double ber;                 /* bit error rate; 0: off */
 	bool ber_drop;              /* a hit packet is dropped (lost_ber),
 				     * not corrupted */
+	uint64_t accumulate;        /* ns; 0: off (accumulate and burst) */
 };
 
 /*

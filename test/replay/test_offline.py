@@ -572,3 +572,176 @@ def test_pool_holds_what_the_queue_holds(tmp_path):
     assert len(warn) == 1 and "--mbufs 8192 is below" in warn[0], \
         proc.stderr
     assert summary(proc.stdout)["by_cause"]["no_mbuf"] > 0
+
+
+# ------------------------------------------------- deterministic loss
+
+def det_lost(netem, n):
+    """The originals 0..n-1 that a deterministic loss word loses, from
+    issue 28's formulas (computed here with divisions, independently of
+    the stage's running remainder)."""
+    w = netem.split()
+    if w[1] == "pattern":
+        N, M = int(w[2]), int(w[3])
+        return {k for k in range(n) if (k + 1) * N // M > k * N // M}
+    if w[1] == "burst":
+        L, P = int(w[2]), int(w[3])
+        return {k for k in range(n) if k % P >= P - L}
+    bits = w[2]
+    return {k for k in range(n) if bits[k % len(bits)] == "1"}
+
+
+DET_LOSS = ["loss pattern 1 4", "loss pattern 2 5", "loss burst 3 10",
+            "loss sequence 0010110"]
+
+
+@pytest.mark.parametrize("loss", DET_LOSS)
+def test_deterministic_loss_exact(tmp_path, loss):
+    """Issue 28 item 1: over 10,000 originals exactly the originals the
+    formula names are lost; with duplicate 50% (a lost original's copy
+    goes with it) and with delay 10ms 5ms the same ones; the output is
+    the same byte for byte run after run and whatever the seed (nothing
+    in it is random)."""
+    n = 10_000
+    frames = [pcaplib.eth_ipv4(0, 64 + i % 200, i) for i in range(n)]
+    ts = spaced(n, seed=5, hi=20_000)
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    lost = det_lost(loss, n)
+    kept = [k for k in range(n) if k not in lost]
+    assert 0 < len(lost) < n
+    if loss == "loss pattern 1 4":    # the issue's example
+        assert sorted(lost)[:3] == [3, 7, 11]
+
+    out = tmp_path / "plain.pcap"
+    s = ok_run(inp, out, "--netem", loss)
+    _, got = pcaplib.read(str(out))
+    assert [pcaplib.seq_of(f) for _, f in got] == kept
+    assert [f for _, f in got] == [frames[k] for k in kept]
+    assert [t for t, _ in got] == [ts[k] for k in kept]
+    assert s["by_cause"]["lost"] == len(lost) and s["drops"] == len(lost)
+    assert s["conservation"][-1] == "ok"
+    plain = out.read_bytes()
+    for i, seed in enumerate(("1", "2")):
+        o = tmp_path / ("seed%d.pcap" % i)
+        ok_run(inp, o, "--netem", loss, "--seed", seed)
+        assert o.read_bytes() == plain
+
+    out = tmp_path / "dup.pcap"
+    s = ok_run(inp, out, "--netem", loss + " duplicate 50%")
+    _, got = pcaplib.read(str(out))
+    seqs = [pcaplib.seq_of(f) for _, f in got]
+    assert sorted(set(seqs)) == kept
+    assert s["duplicated"] > 0.4 * n
+    counts = {}
+    for k in seqs:
+        counts[k] = counts.get(k, 0) + 1
+    assert max(counts.values()) == 2
+    # every copy made left; the copies of lost originals are lost too
+    copies_out = len(seqs) - len(kept)
+    assert s["by_cause"]["lost"] == len(lost) + (s["duplicated"] -
+                                                 copies_out)
+    assert s["conservation"][-1] == "ok"
+    again = tmp_path / "dup2.pcap"
+    ok_run(inp, again, "--netem", loss + " duplicate 50%")
+    assert again.read_bytes() == out.read_bytes()
+
+    out = tmp_path / "jitter.pcap"
+    s = ok_run(inp, out, "--netem", "delay 10ms 5ms " + loss)
+    _, got = pcaplib.read(str(out))
+    seqs = [pcaplib.seq_of(f) for _, f in got]
+    assert sorted(seqs) == kept
+    assert seqs != kept                  # the jitter did reorder them
+    assert s["by_cause"]["lost"] == len(lost)
+    again = tmp_path / "jitter2.pcap"
+    ok_run(inp, again, "--netem", "delay 10ms 5ms " + loss)
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_deterministic_loss_with_ecn(tmp_path):
+    """`ecn` with a deterministic loss: the originals the pattern names
+    are marked CE instead when ECN-capable, lost when not."""
+    n = 1000
+    frames = [pcaplib.eth_ipv4(0x02 if i % 2 else 0, 100, i)
+              for i in range(n)]
+    ts = spaced(n, seed=6)
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    s = ok_run(inp, out, "--netem", "loss pattern 1 4 ecn")
+    _, got = pcaplib.read(str(out))
+    named = det_lost("loss pattern 1 4", n)   # 3, 7, 11: all odd: ECT(0)
+    assert all(k % 2 for k in named)
+    assert s["ecn_marked"] == len(named) and s["drops"] == 0
+    ce = {pcaplib.seq_of(f) for _, f in got if pcaplib.tos_of(f) & 3 == 3}
+    assert ce == named
+
+
+# ---------------------------------------------------------- accumulate
+
+def accumulated(t, t0, w):
+    """Issue 28 item 2: t0 + ceil((t - t0) / w) * w."""
+    return t0 + -(-(t - t0) // w) * w
+
+
+def bursty(n, seed):
+    """Arrivals in bursts faster than 10 Mbit/s of small frames, then
+    idle gaps of up to 30 ms; nothing on a us grid."""
+    rnd = random.Random(seed)
+    ts, t = [], T0
+    while len(ts) < n:
+        for _ in range(rnd.randint(1, 40)):
+            t += rnd.randint(1, 300_000)
+            ts.append(t)
+        t += rnd.randint(1, 30 * MS)
+    return ts[:n]
+
+
+def test_accumulate_departures_exact(tmp_path):
+    """`delay 10ms accumulate 5ms`: each packet leaves at the end of the
+    5 ms window (counted from the first arrival) its 10 ms delay ends in,
+    in arrival order."""
+    n = 5000
+    ts = bursty(n, 21)
+    frames = [pcaplib.eth_ipv4(0, 64 + i % 1400, i) for i in range(n)]
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    s = ok_run(inp, out, "--netem", "delay 10ms accumulate 5ms")
+    _, got = pcaplib.read(str(out))
+    assert [f for _, f in got] == frames and s["drops"] == 0
+    want = [accumulated(a + 10 * MS, ts[0], 5 * MS) for a in ts]
+    assert [d for d, _ in got] == want
+    # the windows did gather packets, and the first packet's is t0 + 10ms
+    assert want[0] == ts[0] + 10 * MS
+    assert len(set(want)) < n / 4
+    assert all((d - ts[0]) % (5 * MS) == 0 for d in want)
+
+
+def test_accumulate_with_rate_exact(tmp_path):
+    """With `rate 10mbit` the serialisation is computed on the times
+    before rounding (each packet after the previous one's unrounded
+    departure), then each departure is rounded to its window's end."""
+    n = 5000
+    rnd = random.Random(22)
+    ts = bursty(n, 23)
+    frames = [pcaplib.eth_ipv4(0, rnd.randint(64, 1500), i)
+              for i in range(n)]
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    s = ok_run(inp, out, "--netem", "delay 10ms rate 10mbit accumulate 5ms")
+    _, got = pcaplib.read(str(out))
+    assert [f for _, f in got] == frames and s["drops"] == 0
+    # 10 Mbit/s = 1.25e6 B/s: 800 ns a byte
+    want, last, queued = [], None, 0
+    for a, f in zip(ts, frames):
+        u = a + 10 * MS
+        if last is not None and last > u:
+            u = last
+            queued += 1
+        u += len(f) * 800
+        last = u
+        want.append(accumulated(u, ts[0], 5 * MS))
+    assert queued > n / 10          # the rate did hold packets back
+    assert [d for d, _ in got] == want
+    # not the same as rounding the rate's departures computed from
+    # rounded times
+    assert len(set(want)) < n / 2

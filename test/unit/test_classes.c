@@ -408,6 +408,80 @@ class_drops(unsigned int i, const char *name)
 	return cs.drops[shp_drop_index(name)];
 }
 
+/* What class a (netem text) sends of 600 packets by 1 ms, from a fresh
+ * port. */
+static unsigned int
+class_out(const char *text)
+{
+	struct shp_class_set *s = SET("class", "a", "dst_ip 10.1.0.0/16",
+				      "class-netem", "a", text);
+	struct port p;
+	unsigned int out;
+
+	port_build(&p, NULL, s);
+	offer(&p, 1, 600, 0);
+	poll_at(&p, 1 * MS);
+	out = p.out[1];
+	poll_at(&p, 2 * MS);
+	assert_int_equal(conserved(&p), 0);
+	port_fini(&p);
+	shp_class_set_free(s);
+	return out;
+}
+
+/*
+ * A change whose text differs from the running one only past what a
+ * 512-byte buffer holds is a change: the texts were compared cut short,
+ * and a long `loss sequence` (issue 28) followed by a new seed never ran.
+ * (`lo`, `de` and `se` print as `loss`, `delay` and `seed`: the printed
+ * text is longer than the 511 characters `set class` takes.)
+ */
+static void
+test_long_text_change_applies(void **state)
+{
+	static char bits[484], t1[600], t2[600];
+	struct shp_kind_env kenv = { .bands = 3, .ring_size = 4096 };
+	struct shp_classes_update *u = NULL;
+	struct shp_class_set *s, *n;
+	char err[SHP_ERR_LEN];
+	unsigned int want;
+	struct port p;
+
+	(void)state;
+	memset(bits, '0', 483);
+	snprintf(t1, sizeof(t1), "lo sequence %s de 1ms 1ms se 1", bits);
+	snprintf(t2, sizeof(t2), "lo sequence %s de 1ms 1ms se 2", bits);
+	want = class_out(t2);
+	assert_int_not_equal(class_out(t1), want);   /* the seed shows */
+	s = SET("class", "a", "dst_ip 10.1.0.0/16", "class-netem", "a", t1);
+	port_build(&p, NULL, s);
+	snprintf(t1, sizeof(t1), "netem '%s'", t2);
+	assert_int_equal(shp_class_set_edit(s, "a", t1, &n, err), 0);
+	assert_int_equal(shp_classes_prepare(&p.chain, n, shp_rig_pool, PORT,
+					     &kenv, &u, err), 0);
+	assert_non_null(u);
+	shp_classes_publish(u);
+	shp_classes_finish(u);
+	shp_class_set_free(s);
+	s = n;
+	offer(&p, 1, 600, 0);
+	poll_at(&p, 1 * MS);
+	assert_int_equal(p.out[1], want);
+	poll_at(&p, 2 * MS);
+	assert_int_equal(conserved(&p), 0);
+	/* a value `set class` cannot hold is refused, not run cut short */
+	memset(bits, '1', 483);
+	snprintf(t1, sizeof(t1), "netem 'loss sequence %s%s'", bits,
+		 "0110011001100110");   /* 513 characters: 2 too many */
+	n = NULL;
+	assert_int_equal(shp_class_set_edit(s, "a", t1, &n, err), -1);
+	assert_null(n);
+	assert_non_null(strstr(err, "netem: its value is longer than 511"));
+	assert_null(strchr(err, '\n'));
+	port_fini(&p);
+	shp_class_set_free(s);
+}
+
 /*
  * Whether a full queue is the emulator's overload: only with no gate
  * after it (shp_chain_unthrottled for the port, as the worker sets
@@ -686,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_drr_shares_at_a_bottleneck),
 		cmocka_unit_test(test_nothing_due_blocks_nothing),
 		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
+		cmocka_unit_test(test_long_text_change_applies),
 		cmocka_unit_test(test_port_tbf_limit),
 		cmocka_unit_test(test_class_netem_holds),
 		/* last: the drops it makes stay in the port's sums after its

@@ -578,7 +578,11 @@ conf_equal(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 		 a->slot_jitter == b->slot_jitter)) &&
 	       a->slot_packets == b->slot_packets &&
 	       a->slot_bytes == b->slot_bytes &&
-	       a->seed_set == b->seed_set && a->seed == b->seed;
+	       a->seed_set == b->seed_set && a->seed == b->seed &&
+	       a->det.n == b->det.n && a->det.m == b->det.m &&
+	       a->seq_len == b->seq_len &&
+	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
+	       a->accumulate == b->accumulate;
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -671,7 +675,7 @@ rnd_clause(char *b, size_t len)
 	rnd_time(t2, sizeof(t2));
 	rnd_pct(p1, sizeof(p1));
 	rnd_pct(p2, sizeof(p2));
-	switch (rnd() % 14) {
+	switch (rnd() % 17) {
 	case 0:
 		snprintf(b, len, "limit %" PRIu64, rnd() % 100000);
 		break;
@@ -732,6 +736,29 @@ rnd_clause(char *b, size_t len)
 		snprintf(b, len, "delay %s %s distribution %s", t1, t2,
 			 dists[rnd() % 4]);
 		break;
+	case 13: {
+		uint32_t m = 1 + (uint32_t)(rnd() % (rnd() % 2 ? 100 :
+						     UINT32_MAX));
+
+		snprintf(b, len, "%s %s %" PRIu32 " %" PRIu32,
+			 rnd() % 2 ? "loss" : "drop",
+			 rnd() % 2 ? "pattern" : "burst",
+			 1 + (uint32_t)(rnd() % m), m);
+		break;
+	}
+	case 14: {
+		char bits[65];
+		unsigned int i, nb = 1 + rnd() % 64;
+
+		for (i = 0; i < nb; i++)
+			bits[i] = rnd() % 2 ? '1' : '0';
+		bits[nb] = '\0';
+		snprintf(b, len, "loss sequence %s", bits);
+		break;
+	}
+	case 15:
+		snprintf(b, len, "accumulate %s", t1);
+		break;
 	default:
 		snprintf(b, len, "delay %s %s noreorder", t1, t2);
 		break;
@@ -780,6 +807,108 @@ test_format_random(void **state)
 	}
 	print_message("%d of 4000 random confs accepted\n", accepted);
 	assert_true(accepted > 2000);
+}
+
+/* Issue 28.1: loss pattern, burst and sequence. */
+static void
+test_deterministic_loss(void **state)
+{
+	static char seq[SHP_NETEM_LOSS_SEQ_MAX + 64], out[2 * sizeof(seq)];
+	struct shp_netem_conf *c, *b;
+	unsigned int i;
+
+	(void)state;
+	c = parse_ok("loss pattern 1 4");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_PATTERN);
+	assert_int_equal(c->det.n, 1);
+	assert_int_equal(c->det.m, 4);
+	shp_netem_conf_free(c);
+	c = parse_ok("drop burst 3 10 ecn");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_BURST);
+	assert_int_equal(c->det.n, 3);
+	assert_int_equal(c->det.m, 10);
+	assert_true(c->ecn);
+	shp_netem_conf_free(c);
+	c = parse_ok("loss pattern 4294967295 4294967295");   /* all */
+	assert_int_equal(c->det.n, UINT32_MAX);
+	shp_netem_conf_free(c);
+	c = parse_ok("loss sequence 0010110 delay 1ms");
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_SEQUENCE);
+	assert_int_equal(c->seq_len, 7);
+	assert_memory_equal(c->seq, "\0\0\1\0\1\1\0", 7);
+	assert_int_equal(c->latency, 1000000);
+	shp_netem_conf_free(c);
+	/* `drop` after ber is the loss word when a model follows */
+	c = parse_ok("ber 1e-6 drop pattern 2 5");
+	assert_false(c->ber_drop);
+	assert_int_equal(c->loss_model, SHP_NETEM_LOSS_PATTERN);
+	shp_netem_conf_free(c);
+
+	round_trip("loss pattern 2 5", "loss pattern 2 5");
+	round_trip("delay 10ms 5ms drop burst 3 10 duplicate 50%",
+		   "delay 10ms 5ms loss burst 3 10 duplicate 50%");
+	round_trip("loss sequence 0010110 ecn", "loss sequence 0010110 ecn");
+	round_trip("loss sequence 0", "loss sequence 0");
+
+	/* the longest sequence prints whole and reads back */
+	for (i = 0; i < SHP_NETEM_LOSS_SEQ_MAX; i++)
+		seq[i] = "0110100"[i % 7];
+	seq[i] = '\0';
+	snprintf(out, sizeof(out), "loss sequence %s", seq);
+	c = parse_ok(out);
+	assert_int_equal(c->seq_len, SHP_NETEM_LOSS_SEQ_MAX);
+	assert_int_equal(shp_netem_conf_format(c, out, sizeof(out)),
+			 (int)strlen("loss sequence ") + SHP_NETEM_LOSS_SEQ_MAX);
+	assert_string_equal(out + strlen("loss sequence "), seq);
+	b = parse_ok(out);
+	assert_true(conf_equal(c, b));
+	/* cut short like snprintf: terminated, the full length returned */
+	assert_int_equal(shp_netem_conf_format(c, out, 20),
+			 (int)strlen("loss sequence ") + SHP_NETEM_LOSS_SEQ_MAX);
+	assert_string_equal(out, "loss sequence 01101");
+	shp_netem_conf_free(b);
+	shp_netem_conf_free(c);
+
+	parse_bad("loss pattern 0 4", "pattern", "above 0");
+	parse_bad("loss pattern 5 4", "'4' is below N 5", NULL);
+	parse_bad("loss pattern 1", "pattern", "M");
+	parse_bad("loss pattern", "pattern", "N");
+	parse_bad("loss pattern 1 x", "pattern", "'x'");
+	parse_bad("loss pattern -1 4", "pattern", "'-1'");
+	parse_bad("loss pattern 1.5 4", "pattern", "'1.5'");
+	parse_bad("loss pattern 1 4294967296", "pattern", "4294967296");
+	parse_bad("loss burst 0 10", "burst", "LEN '0' must be above 0");
+	parse_bad("loss burst 11 10", "burst", "PERIOD '10' is below LEN 11");
+	parse_bad("loss sequence", "BITS of 'loss sequence BITS'", NULL);
+	parse_bad("loss sequence 0102", "sequence", "character 4 is '2'");
+	parse_bad("loss sequence 10 loss pattern 1 2", "given twice", NULL);
+	parse_bad("loss pattern 1 2 loss 1%", "given twice", NULL);
+	parse_bad("loss patern 1 2", "unknown loss model 'patern'",
+		  "pattern, burst, sequence");
+	seq[SHP_NETEM_LOSS_SEQ_MAX] = '1';
+	seq[SHP_NETEM_LOSS_SEQ_MAX + 1] = '\0';
+	snprintf(out, sizeof(out), "loss sequence %s", seq);
+	parse_bad(out, "sequence", "4097 characters: give 1 to 4096");
+}
+
+/* Issue 28.2: accumulate TIME. */
+static void
+test_accumulate(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("delay 10ms accumulate 5ms");
+	assert_int_equal(c->accumulate, 5000000);
+	shp_netem_conf_free(c);
+	round_trip("delay 10ms accumulate 5ms rate 10mbit",
+		   "delay 10ms rate 10Mbit accumulate 5ms");
+	round_trip("accumulate 1500us", "accumulate 1500us");
+	parse_bad("accumulate", "accumulate", "time");
+	parse_bad("accumulate 5", "accumulate", "'5'");
+	parse_bad("accumulate 0ms", "accumulate", "above 0");
+	parse_bad("accumulate -1ms", "accumulate", "'-1ms'");
+	parse_bad("accumulate 5ms slot 1ms", "'accumulate' and 'slot'", NULL);
 }
 
 /* Issue 15.5: a second `slot distribution` replaces the first (whose
@@ -850,6 +979,8 @@ main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_format_random),
 		cmocka_unit_test(test_slot_twice),
+		cmocka_unit_test(test_deterministic_loss),
+		cmocka_unit_test(test_accumulate),
 		cmocka_unit_test(test_tc_words),
 	};
 
