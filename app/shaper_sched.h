@@ -49,6 +49,10 @@ extern uint64_t shaper_sched_next[SHP_MAX_PORTS];
  * events, a `link` command was typed, or it has events the RX lcore may
  * apply as the owner. */
 extern volatile bool shaper_sched_rx[SHP_MAX_PORTS];
+/* Port p's owner has a change that came due and waits for its conf or
+ * for room to give the old one back: it tries again each TX round.
+ * The owner's own. */
+extern bool shaper_sched_retry[SHP_MAX_PORTS];
 
 /* After the chains are built: read and check --schedule. 0, or -1 after
  * one line naming the file and line (exit 2). */
@@ -78,10 +82,11 @@ void shaper_sched_show(struct shaper *s, FILE *f);
 static inline void
 shaper_sched_tx(struct shaper *s, uint16_t p)
 {
-	if (unlikely(shaper_sched_next[p] != UINT64_MAX)) {
+	if (unlikely(shaper_sched_next[p] != UINT64_MAX ||
+		     shaper_sched_retry[p])) {
 		uint64_t now = shp_clock_now(&s->clock);
 
-		if (now >= shaper_sched_next[p])
+		if (now >= shaper_sched_next[p] || shaper_sched_retry[p])
 			shaper_sched_run(s, p, now);
 	}
 }

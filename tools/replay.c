@@ -143,6 +143,7 @@ struct replay {
 	struct shp_sched sched;
 	bool sched_on;
 	struct shp_sched_cursor sched_cur;   /* the next occurrence */
+	bool *sched_last;    /* shp_sched_last_at_instant, port 0 */
 	uint64_t sched_applied;
 	struct shp_kind_env kenv;
 };
@@ -413,6 +414,11 @@ parse_profiles(struct replay *r)
 		    shp_sched_check_chain(&r->sched, 0, &kinds, &r->kenv,
 					  err) < 0)
 			return fail(EXIT_USAGE, "%s", err);
+		r->sched_last = calloc(r->sched.nb ? r->sched.nb : 1,
+				       sizeof(*r->sched_last));
+		if (r->sched_last == NULL)
+			return fail(EXIT_RUNTIME, "out of memory");
+		shp_sched_last_at_instant(&r->sched, 0, r->sched_last);
 		r->sched_on = true;
 	}
 	return 0;
@@ -769,11 +775,18 @@ static int
 sched_apply(struct replay *r)
 {
 	const struct shp_sched_event *e = &r->sched.ev[r->sched_cur.i];
+	bool last = r->sched_last[r->sched_cur.i];
 	char err[SHP_ERR_LEN];
 
 	shp_sched_cursor_next(&r->sched, &r->sched_cur);
 	if (e->op != SHP_SCHED_SET)
 		return 0;   /* a link's state is a function of time */
+	/* a later line at this instant sets the same stage before anything
+	 * runs: the end is the same without parsing this one (as live) */
+	if (!last) {
+		r->sched_applied++;
+		return 0;
+	}
 	/* (checked against the chain before the run: cannot fail but for
 	 * memory) */
 	if (shp_sched_apply(e, &r->chain, &r->kenv, err) < 0) {
@@ -1520,6 +1533,8 @@ release(struct replay *r)
 	free(r->tmp_path);
 	shp_options_free(&r->opt);
 	shp_sched_free(&r->sched);
+	free(r->sched_last);
+	r->sched_last = NULL;
 	if (r->eal) {
 		rte_eal_cleanup();
 		/* --no-shconf still makes an (empty) runtime directory */

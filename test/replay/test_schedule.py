@@ -147,3 +147,43 @@ def test_ini_schedule(tmp_path):
     s = ok_run(tmp_path / "in.pcap", tmp_path / "out.pcap",
                "--config", str(ini))
     assert s["by_cause"]["link_down"] == 20
+
+
+def test_repeat_below_floor_refused(tmp_path):
+    """`repeat 1ns` ran a 1 s capture at 1.3 M changes/s (13 minutes):
+    offline refuses it as live does, naming the floor, before anything
+    is written; the floor itself runs, every cycle's change exact."""
+    times = [i * 100 * MS for i in range(10)]
+    capture(tmp_path / "in.pcap", times)
+    out = tmp_path / "out.pcap"
+    sch = sched(tmp_path, "0 set netem 0 delay 1ms\nrepeat 1ns\n")
+    proc = run(tmp_path / "in.pcap", out, "--schedule", sch, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert sch + ":2: repeat 1ns: the period must be at least 1ms" in \
+        proc.stderr, proc.stderr
+    assert not out.exists()
+    sch = sched(tmp_path, "0 set netem 0 delay 1ms\n"
+                          "500us set netem 0 delay 2ms\nrepeat 1ms\n")
+    ok_run(tmp_path / "in.pcap", out, "--schedule", sch)
+    dep = departures(out)
+    # each packet arrives at a whole millisecond: the 1 ms delay
+    assert all(dep[s] - t == MS for s, t in enumerate(times)), dep
+
+
+def test_many_changes_at_one_instant(tmp_path):
+    """20,000 lines at 1 s, the last one 77 ms: every one counts as
+    applied, and every packet from 1 s gets 77 ms, as the live program
+    does (test/cli/test_schedule_cli.py)."""
+    times = [i * 100 * MS for i in range(20)]
+    capture(tmp_path / "in.pcap", times)
+    sch = sched(tmp_path, "1s set netem 0 delay 1ms\n" * 20000 +
+                "1s set netem 0 delay 77ms\n")
+    s = ok_run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+               "--netem", "delay 5ms", "--schedule", sch)
+    assert s["out"] == len(times)
+    dep = departures(tmp_path / "out.pcap")
+    for seq, t in enumerate(times):
+        assert dep[seq] - t == (77 * MS if t >= S else 5 * MS), (seq, t)
+    proc = run(tmp_path / "in.pcap", tmp_path / "out2.pcap",
+               "--netem", "delay 5ms", "--schedule", sch)
+    assert "20001 lines, 20001 changes applied" in proc.stdout, proc.stdout
