@@ -6,7 +6,15 @@
  * Who does what:
  *  - at start, the main lcore reads the file, checks it against the
  *    chains, and parses every `set`/`clear` into confs ahead of time: per
- *    event and port a small ring of ready confs;
+ *    port and change a small ring of ready confs, where a change is the
+ *    last line for a stage at one instant (the lines before it at that
+ *    instant are counted with it: no packet can meet them);
+ *  - the owner makes at most one change a stage a pass: the newest due;
+ *    the older ones due with it are counted missed, and so are whole
+ *    cycles of a `repeat` it is behind by (skipped by arithmetic: a pass
+ *    walks two cycles at most, whatever the stall). When the newest has
+ *    no conf yet or no room to give the old one back, it is made at a
+ *    later TX round (shaper_sched_retry): late, never dropped;
  *  - the owner lcore of an egress port (its TX lcore), at the start of
  *    each TX round, and the RX lcore that owns the port too, for each
  *    burst it stamps, publishes the next event's conf once the clock has
