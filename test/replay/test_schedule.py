@@ -4,6 +4,7 @@ A change at T applies to every packet that arrives at or after T, and to
 none before; a packet already delayed keeps its send time; `link down`
 drops exactly what is offered while it lasts."""
 import filecmp
+import time
 import os
 
 import pcaplib
@@ -187,3 +188,28 @@ def test_many_changes_at_one_instant(tmp_path):
     proc = run(tmp_path / "in.pcap", tmp_path / "out2.pcap",
                "--netem", "delay 5ms", "--schedule", sch)
     assert "20001 lines, 20001 changes applied" in proc.stdout, proc.stdout
+
+
+def test_idle_gap_skips_cycles(tmp_path):
+    """Two packets 80,000 s apart under a 1 ms repeat: 160 million
+    changes fall in the gap, with nothing queued (about two minutes at
+    1.3 M changes/s before). The cycles of the gap are counted as
+    applied without being walked; each packet still meets the change in
+    force when it arrives, and the count is exact: every occurrence up
+    to the second packet's departure."""
+    gap = 80000 * S
+    capture(tmp_path / "in.pcap", [0, gap])
+    sch = sched(tmp_path, "0 set netem 0 delay 1ms\n"
+                          "500us set netem 0 delay 2ms\nrepeat 1ms\n")
+    t = time.monotonic()
+    proc = run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+               "--schedule", sch, timeout=60)
+    took = time.monotonic() - t
+    assert proc.returncode == 0, proc.stderr
+    dep = departures(tmp_path / "out.pcap")
+    assert dep == {0: MS, 1: gap + MS}, dep
+    # at 0, 0.5 ms, ... up to the arrival at `gap`, then 0.5 ms and 1 ms
+    # after it (the drain, until the packet left)
+    want = 2 * (gap // MS) + 1 + 2
+    assert "%d changes applied" % want in proc.stdout, proc.stdout
+    assert took < 30, took
