@@ -46,12 +46,14 @@ def test_repeat_below_floor_refused(tmp_path):
 
 def test_sigterm_ends_a_fast_schedule(tmp_path):
     """A schedule at the floor with 200 changes a cycle on every port,
-    run for a second: SIGTERM ends the run within a second, and what
-    the schedule did is counted (applied + missed = what came due)."""
+    run for a second: SIGTERM ends the run within a second (timed: on a
+    machine loaded by others a stall can exceed it; rerun on a quiet
+    one), and what the schedule did is counted, no more than came due."""
     lines = ["%dus set netem all delay %dus" % (i * 4, i + 1)
              for i in range(200)]
     s = write(tmp_path, "\n".join(lines) + "\nrepeat 1ms\n")
     cmd = shaper_cmd(NULL_VDEVS, ["--schedule", s])
+    t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     try:
@@ -72,18 +74,24 @@ def test_sigterm_ends_a_fast_schedule(tmp_path):
                   out, re.M)
     assert m, out
     applied, missed = int(m.group(1)), int(m.group(2))
-    # two ports, 200 a cycle, about 1000 cycles
-    assert applied > 0 and applied + missed >= 2 * 200 * 500, (applied,
-                                                                missed)
+    # two ports, 200 lines a cycle of 1 ms: at least a cycle each came
+    # due, and never more counted than came due in the whole run (the
+    # cycles skipped by arithmetic included)
+    ms = (time.monotonic() - t0) * 1000
+    assert applied > 0 and 2 * 200 <= applied + missed <= 2 * 200 * ms, \
+        (applied, missed, ms)
 
 
-def live_final_delay(tmp_path, text, wait=1.6):
+def live_final_delay(tmp_path, text, wait=1.6, pipeline=False):
     """Run the schedule live; after `wait` s, what show netem, show
-    config and show schedule say, and the stats file's sojourn max."""
+    config and show schedule say, and the stats file's sojourn max.
+    pipeline: RX and TX lcores apart (three lcores on the CPUs)."""
     s = write(tmp_path, text)
     stats = tmp_path / "stats.json"
     cmd = shaper_cmd(NULL_VDEVS, ["-i", "--schedule", s,
                                   "--stats-file", str(stats)])
+    if pipeline:
+        cmd[1:3] = ["--lcores", "(0-2)@(0-1)"]
     c = PopenSpawn(cmd, encoding="utf-8", timeout=60)
     c.expect_exact("workers")
     time.sleep(wait)
@@ -99,8 +107,9 @@ def live_final_delay(tmp_path, text, wait=1.6):
     return o, st
 
 
-@pytest.mark.parametrize("n", [300, 20000])
-def test_many_changes_at_one_instant(tmp_path, n):
+@pytest.mark.parametrize("n,pipeline", [(300, False), (20000, False),
+                                        (300, True)])
+def test_many_changes_at_one_instant(tmp_path, n, pipeline):
     """n lines `1s set netem all delay 1ms`, then one to 77 ms, all at
     1 s: live, every port ends on 77 ms (the retire ring's 64 slots used
     to fill in one worker round, and the rest, the newest among them,
@@ -108,7 +117,7 @@ def test_many_changes_at_one_instant(tmp_path, n):
     offline does, and packets get the 77 ms."""
     text = "1s set netem all delay 1ms\n" * n + \
         "1s set netem all delay 77ms\n"
-    o, st = live_final_delay(tmp_path, text)
+    o, st = live_final_delay(tmp_path, text, pipeline=pipeline)
     netem = o["show netem 0"][0]
     assert "delay 77ms" in netem, netem
     conf = o["show config"][0]
