@@ -94,8 +94,16 @@ def live_final_delay(tmp_path, text, wait=1.6, pipeline=False):
         cmd[1:3] = ["--lcores", "(0-2)@(0-1)"]
     c = PopenSpawn(cmd, encoding="utf-8", timeout=60)
     c.expect_exact("workers")
-    time.sleep(wait)
-    got = {}
+    # the schedule's clock, not the wall's: a loaded machine may start
+    # forwarding late
+    unit = {"s": 10**9, "ms": MS, "us": 1000, "ns": 1}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        c.sendline("show schedule")
+        c.expect(r"; (\d+)(s|ms|us|ns) since start")
+        if int(c.match.group(1)) * unit[c.match.group(2)] >= wait * 10**9:
+            break
+        time.sleep(0.1)
     for what in ("show netem 0", "show config", "show schedule"):
         c.sendline(what)
     c.sendline("quit")
