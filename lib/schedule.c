@@ -4,7 +4,10 @@
  * See schedule.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,6 +227,7 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 {
 	char *buf = NULL, sub[SHP_ERR_LEN], a[32], b[32];
 	size_t cap = 0, room = 0;
+	ssize_t got;
 	unsigned int line = 0, repeat_line = 0;
 	uint64_t last = 0;
 
@@ -233,13 +237,19 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
 		return -1;
 	}
-	while (getline(&buf, &cap, f) > 0) {
+	while ((got = getline(&buf, &cap, f)) > 0) {
 		char *p = buf, *when;
 		struct shp_sched_event *e;
 		uint64_t t;
 		size_t n;
 
 		line++;
+		/* what follows a NUL byte would be ignored unseen */
+		if (strlen(buf) != (size_t)got) {
+			line_fail(err, path, line, "not text (a NUL byte)", "",
+				  "");
+			goto fail;
+		}
 		p[strcspn(p, "#\r\n")] = '\0';
 		n = strlen(p);
 		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
@@ -357,13 +367,30 @@ shp_sched_load(struct shp_sched *s, const char *path, const uint16_t *ports,
 	       unsigned int nb_ports, const struct shp_kind_env *env,
 	       char *err)
 {
-	FILE *f = fopen(path, "r");
-	int rc;
+	struct stat st;
+	FILE *f = NULL;
+	int rc, fd;
 
-	if (f == NULL) {
-		memset(s, 0, sizeof(*s));
+	memset(s, 0, sizeof(*s));
+	/* a FIFO without a writer must not make open() wait, and only a
+	 * regular file ends (/dev/zero is one endless line) */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
 			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, SHP_ERR_LEN, "--schedule %s: not a regular file",
+			 path);
+		close(fd);
+		return -1;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
+			 strerror(errno));
+		close(fd);
 		return -1;
 	}
 	rc = shp_sched_parse(s, path, f, ports, nb_ports, env, err);

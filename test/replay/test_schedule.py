@@ -213,3 +213,22 @@ def test_idle_gap_skips_cycles(tmp_path):
     want = 2 * (gap // MS) + 1 + 2
     assert "%d changes applied" % want in proc.stdout, proc.stdout
     assert took < 30, took
+
+
+def test_schedule_not_a_file_refused(tmp_path):
+    """A FIFO without a writer made the open wait for ever, /dev/zero was
+    read as one endless line, and what followed a NUL byte was ignored
+    unseen: each is refused at once, one line, exit 2."""
+    capture(tmp_path / "in.pcap", [0, MS])
+    fifo = tmp_path / "fifo"
+    os.mkfifo(str(fifo))
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(b"1s set netem 0 delay 1ms\x00 and then\n")
+    for path, what in [(str(fifo), "not a regular file"),
+                       ("/dev/zero", "not a regular file"),
+                       (str(nul), "nul.txt:1: not text (a NUL byte)")]:
+        proc = run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+                   "--schedule", path, timeout=20)
+        assert proc.returncode == 2, (path, proc.stderr)
+        assert what in proc.stderr and \
+            proc.stderr.strip().count("\n") == 0, proc.stderr
