@@ -10,7 +10,8 @@
  *    last line for a stage at one instant (the lines before it at that
  *    instant are counted with it: no packet can meet them);
  *  - the owner makes at most one change a stage a pass: the newest due;
- *    the older ones due with it are counted missed, and so are whole
+ *    the changes to it of earlier times due with it are counted missed
+ *    (their time went by before the data path got there), and so are whole
  *    cycles of a `repeat` it is behind by (skipped by arithmetic: a pass
  *    walks two cycles at most, whatever the stall). When the newest has
  *    no conf yet or no room to give the old one back, it is made at a
