@@ -632,6 +632,8 @@ static void
 confirm_stage(const char *stage, int port, const struct ctl_config *was)
 {
 	struct ctl_config *now = malloc(sizeof(*now));
+	/* (a key other than queue is its kind's name) */
+	const struct shp_kind *k = shp_kind_find(stage);
 	unsigned int i;
 
 	if (now == NULL)
@@ -646,7 +648,13 @@ confirm_stage(const char *stage, int port, const struct ctl_config *was)
 		b = ctl_config_stage(now, i, stage);
 		if (a == NULL || b == NULL)
 			continue;
-		if (strcmp(a, b) == 0)
+		/* a file's profile was read again: it is what the file
+		 * says now, which the same name does not tell */
+		if (strcmp(a, b) == 0 && k != NULL && k->reads_file &&
+		    strcmp(b, "off") != 0)
+			out("port %u: %s %s (reloaded from the file)\n",
+			    now->port_ids[i], stage, b);
+		else if (strcmp(a, b) == 0)
 			out("port %u: %s %s (unchanged)\n", now->port_ids[i],
 			    stage, b);
 		else

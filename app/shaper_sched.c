@@ -19,13 +19,23 @@ uint64_t shaper_sched_next[SHP_MAX_PORTS] = {
 };
 volatile bool shaper_sched_rx[SHP_MAX_PORTS];
 
-/* Single producer, single consumer ring of conf pointers. */
-#define CRING_SIZE 64
+/* Single producer, single consumer ring of conf pointers; size a power
+ * of two. */
 struct cring {
-	void *slot[CRING_SIZE];
+	void **slot;
+	uint32_t size;
 	uint32_t head;   /* consumer's */
 	uint32_t tail;   /* producer's */
 };
+
+static int
+cring_init(struct cring *r, unsigned int min)
+{
+	r->size = rte_align32pow2(RTE_MAX(min, 1u));
+	r->slot = calloc(r->size, sizeof(*r->slot));
+	r->head = r->tail = 0;
+	return r->slot == NULL ? -1 : 0;
+}
 
 static unsigned int
 cring_count(const struct cring *r)
@@ -39,9 +49,10 @@ cring_push(struct cring *r, void *p)
 {
 	uint32_t t = r->tail;
 
-	if (t - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == CRING_SIZE)
+	if (r->slot == NULL ||
+	    t - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->size)
 		return false;
-	r->slot[t % CRING_SIZE] = p;
+	r->slot[t & (r->size - 1)] = p;
 	__atomic_store_n(&r->tail, t + 1, __ATOMIC_RELEASE);
 	return true;
 }
@@ -53,25 +64,46 @@ cring_pop(struct cring *r, void **p)
 
 	if (h == __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE))
 		return false;
-	*p = r->slot[h % CRING_SIZE];
+	*p = r->slot[h & (r->size - 1)];
 	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
 	return true;
 }
 
-/* A `set`/`clear` event as one port runs it. */
+/*
+ * Old confs a stage's owner gives back between two control ticks (1 ms
+ * apart, 50 ms at the prompt): the owner makes at most one change a
+ * stage a pass, so this is 20,000 changes a second to one stage before a
+ * change waits for room (late, then made: never lost).
+ */
+#define RETIRE_SIZE 1024
+/* Confs parsed ahead for one port of a repeated schedule, at most */
+#define ARM_BUDGET 65536
+
+/*
+ * What the owner publishes: the last `set`/`clear` of a stage at one
+ * instant on the port, standing for the n lines of that stage at that
+ * instant (those before it are replaced before a packet can meet them:
+ * the same end as applying each, as offline; shp_sched_last_at_instant).
+ */
 struct sched_pev {
 	const struct shp_sched_event *ev;
 	const struct shp_kind *kind;
+	enum shp_slot slot;
+	uint32_t n;                 /* lines it stands for */
+	uint64_t before;            /* lines of the cycle before it */
 	struct cring ready;         /* main -> owner: confs to publish */
 };
 
 struct sched_port {
-	unsigned int nb;
+	unsigned int nb;            /* pev, in time order */
 	struct sched_pev *pev;
-	unsigned int target;        /* confs kept ready per event */
-	/* the owner's: its next occurrence, and what it did */
+	uint64_t nb_lines;          /* the port's changes a cycle */
+	unsigned int target;        /* confs kept ready per pev */
+	/* the owner's: its next occurrence, what came due and waits for a
+	 * conf or for room, and what it did */
 	uint64_t cycle;
 	unsigned int j;
+	const struct sched_pev *due[SHP_SLOT_MAX];
 	uint64_t applied, missed;
 	struct cring retire[SHP_SLOT_MAX];   /* owner -> main: old confs */
 	uint64_t cli_link;          /* (time << 1) | down of `link`; 0 */
@@ -82,15 +114,28 @@ static bool loaded;
 static struct sched_port ports[SHP_MAX_PORTS];
 static struct shp_kind_env kenv;
 static uint64_t applied_seen;
+bool shaper_sched_retry[SHP_MAX_PORTS];
 
+/* The cursor's occurrence from the start, or UINT64_MAX */
 static uint64_t
-pev_time(const struct shaper *s, const struct sched_port *sp)
+pev_rel(const struct sched_port *sp)
 {
 	uint64_t t;
 
 	if (sp->nb == 0 || (sched.repeat == 0 && sp->cycle > 0))
 		return UINT64_MAX;
-	t = sp->cycle * sched.repeat + sp->pev[sp->j].ev->t;
+	t = sp->pev[sp->j].ev->t;
+	if (sched.repeat != 0 &&
+	    sp->cycle > (UINT64_MAX - 1 - t) / sched.repeat)
+		return UINT64_MAX;
+	return sp->cycle * sched.repeat + t;
+}
+
+static uint64_t
+pev_time(const struct shaper *s, const struct sched_port *sp)
+{
+	uint64_t t = pev_rel(sp);
+
 	return t > UINT64_MAX - 1 - s->start_ns ? UINT64_MAX :
 	       s->start_ns + t;
 }
@@ -122,11 +167,89 @@ arm(struct shaper *s, uint16_t p, char *err)
 	return 0;
 }
 
+/* Port p's pevs: one per stage and instant, in time order. */
+static int
+port_build(struct shaper *s, uint16_t p, char *err)
+{
+	struct sched_port *sp = &ports[p];
+	int cur[SHP_SLOT_MAX];
+	uint64_t t = 0, lines = 0;
+	unsigned int k, sl;
+	bool *last;
+
+	last = calloc(sched.nb ? sched.nb : 1, sizeof(*last));
+	sp->pev = calloc(sched.nb ? sched.nb : 1, sizeof(*sp->pev));
+	if (last == NULL || sp->pev == NULL) {
+		free(last);
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return -1;
+	}
+	shp_sched_last_at_instant(&sched, p, last);
+	for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+		cur[sl] = -1;
+	for (k = 0; k < sched.nb; k++) {
+		const struct shp_sched_event *e = &sched.ev[k];
+		struct sched_pev *g;
+
+		if (e->op != SHP_SCHED_SET || !shp_sched_on_port(e, p))
+			continue;
+		if (e->t != t) {
+			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+				cur[sl] = -1;
+			t = e->t;
+		}
+		sl = shp_sched_slot(e);
+		if (cur[sl] < 0) {
+			cur[sl] = (int)sp->nb;
+			g = &sp->pev[sp->nb++];
+			g->slot = (enum shp_slot)sl;
+			g->before = lines;
+		}
+		g = &sp->pev[cur[sl]];
+		g->n++;
+		lines++;
+		if (last[k]) {
+			const struct shp_kind *kd;
+			void *conf;
+
+			/* (checked: parses) */
+			if (shp_kind_parse(e->key, shp_sched_args(e,
+					   &s->chain[p]), &kenv, &kd, &conf,
+					   err) < 0) {
+				free(last);
+				return -1;
+			}
+			shp_kind_conf_free(kd, conf);
+			g->ev = e;
+			g->kind = kd;
+		}
+	}
+	free(last);
+	sp->nb_lines = lines;
+	/* once: one conf a pev; repeated: enough for the cycles that go by
+	 * between two control ticks, and some, within a budget */
+	sp->target = 1;
+	if (sched.repeat != 0 && sp->nb != 0)
+		sp->target = (unsigned int)RTE_MAX((uint64_t)2, RTE_MIN(
+			2 + 200000000 / sched.repeat,
+			(uint64_t)ARM_BUDGET / sp->nb));
+	for (k = 0; k < sp->nb; k++)
+		if (cring_init(&sp->pev[k].ready, sp->target) < 0)
+			goto oom;
+	for (sl = 0; sl < SHP_SLOT_MAX && sp->nb != 0; sl++)
+		if (cring_init(&sp->retire[sl], RETIRE_SIZE) < 0)
+			goto oom;
+	return 0;
+oom:
+	snprintf(err, SHP_ERR_LEN, "out of memory");
+	return -1;
+}
+
 int
 shaper_sched_init(struct shaper *s)
 {
 	char err[SHP_ERR_LEN];
-	unsigned int i, n;
+	unsigned int i;
 
 	if (s->opt.schedule_file == NULL)
 		return 0;
@@ -137,44 +260,10 @@ shaper_sched_init(struct shaper *s)
 	loaded = true;
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
-		struct sched_port *sp = &ports[p];
-		unsigned int k;
 
 		if (shp_sched_check_chain(&sched, p, &s->chain[p], &kenv,
-					  err) < 0)
-			goto fail;
-		for (k = 0, n = 0; k < sched.nb; k++)
-			n += sched.ev[k].op == SHP_SCHED_SET &&
-			     shp_sched_on_port(&sched.ev[k], p);
-		sp->pev = calloc(n ? n : 1, sizeof(*sp->pev));
-		if (sp->pev == NULL) {
-			snprintf(err, SHP_ERR_LEN, "out of memory");
-			goto fail;
-		}
-		for (k = 0; k < sched.nb; k++) {
-			const struct shp_sched_event *e = &sched.ev[k];
-			const struct shp_kind *kd;
-			void *conf;
-
-			if (e->op != SHP_SCHED_SET || !shp_sched_on_port(e, p))
-				continue;
-			/* (checked: parses) */
-			if (shp_kind_parse(e->key, shp_sched_args(e,
-					   &s->chain[p]), &kenv, &kd, &conf,
-					   err) < 0)
-				goto fail;
-			shp_kind_conf_free(kd, conf);
-			sp->pev[sp->nb].ev = e;
-			sp->pev[sp->nb++].kind = kd;
-		}
-		/* once: one conf an event; repeated: enough for the cycles
-		 * that go by between two control ticks, and some */
-		sp->target = 1;
-		if (sched.repeat != 0)
-			sp->target = (unsigned int)RTE_MIN(
-				(uint64_t)CRING_SIZE - 1,
-				2 + 200000000 / sched.repeat);
-		if (arm(s, p, err) < 0)
+					  err) < 0 ||
+		    port_build(s, p, err) < 0 || arm(s, p, err) < 0)
 			goto fail;
 		shaper_sched_rx[p] = true;
 	}
@@ -203,41 +292,85 @@ shaper_sched_start(struct shaper *s)
 	}
 }
 
+/* Make pev e's change on port p: false when it cannot yet (no conf
+ * parsed, or no room to give the old one back). */
+static bool
+publish(struct shaper *s, uint16_t p, struct sched_port *sp,
+	const struct sched_pev *e)
+{
+	struct cring *ret = &sp->retire[e->slot];
+	struct sched_pev *w = (struct sched_pev *)(uintptr_t)e;
+	char err[SHP_ERR_LEN];
+	void *conf, *old = NULL;
+
+	if (cring_count(ret) >= ret->size || !cring_pop(&w->ready, &conf))
+		return false;
+	if (shp_chain_change(&s->chain[p], e->kind, conf, &old, err) == 0) {
+		sp->applied += e->n;
+	} else {
+		/* refused by the running stage (check_change): the
+		 * schedule changed less than it says, and counts it */
+		sp->missed += e->n;
+		old = conf;
+	}
+	if (old != NULL)
+		cring_push(ret, old);   /* (room checked above) */
+	return true;
+}
+
 void
 shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now)
 {
 	struct sched_port *sp = &ports[p];
-	struct shp_chain *c = &s->chain[p];
+	uint64_t rel = now > s->start_ns ? now - s->start_ns : 0;
+	bool waiting = false;
+	unsigned int sl;
 
-	while (now >= shaper_sched_next[p]) {
-		struct sched_pev *e = &sp->pev[sp->j];
-		struct cring *ret = &sp->retire[e->kind->slot];
-		char err[SHP_ERR_LEN];
-		void *conf, *old = NULL;
+	if (sp->nb == 0) {
+		__atomic_store_n(&shaper_sched_next[p], UINT64_MAX,
+				 __ATOMIC_RELEASE);
+		return;
+	}
+	/* More than a whole cycle behind (a stall, a stopped process): the
+	 * cycles in between are missed by arithmetic, not walked one by
+	 * one; the cycle before now's still comes due, so every stage ends
+	 * on its latest change. The work of a pass stays two cycles. */
+	if (sched.repeat != 0 && rel / sched.repeat > sp->cycle + 1) {
+		uint64_t to = rel / sched.repeat - 1;
 
-		/* no ready conf (the main lcore fell behind a fast
-		 * repeat), or no room to give the old one back: the
-		 * occurrence is missed, and counted */
-		if (cring_count(ret) < CRING_SIZE &&
-		    cring_pop(&e->ready, &conf)) {
-			if (shp_chain_change(c, e->kind, conf, &old, err) == 0)
-				sp->applied++;
-			else
-				old = conf;   /* (checked at start) */
-			if (old != NULL)
-				cring_push(ret, old);
-		} else {
-			sp->missed++;
-		}
+		sp->missed += (to - sp->cycle) * sp->nb_lines -
+			      sp->pev[sp->j].before;
+		sp->cycle = to;
+		sp->j = 0;
+	}
+	while (pev_rel(sp) <= rel) {
+		const struct sched_pev *e = &sp->pev[sp->j];
+
+		/* a change to the same stage came due after it: its time
+		 * went by before the data path got to it */
+		if (sp->due[e->slot] != NULL)
+			sp->missed += sp->due[e->slot]->n;
+		sp->due[e->slot] = e;
 		if (++sp->j == sp->nb) {
 			sp->j = 0;
 			sp->cycle++;
 		}
-		/* after the change: an RX lcore that sees the new time
-		 * (shaper_sched_wait) hands on into the new conf */
-		__atomic_store_n(&shaper_sched_next[p], pev_time(s, sp),
-				 __ATOMIC_RELEASE);
 	}
+	/* the newest change of each stage is made, now or, when its conf
+	 * or the room for the old one is not there yet, at a later round:
+	 * late, never dropped */
+	for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+		if (sp->due[sl] != NULL) {
+			if (publish(s, p, sp, sp->due[sl]))
+				sp->due[sl] = NULL;
+			else
+				waiting = true;
+		}
+	shaper_sched_retry[p] = waiting;
+	/* after the change: an RX lcore that sees the new time
+	 * (shaper_sched_wait) hands on into the new conf */
+	__atomic_store_n(&shaper_sched_next[p], pev_time(s, sp),
+			 __ATOMIC_RELEASE);
 }
 
 void
@@ -255,30 +388,35 @@ shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now)
 void
 shaper_sched_tick(struct shaper *s)
 {
-	void *old[SHP_MAX_PORTS * SHP_SLOT_MAX * CRING_SIZE / 8];
-	const struct shp_kind *kind[RTE_DIM(old)];
+	static void *old[4096];
+	static const struct shp_kind *kind[RTE_DIM(old)];
 	char err[SHP_ERR_LEN];
-	unsigned int i, sl, n = 0;
+	unsigned int i, sl, n;
 	uint64_t applied = 0;
 
 	if (!loaded)
 		return;
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-		struct sched_port *sp = &ports[p];
+	for (i = 0; i < s->nb_ports; i++)
+		applied += __atomic_load_n(&ports[s->port_ids[i]].applied,
+					   __ATOMIC_RELAXED);
+	do {
+		n = 0;
+		for (i = 0; i < s->nb_ports; i++) {
+			uint16_t p = s->port_ids[i];
+			struct sched_port *sp = &ports[p];
 
-		applied += __atomic_load_n(&sp->applied, __ATOMIC_RELAXED);
-		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-			while (n < RTE_DIM(old) &&
-			       cring_pop(&sp->retire[sl], &old[n]))
-				kind[n++] = s->chain[p].kind[sl];
-	}
-	if (n > 0) {
+			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+				while (n < RTE_DIM(old) &&
+				       cring_pop(&sp->retire[sl], &old[n]))
+					kind[n++] = s->chain[p].kind[sl];
+		}
+		if (n == 0)
+			break;
 		/* no worker still holds one once each went round */
 		rte_rcu_qsbr_synchronize(shaper_rcu, RTE_QSBR_THRID_INVALID);
 		for (i = 0; i < n; i++)
 			shp_kind_conf_free(kind[i], old[i]);
-	}
+	} while (n == RTE_DIM(old));
 	for (i = 0; i < s->nb_ports; i++)
 		if (sched.repeat != 0 && arm(s, s->port_ids[i], err) < 0)
 			fprintf(stderr, "dpdk-shaper: schedule: %s\n", err);
@@ -307,15 +445,20 @@ shaper_sched_fini(struct shaper *s)
 	for (p = 0; p < SHP_MAX_PORTS; p++) {
 		struct sched_port *sp = &ports[p];
 
-		for (i = 0; i < sp->nb; i++)
+		for (i = 0; i < sp->nb; i++) {
 			while (cring_pop(&sp->pev[i].ready, &conf))
 				shp_kind_conf_free(sp->pev[i].kind, conf);
-		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+			free(sp->pev[i].ready.slot);
+		}
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
 			while (cring_pop(&sp->retire[sl], &conf))
 				shp_kind_conf_free(s->chain[p].kind[sl], conf);
+			free(sp->retire[sl].slot);
+		}
 		free(sp->pev);
 		memset(sp, 0, sizeof(*sp));
 		shaper_sched_next[p] = UINT64_MAX;
+		shaper_sched_retry[p] = false;
 	}
 	shp_sched_free(&sched);
 	loaded = false;

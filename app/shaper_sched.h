@@ -6,7 +6,16 @@
  * Who does what:
  *  - at start, the main lcore reads the file, checks it against the
  *    chains, and parses every `set`/`clear` into confs ahead of time: per
- *    event and port a small ring of ready confs;
+ *    port and change a small ring of ready confs, where a change is the
+ *    last line for a stage at one instant (the lines before it at that
+ *    instant are counted with it: no packet can meet them);
+ *  - the owner makes at most one change a stage a pass: the newest due;
+ *    the changes to it of earlier times due with it are counted missed
+ *    (their time went by before the data path got there), and so are whole
+ *    cycles of a `repeat` it is behind by (skipped by arithmetic: a pass
+ *    walks two cycles at most, whatever the stall). When the newest has
+ *    no conf yet or no room to give the old one back, it is made at a
+ *    later TX round (shaper_sched_retry): late, never dropped;
  *  - the owner lcore of an egress port (its TX lcore), at the start of
  *    each TX round, and the RX lcore that owns the port too, for each
  *    burst it stamps, publishes the next event's conf once the clock has
@@ -49,6 +58,10 @@ extern uint64_t shaper_sched_next[SHP_MAX_PORTS];
  * events, a `link` command was typed, or it has events the RX lcore may
  * apply as the owner. */
 extern volatile bool shaper_sched_rx[SHP_MAX_PORTS];
+/* Port p's owner has a change that came due and waits for its conf or
+ * for room to give the old one back: it tries again each TX round.
+ * The owner's own. */
+extern bool shaper_sched_retry[SHP_MAX_PORTS];
 
 /* After the chains are built: read and check --schedule. 0, or -1 after
  * one line naming the file and line (exit 2). */
@@ -78,10 +91,11 @@ void shaper_sched_show(struct shaper *s, FILE *f);
 static inline void
 shaper_sched_tx(struct shaper *s, uint16_t p)
 {
-	if (unlikely(shaper_sched_next[p] != UINT64_MAX)) {
+	if (unlikely(shaper_sched_next[p] != UINT64_MAX ||
+		     shaper_sched_retry[p])) {
 		uint64_t now = shp_clock_now(&s->clock);
 
-		if (now >= shaper_sched_next[p])
+		if (now >= shaper_sched_next[p] || shaper_sched_retry[p])
 			shaper_sched_run(s, p, now);
 	}
 }

@@ -447,9 +447,13 @@ trace_load(const char *path, char *err)
 			goto fail;
 		}
 		if (trace_line(line, &ms, &comment) < 0) {
-			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: '%.32s' is "
+			char x[4 * 32 + 4];
+
+			/* a binary file's bytes, escaped and bounded */
+			shp_fmt_excerpt(x, sizeof(x), line, 32);
+			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: '%s' is "
 				 "not a time in ms (0..%" PRIu64 ")", path,
-				 lines, line, TRACE_MAX_MS);
+				 lines, x, TRACE_MAX_MS);
 			goto fail;
 		}
 		if (comment)
@@ -572,6 +576,7 @@ const struct shp_kind shp_kind_trace = {
 	.parse = trace_kind_parse,
 	.format = trace_kind_format,
 	.conf_free = trace_kind_free,
+	.reads_file = true,
 	.usage = "trace FILE (Mahimahi: one time in ms a line, each an "
 		 "opportunity for 1504 bytes; repeats)",
 };

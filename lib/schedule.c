@@ -4,9 +4,12 @@
  * See schedule.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "schedule.h"
 
@@ -16,10 +19,23 @@ static int
 line_fail(char *err, const char *path, unsigned int line, const char *fmt,
 	  const char *a, const char *b)
 {
-	char msg[SHP_ERR_LEN];
+	char msg[SHP_ERR_LEN], safe[SHP_ERR_LEN];
+	size_t i, n = 0;
 
 	snprintf(msg, sizeof(msg), fmt, a, b);
-	snprintf(err, SHP_ERR_LEN, "%s:%u: %s", path, line, msg);
+	/* the words quoted come from the file: a binary one must not send
+	 * its bytes to the terminal */
+	for (i = 0; msg[i] != '\0' && n + 5 < sizeof(safe); i++) {
+		unsigned char c = (unsigned char)msg[i];
+
+		if (c >= 0x20 && c < 0x7f)
+			safe[n++] = (char)c;
+		else
+			n += (size_t)snprintf(safe + n, sizeof(safe) - n,
+					      "\\x%02x", c);
+	}
+	safe[n] = '\0';
+	snprintf(err, SHP_ERR_LEN, "%s:%u: %s", path, line, safe);
 	return -1;
 }
 
@@ -211,6 +227,7 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 {
 	char *buf = NULL, sub[SHP_ERR_LEN], a[32], b[32];
 	size_t cap = 0, room = 0;
+	ssize_t got;
 	unsigned int line = 0, repeat_line = 0;
 	uint64_t last = 0;
 
@@ -220,13 +237,19 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
 		return -1;
 	}
-	while (getline(&buf, &cap, f) > 0) {
+	while ((got = getline(&buf, &cap, f)) > 0) {
 		char *p = buf, *when;
 		struct shp_sched_event *e;
 		uint64_t t;
 		size_t n;
 
 		line++;
+		/* what follows a NUL byte would be ignored unseen */
+		if (strlen(buf) != (size_t)got) {
+			line_fail(err, path, line, "not text (a NUL byte)", "",
+				  "");
+			goto fail;
+		}
 		p[strcspn(p, "#\r\n")] = '\0';
 		n = strlen(p);
 		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
@@ -253,6 +276,18 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 					  "");
 				goto fail;
 			}
+			if (t < SHP_SCHED_MIN_REPEAT && s->nb != 0) {
+				char x[4 * 24 + 4];
+
+				shp_fmt_excerpt(x, sizeof(x), w, 24);
+				line_fail(err, path, line, "repeat %s: the "
+					  "period must be at least "
+					  SHP_SCHED_MIN_REPEAT_TEXT " (the "
+					  "program makes a change within a "
+					  "poll round and parses the next "
+					  "cycles every millisecond)", x, "");
+				goto fail;
+			}
 			if (s->nb == 0 || t == 0 || t <= last) {
 				shp_sched_fmt_time(a, sizeof(a), last);
 				line_fail(err, path, line, "repeat %s: the "
@@ -266,8 +301,20 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 			continue;
 		}
 		if (parse_when(when, &t, sub) < 0) {
-			line_fail(err, path, line, "'%s': expected a time "
-				  "(e.g. 2s, 150ms) then a command", when, "");
+			char x[4 * 24 + 4], msg[SHP_ERR_LEN];
+			const char *why = "";
+
+			/* a number that is not a time (too large, no unit)
+			 * says why, after the parser's quote of the word */
+			if ((when[0] >= '0' && when[0] <= '9') ||
+			    when[0] == '.') {
+				why = strstr(sub, "': ");
+				why = why != NULL ? why + 1 : "";
+			}
+			shp_fmt_excerpt(x, sizeof(x), when, 24);
+			snprintf(msg, sizeof(msg), "'%s': expected a time "
+				 "(e.g. 2s, 150ms) then a command%s", x, why);
+			line_fail(err, path, line, "%s", msg, "");
 			goto fail;
 		}
 		if (t < last) {
@@ -320,13 +367,30 @@ shp_sched_load(struct shp_sched *s, const char *path, const uint16_t *ports,
 	       unsigned int nb_ports, const struct shp_kind_env *env,
 	       char *err)
 {
-	FILE *f = fopen(path, "r");
-	int rc;
+	struct stat st;
+	FILE *f = NULL;
+	int rc, fd;
 
-	if (f == NULL) {
-		memset(s, 0, sizeof(*s));
+	memset(s, 0, sizeof(*s));
+	/* a FIFO without a writer must not make open() wait, and only a
+	 * regular file ends (/dev/zero is one endless line) */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
 		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
 			 strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, SHP_ERR_LEN, "--schedule %s: not a regular file",
+			 path);
+		close(fd);
+		return -1;
+	}
+	f = fdopen(fd, "r");
+	if (f == NULL) {
+		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
+			 strerror(errno));
+		close(fd);
 		return -1;
 	}
 	rc = shp_sched_parse(s, path, f, ports, nb_ports, env, err);
@@ -428,6 +492,39 @@ shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
 	/* the previous cycle's last word still holds */
 	*since = (cycle - 1) * s->repeat + l->t[l->nb - 1];
 	return l->down[l->nb - 1];
+}
+
+enum shp_slot
+shp_sched_slot(const struct shp_sched_event *e)
+{
+	int k = shp_key_index(e->key);
+
+	return k < 0 ? SHP_SLOT_MAX : shp_key_slot((unsigned int)k);
+}
+
+void
+shp_sched_last_at_instant(const struct shp_sched *s, uint16_t p, bool *last)
+{
+	bool seen[SHP_SLOT_MAX + 1] = { false };
+	unsigned int i = s->nb;
+	uint64_t t = 0;
+
+	/* backwards: the first seen of a slot at a time is its last */
+	while (i-- > 0) {
+		const struct shp_sched_event *e = &s->ev[i];
+		enum shp_slot sl;
+
+		last[i] = false;
+		if (e->op != SHP_SCHED_SET || !shp_sched_on_port(e, p))
+			continue;
+		if (e->t != t) {
+			memset(seen, 0, sizeof(seen));
+			t = e->t;
+		}
+		sl = shp_sched_slot(e);
+		last[i] = !seen[sl];
+		seen[sl] = true;
+	}
 }
 
 const char *

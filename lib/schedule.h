@@ -37,6 +37,13 @@
 #include "shp_units.h"
 
 #define SHP_SCHED_NONE UINT64_MAX
+/* The shortest `repeat` period. The program's data path makes a change
+ * within one poll round (microseconds) and its main lcore parses the next
+ * cycles' confs at each control tick (a millisecond): a cycle below this
+ * could not be followed live, and offline would spend its time on
+ * changes no packet meets. */
+#define SHP_SCHED_MIN_REPEAT UINT64_C(1000000)
+#define SHP_SCHED_MIN_REPEAT_TEXT "1ms"
 
 enum shp_sched_op {
 	SHP_SCHED_SET,     /* set KEY P ARGS, clear KEY P */
@@ -125,6 +132,18 @@ shp_sched_has_link(const struct shp_sched *s, uint16_t p)
 {
 	return s != NULL && p < SHP_MAX_PORTS && s->link[p].nb > 0;
 }
+
+/*
+ * last[i] for each event i: it is a `set`/`clear` on port p and no later
+ * line at the same time changes the same slot of p. Only such a change
+ * need be applied: the ones before it at that instant are replaced
+ * before any packet can meet them, so the result is the same (a new
+ * profile restarts its stage's state, and the last one does).
+ */
+void shp_sched_last_at_instant(const struct shp_sched *s, uint16_t p,
+			       bool *last);
+/* The slot event e changes (a SET event) */
+enum shp_slot shp_sched_slot(const struct shp_sched_event *e);
 
 /* The text a SET event gives port's chain: its args, or for a `clear`
  * "off" (a queue: its kind's name, the defaults). */

@@ -126,6 +126,9 @@ struct shp_kind {
 	const char *usage;
 	/* its words, '#'-separated, for the CLI's completion */
 	const char *words;
+	/* its text names a file, read at each parse: the same text may be
+	 * a new profile (`set` says it reloaded, not that nothing changed) */
+	bool reads_file;
 };
 
 /* The registry (lib/shp_kinds.c), in chain order within a slot; the

@@ -254,6 +254,32 @@ shp_fmt_time(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
 }
 
+void
+shp_fmt_excerpt(char *buf, size_t len, const char *s, size_t max)
+{
+	size_t i, n = 0;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; s[i] != '\0' && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int w;
+
+		if (c >= 0x20 && c < 0x7f && c != '\'' && c != '\\')
+			w = snprintf(buf + n, len - n, "%c", c);
+		else
+			w = snprintf(buf + n, len - n, "\\x%02x", c);
+		if (w < 0 || (size_t)w >= len - n) {
+			buf[n] = '\0';
+			return;
+		}
+		n += (size_t)w;
+	}
+	if (s[i] != '\0')
+		snprintf(buf + n, len - n, "...");
+}
+
 /* Exact as well, in tc's spelling (Kbit, Mbit, ...); a rate whose bits
  * do not fit 64 bits and that no unit divides is printed in bytes (Bps). */
 void

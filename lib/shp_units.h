@@ -41,6 +41,12 @@ void shp_fmt_time(char *buf, size_t len, uint64_t ns);
 void shp_fmt_rate(char *buf, size_t len, uint64_t bytes_per_sec);
 void shp_fmt_size(char *buf, size_t len, uint64_t bytes);
 
+/* At most max bytes of s for an error line: a byte outside printable
+ * ASCII, a quote or a backslash as \xNN, "..." after when s went on; buf
+ * is NUL-terminated and holds 4 * max + 4 bytes at most. What a file
+ * said wrongly is shown, never sent raw to the terminal. */
+void shp_fmt_excerpt(char *buf, size_t len, const char *s, size_t max);
+
 /* Split a string into whitespace-separated words in place.
  * Returns the number of words (at most max), -1 if more than max. */
 int shp_split_words(char *s, char **argv, int max);

@@ -143,6 +143,8 @@ struct replay {
 	struct shp_sched sched;
 	bool sched_on;
 	struct shp_sched_cursor sched_cur;   /* the next occurrence */
+	bool *sched_last;    /* shp_sched_last_at_instant, port 0 */
+	uint64_t *sched_sets;  /* `set`/`clear` lines before each line */
 	uint64_t sched_applied;
 	struct shp_kind_env kenv;
 };
@@ -415,6 +417,18 @@ parse_profiles(struct replay *r)
 		    shp_sched_check_chain(&r->sched, 0, &kinds, &r->kenv,
 					  err) < 0)
 			return fail(EXIT_USAGE, "%s", err);
+		r->sched_last = calloc(r->sched.nb ? r->sched.nb : 1,
+				       sizeof(*r->sched_last));
+		if (r->sched_last == NULL)
+			return fail(EXIT_RUNTIME, "out of memory");
+		shp_sched_last_at_instant(&r->sched, 0, r->sched_last);
+		r->sched_sets = calloc(r->sched.nb + 1,
+				       sizeof(*r->sched_sets));
+		if (r->sched_sets == NULL)
+			return fail(EXIT_RUNTIME, "out of memory");
+		for (s = 0; s < r->sched.nb; s++)
+			r->sched_sets[s + 1] = r->sched_sets[s] +
+				(r->sched.ev[s].op == SHP_SCHED_SET);
 		r->sched_on = true;
 	}
 	return 0;
@@ -771,11 +785,18 @@ static int
 sched_apply(struct replay *r)
 {
 	const struct shp_sched_event *e = &r->sched.ev[r->sched_cur.i];
+	bool last = r->sched_last[r->sched_cur.i];
 	char err[SHP_ERR_LEN];
 
 	shp_sched_cursor_next(&r->sched, &r->sched_cur);
 	if (e->op != SHP_SCHED_SET)
 		return 0;   /* a link's state is a function of time */
+	/* a later line at this instant sets the same stage before anything
+	 * runs: the end is the same without parsing this one (as live) */
+	if (!last) {
+		r->sched_applied++;
+		return 0;
+	}
 	/* (checked against the chain before the run: cannot fail but for
 	 * memory) */
 	if (shp_sched_apply(e, &r->chain, &r->kenv, err) < 0) {
@@ -784,6 +805,34 @@ sched_apply(struct replay *r)
 	}
 	r->sched_applied++;
 	return 0;
+}
+
+/*
+ * Nothing queued before an arrival at `until`: whole cycles of a repeat
+ * before the one ahead of it change nothing a packet meets (a new
+ * profile takes effect at its first use, and each stage's last change
+ * before `until` is still made, in the cycle walked), so they are
+ * counted as applied without being walked: a gap of a day between two
+ * packets of a capture costs two cycles, not 86 million.
+ */
+static void
+sched_skip_idle(struct replay *r, uint64_t until)
+{
+	const struct shp_sched *s = &r->sched;
+	struct shp_sched_cursor *c = &r->sched_cur;
+	uint64_t to;
+
+	if (s->repeat == 0 || until == NEVER || until < r->first_ts ||
+	    c->i >= s->nb)
+		return;
+	to = (until - r->first_ts) / s->repeat;
+	if (to <= c->cycle + 1)
+		return;
+	to--;
+	r->sched_applied += (to - c->cycle) * r->sched_sets[s->nb] -
+			    r->sched_sets[c->i];
+	c->cycle = to;
+	c->i = 0;
 }
 
 /*
@@ -810,8 +859,11 @@ advance(struct replay *r, uint64_t until, bool drain)
 			/* a change at its time, before what the stages do
 			 * then and before an arrival at that time; once
 			 * drained, nothing is left for it to change */
-			uint64_t ts = sched_next(r);
+			uint64_t ts;
 
+			if (!drain && t == NEVER)
+				sched_skip_idle(r, until);
+			ts = sched_next(r);
 			if (ts != NEVER && (drain ? t != NEVER && ts <= t :
 					    ts <= RTE_MIN(until, t))) {
 				if (ts > r->now)
@@ -1522,6 +1574,10 @@ release(struct replay *r)
 	free(r->tmp_path);
 	shp_options_free(&r->opt);
 	shp_sched_free(&r->sched);
+	free(r->sched_last);
+	free(r->sched_sets);
+	r->sched_last = NULL;
+	r->sched_sets = NULL;
 	if (r->eal) {
 		rte_eal_cleanup();
 		/* --no-shconf still makes an (empty) runtime directory */

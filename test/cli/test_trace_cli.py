@@ -40,3 +40,47 @@ def test_set_and_show_trace(tmp_path):
     # port 1 runs tbf: a trace there takes a restart
     assert "runs tbf" in o["set trace 1 %s" % CONST][0], out
     assert "off" in shown[2], out
+
+
+def test_set_trace_again_says_reloaded(tmp_path):
+    """`set trace P FILE` reads FILE each time: after the file changed the
+    same name is a new profile, and `set` says it reloaded it (it said
+    "(unchanged)"); the same netem text twice is still unchanged."""
+    import pexpect
+    from pexpect.popen_spawn import PopenSpawn
+    from conftest import shaper_cmd, NULL_VDEVS
+
+    t = tmp_path / "t.trace"
+    t.write_text("1\n2\n")
+    c = PopenSpawn(shaper_cmd(NULL_VDEVS, ["-i", "--trace-port", "0",
+                                           str(t)]),
+                   encoding="utf-8", timeout=60)
+    c.expect_exact("workers")
+    t.write_text("1\n1\n1\n5\n")
+    c.sendline("set trace 0 %s" % t)
+    c.expect(r"port 0: trace [^\n]*\n")
+    said = c.match.group(0)
+    c.sendline("set netem 1 delay 1ms")
+    c.sendline("set netem 1 delay 1ms")
+    c.sendline("quit")
+    c.expect(pexpect.EOF)
+    assert c.wait() == 0
+    assert "(reloaded from the file)" in said, said
+    assert "unchanged" not in said, said
+    o = outputs(c.before)
+    assert "(unchanged)" in o["set netem 1 delay 1ms"][1], c.before
+
+
+def test_binary_trace_refused_escaped(tmp_path):
+    """A binary file as a trace: refused with the file and line, its bytes
+    escaped and bounded (they were echoed raw into the error line)."""
+    b = tmp_path / "bin.trace"
+    b.write_bytes(b"\x1b[2J\x1b]0;pwned\x07\xff\xfe" + b"A" * 200 + b"\n")
+    rc, out, _ = run_file(tmp_path, "", ["-i"], stdin="\n".join([
+        "set trace 0 %s" % b, "quit", ""]), timeout=60)
+    err = [l for l in out.splitlines() if "bin.trace:1:" in l]
+    assert len(err) == 1, out
+    e = err[0]
+    assert "\\x1b[2J\\x1b]0;pwned\\x07\\xff\\xfe" in e, e
+    assert "..." in e and "A" * 40 not in e, e
+    assert all(0x20 <= ord(c) < 0x7f for c in e), repr(e)

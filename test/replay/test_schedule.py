@@ -4,6 +4,7 @@ A change at T applies to every packet that arrives at or after T, and to
 none before; a packet already delayed keeps its send time; `link down`
 drops exactly what is offered while it lasts."""
 import filecmp
+import time
 import os
 
 import pcaplib
@@ -173,3 +174,87 @@ def test_fq_codel_flows_kept_offline(tmp_path):
     assert sch + ":2: fq_codel: flows cannot change" in err and \
         "65536 now" in err, err
     assert not out.exists()
+
+
+def test_repeat_below_floor_refused(tmp_path):
+    """`repeat 1ns` ran a 1 s capture at 1.3 M changes/s (13 minutes):
+    offline refuses it as live does, naming the floor, before anything
+    is written; the floor itself runs, every cycle's change exact."""
+    times = [i * 100 * MS for i in range(10)]
+    capture(tmp_path / "in.pcap", times)
+    out = tmp_path / "out.pcap"
+    sch = sched(tmp_path, "0 set netem 0 delay 1ms\nrepeat 1ns\n")
+    proc = run(tmp_path / "in.pcap", out, "--schedule", sch, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert sch + ":2: repeat 1ns: the period must be at least 1ms" in \
+        proc.stderr, proc.stderr
+    assert not out.exists()
+    sch = sched(tmp_path, "0 set netem 0 delay 1ms\n"
+                          "500us set netem 0 delay 2ms\nrepeat 1ms\n")
+    ok_run(tmp_path / "in.pcap", out, "--schedule", sch)
+    dep = departures(out)
+    # each packet arrives at a whole millisecond: the 1 ms delay
+    assert all(dep[s] - t == MS for s, t in enumerate(times)), dep
+
+
+def test_many_changes_at_one_instant(tmp_path):
+    """20,000 lines at 1 s, the last one 77 ms: every one counts as
+    applied, and every packet from 1 s gets 77 ms, as the live program
+    does (test/cli/test_schedule_cli.py)."""
+    times = [i * 100 * MS for i in range(20)]
+    capture(tmp_path / "in.pcap", times)
+    sch = sched(tmp_path, "1s set netem 0 delay 1ms\n" * 20000 +
+                "1s set netem 0 delay 77ms\n")
+    s = ok_run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+               "--netem", "delay 5ms", "--schedule", sch)
+    assert s["out"] == len(times)
+    dep = departures(tmp_path / "out.pcap")
+    for seq, t in enumerate(times):
+        assert dep[seq] - t == (77 * MS if t >= S else 5 * MS), (seq, t)
+    proc = run(tmp_path / "in.pcap", tmp_path / "out2.pcap",
+               "--netem", "delay 5ms", "--schedule", sch)
+    assert "20001 lines, 20001 changes applied" in proc.stdout, proc.stdout
+
+
+def test_idle_gap_skips_cycles(tmp_path):
+    """Two packets 80,000 s apart under a 1 ms repeat: 160 million
+    changes fall in the gap, with nothing queued (about two minutes at
+    1.3 M changes/s before). The cycles of the gap are counted as
+    applied without being walked; each packet still meets the change in
+    force when it arrives, and the count is exact: every occurrence up
+    to the second packet's departure."""
+    gap = 80000 * S
+    capture(tmp_path / "in.pcap", [0, gap])
+    sch = sched(tmp_path, "0 set netem 0 delay 1ms\n"
+                          "500us set netem 0 delay 2ms\nrepeat 1ms\n")
+    t = time.monotonic()
+    proc = run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+               "--schedule", sch, timeout=60)
+    took = time.monotonic() - t
+    assert proc.returncode == 0, proc.stderr
+    dep = departures(tmp_path / "out.pcap")
+    assert dep == {0: MS, 1: gap + MS}, dep
+    # at 0, 0.5 ms, ... up to the arrival at `gap`, then 0.5 ms and 1 ms
+    # after it (the drain, until the packet left)
+    want = 2 * (gap // MS) + 1 + 2
+    assert "%d changes applied" % want in proc.stdout, proc.stdout
+    assert took < 30, took
+
+
+def test_schedule_not_a_file_refused(tmp_path):
+    """A FIFO without a writer made the open wait for ever, /dev/zero was
+    read as one endless line, and what followed a NUL byte was ignored
+    unseen: each is refused at once, one line, exit 2."""
+    capture(tmp_path / "in.pcap", [0, MS])
+    fifo = tmp_path / "fifo"
+    os.mkfifo(str(fifo))
+    nul = tmp_path / "nul.txt"
+    nul.write_bytes(b"1s set netem 0 delay 1ms\x00 and then\n")
+    for path, what in [(str(fifo), "not a regular file"),
+                       ("/dev/zero", "not a regular file"),
+                       (str(nul), "nul.txt:1: not text (a NUL byte)")]:
+        proc = run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+                   "--schedule", path, timeout=20)
+        assert proc.returncode == 2, (path, proc.stderr)
+        assert what in proc.stderr and \
+            proc.stderr.strip().count("\n") == 0, proc.stderr

@@ -91,6 +91,19 @@ test_refusals(void **state)
 		  "must be the last" },
 		{ "2s link down 0\nrepeat 1s\n", ":2:", "longer than" },
 		{ "repeat 1s\n", ":1:", "no event" },
+		/* the limit is said, not "expected a time" alone */
+		{ "86401s set netem 0 delay 1ms\n", ":1:",
+		  "time too large (at most 24 hours)" },
+		/* below the floor: refused, the floor named */
+		{ "0 set netem 0 delay 1ms\nrepeat 1ns\n", ":2:",
+		  "repeat 1ns: the period must be at least 1ms" },
+		{ "0 link down 0\nrepeat 999999ns\n", ":2:",
+		  "at least 1ms" },
+		/* a binary word, escaped: no raw byte reaches the line */
+		{ "\x1b[2J\x7f set netem 0\n", ":1:",
+		  "'\\x1b[2J\\x7f': expected a time" },
+		{ "1s set netem \x1b[31m\xff delay 1ms\n", ":1:",
+		  "no port '\\x1b[31m\\xff'" },
 	};
 	struct shp_sched s;
 	char err[SHP_ERR_LEN];
@@ -104,6 +117,11 @@ test_refusals(void **state)
 		    strncmp(err, "sched.txt:", 10) != 0 ||
 		    strchr(err, '\n') != NULL)
 			fail_msg("%s: got '%s'", bad[i].text, err);
+		for (const char *c = err; *c != '\0'; c++)
+			if ((unsigned char)*c < 0x20 ||
+			    (unsigned char)*c >= 0x7f)
+				fail_msg("%s: a raw byte in '%s'", bad[i].text,
+					 err);
 		assert_int_equal(s.nb, 0);   /* nothing left to free */
 	}
 }
@@ -271,6 +289,41 @@ test_apply(void **state)
 			 shp_rig_pool->size);
 }
 
+/* At the floor a repeat is taken; the last change of a stage at an
+ * instant, per port, is the only one that need be applied. */
+static void
+test_floor_and_last_at_instant(void **state)
+{
+	struct shp_sched s;
+	char err[SHP_ERR_LEN];
+	bool last[8];
+
+	(void)state;
+	assert_int_equal(parse(&s,
+		"0 set netem all delay 1ms\n"     /* 0: replaced by 2 (0), 1 */
+		"0 set tbf 0 rate 1mbit burst 10kb limit 100kb\n"   /* 1 */
+		"0 set netem 0 delay 2ms\n"       /* 2: last on 0 */
+		"0 link down 0\n"                 /* 3: not a change */
+		"500us set netem all delay 3ms\n" /* 4: another instant */
+		"500us set netem 1 delay 4ms\n"   /* 5: last on 1 */
+		"repeat 1ms\n", err), 0);
+	assert_int_equal(s.repeat, 1000000);
+	shp_sched_last_at_instant(&s, 0, last);
+	assert_false(last[0]);
+	assert_true(last[1]);
+	assert_true(last[2]);
+	assert_false(last[3]);
+	assert_true(last[4]);
+	assert_false(last[5]);     /* not on port 0 */
+	shp_sched_last_at_instant(&s, 1, last);
+	assert_true(last[0]);      /* port 1: nothing after it at 0 */
+	assert_false(last[1]);
+	assert_false(last[2]);
+	assert_false(last[4]);
+	assert_true(last[5]);
+	shp_sched_free(&s);
+}
+
 int
 main(void)
 {
@@ -280,6 +333,7 @@ main(void)
 		cmocka_unit_test(test_repeat_order),
 		cmocka_unit_test(test_link_state),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_floor_and_last_at_instant),
 	};
 
 	shp_rig_env("schedule", 4096);

@@ -359,6 +359,30 @@ test_tbf_format_random(void **state)
 	assert_true(accepted > 10000);
 }
 
+/* An excerpt for an error line: printable ASCII as it is, every other
+ * byte, a quote and a backslash escaped, bounded, "..." when cut. */
+static void
+test_fmt_excerpt(void **state)
+{
+	char buf[4 * 8 + 4], small[6];
+
+	(void)state;
+	shp_fmt_excerpt(buf, sizeof(buf), "abc", 8);
+	assert_string_equal(buf, "abc");
+	shp_fmt_excerpt(buf, sizeof(buf), "\x1b[2J\xff'\\", 8);
+	assert_string_equal(buf, "\\x1b[2J\\xff\\x27\\x5c");
+	shp_fmt_excerpt(buf, sizeof(buf), "0123456789", 8);
+	assert_string_equal(buf, "01234567...");
+	/* the worst case fits what the header promises */
+	shp_fmt_excerpt(buf, sizeof(buf), "\x01\x02\x03\x04\x05\x06\x07"
+			"\x08\x09", 8);
+	assert_string_equal(buf, "\\x01\\x02\\x03\\x04\\x05\\x06\\x07"
+			    "\\x08...");
+	/* a short buffer: cut at a whole byte's text, terminated */
+	shp_fmt_excerpt(small, sizeof(small), "ab\x01", 8);
+	assert_string_equal(small, "ab");
+}
+
 int
 main(void)
 {
@@ -373,6 +397,7 @@ main(void)
 		cmocka_unit_test(test_tbf_format_random),
 		cmocka_unit_test(test_percent),
 		cmocka_unit_test(test_tbf_parse),
+		cmocka_unit_test(test_fmt_excerpt),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
