@@ -555,6 +555,20 @@ test_pipeline_admission_follows_release(void **state)
 	assert_true(p.tx.sent > (uint64_t)(0.7 * RUN_NS / TX_NS));
 }
 
+/* Below the TX lcore's capacity (~6.6 Mpps) the pipeline drops nothing
+ * and sends everything on time. */
+static void
+test_pipeline_below_capacity(void **state)
+{
+	struct pipe p = { 0 };
+
+	run_pipe(&p, MAX_LATE, 4.0);
+	assert_int_equal(p.tx.overload, 0);
+	assert_int_equal(late_drops(&p.tx), 0);
+	assert_true(p.tx.offered > 0.99 * 4.0 * RUN_NS / 1000);
+	assert_true(p.tx.max_late_all < 50000);
+}
+
 /* The predicate itself. */
 static void
 test_is_behind(void **state)
@@ -584,6 +598,7 @@ main(void)
 		cmocka_unit_test(test_one_burst_per_round_catches_up),
 		cmocka_unit_test(test_late_drop_bounds_lateness),
 		cmocka_unit_test(test_pipeline_admission_follows_release),
+		cmocka_unit_test(test_pipeline_below_capacity),
 		cmocka_unit_test(test_drop_late_partition),
 		cmocka_unit_test(test_stalls_counted),
 	};
