@@ -424,7 +424,8 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
  * What admitting a packet costs this lcore (shp_admit_cost). Run to
  * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
  * at the slowest TX lcore's rate, shared among the RX lcores, or at its
- * own, whichever is slower. --max-late 0 turns pacing off too.
+ * own, whichever is slower (shp_admit_cost_rx). --max-late 0 turns pacing
+ * off too.
  */
 static inline uint64_t
 admit_cost(struct shaper *s, struct worker *w)
