@@ -389,7 +389,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	struct shp_round r;
 	bool held;
 	uint16_t sent, i;
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, shed;
 
 	if (e->npend > 0) {
 		/* The port refused these last time: they go first, and
@@ -416,11 +416,17 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		ctx.unthrottled = shp_chain_unthrottled(chain);
 		shp_chain_drain(chain, &ctx);
 	}
+	shed = pc->drops[SHP_DROP_LATE];
 	shp_egress_round(chain->root, &ctx, &io, pkts, s->opt.burst,
 			 budget, s->opt.max_late_ns, e->behind, &r);
-	if (sample && 2 * r.released >= s->opt.burst)
-		shp_cost_sample(&w->admit.tx,
-				shp_clock_now(&s->clock) - t0, r.released);
+	if (sample) {
+		uint32_t k = shp_cost_count(&r, s->opt.burst,
+					    pc->drops[SHP_DROP_LATE] - shed);
+
+		if (k != 0)
+			shp_cost_sample(&w->admit.tx,
+					shp_clock_now(&s->clock) - t0, k);
+	}
 	if (unlikely(r.refused > 0)) {
 		for (i = 0; i < r.refused; i++)
 			e->pending[i] = pkts[r.last_n - r.refused + i];
@@ -438,19 +444,19 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
  * What admitting a packet costs this lcore (shp_admit_cost). Run to
  * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
  * at the slowest TX lcore's rate, shared among the RX lcores, or at its
- * own, whichever is slower. --max-late 0 turns pacing off too.
+ * own, whichever is slower (shp_admit_cost_rx). --max-late 0 turns pacing
+ * off too.
  */
 static inline uint64_t
 admit_cost(struct shaper *s, struct worker *w)
 {
-	uint64_t own, tx = 0;
+	uint64_t tx = 0;
 	unsigned int i, nb_rx = 0;
 
 	if (s->opt.max_late_ns == 0)
 		return 0;
 	if (w->tx)
 		return shp_admit_cost(&w->admit);
-	own = w->admit.rx.ns;
 	for (i = 0; i < s->nb_workers; i++) {
 		const struct worker *o = &s->workers[s->worker_ids[i]];
 
@@ -458,11 +464,7 @@ admit_cost(struct shaper *s, struct worker *w)
 		if (o->tx && o->tx_cost_pub > tx)
 			tx = o->tx_cost_pub;
 	}
-	if (own == 0)
-		return 0;
-	tx *= nb_rx;
-	own = RTE_MAX(own, tx);
-	return own + own / SHP_ADMIT_MARGIN;
+	return shp_admit_cost_rx(&w->admit, tx, nb_rx);
 }
 
 /* At shutdown, what a pacer still holds joins the bands, to be sent or

@@ -130,6 +130,26 @@ struct shp_round {
 };
 
 /*
+ * How many packets a round (shed: what it dropped as `late`) took the
+ * time of, as a sample of what releasing one costs (shp_admit below); 0:
+ * no sample. Only what the port took counts, and only at least half a
+ * burst of it, where the loop's fixed work is spread thin. A shed packet
+ * costs a fraction of a sent one: counted, a round that sheds would make
+ * releasing look cheap exactly while the lcore cannot keep up, and more
+ * would be admitted, to be shed a delay later (a pipeline's RX lcore,
+ * pacing at nothing but this cost, shed 45% of what it admitted that
+ * way). Not counted, its time makes releasing look dearer while it sheds,
+ * and admission backs off until the lcore has caught up.
+ */
+static inline uint32_t
+shp_cost_count(const struct shp_round *r, uint16_t burst, uint64_t shed)
+{
+	uint32_t sent = shed < r->released ? r->released - (uint32_t)shed : 0;
+
+	return 2 * sent >= burst ? sent : 0;
+}
+
+/*
  * Dequeue `root` and transmit, due packets first, until it has no due
  * work left or `budget` packets' worth of calls were made (a call moves up
  * to a burst each way: out, and in from the child). pkts is scratch of
@@ -260,6 +280,29 @@ shp_admit_cost(const struct shp_admit *a)
 		return 0;
 	cost = a->rx.ns + (a->tx.ns != 0 ? a->tx.ns : 4 * a->rx.ns);
 	return cost + cost / SHP_ADMIT_MARGIN;
+}
+
+/*
+ * The same for an RX-only lcore of a pipeline, whose packets another
+ * lcore releases: at its own admission cost or at the TX lcore's
+ * published release cost tx (<< SHP_COST_SHIFT), shared among nb_rx RX
+ * lcores, whichever is slower; 0 while its own cost is not measured.
+ */
+static inline uint64_t
+shp_admit_cost_rx(const struct shp_admit *a, uint64_t tx, unsigned int nb_rx)
+{
+	uint64_t own = a->rx.ns;
+
+	if (own == 0)
+		return 0;
+	/* not measured yet (nothing fell due): guessed as shp_admit_cost
+	 * does, high, rather than admitting at RX's own rate for a delay
+	 * that the TX lcore then cannot release on time */
+	if (tx == 0)
+		tx = 4 * own;
+	tx *= nb_rx;
+	own = RTE_MAX(own, tx);
+	return own + own / SHP_ADMIT_MARGIN;
 }
 
 /*
