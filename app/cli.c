@@ -33,6 +33,7 @@
 #include "classify.h"
 #include "cli.h"
 #include "control.h"
+#include "ctl_socket.h"
 #include "sch_bands.h"
 
 #define PROMPT "shaper> "
@@ -1193,6 +1194,22 @@ cli_exec(const char *line)
 }
 
 int
+cli_exec_to(const char *line, FILE *f)
+{
+	FILE *saved = stdout;
+	int rc;
+
+	/* every handler, and what it calls (the stages' printers, the
+	 * schedule), writes to stdout: glibc's stdout is a variable */
+	fflush(stdout);
+	stdout = f;
+	rc = cli_exec(line);
+	fflush(f);
+	stdout = saved;
+	return rc;
+}
+
+int
 cli_run_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -1562,7 +1579,7 @@ cli_interact(struct shaper *s)
 		ssize_t n;
 		int rc;
 
-		rc = poll(&pfd, 1, 50);
+		rc = ctl_socket_poll(&pfd, 1, 50);
 		if (ctl_tick(s, true, &printed))
 			break;
 		if (printed && tty)

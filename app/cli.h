@@ -15,6 +15,10 @@ void cli_fini(void);
 /* Run one command line (no prompt). 0, or -1 if it failed. */
 int cli_exec(const char *line);
 
+/* cli_exec() with its output (what the prompt would print) to f: the
+ * control socket's replies. */
+int cli_exec_to(const char *line, FILE *f);
+
 /*
  * Run a command file: each command is echoed after the prompt, then its
  * output. '#' starts a comment line. The first failing command stops the
