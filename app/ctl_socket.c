@@ -46,6 +46,10 @@ struct client {
 	size_t out_len, out_off, out_cap;
 	uint64_t last_ms;   /* the last byte received, or the connect */
 	bool closing;       /* close once the replies are sent */
+	/* `atomic N`: the N lines that follow, applied at once or not */
+	char **alines;
+	unsigned int an, aleft;
+	bool abad, ajson;
 };
 
 static int listen_fd = -1;
@@ -268,8 +272,68 @@ utf8_ok(const unsigned char *s)
 	return true;
 }
 
+static void
+run_output(struct client *c, bool json, const char *cmd, int rc, char *buf,
+	   size_t blen)
+{
+	reply(c, json, rc == 0, cmd, buf != NULL ? buf : "", blen);
+	free(buf);
+}
+
+static void
+atomic_free(struct client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->an; i++)
+		free(c->alines[i]);
+	free(c->alines);
+	c->alines = NULL;
+	c->an = c->aleft = 0;
+	c->abad = false;
+}
+
+/* A line of an `atomic N` block; the last one runs them all. */
+static void
+atomic_line(struct client *c, enum ctl_line_status st, const char *text)
+{
+	char msg[160], *buf = NULL;
+	size_t blen = 0;
+	FILE *f;
+	int rc;
+
+	if (st != CTL_LINE_OK || !utf8_ok((const unsigned char *)text))
+		c->abad = true;
+	else if ((c->alines[c->an] = strdup(text)) == NULL)
+		c->abad = true;
+	else
+		c->an++;
+	if (--c->aleft > 0)
+		return;
+	if (c->abad) {
+		int m = snprintf(msg, sizeof(msg), "error: atomic: a line is "
+				 "too long or not text: nothing applied\n");
+		reply(c, c->ajson, false, "atomic", msg, (size_t)m);
+		atomic_free(c);
+		return;
+	}
+	f = open_memstream(&buf, &blen);
+	if (f == NULL) {
+		int m = snprintf(msg, sizeof(msg), "error: out of memory: "
+				 "nothing applied\n");
+		reply(c, c->ajson, false, "atomic", msg, (size_t)m);
+		atomic_free(c);
+		return;
+	}
+	rc = cli_exec_atomic(c->alines, c->an, f);
+	fclose(f);
+	run_output(c, c->ajson, "atomic", rc, buf, blen);
+	atomic_free(c);
+}
+
 /* One line from a client: `json ` before a command asks for the JSON
- * form of its reply. */
+ * form of its reply; `atomic N`, that the N lines that follow are
+ * checked, then applied in one publication or not at all. */
 static void
 client_line(void *arg, enum ctl_line_status st, const char *text,
 	    size_t length)
@@ -285,6 +349,10 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 
 	if (c->closing)
 		return;
+	if (c->aleft > 0) {
+		atomic_line(c, st, text);
+		return;
+	}
 	if (st == CTL_LINE_OK && strncmp(cmd, "json", 4) == 0 &&
 	    (cmd[4] == ' ' || cmd[4] == '\t' || cmd[4] == '\0')) {
 		json = true;
@@ -303,6 +371,30 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 				 "bytes that are not text: not run (nothing "
 				 "changed)\n");
 		reply(c, json, false, "", msg, (size_t)m);
+		return;
+	}
+	if (strncmp(cmd, "atomic", 6) == 0 &&
+	    (cmd[6] == ' ' || cmd[6] == '\0')) {
+		char *end;
+		unsigned long k = strtoul(cmd + 6, &end, 10);
+
+		if (cmd[6] == '\0' || *end != '\0' || k == 0 ||
+		    k > CTL_ATOMIC_LINES) {
+			int m = snprintf(msg, sizeof(msg), "error: usage: "
+					 "atomic N (1..%d), then N lines\n",
+					 CTL_ATOMIC_LINES);
+			reply(c, json, false, cmd, msg, (size_t)m);
+			return;
+		}
+		c->alines = calloc(k, sizeof(*c->alines));
+		if (c->alines == NULL) {
+			int m = snprintf(msg, sizeof(msg), "error: out of "
+					 "memory\n");
+			reply(c, json, false, cmd, msg, (size_t)m);
+			return;
+		}
+		c->aleft = (unsigned int)k;
+		c->ajson = json;
 		return;
 	}
 	if (*cmd == '\0' || *cmd == '#') {   /* as in a command file */
@@ -384,6 +476,7 @@ fail:
 static void
 client_close(struct client *c)
 {
+	atomic_free(c);
 	close(c->fd);
 	free(c->out);
 	memset(c, 0, sizeof(*c));

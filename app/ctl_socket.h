@@ -21,6 +21,8 @@
 /* The longest command line (the CLI's, for command files and pipes). */
 #define CTL_LINE_MAX 2048
 #define CTL_MAX_CLIENTS 16
+/* The lines of one `atomic N` block (blank and comment lines too). */
+#define CTL_ATOMIC_LINES 1024
 /* A client that sent part of a line and nothing more for this long, or
  * nothing at all, is closed (a client scripting runs keeps its
  * connection busy or opens one per command). */

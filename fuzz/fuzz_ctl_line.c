@@ -20,6 +20,14 @@
 #define MAX_LINES 4096
 
 int cli_exec_to(const char *line, FILE *f);
+int cli_exec_atomic(char *const *lines, unsigned int n, FILE *f);
+int
+cli_exec_atomic(char *const *lines, unsigned int n, FILE *f)
+{
+	(void)lines; (void)n; (void)f;
+	abort();
+}
+
 int
 cli_exec_to(const char *line, FILE *f)
 {

@@ -11,6 +11,9 @@
  * Runs without the EAL: it only needs the runtime directory's path, which
  * it finds as DPDK 22.11 does (eal_create_runtime_dir()).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* asprintf */
+#endif
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -26,12 +29,14 @@
 #define SOCK_NAME "shaper_ctl.sock"
 #define LINE_MAX_LEN 2048      /* the shaper's command line */
 #define REPLY_TIMEOUT_MS 120000
+#define MAX_ATOMIC_LINES 1024  /* the shaper's CTL_ATOMIC_LINES */
 
 static void
 usage(FILE *f)
 {
 	fprintf(f,
 "Usage: dpdk-shaper-ctl [-f PREFIX] [--json] COMMAND WORDS...\n"
+"       dpdk-shaper-ctl [-f PREFIX] [--json] --atomic FILE|-\n"
 "\n"
 "Runs one command of the shaper's CLI (docs/cli.md) on the dpdk-shaper\n"
 "started with --file-prefix PREFIX, through its control socket, and prints\n"
@@ -41,6 +46,10 @@ usage(FILE *f)
 "  -f, --file-prefix PREFIX  the shaper's EAL --file-prefix (default %s)\n"
 "  --json                    the reply as one JSON object: status, command,\n"
 "                            output\n"
+"  --atomic FILE|-           the stage changes of a command file (set, update,\n"
+"                            clear KEY all|P; - : stdin): every line checked\n"
+"                            first, then all applied in one publication, or\n"
+"                            none\n"
 "  -h, --help                this text\n"
 "\n"
 "Words holding spaces are sent quoted ('...'), as the CLI's class rules\n"
@@ -100,6 +109,61 @@ join(int argc, char **argv, char *line, size_t len)
 	return 0;
 }
 
+/* "atomic N\n" and the N lines of path (- : stdin). */
+static int
+read_block(const char *path, char **out)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	char *body = NULL, *line = NULL, *res;
+	size_t blen = 0, cap = 0;
+	unsigned int n = 0;
+	ssize_t l;
+	FILE *m;
+
+	if (f == NULL) {
+		fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	m = open_memstream(&body, &blen);
+	if (m == NULL)
+		return -1;
+	while ((l = getline(&line, &cap, f)) > 0) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (strlen(line) > LINE_MAX_LEN) {
+			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s:%u: "
+				"more than %d characters\n", path, n + 1,
+				LINE_MAX_LEN);
+			n = 0;
+			break;
+		}
+		fprintf(m, "%s\n", line);
+		if (++n > MAX_ATOMIC_LINES)
+			break;
+	}
+	free(line);
+	fclose(m);
+	if (f != stdin)
+		fclose(f);
+	if (n == 0 || n > MAX_ATOMIC_LINES) {
+		if (n == 0)
+			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: no "
+				"line to run\n", path);
+		else
+			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: more "
+				"than %d lines\n", path, MAX_ATOMIC_LINES);
+		free(body);
+		return -1;
+	}
+	if (asprintf(&res, "atomic %u\n%s", n, body) < 0) {
+		free(body);
+		return -1;
+	}
+	free(body);
+	*out = res;
+	return 0;
+}
+
 static int
 no_shaper(const char *path, const char *why)
 {
@@ -115,6 +179,7 @@ main(int argc, char **argv)
 		{ "file-prefix", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "atomic", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prefix = DEFAULT_PREFIX;
@@ -123,6 +188,8 @@ main(int argc, char **argv)
 	char *reply = NULL;
 	size_t rlen = 0, rcap = 0;
 	bool json = false, done = false;
+	const char *atomic = NULL;
+	char *block = NULL;
 	int c, fd, rc;
 
 	/* '+': the command's own words (`-f` in a rule...) are not ours */
@@ -134,6 +201,9 @@ main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'a':
+			atomic = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -142,7 +212,12 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind >= argc) {
+	if (atomic != NULL && optind < argc) {
+		fprintf(stderr, "dpdk-shaper-ctl: --atomic takes its commands "
+			"from the file, not the command line\n");
+		return 2;
+	}
+	if (atomic == NULL && optind >= argc) {
 		fprintf(stderr, "dpdk-shaper-ctl: no command (e.g. "
 			"dpdk-shaper-ctl -f PREFIX show config; --help)\n");
 		return 2;
@@ -158,10 +233,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	strcpy(line, json ? "json " : "");
-	if (join(argc - optind, argv + optind, line + strlen(line),
-		 LINE_MAX_LEN + 1) < 0)
-		return 2;
-	strcat(line, "\n");
+	if (atomic != NULL) {
+		if (read_block(atomic, &block) < 0)
+			return 2;
+	} else {
+		if (join(argc - optind, argv + optind, line + strlen(line),
+			 LINE_MAX_LEN + 1) < 0)
+			return 2;
+		strcat(line, "\n");
+	}
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -170,8 +250,26 @@ main(int argc, char **argv)
 		return no_shaper(sa.sun_path, errno == ENOENT ?
 				 "no such socket (is it running with this "
 				 "--file-prefix?)" : strerror(errno));
-	if (send(fd, line, strlen(line), MSG_NOSIGNAL) != (ssize_t)strlen(line))
+	if (block != NULL) {
+		size_t len = strlen(block), off = 0;
+
+		if (json)
+			send(fd, "json ", 5, MSG_NOSIGNAL);
+		while (off < len) {
+			ssize_t w = send(fd, block + off, len - off,
+					 MSG_NOSIGNAL);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return no_shaper(sa.sun_path, strerror(errno));
+			off += (size_t)w;
+		}
+		free(block);
+	} else if (send(fd, line, strlen(line), MSG_NOSIGNAL) !=
+		   (ssize_t)strlen(line)) {
 		return no_shaper(sa.sun_path, strerror(errno));
+	}
 
 	while (!done) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };

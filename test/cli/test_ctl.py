@@ -323,3 +323,47 @@ def test_two_clients_under_load_last_change_wins(live):
         a, b = conservation(st["ports"][p])
         assert a == b, (p, st["ports"][p])
         assert st["ports"][p]["tx_packets"] > 0
+
+
+def test_atomic_all_or_nothing(live, tmp_path, need_telemetry_client):
+    lv = live(["--netem", "delay 10ms loss 1%"])
+    _, before, _ = lv.ctl("show", "config")
+    good = tmp_path / "good.cmd"
+    # one bad line anywhere: nothing of the file applies
+    for bad_line in ("set tbf 1 rate 10",                # the parser
+                     "set queue 1 fq_codel",             # the stage
+                     "show config",                      # not a change
+                     "sett netem 0 delay 1ms",           # no command
+                     "set netem 0 delay 99ms"):          # 0 changed twice
+        f = tmp_path / "bad.cmd"
+        f.write_text("set netem 0 delay 20ms\nupdate netem 1 loss 5%%\n"
+                     "%s\n" % bad_line)
+        rc, out, err = lv.ctl("--atomic", str(f))
+        assert rc == 1, (bad_line, out, err)
+        assert "nothing" in err, err
+        assert lv.ctl("show", "config")[1] == before, bad_line
+    good.write_text("# a comment\nset netem 0 delay 20ms\n\n"
+                    "update netem 1 loss 5%\n"
+                    "set tbf all rate 10mbit burst 10kb limit 100kb\n")
+    rc, out, err = lv.ctl("--atomic", str(good))
+    assert rc == 0, (out, err)
+    assert "atomic: 3 changes applied at once" in out
+    conf = telemetry(lv.prefix, "/shaper/config")[0]
+    assert conf["0"]["netem"].endswith("delay 20ms"), conf
+    assert "delay 10ms loss random 5%" in conf["1"]["netem"], conf
+    assert "rate 10Mbit" in conf["0"]["tbf"] and "rate 10Mbit" in conf["1"]["tbf"]
+    # from stdin, JSON reply
+    p = subprocess.run([CTL, "-f", lv.prefix, "--json", "--atomic", "-"],
+                       input="clear tbf all\nclear netem 1\n",
+                       stdout=subprocess.PIPE, text=True, timeout=30)
+    assert p.returncode == 0, p.stdout
+    assert json.loads(p.stdout)["status"] == "ok"
+    conf = telemetry(lv.prefix, "/shaper/config")[0]
+    assert conf["0"]["tbf"] == "off" and conf["1"]["netem"] == "off", conf
+    # usage errors of the tool
+    assert lv.ctl("--atomic", str(tmp_path / "missing"))[0] == 2
+    assert lv.ctl("--atomic", str(good), "show", "config")[0] == 2
+    st = lv.stop()
+    for p in ("0", "1"):
+        a, b = conservation(st["ports"][p])
+        assert a == b
