@@ -48,8 +48,8 @@ def test_update_netem(live):
     lv = live(["--netem", "delay 10ms 2ms loss 1%"])
     with Shaper(path=lv.path) as c:
         out = c.update("netem", 0, "loss 5%")
-        assert "(was limit 22592 delay 10ms 2ms loss random 1%)" in out or \
-            "(was" in out
+        assert re.search(r"\(was limit \d+ delay 10ms 2ms loss random 1%\)",
+                         out), out
         p = profile(c, "netem", 0)
         assert "delay 10ms 2ms" in p and "loss random 5%" in p, p
         assert "loss random 1%" in profile(c, "netem", 1)   # port 1 kept
@@ -77,7 +77,7 @@ def test_update_netem(live):
         refused(c, "update netem 0 delay 1ms delay 2ms", "netem", 0)
         # set replaces: what it does not name goes
         c.set("netem", 0, "delay 5ms")
-        assert profile(c, "netem", 0) == "limit 22592 delay 5ms"
+        assert re.match(r"limit \d+ delay 5ms$", profile(c, "netem", 0))
         # an update of an off stage: the words alone
         c.clear("netem", 0)
         c.update("netem", 0, "loss 2%")
