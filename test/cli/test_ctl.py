@@ -22,6 +22,8 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 from shaper_client import Refused, Shaper, sock_path  # noqa: E402
 
 CTL = os.path.join(BUILD, "tools", "dpdk-shaper-ctl")
+if not os.path.exists(CTL):   # build-asan builds only the program
+    CTL = os.path.join(REPO, "build", "tools", "dpdk-shaper-ctl")
 
 
 class Live:
