@@ -55,6 +55,7 @@ struct client {
 static int listen_fd = -1;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct client clients[CTL_MAX_CLIENTS];
+static bool inited;   /* clients[] hold -1 (no fd 0 closed at exit) */
 
 int
 ctl_socket_opt_group(const char *name, char *err, size_t len)
@@ -427,6 +428,7 @@ ctl_socket_init(struct shaper *s)
 	(void)s;
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		clients[i].fd = -1;
+	inited = true;
 	if (ctl_socket_opt.off)
 		return 0;
 	n = snprintf(sock_path, sizeof(sock_path), "%s/%s", dir,
@@ -488,9 +490,10 @@ ctl_socket_fini(void)
 {
 	unsigned int i;
 
-	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+	for (i = 0; inited && i < CTL_MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0)
 			client_close(&clients[i]);
+	inited = false;
 	if (listen_fd >= 0) {
 		close(listen_fd);
 		listen_fd = -1;
