@@ -33,6 +33,8 @@
 #include "classify.h"
 #include "cli.h"
 #include "control.h"
+#include "ctl_socket.h"
+#include "ctl_update.h"
 #include "sch_bands.h"
 
 #define PROMPT "shaper> "
@@ -48,6 +50,17 @@ static struct shaper *S;
 static struct cmdline *cl;      /* parser state only: fds -1 */
 static bool failed;             /* set by a command that failed */
 static int load_depth;
+
+/* An --atomic file being checked: the stage changes its lines make,
+ * recorded by cmd_set_stage instead of applied (cli_exec_atomic). */
+struct batch {
+	unsigned int n;
+	struct ctl_change ch[CTL_BATCH_MAX];
+	const char *args_of[CTL_BATCH_MAX][SHP_MAX_PORTS];
+	char text[CTL_BATCH_MAX][SHP_MAX_PORTS][CTL_TEXT_LEN];
+	char key[CTL_BATCH_MAX][32];
+};
+static struct batch *batch;
 
 static void __rte_format_printf(1, 2)
 out(const char *fmt, ...)
@@ -261,7 +274,9 @@ static const char help_set_fixed[] =
 "                            when repeated; replace its rules), queue,\n"
 "                            tbf, netem 'ARGS', ports P,Q, quantum B,\n"
 "                            prio N (docs/classes.md)\n"
-"clear class NAME            remove a class (what it holds still leaves)\n";
+"clear class NAME            remove a class (what it holds still leaves)\n"
+"update class NAME WORDS     as set class, a stage's words merged over its\n"
+"                            own (the others kept)\n";
 
 /* The set lines of every key, from the registry (cli_init). */
 static char help_set[4096];
@@ -279,6 +294,9 @@ help_set_build(void)
 		n += (size_t)snprintf(help_set + n, sizeof(help_set) - n,
 				      "set %s all|P %s\n", key,
 				      queue ? "KIND ARGS" : "ARGS|off");
+		n += (size_t)snprintf(help_set + n, sizeof(help_set) - n,
+				      "update %s all|P WORDS  only the words "
+				      "named; the others kept\n", key);
 		for (i = 0; shp_kinds[i] != NULL; i++)
 			if (strcmp(shp_kind_key(shp_kinds[i]), key) == 0)
 				n += (size_t)snprintf(help_set + n,
@@ -664,6 +682,57 @@ confirm_stage(const char *stage, int port, const struct ctl_config *was)
 	free(now);
 }
 
+/* One stage change of an --atomic file, as the texts it sets. */
+static void
+batch_add(const char *what, const struct r_set *r, int p)
+{
+	unsigned int j = batch->n, i;
+	char err[SHP_ERR_LEN];
+	int ki = shp_key_index(r->w2);
+
+	if (j == CTL_BATCH_MAX) {
+		fail("%s %s: more than %d changes in one atomic file", what,
+		     r->port, CTL_BATCH_MAX);
+		return;
+	}
+	for (i = 0; i < j; i++)
+		if (strcmp(batch->key[i], r->w2) == 0 &&
+		    (batch->ch[i].port < 0 || p < 0 ||
+		     batch->ch[i].port == p)) {
+			fail("%s %s: the same stage changed again (change %u):"
+			     " one change per stage and port", what, r->port,
+			     i + 1);
+			return;
+		}
+	snprintf(batch->key[j], sizeof(batch->key[j]), "%s", r->w2);
+	memset(batch->args_of[j], 0, sizeof(batch->args_of[j]));
+	if (strncmp(what, "update", 6) == 0) {
+		if (ctl_update_texts(S, r->w2, p, r->args, batch->text[j],
+				     batch->args_of[j], err) < 0) {
+			fail("%s %s: %s (nothing changed)", what, r->port, err);
+			return;
+		}
+	} else {
+		for (i = 0; i < S->nb_ports; i++) {
+			uint16_t q = S->port_ids[i];
+			const char *t = r->args;
+
+			if (p >= 0 && p != q)
+				continue;
+			if (strncmp(what, "clear", 5) == 0)
+				t = ki >= 0 && shp_key_slot((unsigned int)ki) ==
+				    SHP_SLOT_QUEUE ?
+				    S->chain[q].kind[SHP_SLOT_QUEUE]->name :
+				    "off";
+			snprintf(batch->text[j][i], CTL_TEXT_LEN, "%s", t);
+			batch->args_of[j][i] = batch->text[j][i];
+		}
+	}
+	batch->ch[j] = (struct ctl_change){ batch->key[j], p,
+					    batch->args_of[j] };
+	batch->n++;
+}
+
 static void
 cmd_set_stage(void *res, struct cmdline *c, void *data)
 {
@@ -673,11 +742,15 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	int p, rc;
 
 	(void)c; (void)data;
-	snprintf(what, sizeof(what), "%s %s", data != NULL ? "clear" : "set",
-		 r->w2);
+	snprintf(what, sizeof(what), "%s %s", data == NULL ? "set" :
+		 data == (void *)1 ? "clear" : "update", r->w2);
 	p = port_of(what, r->port);
 	if (p == -2)
 		return;
+	if (batch != NULL) {
+		batch_add(what, r, p);
+		return;
+	}
 	was = malloc(sizeof(*was));
 	if (was == NULL) {
 		fail("%s: out of memory (nothing changed)", what);
@@ -685,7 +758,9 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	}
 	ctl_config_snapshot(was);
 	err[0] = '\0';
-	if (data != NULL)   /* clear KEY P */
+	if (data == (void *)2)   /* update KEY P WORDS */
+		rc = ctl_update_stage(S, r->w2, p, r->args, err);
+	else if (data != NULL)   /* clear KEY P */
 		rc = ctl_clear_stage(S, r->w2, p, err);
 	else
 		rc = ctl_set_stage(S, r->w2, p, r->args, err);
@@ -730,18 +805,21 @@ cmd_set_class(void *res, struct cmdline *c, void *data)
 	const char *e = err;
 
 	(void)c;
-	if (ctl_set_class(S, r->name, data != NULL ? NULL : r->args,
-			  err) < 0) {
+	if ((data == (void *)2 ?
+	     ctl_update_class(S, r->name, r->args, err) :
+	     ctl_set_class(S, r->name, data != NULL ? NULL : r->args,
+			   err)) < 0) {
 		if (strncmp(e, "--", 2) == 0)   /* an option's message */
 			e += 2;
 		if (strncmp(e, "class", 5) == 0)   /* names the class */
 			fail("%s (nothing changed)", e);
 		else
-			fail("%s class %s: %s (nothing changed)", data != NULL ?
-			     "clear" : "set", r->name, e);
+			fail("%s class %s: %s (nothing changed)", data == NULL ?
+			     "set" : data == (void *)1 ? "clear" : "update",
+			     r->name, e);
 		return;
 	}
-	if (data != NULL)
+	if (data == (void *)1)
 		out("class %s cleared (what it holds still leaves)\n",
 		    r->name);
 	else
@@ -907,18 +985,20 @@ static struct tok_word t_set_port =
  * registry, made at start-up: one instance per key, so that completion
  * offers each kind's own words.
  */
-#define MAX_KEY_INSTS (2 * SHP_MAX_KEYS)
+#define MAX_KEY_INSTS (3 * SHP_MAX_KEYS)
 static struct key_cmd {
 	cmdline_parse_token_string_t kw;
 	struct tok_word args;
 	char kw_str[32];
 	char choices[512];
-	char help[128], chelp[128];
-	cmdline_parse_inst_t *set, *clear;
+	char help[128], chelp[128], uhelp[128];
+	cmdline_parse_inst_t *set, *clear, *update;
 } key_cmds[SHP_MAX_KEYS];
 
 static cmdline_parse_token_string_t t_clear_kw =
 	TOKEN_KW(struct r_set, w1, "clear");
+static cmdline_parse_token_string_t t_update_kw =
+	TOKEN_KW(struct r_set, w1, "update");
 
 static cmdline_parse_inst_t *
 inst_new(void (*f)(void *, struct cmdline *, void *), void *data, const char *help,
@@ -943,7 +1023,7 @@ key_cmds_build(cmdline_parse_ctx_t *ctx, unsigned int room)
 {
 	unsigned int k, i, n = 0;
 
-	for (k = 0; k < shp_key_nb() && n + 2 <= room; k++) {
+	for (k = 0; k < shp_key_nb() && n + 3 <= room; k++) {
 		struct key_cmd *kc = &key_cmds[k];
 		const char *key = shp_key_name(k);
 		bool queue = shp_key_slot(k) == SHP_SLOT_QUEUE;
@@ -984,10 +1064,16 @@ key_cmds_build(cmdline_parse_ctx_t *ctx, unsigned int room)
 				   &kc->kw, &t_set_port, &kc->args);
 		kc->clear = inst_new(cmd_set_stage, (void *)1, kc->chelp,
 				     &t_clear_kw, &kc->kw, &t_set_port, NULL);
-		if (kc->set == NULL || kc->clear == NULL)
+		snprintf(kc->uhelp, sizeof(kc->uhelp), "update %s all|P WORDS: "
+			 "change only the parameters named", key);
+		kc->update = inst_new(cmd_set_stage, (void *)2, kc->uhelp,
+				      &t_update_kw, &kc->kw, &t_set_port,
+				      &kc->args);
+		if (kc->set == NULL || kc->clear == NULL || kc->update == NULL)
 			return -1;
 		ctx[n++] = kc->set;
 		ctx[n++] = kc->clear;
+		ctx[n++] = kc->update;
 	}
 	return (int)n;
 }
@@ -1031,6 +1117,13 @@ INST(i_set_class, cmd_set_class, NULL,
      "class live (docs/classes.md)", (void *)&t_set_class_set,
      (void *)&t_set_class_kw, (void *)&t_set_class_name,
      (void *)&t_set_class_args);
+static cmdline_parse_token_string_t t_set_class_update =
+	TOKEN_KW(struct r_class, w1, "update");
+INST(i_update_class, cmd_set_class, (void *)2,
+     "update class NAME queue|tbf|netem 'WORDS' ...: change only the "
+     "parameters named", (void *)&t_set_class_update,
+     (void *)&t_set_class_kw, (void *)&t_set_class_name,
+     (void *)&t_set_class_args);
 INST(i_clear_class, cmd_set_class, (void *)1,
      "clear class NAME: remove a class (what it holds still leaves)",
      (void *)&t_set_class_clear, (void *)&t_set_class_kw,
@@ -1066,6 +1159,7 @@ static cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
 	&i_show_lat_port, &i_show_stage, &i_show_class, &i_show_class_name,
 	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
+	&i_update_class,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
 	&cli_link_inst, &cli_show_schedule_inst, NULL,
 };
@@ -1097,6 +1191,7 @@ static const struct {
 	{ "set classify", "set classify tos|dscp|pcp|none" },
 	{ "set", set_usage },
 	{ "clear", "clear stats | clear KEY all|P" },
+	{ "update", "update KEY all|P WORDS" },
 	{ "start", "start" },
 	{ "stop", "stop" },
 	{ "load", "load FILE" },
@@ -1142,6 +1237,13 @@ parse_error(const char *line, int rc)
 				fail("'%.*s': missing, unknown or extra "
 				     "words; usage: set %s all|P %s", (int)n,
 				     line, key, u);
+				return;
+			}
+			snprintf(pre, sizeof(pre), "update %s", key);
+			if (starts_with_words(line, pre)) {
+				fail("'%.*s': missing, unknown or extra "
+				     "words; usage: update %s all|P WORDS",
+				     (int)n, line, key);
 				return;
 			}
 			snprintf(pre, sizeof(pre), "clear %s", key);
@@ -1199,6 +1301,94 @@ cli_exec(const char *line)
 		parse_error(buf, rc);
 	fflush(stdout);
 	return failed ? -1 : 0;
+}
+
+int
+cli_exec_to(const char *line, FILE *f)
+{
+	FILE *saved = stdout;
+	int rc;
+
+	/* every handler, and what it calls (the stages' printers, the
+	 * schedule), writes to stdout: glibc's stdout is a variable */
+	fflush(stdout);
+	stdout = f;
+	rc = cli_exec(line);
+	fflush(f);
+	stdout = saved;
+	return rc;
+}
+
+/* Only the stage changes (set, update, clear KEY all|P): the parser an
+ * --atomic file is read with (ctx_init). */
+static cmdline_parse_ctx_t stage_ctx[MAX_KEY_INSTS + 1];
+static struct cmdline *stage_cl;
+
+int
+cli_exec_atomic(char *const *lines, unsigned int n, FILE *f)
+{
+	FILE *saved = stdout;
+	struct ctl_config *was = NULL;
+	char err[SHP_ERR_LEN], buf[CLI_LINE_MAX + 2];
+	unsigned int i, j;
+	int rc = 0;
+
+	fflush(stdout);
+	stdout = f;
+	failed = false;
+	batch = calloc(1, sizeof(*batch));
+	was = malloc(sizeof(*was));
+	if (batch == NULL || was == NULL || stage_cl == NULL) {
+		fail("atomic: out of memory (nothing changed)");
+		goto out;
+	}
+	ctl_config_snapshot(was);
+	for (i = 0; i < n && !failed; i++) {
+		const char *p = lines[i] + strspn(lines[i], " \t");
+		size_t len = strcspn(p, "\r\n");
+		int prc;
+
+		if (*p == '\0' || *p == '#')
+			continue;
+		if (len > CLI_LINE_MAX) {
+			fail("atomic line %u: more than %d characters (nothing "
+			     "changed)", i + 1, CLI_LINE_MAX);
+			break;
+		}
+		snprintf(buf, sizeof(buf), "%.*s\n", (int)len, p);
+		prc = cmdline_parse(stage_cl, buf);
+		/* a command, but not a stage change (check: < 0 is an
+		 * error, as in cli_check_file) */
+		if (prc == CMDLINE_PARSE_NOMATCH &&
+		    cmdline_parse_check(cl, buf) >= 0)
+			fail("atomic line %u: '%.*s': an atomic file holds only "
+			     "stage changes (set, update, clear KEY all|P) "
+			     "(nothing changed)", i + 1, (int)len, p);
+		else if (prc == CMDLINE_PARSE_AMBIGUOUS ||
+			 prc == CMDLINE_PARSE_NOMATCH ||
+			 prc == CMDLINE_PARSE_BAD_ARGS)
+			parse_error(buf, prc);
+		if (failed)
+			out("atomic line %u failed: nothing applied\n", i + 1);
+	}
+	if (!failed && batch->n == 0)
+		fail("atomic: no change in the file");
+	if (!failed && ctl_set_stages(S, batch->ch, batch->n, err) < 0)
+		fail("atomic: %s (nothing changed)", err);
+	if (!failed) {
+		for (j = 0; j < batch->n; j++)
+			confirm_stage(batch->key[j], batch->ch[j].port, was);
+		out("atomic: %u change%s applied at once\n", batch->n,
+		    batch->n == 1 ? "" : "s");
+	}
+out:
+	rc = failed ? -1 : 0;
+	free(batch);
+	batch = NULL;
+	free(was);
+	fflush(f);
+	stdout = saved;
+	return rc;
 }
 
 int
@@ -1571,7 +1761,7 @@ cli_interact(struct shaper *s)
 		ssize_t n;
 		int rc;
 
-		rc = poll(&pfd, 1, 50);
+		rc = ctl_socket_poll(&pfd, 1, 50);
 		if (ctl_tick(s, true, &printed))
 			break;
 		if (printed && tty)
@@ -1622,6 +1812,8 @@ ctx_init(void)
 		return -1;
 	}
 	main_ctx[n + (unsigned int)m] = NULL;
+	memcpy(stage_ctx, main_ctx + n, (size_t)m * sizeof(stage_ctx[0]));
+	stage_ctx[m] = NULL;
 	show_stage_words_build();
 	off = (size_t)snprintf(set_usage, sizeof(set_usage), "set ");
 	for (k = 0; k < shp_key_nb() && off < sizeof(set_usage); k++)
@@ -1642,7 +1834,8 @@ cli_init(struct shaper *s)
 	if (ctx_init() < 0)
 		return -1;
 	cl = cmdline_new(main_ctx, PROMPT, -1, -1);
-	if (cl == NULL) {
+	stage_cl = cmdline_new(stage_ctx, PROMPT, -1, -1);
+	if (cl == NULL || stage_cl == NULL) {
 		fprintf(stderr, "dpdk-shaper: cannot create the command "
 			"parser\n");
 		return -1;
@@ -1655,5 +1848,8 @@ cli_fini(void)
 {
 	if (cl != NULL)
 		cmdline_free(cl);
+	if (stage_cl != NULL)
+		cmdline_free(stage_cl);
 	cl = NULL;
+	stage_cl = NULL;
 }

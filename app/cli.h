@@ -15,6 +15,15 @@ void cli_fini(void);
 /* Run one command line (no prompt). 0, or -1 if it failed. */
 int cli_exec(const char *line);
 
+/* cli_exec() with its output (what the prompt would print) to f: the
+ * control socket's replies. */
+int cli_exec_to(const char *line, FILE *f);
+
+/* The stage changes of n command lines (set, update, clear KEY all|P;
+ * blank and '#' lines skipped), every line checked first, then applied
+ * in one publication (ctl_set_stages), or none; output to f. 0, or -1. */
+int cli_exec_atomic(char *const *lines, unsigned int n, FILE *f);
+
 /*
  * Run a command file: each command is echoed after the prompt, then its
  * output. '#' starts a comment line. The first failing command stops the

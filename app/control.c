@@ -253,12 +253,27 @@ int
 ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
 	      char *err)
 {
-	const struct shp_kind *kind[SHP_MAX_PORTS] = { NULL };
-	void *conf[SHP_MAX_PORTS] = { NULL };
-	void *old[SHP_MAX_PORTS] = { NULL };
+	return ctl_set_stage_each(s, key, port, NULL, args, err);
+}
+
+/* The confs of one `set KEY PORT|all`, built and checked, not yet
+ * published (kind[i] NULL: nothing to change on port index i). */
+struct stage_prep {
+	const struct shp_kind *kind[SHP_MAX_PORTS];
+	void *conf[SHP_MAX_PORTS];
+};
+
+static int
+stage_prepare(struct shaper *s, const char *key, int port,
+	      const char *const *args_of, const char *args,
+	      struct stage_prep *pr, char *err)
+{
+	const struct shp_kind **kind = pr->kind;
+	void **conf = pr->conf;
 	struct shp_kind_env env;
 	unsigned int i;
 
+	memset(pr, 0, sizeof(*pr));
 	shp_options_kind_env(&s->opt, &env);
 	/* every conf first, checked against the port's chain: an error
 	 * changes nothing */
@@ -268,8 +283,8 @@ ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
 
 		if (!port_selected(port, p))
 			continue;
-		if (shp_kind_parse(key, args, &env, &kind[i], &conf[i],
-				   err) < 0)
+		if (shp_kind_parse(key, args_of != NULL ? args_of[i] : args,
+				   &env, &kind[i], &conf[i], err) < 0)
 			goto undo;
 		if (c->kind[kind[i]->slot] != kind[i]) {
 			snprintf(err, SHP_ERR_LEN, "port %u runs %s there, not "
@@ -303,27 +318,92 @@ ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
 			goto undo;
 		}
 	}
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-
-		if (kind[i] != NULL &&
-		    shp_chain_change(&s->chain[p], kind[i], conf[i], &old[i],
-				     err) < 0)
-			rte_panic("checked above: %s\n", err);
-		if (kind[i] != NULL)
-			hold_note(s, p, kind[i], conf[i], kind[i]->name, &env);
-	}
-	grace_period();
-	for (i = 0; i < s->nb_ports; i++)
-		if (kind[i] != NULL)
-			shp_kind_conf_free(kind[i], old[i]);
-	snapshot_update(s);
 	return 0;
 undo:
 	while (i-- > 0)
 		if (kind[i] != NULL)
 			shp_kind_conf_free(kind[i], conf[i]);
+	memset(pr, 0, sizeof(*pr));
 	return -1;
+}
+
+static void
+stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
+{
+	unsigned int i;
+
+	for (i = 0; i < nb_ports; i++)
+		if (pr->kind[i] != NULL)
+			shp_kind_conf_free(pr->kind[i], pr->conf[i]);
+}
+
+/* Publish every prepared change, then one grace period for them all. */
+static void
+stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
+{
+	static void *old[CTL_BATCH_MAX][SHP_MAX_PORTS];
+	struct shp_kind_env env;
+	char err[SHP_ERR_LEN];
+	unsigned int i, j;
+
+	shp_options_kind_env(&s->opt, &env);
+	for (j = 0; j < n; j++)
+		for (i = 0; i < s->nb_ports; i++) {
+			uint16_t p = s->port_ids[i];
+
+			old[j][i] = NULL;
+			if (pr[j].kind[i] == NULL)
+				continue;
+			if (shp_chain_change(&s->chain[p], pr[j].kind[i],
+					     pr[j].conf[i], &old[j][i],
+					     err) < 0)
+				rte_panic("checked above: %s\n", err);
+			hold_note(s, p, pr[j].kind[i], pr[j].conf[i],
+				  pr[j].kind[i]->name, &env);
+		}
+	grace_period();
+	for (j = 0; j < n; j++)
+		for (i = 0; i < s->nb_ports; i++)
+			if (pr[j].kind[i] != NULL)
+				shp_kind_conf_free(pr[j].kind[i], old[j][i]);
+	snapshot_update(s);
+}
+
+int
+ctl_set_stage_each(struct shaper *s, const char *key, int port,
+		   const char *const *args_of, const char *args, char *err)
+{
+	struct stage_prep pr;
+
+	if (stage_prepare(s, key, port, args_of, args, &pr, err) < 0)
+		return -1;
+	stage_publish(s, &pr, 1);
+	return 0;
+}
+
+int
+ctl_set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
+	       char *err)
+{
+	static struct stage_prep pr[CTL_BATCH_MAX];
+	char e[SHP_ERR_LEN];
+	unsigned int j;
+
+	if (n > CTL_BATCH_MAX) {
+		snprintf(err, SHP_ERR_LEN, "more than %d changes",
+			 CTL_BATCH_MAX);
+		return -1;
+	}
+	for (j = 0; j < n; j++)
+		if (stage_prepare(s, ch[j].key, ch[j].port, ch[j].args_of,
+				  NULL, &pr[j], e) < 0) {
+			snprintf(err, SHP_ERR_LEN, "change %u: %s", j + 1, e);
+			while (j-- > 0)
+				stage_prep_free(&pr[j], s->nb_ports);
+			return -1;
+		}
+	stage_publish(s, pr, n);
+	return 0;
 }
 
 /*

@@ -48,6 +48,22 @@ void ctl_fini(struct shaper *s);
  * port < 0: every port. 0, or -1 with err (nothing changed). */
 int ctl_set_stage(struct shaper *s, const char *key, int port,
 		  const char *args, char *err);
+/* The same with its own text for each port: args_of[i] for port index i
+ * (every port checked first, then one publication, or nothing). */
+int ctl_set_stage_each(struct shaper *s, const char *key, int port,
+		       const char *const *args_of, const char *args,
+		       char *err);
+/* Several such changes, each of another stage or port: all checked, then
+ * published at once with one grace period, or none (-1 with err naming
+ * the change). --atomic command files and batches. */
+#define CTL_BATCH_MAX 64
+struct ctl_change {
+	const char *key;
+	int port;
+	const char *const *args_of;   /* by port index */
+};
+int ctl_set_stages(struct shaper *s, const struct ctl_change *ch,
+		   unsigned int n, char *err);
 /* `clear KEY PORT|all`: off, or for a queue its kind's defaults. */
 int ctl_clear_stage(struct shaper *s, const char *key, int port,
 		    char *err);

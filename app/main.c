@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "control.h"
+#include "ctl_socket.h"
 #include "pcap_io.h"
 #include "shaper.h"
 #include "shaper_sched.h"
@@ -358,6 +359,10 @@ main(int argc, char **argv)
 		s->exit_code = 1;
 		goto out;
 	}
+	if (ctl_socket_init(s) < 0) {
+		s->exit_code = 1;
+		goto out;
+	}
 	if (shaper_telemetry_init(s) < 0)
 		fprintf(stderr, "dpdk-shaper: warning: cannot register the "
 			"telemetry commands\n");
@@ -386,7 +391,7 @@ main(int argc, char **argv)
 		cli_interact(s);
 	else
 		while (!ctl_tick(s, false, NULL))
-			usleep(1000);
+			ctl_socket_poll(NULL, 0, 1);
 	s->quit = true;
 	rte_eal_mp_wait_lcore();
 	s->stop_ns = shp_clock_now(&s->clock);
@@ -406,6 +411,7 @@ out:
 	shaper_telemetry_fini();
 	if (pdump_ok)
 		rte_pdump_uninit();
+	ctl_socket_fini();
 	cli_fini();
 	shaper_sched_fini(s);
 	ctl_fini(s);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ctl_socket.h"
 #include "shaper.h"
 
 enum {
@@ -21,6 +22,8 @@ enum {
 	OPT_MAX_LATE,
 	OPT_LATE_DROP,
 	OPT_SCHEDULE,
+	OPT_NO_CTL,
+	OPT_CTL_GROUP,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
@@ -48,6 +51,8 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"interactive", no_argument, NULL, 'i'},
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
 	{"schedule", required_argument, NULL, OPT_SCHEDULE},
+	{"no-ctl", no_argument, NULL, OPT_NO_CTL},
+	{"ctl-group", required_argument, NULL, OPT_CTL_GROUP},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -133,6 +138,10 @@ shaper_usage(FILE *f, const char *prog)
 "  --schedule FILE        'TIME COMMAND' lines: set/clear a stage, link\n"
 "                         down|up P, at offsets from the start; 'repeat\n"
 "                         PERIOD' loops it (docs/time-varying.md)\n"
+"  --ctl-group NAME       the control socket (PREFIX's EAL run directory,\n"
+"                         shaper_ctl.sock) is 0660 for group NAME (default:\n"
+"                         0600, its owner only; docs/control.md)\n"
+"  --no-ctl               no control socket\n"
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
@@ -275,6 +284,13 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			o->pace = true;
 			continue;
 		case OPT_CONFIG:
+			continue;
+		case OPT_NO_CTL:
+			ctl_socket_opt.off = true;
+			continue;
+		case OPT_CTL_GROUP:
+			if (ctl_socket_opt_group(optarg, err, sizeof(err)) < 0)
+				return bad(err);
 			continue;
 		case ':':
 			snprintf(err, sizeof(err), "option '%s' needs a value",

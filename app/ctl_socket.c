@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control socket (ctl_socket.h, docs/control.md).
+ *
+ * Everything here runs on the main lcore, inside ctl_socket_poll(), which
+ * the prompt and the control loop call instead of poll(): a command from a
+ * client runs through cli_exec_to(), the prompt's own parser and handlers,
+ * between two keys of the prompt, never during one of its commands. So a
+ * change is built, published and freed after a grace period exactly as
+ * from the prompt, and the workers never wait for a client.
+ *
+ * Clients are served in turn, one line at a time; what a client cannot be
+ * trusted with is bounded: the line length (the CLI's), the number of
+ * connections, the time a half line may wait, and the replies it leaves
+ * unread (it is closed then). The sockets are non-blocking: a client that
+ * stops reading never stops the main lcore.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* accept4 */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <rte_eal.h>
+
+#include "cli.h"
+#include "ctl_socket.h"
+
+/* Replies a client leaves unread beyond this: it is closed. */
+#define CTL_OUT_MAX (1u << 20)
+
+struct ctl_socket_opts ctl_socket_opt;
+
+struct client {
+	int fd;
+	struct ctl_line_reader rd;
+	char *out;
+	size_t out_len, out_off, out_cap;
+	uint64_t last_ms;   /* the last byte received, or the connect */
+	bool closing;       /* close once the replies are sent */
+	/* `atomic N`: the N lines that follow, applied at once or not */
+	char **alines;
+	unsigned int an, aleft;
+	bool abad, ajson;
+};
+
+static int listen_fd = -1;
+static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct client clients[CTL_MAX_CLIENTS];
+static bool inited;   /* clients[] hold -1 (no fd 0 closed at exit) */
+
+int
+ctl_socket_opt_group(const char *name, char *err, size_t len)
+{
+	struct group *g = getgrnam(name);
+
+	if (g == NULL) {
+		snprintf(err, len, "--ctl-group %s: no such group", name);
+		return -1;
+	}
+	ctl_socket_opt.group = name;
+	ctl_socket_opt.gid = g->gr_gid;
+	ctl_socket_opt.group_set = true;
+	return 0;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- the line reader ---------------------------------------------- */
+
+unsigned int
+ctl_line_feed(struct ctl_line_reader *r, const char *data, size_t n,
+	      void (*line)(void *arg, enum ctl_line_status st,
+			   const char *text, size_t length),
+	      void *arg)
+{
+	unsigned int lines = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)data[i];
+
+		if (c == '\n') {
+			size_t len = r->len;
+			enum ctl_line_status st = CTL_LINE_OK;
+
+			if (len > 0 && r->buf[len - 1] == '\r' &&
+			    r->dropped == 0)
+				len--;   /* a client sending \r\n */
+			r->buf[len] = '\0';
+			if (r->dropped > 0)
+				st = CTL_LINE_LONG;
+			else if (r->binary)
+				st = CTL_LINE_BINARY;
+			line(arg, st, r->buf, r->len + r->dropped);
+			lines++;
+			r->len = 0;
+			r->dropped = 0;
+			r->binary = false;
+			continue;
+		}
+		/* a NUL would cut the line short, other control bytes are
+		 * no word of the grammar: the line is refused whole */
+		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+			r->binary = true;
+		if (r->len < CTL_LINE_MAX)
+			r->buf[r->len++] = (char)c;
+		else
+			r->dropped++;
+	}
+	return lines;
+}
+
+/* ---- replies ---------------------------------------------------- */
+
+static int
+out_room(struct client *c, size_t more)
+{
+	char *p;
+	size_t cap;
+
+	if (c->out_len + more <= c->out_cap)
+		return 0;
+	if (c->out_len - c->out_off + more > CTL_OUT_MAX)
+		return -1;
+	if (c->out_off > 0) {   /* what is sent already goes first */
+		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+		if (c->out_len + more <= c->out_cap)
+			return 0;
+	}
+	cap = c->out_cap ? c->out_cap : 4096;
+	while (cap < c->out_len + more)
+		cap *= 2;
+	p = realloc(c->out, cap);
+	if (p == NULL)
+		return -1;
+	c->out = p;
+	c->out_cap = cap;
+	return 0;
+}
+
+static void
+out_put(struct client *c, const char *s, size_t n)
+{
+	if (out_room(c, n) < 0) {
+		/* it does not read its replies: it gets no more */
+		c->out_len = c->out_off = 0;
+		c->closing = true;
+		return;
+	}
+	memcpy(c->out + c->out_len, s, n);
+	c->out_len += n;
+}
+
+static void
+out_str(struct client *c, const char *s)
+{
+	out_put(c, s, strlen(s));
+}
+
+/* Text form: the status line, the text with a '.' doubled at the start
+ * of a line (so no line of it is the end marker), then ".". */
+static void
+reply_text(struct client *c, bool ok, const char *text, size_t n)
+{
+	size_t i = 0;
+
+	out_str(c, ok ? "ok\n" : "error\n");
+	while (i < n) {
+		size_t l = i;
+
+		while (l < n && text[l] != '\n')
+			l++;
+		if (text[i] == '.')
+			out_put(c, ".", 1);
+		out_put(c, text + i, l - i);
+		out_put(c, "\n", 1);
+		i = l + 1;
+	}
+	out_str(c, ".\n");
+}
+
+static void
+json_string(struct client *c, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	out_put(c, "\"", 1);
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		char e[6] = { '\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15] };
+
+		if (ch == '"' || ch == '\\') {
+			out_put(c, "\\", 1);
+			out_put(c, s + i, 1);
+		} else if (ch == '\n') {
+			out_put(c, "\\n", 2);
+		} else if (ch < 0x20 || ch == 0x7f) {
+			out_put(c, e, sizeof(e));
+		} else {
+			out_put(c, s + i, 1);
+		}
+	}
+	out_put(c, "\"", 1);
+}
+
+/* JSON form: one line, {"status": "ok"|"error", "command": ...,
+ * "output": ...}. Bytes that are not UTF-8 cannot come from the grammar:
+ * a line holding them is refused before it runs. */
+static void
+reply_json(struct client *c, bool ok, const char *cmd, const char *text,
+	   size_t n)
+{
+	out_str(c, ok ? "{\"status\": \"ok\", \"command\": " :
+		"{\"status\": \"error\", \"command\": ");
+	json_string(c, cmd, strlen(cmd));
+	out_str(c, ", \"output\": ");
+	json_string(c, text, n);
+	out_str(c, "}\n");
+}
+
+static void
+reply(struct client *c, bool json, bool ok, const char *cmd,
+      const char *text, size_t n)
+{
+	if (json)
+		reply_json(c, ok, cmd, text, n);
+	else
+		reply_text(c, ok, text, n);
+}
+
+static bool
+utf8_ok(const unsigned char *s)
+{
+	while (*s) {
+		unsigned int extra, i;
+
+		if (*s < 0x80) {
+			s++;
+			continue;
+		}
+		if ((*s & 0xe0) == 0xc0 && *s >= 0xc2)
+			extra = 1;
+		else if ((*s & 0xf0) == 0xe0)
+			extra = 2;
+		else if ((*s & 0xf8) == 0xf0 && *s <= 0xf4)
+			extra = 3;
+		else
+			return false;
+		for (i = 1; i <= extra; i++)
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+		s += extra + 1;
+	}
+	return true;
+}
+
+static void
+run_output(struct client *c, bool json, const char *cmd, int rc, char *buf,
+	   size_t blen)
+{
+	reply(c, json, rc == 0, cmd, buf != NULL ? buf : "", blen);
+	free(buf);
+}
+
+static void
+atomic_free(struct client *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->an; i++)
+		free(c->alines[i]);
+	free(c->alines);
+	c->alines = NULL;
+	c->an = c->aleft = 0;
+	c->abad = false;
+}
+
+/* A line of an `atomic N` block; the last one runs them all. */
+static void
+atomic_line(struct client *c, enum ctl_line_status st, const char *text)
+{
+	char msg[160], *buf = NULL;
+	size_t blen = 0;
+	FILE *f;
+	int rc;
+
+	if (st != CTL_LINE_OK || !utf8_ok((const unsigned char *)text))
+		c->abad = true;
+	else if ((c->alines[c->an] = strdup(text)) == NULL)
+		c->abad = true;
+	else
+		c->an++;
+	if (--c->aleft > 0)
+		return;
+	if (c->abad) {
+		int m = snprintf(msg, sizeof(msg), "error: atomic: a line is "
+				 "too long or not text: nothing applied\n");
+		reply(c, c->ajson, false, "atomic", msg, (size_t)m);
+		atomic_free(c);
+		return;
+	}
+	f = open_memstream(&buf, &blen);
+	if (f == NULL) {
+		int m = snprintf(msg, sizeof(msg), "error: out of memory: "
+				 "nothing applied\n");
+		reply(c, c->ajson, false, "atomic", msg, (size_t)m);
+		atomic_free(c);
+		return;
+	}
+	rc = cli_exec_atomic(c->alines, c->an, f);
+	fclose(f);
+	run_output(c, c->ajson, "atomic", rc, buf, blen);
+	atomic_free(c);
+}
+
+/* One line from a client: `json ` before a command asks for the JSON
+ * form of its reply; `atomic N`, that the N lines that follow are
+ * checked, then applied in one publication or not at all. */
+static void
+client_line(void *arg, enum ctl_line_status st, const char *text,
+	    size_t length)
+{
+	struct client *c = arg;
+	const char *cmd = text + strspn(text, " \t");
+	bool json = false;
+	char msg[160];
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *f;
+	int rc;
+
+	if (c->closing)
+		return;
+	if (c->aleft > 0) {
+		atomic_line(c, st, text);
+		return;
+	}
+	if (st == CTL_LINE_OK && strncmp(cmd, "json", 4) == 0 &&
+	    (cmd[4] == ' ' || cmd[4] == '\t' || cmd[4] == '\0')) {
+		json = true;
+		cmd += 4;
+		cmd += strspn(cmd, " \t");
+	}
+	if (st == CTL_LINE_LONG) {
+		int m = snprintf(msg, sizeof(msg), "error: line of %zu "
+				 "characters, more than %d: not run (nothing "
+				 "changed)\n", length, CTL_LINE_MAX);
+		reply(c, false, false, "", msg, (size_t)m);
+		return;
+	}
+	if (st == CTL_LINE_BINARY || !utf8_ok((const unsigned char *)cmd)) {
+		int m = snprintf(msg, sizeof(msg), "error: the line holds "
+				 "bytes that are not text: not run (nothing "
+				 "changed)\n");
+		reply(c, json, false, "", msg, (size_t)m);
+		return;
+	}
+	if (strncmp(cmd, "atomic", 6) == 0 &&
+	    (cmd[6] == ' ' || cmd[6] == '\0')) {
+		char *end;
+		unsigned long k = strtoul(cmd + 6, &end, 10);
+
+		if (cmd[6] == '\0' || *end != '\0' || k == 0 ||
+		    k > CTL_ATOMIC_LINES) {
+			int m = snprintf(msg, sizeof(msg), "error: usage: "
+					 "atomic N (1..%d), then N lines\n",
+					 CTL_ATOMIC_LINES);
+			reply(c, json, false, cmd, msg, (size_t)m);
+			return;
+		}
+		c->alines = calloc(k, sizeof(*c->alines));
+		if (c->alines == NULL) {
+			int m = snprintf(msg, sizeof(msg), "error: out of "
+					 "memory\n");
+			reply(c, json, false, cmd, msg, (size_t)m);
+			return;
+		}
+		c->aleft = (unsigned int)k;
+		c->ajson = json;
+		return;
+	}
+	if (*cmd == '\0' || *cmd == '#') {   /* as in a command file */
+		reply(c, json, true, cmd, "", 0);
+		return;
+	}
+	f = open_memstream(&buf, &blen);
+	if (f == NULL) {
+		int m = snprintf(msg, sizeof(msg), "error: out of memory: not "
+				 "run (nothing changed)\n");
+		reply(c, json, false, cmd, msg, (size_t)m);
+		return;
+	}
+	rc = cli_exec_to(cmd, f);
+	fclose(f);
+	reply(c, json, rc == 0, cmd, buf, blen);
+	free(buf);
+}
+
+/* ---- the socket ---------------------------------------------------- */
+
+int
+ctl_socket_init(struct shaper *s)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *dir = rte_eal_get_runtime_dir();
+	mode_t old;
+	int n, i;
+
+	(void)s;
+	for (i = 0; i < CTL_MAX_CLIENTS; i++)
+		clients[i].fd = -1;
+	inited = true;
+	if (ctl_socket_opt.off)
+		return 0;
+	n = snprintf(sock_path, sizeof(sock_path), "%s/%s", dir,
+		     CTL_SOCK_NAME);
+	if (n < 0 || (size_t)n >= sizeof(sock_path)) {
+		fprintf(stderr, "dpdk-shaper: control socket %s/%s: the path "
+			"is longer than a UNIX socket's (%zu): use a shorter "
+			"--file-prefix, or --no-ctl\n", dir, CTL_SOCK_NAME,
+			sizeof(sock_path) - 1);
+		sock_path[0] = '\0';
+		return -1;
+	}
+	memcpy(sa.sun_path, sock_path, (size_t)n + 1);
+	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			   0);
+	if (listen_fd < 0)
+		goto fail;
+	/* the runtime directory is ours (the prefix was free at start): a
+	 * socket left there by a run that was killed is stale */
+	unlink(sock_path);
+	/* created with the final mode, never wider for a moment */
+	old = umask(ctl_socket_opt.group_set ? 0117 : 0177);
+	n = bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (n < 0)
+		goto fail;
+	if (ctl_socket_opt.group_set &&
+	    (chown(sock_path, (uid_t)-1, ctl_socket_opt.gid) < 0 ||
+	     chmod(sock_path, 0660) < 0))
+		goto fail;
+	if (!ctl_socket_opt.group_set && chmod(sock_path, 0600) < 0)
+		goto fail;
+	if (listen(listen_fd, CTL_MAX_CLIENTS) < 0)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "dpdk-shaper: control socket %s: %s (--no-ctl runs "
+		"without it)\n", sock_path, strerror(errno));
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
+	unlink(sock_path);
+	sock_path[0] = '\0';
+	return -1;
+}
+
+static void
+client_close(struct client *c)
+{
+	atomic_free(c);
+	close(c->fd);
+	free(c->out);
+	memset(c, 0, sizeof(*c));
+	c->fd = -1;
+}
+
+void
+ctl_socket_fini(void)
+{
+	unsigned int i;
+
+	for (i = 0; inited && i < CTL_MAX_CLIENTS; i++)
+		if (clients[i].fd >= 0)
+			client_close(&clients[i]);
+	inited = false;
+	if (listen_fd >= 0) {
+		close(listen_fd);
+		listen_fd = -1;
+	}
+	if (sock_path[0] != '\0')
+		unlink(sock_path);
+	sock_path[0] = '\0';
+}
+
+static void
+accept_clients(void)
+{
+	static const char busy[] = "error\nerror: too many control clients "
+		"(" RTE_STR(CTL_MAX_CLIENTS) "): try again later\n.\n";
+	int fd;
+
+	while ((fd = accept4(listen_fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		unsigned int i;
+
+		for (i = 0; i < CTL_MAX_CLIENTS; i++)
+			if (clients[i].fd < 0)
+				break;
+		if (i == CTL_MAX_CLIENTS) {
+			/* a best effort: it is closed either way */
+			ssize_t w = send(fd, busy, sizeof(busy) - 1,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			(void)w;
+			close(fd);
+			continue;
+		}
+		memset(&clients[i], 0, sizeof(clients[i]));
+		clients[i].fd = fd;
+		clients[i].last_ms = now_ms();
+	}
+}
+
+static void
+client_write(struct client *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t w = send(c->fd, c->out + c->out_off,
+				 c->out_len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK ||
+			    errno == EINTR)
+				return;
+			c->closing = true;
+			c->out_off = c->out_len = 0;
+			return;
+		}
+		c->out_off += (size_t)w;
+	}
+	c->out_off = c->out_len = 0;
+}
+
+static void
+client_read(struct client *c, uint64_t now)
+{
+	char buf[4096];
+	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		      errno == EINTR))
+		return;
+	if (n <= 0) {
+		/* hung up, or only its sending half: a half line is
+		 * dropped, never run (it may be cut); the replies to its
+		 * whole lines are still sent */
+		c->closing = true;
+		return;
+	}
+	c->last_ms = now;
+	ctl_line_feed(&c->rd, buf, (size_t)n, client_line, c);
+}
+
+static void
+client_timeouts(struct client *c, uint64_t now)
+{
+	if (c->closing)
+		return;
+	if (c->rd.len + c->rd.dropped > 0 &&
+	    now - c->last_ms >= CTL_HALF_LINE_MS) {
+		static const char m[] = "error: half a line and nothing more "
+			"for " RTE_STR(CTL_HALF_LINE_MS) " ms: not run, closing "
+			"(nothing changed)\n";
+
+		reply_text(c, false, m, sizeof(m) - 1);
+		c->closing = true;
+	} else if (now - c->last_ms >= CTL_IDLE_MS) {
+		c->closing = true;
+	}
+}
+
+int
+ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+	struct pollfd pfd[8 + 1 + CTL_MAX_CLIENTS];
+	int map[CTL_MAX_CLIENTS];
+	unsigned int i, m = 0, k;
+	uint64_t now;
+	int rc, ready = 0;
+
+	if (listen_fd < 0 || n > 8)
+		return poll(fds, n, timeout_ms);
+	for (i = 0; i < n; i++)
+		pfd[m++] = fds[i];
+	pfd[m++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
+	for (k = 0; k < CTL_MAX_CLIENTS; k++) {
+		struct client *c = &clients[k];
+
+		map[k] = -1;
+		if (c->fd < 0)
+			continue;
+		map[k] = (int)m;
+		/* replies first: a client reading none sends no more */
+		pfd[m++] = (struct pollfd){ .fd = c->fd,
+			.events = c->out_len > c->out_off ? POLLOUT : POLLIN };
+	}
+	rc = poll(pfd, m, timeout_ms);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		fds[i].revents = pfd[i].revents;
+		ready += pfd[i].revents != 0;
+	}
+	now = now_ms();
+	for (k = 0; k < CTL_MAX_CLIENTS; k++) {
+		struct client *c = &clients[k];
+		short re;
+
+		if (c->fd < 0)
+			continue;
+		re = map[k] >= 0 ? pfd[map[k]].revents : 0;
+		if (re & POLLOUT)
+			client_write(c);
+		else if (re & (POLLIN | POLLHUP | POLLERR))
+			client_read(c, now);
+		client_timeouts(c, now);
+		if (c->out_len > c->out_off)
+			client_write(c);
+		if (c->closing && c->out_len == c->out_off)
+			client_close(c);
+	}
+	if (pfd[n].revents & POLLIN)
+		accept_clients();
+	return ready;
+}

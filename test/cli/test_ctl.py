@@ -1,0 +1,371 @@
+"""The control socket and dpdk-shaper-ctl (issue 26) against a live shaper
+on net_null: changes applied and seen by `show` and /shaper/config, exit
+statuses, the socket's mode, and clients that misbehave (garbage, long and
+half lines, too many connections) changing nothing while forwarding goes
+on."""
+import grp
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import (BUILD, NULL_VDEVS, REPO, clean, conservation, prefix,
+                      shaper_cmd, telemetry, wait_started)
+
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from shaper_client import Refused, Shaper, sock_path  # noqa: E402
+
+CTL = os.path.join(BUILD, "tools", "dpdk-shaper-ctl")
+if not os.path.exists(CTL):   # build-asan builds only the program
+    CTL = os.path.join(REPO, "build", "tools", "dpdk-shaper-ctl")
+
+
+class Live:
+    """A shaper running without a prompt, its control socket up."""
+
+    def __init__(self, tmp_path, app_args=(), vdevs=NULL_VDEVS):
+        self.prefix = prefix()
+        self.stats = str(tmp_path / ("stats-%s.json" % self.prefix))
+        self.proc = subprocess.Popen(
+            shaper_cmd(vdevs, list(app_args) + ["--stats-file", self.stats],
+                       file_prefix=self.prefix),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.head = wait_started(self.proc)
+        self.path = sock_path(self.prefix)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(self.path)
+                s.close()
+                break
+            except OSError:
+                s.close()
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise AssertionError("no control socket: " + self.head)
+                time.sleep(0.05)
+
+    def ctl(self, *words, json_form=False):
+        cmd = [CTL, "-f", self.prefix] + (["--json"] if json_form else [])
+        p = subprocess.run(cmd + list(words), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+    def stop(self):
+        self.proc.send_signal(2)
+        out, _ = self.proc.communicate(timeout=60)
+        self.out = self.head + clean(out.decode(errors="replace"))
+        with open(self.stats) as f:
+            return json.load(f)
+
+
+@pytest.fixture
+def live(tmp_path):
+    procs = []
+
+    def start(app_args=(), vdevs=NULL_VDEVS):
+        lv = Live(tmp_path, app_args, vdevs)
+        procs.append(lv)
+        return lv
+    yield start
+    for lv in procs:
+        if lv.proc.poll() is None:
+            lv.proc.kill()
+            lv.proc.wait()
+
+
+def test_set_show_and_telemetry(live, need_telemetry_client):
+    lv = live(["--netem", "delay 10ms loss 1%"])
+    rc, out, err = lv.ctl("set", "netem", "0", "delay", "50ms")
+    assert rc == 0, (out, err)
+    assert "port 0: netem" in out and "delay 50ms" in out and "(was" in out
+    rc, out, _ = lv.ctl("show", "netem", "0")
+    assert rc == 0 and "delay 50ms" in out and "loss" not in out.split("\n")[0]
+    conf = telemetry(lv.prefix, "/shaper/config")[0]
+    assert "delay 50ms" in conf["0"]["netem"], conf
+    assert "delay 10ms" in conf["1"]["netem"], conf   # port 1 untouched
+    rc, out, _ = lv.ctl("set", "tbf", "1", "rate", "10mbit", "burst", "10kb",
+                        "limit", "100kb")
+    assert rc == 0 and "tbf rate 10Mbit" in out
+    assert "rate 10Mbit" in telemetry(lv.prefix, "/shaper/config")[0]["1"]["tbf"]
+    rc, out, _ = lv.ctl("link", "down", "1")
+    assert rc == 0
+    rc, out, _ = lv.ctl("show", "schedule")
+    assert "port 1: link down" in out
+    # a word with a blank is sent quoted, as class rules take it
+    rc, out, err = lv.ctl("set", "class", "web", "match", "ip_proto 6",
+                          "netem", "delay 5ms")
+    assert rc == 0, (out, err)
+    rc, out, _ = lv.ctl("show", "class", "web")
+    assert rc == 0 and "delay 5ms" in out
+    st = lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+    for p in ("0", "1"):
+        a, b = conservation(st["ports"][p])
+        assert a == b, (p, st["ports"][p])
+
+
+def test_refused_changes_nothing(live):
+    lv = live(["--netem", "delay 10ms loss 1%"])
+    _, before, _ = lv.ctl("show", "config")
+    for words in (["set", "netem", "0", "delay", "10"],
+                  ["set", "netem", "7", "delay", "1ms"],
+                  ["set", "netem"],
+                  ["shw", "config"],
+                  ["set", "classify", "foo"]):
+        rc, out, err = lv.ctl(*words)
+        assert rc == 1, (words, out, err)
+        assert err.startswith("error: ") and len(err.splitlines()) == 1, err
+        assert out == ""
+    _, after, _ = lv.ctl("show", "config")
+    assert after == before
+    rc, out, _ = lv.ctl("show", "netem", "0")
+    assert "delay 10ms" in out and "loss random 1%" in out
+    lv.stop()
+
+
+def test_json_reply(live):
+    lv = live()
+    rc, out, _ = lv.ctl("set", "netem", "0", "delay", "7ms", json_form=True)
+    assert rc == 0
+    r = json.loads(out)
+    assert r["status"] == "ok" and r["command"] == "set netem 0 delay 7ms"
+    assert "delay 7ms" in r["output"]
+    rc, out, _ = lv.ctl("set", "netem", "0", "delay", "x", json_form=True)
+    assert rc == 1
+    r = json.loads(out)
+    assert r["status"] == "error" and r["output"].startswith("error: ")
+    lv.stop()
+
+
+def test_missing_shaper_and_usage():
+    p = subprocess.run([CTL, "-f", "h26_nobody_here", "show", "config"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=10)
+    assert p.returncode == 3
+    assert p.stdout == "" and len(p.stderr.splitlines()) == 1
+    assert "/dpdk/h26_nobody_here/shaper_ctl.sock" in p.stderr
+    for args in ([], ["-f"], ["--bogus", "show", "config"],
+                 ["-f", "a/b", "show", "config"]):
+        p = subprocess.run([CTL] + args, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=10)
+        assert p.returncode == 2, (args, p.stderr)
+    # the default prefix is DPDK's
+    p = subprocess.run([CTL, "show", "config"], stderr=subprocess.PIPE,
+                       text=True, timeout=10)
+    assert p.returncode in (0, 3)
+    if p.returncode == 3:
+        assert "/dpdk/rte/shaper_ctl.sock" in p.stderr
+
+
+def test_socket_mode_group_and_off(live):
+    lv = live()
+    st = os.stat(lv.path)
+    assert stat.S_ISSOCK(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    lv.stop()
+    assert not os.path.exists(lv.path)     # removed at exit
+    g = grp.getgrgid(1).gr_name
+    lv = live(["--ctl-group", g])
+    st = os.stat(lv.path)
+    assert stat.S_IMODE(st.st_mode) == 0o660 and st.st_gid == 1
+    lv.stop()
+    p = subprocess.run(shaper_cmd(NULL_VDEVS, ["--ctl-group",
+                                               "h26_no_such_group"]),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=30)
+    assert p.returncode == 2 and "no such group" in p.stdout
+
+
+def test_no_ctl(tmp_path):
+    pre = prefix()
+    proc = subprocess.Popen(shaper_cmd(NULL_VDEVS, ["--no-ctl"],
+                                       file_prefix=pre),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_started(proc)
+        time.sleep(0.5)
+        assert not os.path.exists(sock_path(pre))
+        assert os.path.isdir(os.path.dirname(sock_path(pre)))
+    finally:
+        proc.send_signal(2)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
+def recv_reply(s):
+    """One framed text reply: (status, lines)."""
+    buf = b""
+    while not buf.endswith(b"\n.\n"):
+        d = s.recv(65536)
+        if not d:
+            break
+        buf += d
+    lines = buf.decode(errors="replace").split("\n")
+    return lines[0], lines[1:-2]
+
+
+def test_garbage_long_half_lines_and_many_clients(live):
+    lv = live(["--netem", "delay 10ms"])
+    _, before, _ = lv.ctl("show", "config")
+    c1 = Shaper(path=lv.path)
+    tx0 = int(c1.cmd("show port stats 1").split("tx_packets: ")[1].split()[0])
+
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(lv.path)
+    s.sendall(b"\x00\x01\xffset netem 0 delay 1ms\n")
+    st, lines = recv_reply(s)
+    assert st == "error" and "not text" in lines[0]
+    s.sendall(b"set netem 0 delay 1ms " + b"x" * 3000 + b"\n")
+    st, lines = recv_reply(s)
+    assert st == "error" and "more than 2048" in lines[0]
+    s.sendall(b"\xc3\x28 show config\n")       # not UTF-8
+    st, lines = recv_reply(s)
+    assert st == "error"
+    # still served after all that, \r\n too
+    s.sendall(b"show netem 0\r\n")
+    st, lines = recv_reply(s)
+    assert st == "ok" and "delay 10ms" in lines[0]
+    # a half line, then hang up: not run
+    s.sendall(b"set netem 0 delay 1ms")
+    s.close()
+
+    # more connections than it serves: the extra ones get an error and are
+    # closed; the others are still served
+    socks = []
+    refused = 0
+    for _ in range(200):
+        t = socket.socket(socket.AF_UNIX)
+        t.settimeout(10)
+        try:
+            t.connect(lv.path)
+        except OSError:
+            refused += 1       # the listen backlog is full: refused too
+            t.close()
+            continue
+        socks.append(t)
+    time.sleep(0.5)
+    busy = 0
+    for t in socks:
+        t.setblocking(False)
+        try:
+            d = t.recv(4096)
+        except BlockingIOError:
+            continue
+        if b"too many control clients" in d:
+            busy += 1
+    assert busy + refused >= 200 - 16, (busy, refused)
+    for t in socks:
+        t.close()
+    time.sleep(0.3)
+    assert lv.ctl("show", "config")[1] == before
+    tx1 = int(c1.cmd("show port stats 1").split("tx_packets: ")[1].split()[0])
+    assert tx1 > tx0          # forwarding went on
+    c1.close()
+    st = lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+    for p in ("0", "1"):
+        a, b = conservation(st["ports"][p])
+        assert a == b
+
+
+def test_half_line_times_out(live):
+    lv = live(["--netem", "delay 10ms"])
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(lv.path)
+    s.settimeout(15)
+    s.sendall(b"set netem 0 delay 1ms")
+    t0 = time.monotonic()
+    st, lines = recv_reply(s)
+    waited = time.monotonic() - t0
+    assert st == "error" and "half a line" in lines[0]
+    assert 4.5 < waited < 12, waited
+    assert s.recv(10) == b""                   # then closed
+    s.close()
+    assert "delay 10ms" in lv.ctl("show", "netem", "0")[1]
+    lv.stop()
+
+
+def test_two_clients_under_load_last_change_wins(live):
+    lv = live(["--netem", "delay 1ms"])
+    n = 1000
+    errors = []
+    last = {}
+
+    def client(port):
+        try:
+            with Shaper(path=lv.path) as c:
+                for i in range(n):
+                    us = 100 + (i * 7 + port) % 900
+                    out = c.set("netem", port, "delay %dus" % us)
+                    assert "port %d: netem" % port in out, out
+                    last[port] = us
+        except Exception as e:       # reported by the main thread
+            errors.append(repr(e))
+
+    th = [threading.Thread(target=client, args=(p,)) for p in (0, 1)]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join(timeout=600)
+    assert not errors, errors[:3]
+    assert set(last) == {0, 1}
+    for p in (0, 1):
+        out = lv.ctl("show", "netem", str(p))[1]
+        assert "delay %dus" % last[p] in out, (p, last[p], out)
+    st = lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+    assert "AddressSanitizer" not in lv.out and "LeakSanitizer" not in lv.out
+    for p in ("0", "1"):
+        a, b = conservation(st["ports"][p])
+        assert a == b, (p, st["ports"][p])
+        assert st["ports"][p]["tx_packets"] > 0
+
+
+def test_atomic_all_or_nothing(live, tmp_path, need_telemetry_client):
+    lv = live(["--netem", "delay 10ms loss 1%"])
+    _, before, _ = lv.ctl("show", "config")
+    good = tmp_path / "good.cmd"
+    # one bad line anywhere: nothing of the file applies
+    for bad_line in ("set tbf 1 rate 10",                # the parser
+                     "set queue 1 fq_codel",             # the stage
+                     "show config",                      # not a change
+                     "sett netem 0 delay 1ms",           # no command
+                     "set netem 0 delay 99ms"):          # 0 changed twice
+        f = tmp_path / "bad.cmd"
+        f.write_text("set netem 0 delay 20ms\nupdate netem 1 loss 5%%\n"
+                     "%s\n" % bad_line)
+        rc, out, err = lv.ctl("--atomic", str(f))
+        assert rc == 1, (bad_line, out, err)
+        assert "nothing" in err, err
+        assert lv.ctl("show", "config")[1] == before, bad_line
+    good.write_text("# a comment\nset netem 0 delay 20ms\n\n"
+                    "update netem 1 loss 5%\n"
+                    "set tbf all rate 10mbit burst 10kb limit 100kb\n")
+    rc, out, err = lv.ctl("--atomic", str(good))
+    assert rc == 0, (out, err)
+    assert "atomic: 3 changes applied at once" in out
+    conf = telemetry(lv.prefix, "/shaper/config")[0]
+    assert conf["0"]["netem"].endswith("delay 20ms"), conf
+    assert "delay 10ms loss random 5%" in conf["1"]["netem"], conf
+    assert "rate 10Mbit" in conf["0"]["tbf"] and "rate 10Mbit" in conf["1"]["tbf"]
+    # from stdin, JSON reply
+    p = subprocess.run([CTL, "-f", lv.prefix, "--json", "--atomic", "-"],
+                       input="clear tbf all\nclear netem 1\n",
+                       stdout=subprocess.PIPE, text=True, timeout=30)
+    assert p.returncode == 0, p.stdout
+    assert json.loads(p.stdout)["status"] == "ok"
+    conf = telemetry(lv.prefix, "/shaper/config")[0]
+    assert conf["0"]["tbf"] == "off" and conf["1"]["netem"] == "off", conf
+    # usage errors of the tool
+    assert lv.ctl("--atomic", str(tmp_path / "missing"))[0] == 2
+    assert lv.ctl("--atomic", str(good), "show", "config")[0] == 2
+    st = lv.stop()
+    for p in ("0", "1"):
+        a, b = conservation(st["ports"][p])
+        assert a == b

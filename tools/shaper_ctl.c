@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpdk-shaper-ctl: one command to a running dpdk-shaper through its control
+ * socket (docs/control.md), its reply printed, and an exit status a script
+ * can trust:
+ *   0  the command applied (or showed what it was asked)
+ *   1  the shaper refused it (its one-line error printed; nothing changed)
+ *   2  a usage error of this program
+ *   3  no shaper answers at that prefix (one line naming the socket)
+ *
+ * Runs without the EAL: it only needs the runtime directory's path, which
+ * it finds as DPDK 22.11 does (eal_create_runtime_dir()).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE   /* asprintf */
+#endif
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define DEFAULT_PREFIX "rte"   /* DPDK's own default --file-prefix */
+#define SOCK_NAME "shaper_ctl.sock"
+#define LINE_MAX_LEN 2048      /* the shaper's command line */
+#define REPLY_TIMEOUT_MS 120000
+#define MAX_ATOMIC_LINES 1024  /* the shaper's CTL_ATOMIC_LINES */
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"Usage: dpdk-shaper-ctl [-f PREFIX] [--json] COMMAND WORDS...\n"
+"       dpdk-shaper-ctl [-f PREFIX] [--json] --atomic FILE|-\n"
+"\n"
+"Runs one command of the shaper's CLI (docs/cli.md) on the dpdk-shaper\n"
+"started with --file-prefix PREFIX, through its control socket, and prints\n"
+"its reply, e.g.\n"
+"    dpdk-shaper-ctl -f shp1 set netem 0 delay 50ms\n"
+"\n"
+"  -f, --file-prefix PREFIX  the shaper's EAL --file-prefix (default %s)\n"
+"  --json                    the reply as one JSON object: status, command,\n"
+"                            output\n"
+"  --atomic FILE|-           the stage changes of a command file (set, update,\n"
+"                            clear KEY all|P; - : stdin): every line checked\n"
+"                            first, then all applied in one publication, or\n"
+"                            none\n"
+"  -h, --help                this text\n"
+"\n"
+"Words holding spaces are sent quoted ('...'), as the CLI's class rules\n"
+"take them. Exit status: 0 applied, 1 refused (nothing changed), 2 usage\n"
+"error, 3 no shaper answers at that prefix.\n", DEFAULT_PREFIX);
+}
+
+/* As DPDK's eal_create_runtime_dir(): root's in /var/run, others' in
+ * $XDG_RUNTIME_DIR or /tmp. */
+static int
+sock_path(const char *prefix, char *dst, size_t len)
+{
+	const char *base = "/var/run";
+	int n;
+
+	if (getuid() != 0) {
+		const char *x = getenv("XDG_RUNTIME_DIR");
+
+		base = x != NULL ? x : "/tmp";
+	}
+	n = snprintf(dst, len, "%s/dpdk/%s/%s", base, prefix, SOCK_NAME);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The words as one line: a word with a blank in it (or none at all) is
+ * quoted, as `set class NAME match 'RULE'` takes it. */
+static int
+join(int argc, char **argv, char *line, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *w = argv[i];
+		bool q = *w == '\0' || strpbrk(w, " \t") != NULL;
+		int n;
+
+		if (strpbrk(w, "\n\r") != NULL) {
+			fprintf(stderr, "dpdk-shaper-ctl: word %d holds a "
+				"newline: one command per call\n", i + 1);
+			return -1;
+		}
+		if (q && strchr(w, '\'') != NULL) {
+			fprintf(stderr, "dpdk-shaper-ctl: word '%s' holds "
+				"both a blank and a quote\n", w);
+			return -1;
+		}
+		n = snprintf(line + off, len - off, "%s%s%s%s",
+			     i ? " " : "", q ? "'" : "", w, q ? "'" : "");
+		if (n < 0 || (size_t)n >= len - off) {
+			fprintf(stderr, "dpdk-shaper-ctl: the command is "
+				"longer than %d characters\n", LINE_MAX_LEN);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* "atomic N\n" and the N lines of path (- : stdin). */
+static int
+read_block(const char *path, char **out)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	char *body = NULL, *line = NULL, *res;
+	size_t blen = 0, cap = 0;
+	unsigned int n = 0;
+	ssize_t l;
+	FILE *m;
+
+	if (f == NULL) {
+		fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	m = open_memstream(&body, &blen);
+	if (m == NULL)
+		return -1;
+	while ((l = getline(&line, &cap, f)) > 0) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (strlen(line) > LINE_MAX_LEN) {
+			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s:%u: "
+				"more than %d characters\n", path, n + 1,
+				LINE_MAX_LEN);
+			n = 0;
+			break;
+		}
+		fprintf(m, "%s\n", line);
+		if (++n > MAX_ATOMIC_LINES)
+			break;
+	}
+	free(line);
+	fclose(m);
+	if (f != stdin)
+		fclose(f);
+	if (n == 0 || n > MAX_ATOMIC_LINES) {
+		if (n == 0)
+			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: no "
+				"line to run\n", path);
+		else
+			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: more "
+				"than %d lines\n", path, MAX_ATOMIC_LINES);
+		free(body);
+		return -1;
+	}
+	if (asprintf(&res, "atomic %u\n%s", n, body) < 0) {
+		free(body);
+		return -1;
+	}
+	free(body);
+	*out = res;
+	return 0;
+}
+
+static int
+no_shaper(const char *path, const char *why)
+{
+	fprintf(stderr, "dpdk-shaper-ctl: no shaper answers at %s: %s\n",
+		path, why);
+	return 3;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "file-prefix", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "atomic", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *prefix = DEFAULT_PREFIX;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char line[LINE_MAX_LEN + 8];
+	char *reply = NULL;
+	size_t rlen = 0, rcap = 0;
+	bool json = false, done = false;
+	const char *atomic = NULL;
+	char *block = NULL;
+	int c, fd, rc;
+
+	/* '+': the command's own words (`-f` in a rule...) are not ours */
+	while ((c = getopt_long(argc, argv, "+f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			prefix = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'a':
+			atomic = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (atomic != NULL && optind < argc) {
+		fprintf(stderr, "dpdk-shaper-ctl: --atomic takes its commands "
+			"from the file, not the command line\n");
+		return 2;
+	}
+	if (atomic == NULL && optind >= argc) {
+		fprintf(stderr, "dpdk-shaper-ctl: no command (e.g. "
+			"dpdk-shaper-ctl -f PREFIX show config; --help)\n");
+		return 2;
+	}
+	if (*prefix == '\0' || strchr(prefix, '/') != NULL) {
+		fprintf(stderr, "dpdk-shaper-ctl: --file-prefix '%s': not a "
+			"prefix\n", prefix);
+		return 2;
+	}
+	if (sock_path(prefix, sa.sun_path, sizeof(sa.sun_path)) < 0) {
+		fprintf(stderr, "dpdk-shaper-ctl: --file-prefix '%s': too "
+			"long for a socket path\n", prefix);
+		return 2;
+	}
+	strcpy(line, json ? "json " : "");
+	if (atomic != NULL) {
+		if (read_block(atomic, &block) < 0)
+			return 2;
+	} else {
+		if (join(argc - optind, argv + optind, line + strlen(line),
+			 LINE_MAX_LEN + 1) < 0)
+			return 2;
+		strcat(line, "\n");
+	}
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return no_shaper(sa.sun_path, strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return no_shaper(sa.sun_path, errno == ENOENT ?
+				 "no such socket (is it running with this "
+				 "--file-prefix?)" : strerror(errno));
+	if (block != NULL) {
+		size_t len = strlen(block), off = 0;
+
+		if (json)
+			send(fd, "json ", 5, MSG_NOSIGNAL);
+		while (off < len) {
+			ssize_t w = send(fd, block + off, len - off,
+					 MSG_NOSIGNAL);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return no_shaper(sa.sun_path, strerror(errno));
+			off += (size_t)w;
+		}
+		free(block);
+	} else if (send(fd, line, strlen(line), MSG_NOSIGNAL) !=
+		   (ssize_t)strlen(line)) {
+		return no_shaper(sa.sun_path, strerror(errno));
+	}
+
+	while (!done) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (rcap - rlen < 4096) {
+			char *q = realloc(reply, rcap ? rcap * 2 : 8192);
+
+			if (q == NULL) {
+				fprintf(stderr, "dpdk-shaper-ctl: out of "
+					"memory\n");
+				return 3;
+			}
+			reply = q;
+			rcap = rcap ? rcap * 2 : 8192;
+		}
+		if (poll(&p, 1, REPLY_TIMEOUT_MS) <= 0)
+			return no_shaper(sa.sun_path, "no reply");
+		n = recv(fd, reply + rlen, rcap - rlen - 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		rlen += (size_t)n;
+		reply[rlen] = '\0';
+		if (json)
+			done = strchr(reply, '\n') != NULL;
+		else
+			done = rlen >= 3 &&
+			       memcmp(reply + rlen - 3, "\n.\n", 3) == 0;
+	}
+	close(fd);
+	if (!done)
+		return no_shaper(sa.sun_path, "the reply was cut");
+	if (json) {
+		fputs(reply, stdout);
+		rc = strncmp(reply, "{\"status\": \"ok\"", 15) == 0 ? 0 : 1;
+	} else {
+		/* "ok\n" or "error\n", then the text, a leading '.' doubled,
+		 * then ".\n" */
+		char *p = strchr(reply, '\n') + 1;
+		char *end = reply + rlen - 2;   /* the end marker */
+
+		rc = strncmp(reply, "ok\n", 3) == 0 ? 0 : 1;
+		while (p < end) {
+			char *nl = strchr(p, '\n');
+
+			if (*p == '.')
+				p++;
+			fwrite(p, 1, (size_t)(nl - p + 1), rc ? stderr :
+			       stdout);
+			p = nl + 1;
+		}
+	}
+	free(reply);
+	return rc;
+}
