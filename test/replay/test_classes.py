@@ -408,6 +408,10 @@ def test_failed_eal_start_leaves_no_run_dir(tmp_path):
     /var/run/dpdk/replay-PID, is removed."""
     import resource
 
+    with open(REPLAY_BIN, "rb") as f:
+        if b"__asan_init" in f.read():
+            pytest.skip("a sanitizer build reserves terabytes of address "
+                        "space: a limit on it cannot fail the EAL alone")
     pcaplib.write(str(tmp_path / "in.pcap"), [frame(OTHER, 0)], [T0],
                   nano=True)
 
