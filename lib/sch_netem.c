@@ -944,9 +944,13 @@ netem_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint16_t ok;
 
 	if (unlikely(p->tq.nb_bkt == 0) &&
-	    unlikely(__atomic_load_n(&p->offer, __ATOMIC_RELAXED) != NULL))
-		shp_tq_adopt(&p->tq, __atomic_exchange_n(&p->offer, NULL,
-							 __ATOMIC_ACQUIRE));
+	    unlikely(__atomic_load_n(&p->offer, __ATOMIC_RELAXED) != NULL)) {
+		shp_tq_adopt(&p->tq, __atomic_load_n(&p->offer,
+						     __ATOMIC_ACQUIRE));
+		/* after nb_bkt is set: the control side, which reads offer
+		 * first, never offers a second one */
+		__atomic_store_n(&p->offer, NULL, __ATOMIC_RELEASE);
+	}
 	ok = netem_enqueue_vec(q, p, c, pkts, n, ctx);
 	netem_gauge(p, ctx);
 	return ok;
@@ -1167,10 +1171,10 @@ shp_netem_wants_calendar(const struct shp_qdisc *q, uint32_t min_qlen)
 	if (q == NULL || q->ops != &shp_netem_ops || shp_netem_tq_buckets == 0)
 		return false;
 	p = netem_priv(q);
-	/* the owner's fields, read as a hint: a stale one delays the offer
-	 * by a call */
-	return __atomic_load_n(&p->tq.nb_bkt, __ATOMIC_RELAXED) == 0 &&
-	       __atomic_load_n(&p->offer, __ATOMIC_ACQUIRE) == NULL &&
+	/* the owner's fields, read as a hint (a stale one delays the offer
+	 * by a call); offer first, which the owner clears after taking it */
+	return __atomic_load_n(&p->offer, __ATOMIC_ACQUIRE) == NULL &&
+	       __atomic_load_n(&p->tq.nb_bkt, __ATOMIC_RELAXED) == 0 &&
 	       __atomic_load_n(&p->tq.qlen, __ATOMIC_RELAXED) >= min_qlen;
 }
 
