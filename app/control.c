@@ -508,6 +508,22 @@ ctl_classes_gc(struct shaper *s)
 			err);
 }
 
+void
+ctl_classes_grow(struct shaper *s)
+{
+	static uint64_t last;
+	uint64_t now = rte_get_timer_cycles();
+	unsigned int i, denied;
+
+	/* a look at thousands of classes: every 10 ms is soon enough for a
+	 * class that started to hold packets */
+	if (now - last < rte_get_timer_hz() / 100)
+		return;
+	last = now;
+	for (i = 0; i < s->nb_ports; i++)
+		shp_classes_grow(s->port_ids[i], CTL_GROW_PER_TICK, &denied);
+}
+
 int
 ctl_clear_stage(struct shaper *s, const char *key, int port, char *err)
 {
@@ -817,6 +833,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 			*printed = true;
 	}
 	ctl_classes_gc(s);
+	ctl_classes_grow(s);
 	if (s->opt.stats_period != 0 &&
 	    rte_get_timer_cycles() - last_periodic >=
 	    s->opt.stats_period * rte_get_timer_hz()) {

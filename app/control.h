@@ -73,6 +73,10 @@ int ctl_set_class(struct shaper *s, const char *name, const char *words,
 /* Free the cleared classes that have emptied (ctl_tick; nothing when
  * there are none). */
 void ctl_classes_gc(struct shaper *s);
+/* Time calendars for the class netems that started to hold packets
+ * (shp_classes_grow), a few a tick: each is megabytes to allocate. */
+#define CTL_GROW_PER_TICK 16
+void ctl_classes_grow(struct shaper *s);
 int ctl_set_priomap(struct shaper *s, const char *text, char *err);
 int ctl_set_classify(struct shaper *s, const char *mode, char *err);
 /* Pausing waits for each worker to finish its current loop. */

@@ -25,49 +25,130 @@ struct shp_tq_chunk {
 	struct shp_tq_ent e[CHUNK_ENTS];
 } __rte_cache_aligned;
 
+/* A calendar's memory, made off the data path (shp_tq_cal_new). */
+struct shp_tq_cal {
+	struct shp_tq_bucket *bkt;
+	uint64_t *occ;
+	struct shp_tq_chunk *chunks;
+	struct shp_tq_ent *ready;
+	struct shp_tq_ent *scratch;
+	uint32_t nb_bkt;
+	uint32_t nb_chunks;
+};
+
+static uint32_t
+cal_buckets(uint32_t nb_bkt)
+{
+	if (nb_bkt < 64 || !rte_is_power_of_2(nb_bkt))
+		nb_bkt = rte_align32pow2(RTE_MAX(nb_bkt, 64u));
+	return nb_bkt;
+}
+
+/* full chunks, plus a partly filled one per bucket being filled: the
+ * widths keep those to a few thousand (if chunks run out, packets go to
+ * the tfifo) */
+static uint32_t
+cal_chunks(uint32_t max_pkts)
+{
+	return max_pkts / CHUNK_ENTS + RTE_MIN(max_pkts, PARTIAL_CHUNKS) + 1;
+}
+
+size_t
+shp_tq_cal_size(uint32_t nb_bkt, uint32_t max_pkts)
+{
+	nb_bkt = cal_buckets(nb_bkt);
+	return sizeof(struct shp_tq_cal) +
+	       sizeof(struct shp_tq_bucket) * (size_t)nb_bkt + nb_bkt / 8 +
+	       sizeof(struct shp_tq_chunk) * (size_t)cal_chunks(max_pkts) +
+	       2 * sizeof(struct shp_tq_ent) * READY_MAX +
+	       6 * RTE_CACHE_LINE_SIZE;
+}
+
+void
+shp_tq_cal_free(struct shp_tq_cal *c)
+{
+	if (c == NULL)
+		return;
+	rte_free(c->bkt);
+	rte_free(c->occ);
+	rte_free(c->chunks);
+	rte_free(c->ready);
+	rte_free(c->scratch);
+	rte_free(c);
+}
+
+struct shp_tq_cal *
+shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts, int socket)
+{
+	struct shp_tq_cal *c;
+	uint32_t i, nb_chunks;
+
+	nb_bkt = cal_buckets(nb_bkt);
+	nb_chunks = cal_chunks(max_pkts);
+	c = rte_zmalloc_socket("tq_cal", sizeof(*c), 0, socket);
+	if (c == NULL)
+		return NULL;
+	c->bkt = rte_malloc_socket("tq_bkt", sizeof(*c->bkt) * nb_bkt,
+				   RTE_CACHE_LINE_SIZE, socket);
+	c->occ = rte_zmalloc_socket("tq_occ", nb_bkt / 8, RTE_CACHE_LINE_SIZE,
+				    socket);
+	c->chunks = rte_malloc_socket("tq_chunks",
+				      sizeof(*c->chunks) * (size_t)nb_chunks,
+				      RTE_CACHE_LINE_SIZE, socket);
+	c->ready = rte_malloc_socket("tq_ready", sizeof(*c->ready) * READY_MAX,
+				     RTE_CACHE_LINE_SIZE, socket);
+	c->scratch = rte_malloc_socket("tq_scratch",
+				       sizeof(*c->scratch) * READY_MAX,
+				       RTE_CACHE_LINE_SIZE, socket);
+	if (c->bkt == NULL || c->occ == NULL || c->chunks == NULL ||
+	    c->ready == NULL || c->scratch == NULL) {
+		shp_tq_cal_free(c);
+		return NULL;
+	}
+	c->nb_bkt = nb_bkt;
+	c->nb_chunks = nb_chunks;
+	for (i = 0; i < nb_bkt; i++) {
+		c->bkt[i].head = c->bkt[i].tail = SHP_TQ_NONE;
+		c->bkt[i].count = 0;
+	}
+	for (i = 0; i < nb_chunks; i++)
+		c->chunks[i].next = i + 1 < nb_chunks ? i + 1 : SHP_TQ_NONE;
+	return c;
+}
+
+void
+shp_tq_adopt(struct shp_tq *q, struct shp_tq_cal *c)
+{
+	RTE_VERIFY(q->cal == NULL && q->n_stage == 0);
+	q->cal = c;
+	q->bkt = c->bkt;
+	q->occ = c->occ;
+	q->chunks = c->chunks;
+	q->ready = c->ready;
+	q->scratch = c->scratch;
+	q->free_chunk = 0;
+	q->cur = q->scan_from = 0;
+	q->r_pos = q->r_n = 0;
+	q->c_len = q->b_len = 0;
+	q->nb_bkt = c->nb_bkt;
+	/* what the tfifo holds stays there: dequeue merges the two */
+	shp_tq_set_horizon(q, q->reach, q->spread);
+}
+
 bool
 shp_tq_init(struct shp_tq *q, uint32_t nb_bkt, uint32_t max_pkts, int socket)
 {
-	uint32_t i, nb_chunks;
+	struct shp_tq_cal *c;
 
 	memset(q, 0, sizeof(*q));
 	shp_tfifo_init(&q->tf);
 	q->shift = q->want_shift = 10;
 	if (nb_bkt == 0)
 		return true;
-	if (nb_bkt < 64 || !rte_is_power_of_2(nb_bkt))
-		nb_bkt = rte_align32pow2(RTE_MAX(nb_bkt, 64u));
-	/* full chunks, plus a partly filled one per bucket being filled:
-	 * the widths keep those to a few thousand (if chunks run out,
-	 * packets go to the tfifo) */
-	nb_chunks = max_pkts / CHUNK_ENTS + RTE_MIN(max_pkts, PARTIAL_CHUNKS) +
-		1;
-	q->bkt = rte_malloc_socket("tq_bkt", sizeof(*q->bkt) * nb_bkt,
-				   RTE_CACHE_LINE_SIZE, socket);
-	q->occ = rte_zmalloc_socket("tq_occ", nb_bkt / 8, RTE_CACHE_LINE_SIZE,
-				    socket);
-	q->chunks = rte_malloc_socket("tq_chunks",
-				      sizeof(*q->chunks) * (size_t)nb_chunks,
-				      RTE_CACHE_LINE_SIZE, socket);
-	q->ready = rte_malloc_socket("tq_ready", sizeof(*q->ready) * READY_MAX,
-				     RTE_CACHE_LINE_SIZE, socket);
-	q->scratch = rte_malloc_socket("tq_scratch",
-				       sizeof(*q->scratch) * READY_MAX,
-				       RTE_CACHE_LINE_SIZE, socket);
-	if (q->bkt == NULL || q->occ == NULL || q->chunks == NULL ||
-	    q->ready == NULL || q->scratch == NULL) {
-		shp_tq_fini(q);
-		shp_tfifo_init(&q->tf);
+	c = shp_tq_cal_new(nb_bkt, max_pkts, socket);
+	if (c == NULL)
 		return false;
-	}
-	q->nb_bkt = nb_bkt;
-	for (i = 0; i < nb_bkt; i++) {
-		q->bkt[i].head = q->bkt[i].tail = SHP_TQ_NONE;
-		q->bkt[i].count = 0;
-	}
-	for (i = 0; i < nb_chunks; i++)
-		q->chunks[i].next = i + 1 < nb_chunks ? i + 1 : SHP_TQ_NONE;
-	q->free_chunk = 0;
+	shp_tq_adopt(q, c);
 	return true;
 }
 
@@ -75,11 +156,8 @@ void
 shp_tq_fini(struct shp_tq *q)
 {
 	shp_tq_flush(q);
-	rte_free(q->bkt);
-	rte_free(q->occ);
-	rte_free(q->chunks);
-	rte_free(q->ready);
-	rte_free(q->scratch);
+	shp_tq_cal_free(q->cal);
+	q->cal = NULL;
 	q->bkt = NULL;
 	q->occ = NULL;
 	q->chunks = NULL;
@@ -92,6 +170,9 @@ shp_tq_set_horizon(struct shp_tq *q, uint64_t reach, uint64_t spread)
 {
 	unsigned int s = MIN_SHIFT;
 
+	/* kept for a calendar adopted later */
+	q->reach = reach;
+	q->spread = spread;
 	if (q->nb_bkt == 0)
 		return;
 	/*

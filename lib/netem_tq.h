@@ -46,6 +46,7 @@ struct shp_tq_bucket {
 };
 
 struct shp_tq_chunk;
+struct shp_tq_cal;
 
 struct shp_tq {
 	struct shp_tfifo tf;         /* everything the calendar does not hold */
@@ -54,7 +55,11 @@ struct shp_tq {
 	uint64_t tail_tts;           /* latest time queued, valid if qlen > 0 */
 	uint32_t seq;                /* arrival number of the next packet */
 
-	/* the calendar: absent (NULL) if it could not be allocated */
+	/* the calendar: absent (NULL) if it could not be allocated or is
+	 * not adopted yet; its arrays are copied from cal, so the data path
+	 * reaches them without another load */
+	struct shp_tq_cal *cal;
+	uint64_t reach, spread;      /* the last shp_tq_set_horizon's */
 	struct shp_tq_bucket *bkt;
 	uint64_t *occ;               /* bit per bucket: non-empty */
 	struct shp_tq_chunk *chunks;
@@ -85,6 +90,21 @@ struct shp_tq {
 bool shp_tq_init(struct shp_tq *q, uint32_t nb_bkt, uint32_t max_pkts,
 		 int socket);
 void shp_tq_fini(struct shp_tq *q);   /* flushes, then frees the calendar */
+
+/*
+ * A calendar made apart from its queue, so that a control thread can
+ * allocate it (rte_malloc, megabytes) while the owner runs, and the owner
+ * take it at a point of its own choosing without allocating: thousands of
+ * class netems idle at no calendar each. shp_tq_cal_size is what
+ * shp_tq_cal_new takes from the heap (about), NULL when that fails.
+ */
+size_t shp_tq_cal_size(uint32_t nb_bkt, uint32_t max_pkts);
+struct shp_tq_cal *shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts,
+				  int socket);
+void shp_tq_cal_free(struct shp_tq_cal *c);
+/* Owner only, on a queue without a calendar: c becomes its calendar
+ * (freed by shp_tq_fini). What the tfifo holds stays there and merges. */
+void shp_tq_adopt(struct shp_tq *q, struct shp_tq_cal *c);
 
 /*
  * Most packets will be due within `reach` ns of their arrival, spread over

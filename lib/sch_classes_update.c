@@ -7,9 +7,11 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
+#include <rte_log.h>
 #include <rte_malloc.h>
 
 #include "sch_classes_priv.h"
+#include "shp_netem.h"
 #include "shp_tbf.h"
 
 struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS];
@@ -119,6 +121,63 @@ shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 		sum += per + (netem >= 0 && s->def[i].text[netem] != NULL ?
 			      SHP_CLASS_NETEM_MEM : 0);
 	return sum;
+}
+
+unsigned int
+shp_classes_grow(uint16_t port, unsigned int max, unsigned int *denied)
+{
+	static bool warned[SHP_MAX_PORTS];
+	const struct classes_conf *cf;
+	struct rte_malloc_socket_stats st;
+	unsigned int i, made = 0, no = 0;
+	size_t reserve = 0;
+	int socket = -1;
+
+	*denied = 0;
+	if (port >= SHP_MAX_PORTS)
+		return 0;
+	pthread_mutex_lock(&shp_cls_lock);
+	cf = shp_cls_stage[port] != NULL ? priv(shp_cls_stage[port])->conf :
+	     NULL;
+	for (i = 0; cf != NULL && i < cf->nb; i++) {
+		struct shp_qdisc *q = cf->cls[i]->chain.stage[SHP_SLOT_DELAY];
+		size_t size;
+
+		if (!shp_netem_wants_calendar(q, SHP_CLASS_GROW_QLEN))
+			continue;
+		if (socket < 0) {
+			/* once a call: it walks the heap's free lists */
+			socket = q->pool != NULL && q->pool->socket_id >= 0 ?
+				 q->pool->socket_id : 0;
+			if (rte_malloc_get_socket_stats(socket, &st) < 0)
+				break;
+			reserve = RTE_MAX((size_t)SHP_CLASS_HEAP_RESERVE,
+					  (size_t)(st.heap_totalsz_bytes / 8));
+		}
+		if (made >= max)
+			break;
+		/* what is left stays for changes (set class, the match
+		 * table's rebuilds): a calendar makes jitter cheaper, it is
+		 * not needed for exactness */
+		size = shp_netem_calendar_size(q);
+		if (st.heap_freesz_bytes < size + reserve ||
+		    st.greatest_free_size < size || shp_netem_grow(q) < 0) {
+			no++;
+			continue;
+		}
+		made++;
+		st.heap_freesz_bytes -= size;
+	}
+	pthread_mutex_unlock(&shp_cls_lock);
+	if (no > 0 && !warned[port]) {
+		warned[port] = true;
+		RTE_LOG(WARNING, USER1, "classes: port %u: %u class netems hold "
+			"packets with no time calendar: the memory left is kept "
+			"for changes, so their jitter goes through the rbtree "
+			"(slower; give EAL more memory with -m)\n", port, no);
+	}
+	*denied = no;
+	return made;
 }
 
 /* A stage change of a kept class, to free after the grace period. */

@@ -75,6 +75,9 @@ struct netem_sched_data {
 	const uint8_t *drop_slot, *xstat_slot;   /* the kind's counters */
 	uint64_t seen;      /* id of the conf the state below is for, 0: off */
 	struct shp_tq tq;
+	/* a calendar the control side made for tq (shp_netem_grow), taken
+	 * by the owner at its next enqueue: no allocation on the data path */
+	struct shp_tq_cal *offer;
 	uint32_t default_limit;
 	/* the port's bound (shp_stage_env's held, hold_cap) and what of
 	 * *held is this stage's: synced with tq.qlen once per call */
@@ -1047,9 +1050,10 @@ netem_init(struct shp_qdisc *q, const void *conf)
 		p->default_limit = RTE_MIN(p->default_limit, p->hold_cap);
 	}
 	/* a queued packet is an mbuf of the pool: it bounds the calendar;
-	 * none for one of thousands of classes that has no netem (env) */
-	if (!shp_tq_init(&p->tq, conf == NULL && q->env != NULL &&
-			 q->env->lean ? 0 : shp_netem_tq_buckets,
+	 * none for one of thousands of classes (env) until it holds packets
+	 * (shp_netem_grow): megabytes each, idle */
+	if (!shp_tq_init(&p->tq, q->env != NULL && q->env->lean ? 0 :
+			 shp_netem_tq_buckets,
 			 q->pool != NULL ? q->pool->size : p->default_limit,
 			 q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no memory for the "
@@ -1077,6 +1081,14 @@ netem_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	const struct shp_netem_conf *c = netem_sync_conf(q, p);
 	uint16_t ok;
 
+	if (unlikely(p->tq.nb_bkt == 0) &&
+	    unlikely(__atomic_load_n(&p->offer, __ATOMIC_RELAXED) != NULL)) {
+		shp_tq_adopt(&p->tq, __atomic_load_n(&p->offer,
+						     __ATOMIC_ACQUIRE));
+		/* after nb_bkt is set: the control side, which reads offer
+		 * first, never offers a second one */
+		__atomic_store_n(&p->offer, NULL, __ATOMIC_RELEASE);
+	}
 	ok = netem_enqueue_vec(q, p, c, pkts, n, ctx);
 	netem_gauge(p, ctx);
 	return ok;
@@ -1286,6 +1298,47 @@ netem_fini(struct shp_qdisc *q)
 	struct netem_sched_data *p = netem_priv(q);
 
 	shp_tq_fini(&p->tq);
+	shp_tq_cal_free(p->offer);
+	p->offer = NULL;
+}
+
+bool
+shp_netem_wants_calendar(const struct shp_qdisc *q, uint32_t min_qlen)
+{
+	struct netem_sched_data *p;
+
+	if (q == NULL || q->ops != &shp_netem_ops || shp_netem_tq_buckets == 0)
+		return false;
+	p = netem_priv(q);
+	/* the owner's fields, read as a hint (a stale one delays the offer
+	 * by a call); offer first, which the owner clears after taking it */
+	return __atomic_load_n(&p->offer, __ATOMIC_ACQUIRE) == NULL &&
+	       __atomic_load_n(&p->tq.nb_bkt, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_load_n(&p->tq.qlen, __ATOMIC_RELAXED) >= min_qlen;
+}
+
+size_t
+shp_netem_calendar_size(const struct shp_qdisc *q)
+{
+	return shp_tq_cal_size(shp_netem_tq_buckets, q->pool != NULL ?
+			       q->pool->size :
+			       netem_priv(q)->default_limit);
+}
+
+int
+shp_netem_grow(struct shp_qdisc *q)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	struct shp_tq_cal *c;
+
+	c = shp_tq_cal_new(shp_netem_tq_buckets, q->pool != NULL ?
+			   q->pool->size : p->default_limit,
+			   q->pool != NULL ? q->pool->socket_id :
+			   SOCKET_ID_ANY);
+	if (c == NULL)
+		return -1;
+	__atomic_store_n(&p->offer, c, __ATOMIC_RELEASE);
+	return 0;
 }
 
 const struct shp_qdisc_ops shp_netem_ops = {

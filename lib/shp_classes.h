@@ -162,11 +162,27 @@ bool shp_chain_holds_delayed(const struct shp_chain *c,
 
 /* Bytes of memory (DPDK's heap) the classes of s take on one port, about
  * (their queues' rings of bands x ring_size, counters, histogram, conf;
- * a netem's timer queue counted at SHP_CLASS_NETEM_MEM): what a caller
+ * a netem's stage at SHP_CLASS_NETEM_MEM, its calendar not counted:
+ * shp_classes_grow makes those within what is left): what a caller
  * sizing EAL's memory (-m) adds per port. */
-#define SHP_CLASS_NETEM_MEM (5u << 20)
+#define SHP_CLASS_NETEM_MEM (8u << 10)
 uint64_t shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 			 unsigned int ring_size);
+
+/*
+ * A class's netem runs on its tfifo until it holds SHP_CLASS_GROW_QLEN
+ * packets; then this (off the data path: ctl_tick, the offline tool
+ * between arrivals) gives it a time calendar (shp_netem_grow), at most
+ * max a call, as long as the heap keeps SHP_CLASS_HEAP_RESERVE or an
+ * eighth of itself free for changes. Returns the calendars made; *denied
+ * counts the netems that wanted one and found no room (the first such
+ * call on a port logs one warning, with that count). Idle classes cost
+ * kilobytes, not a calendar's megabytes.
+ */
+#define SHP_CLASS_GROW_QLEN 64
+#define SHP_CLASS_HEAP_RESERVE (64u << 20)
+unsigned int shp_classes_grow(uint16_t port, unsigned int max,
+			      unsigned int *denied);
 
 /* Remove what attach added (after shp_chain_destroy's reset, or before:
  * what the classes hold is flushed into ctx). */

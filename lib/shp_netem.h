@@ -180,6 +180,20 @@ uint32_t shp_netem_default_limit(unsigned int pool_size);
 #define SHP_NETEM_TQ_BUCKETS 65536
 extern uint32_t shp_netem_tq_buckets;
 
+/*
+ * A netem made lean (a class's, shp_stage_env) starts on its tfifo alone:
+ * the calendar is megabytes, and thousands of classes stay idle. Off the
+ * data path (the control thread, the offline tool between arrivals):
+ * wants_calendar says q is such a netem with no calendar, none offered,
+ * holding at least min_qlen packets; grow then makes one (about
+ * calendar_size bytes of the heap) and offers it, which the owner takes
+ * at its next enqueue: 0, or -1 when the heap has no room.
+ */
+struct shp_qdisc;
+bool shp_netem_wants_calendar(const struct shp_qdisc *q, uint32_t min_qlen);
+size_t shp_netem_calendar_size(const struct shp_qdisc *q);
+int shp_netem_grow(struct shp_qdisc *q);
+
 /* Built-in table ("normal", "pareto", "paretonormal"), freshly generated;
  * NULL for another name. Free with free(). */
 struct shp_netem_dist *shp_netem_dist_builtin(const char *name);

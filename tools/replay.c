@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@
 
 #include "classify.h"
 #include "config.h"
+#include "netem_tq.h"
 #include "pcap_io.h"
 #include "schedule.h"
 #include "sch_bands.h"
@@ -109,6 +111,9 @@ struct replay {
 
 	struct rte_mempool *pool;
 	unsigned int nb_mbufs;
+	char eal_mb[24];           /* the -m it gave the EAL */
+	unsigned int calendars;    /* class netems given a calendar */
+	unsigned int cal_denied;   /* the most that wanted one, found none */
 	struct shp_lcore_ctr *ctr;
 	struct shp_ctx ctx;
 	struct shp_chain_spec spec;   /* until the chain takes it */
@@ -1003,6 +1008,46 @@ first_cpu(void)
 	return 0;
 }
 
+/*
+ * The class netems' time calendars (shp_classes_grow): made while the run
+ * goes, for the first classes that hold packets, while the heap keeps its
+ * reserve. Room for a few: a calendar only makes jitter cheaper, and
+ * 4096 of them would be gigabytes.
+ */
+#define OFFLINE_CALENDARS 8u
+
+static uint64_t
+calendars_mb(const struct replay *r, uint64_t mb)
+{
+	const struct shp_class_set *s = r->opt.classes;
+	int netem = shp_key_index("netem");
+	unsigned int i, n = 0;
+	uint64_t cal;
+
+	for (i = 0; s != NULL && netem >= 0 && i < s->nb; i++)
+		n += s->def[i].text[netem] != NULL;
+	if (n == 0)
+		return 0;
+	cal = (uint64_t)RTE_MIN(n, OFFLINE_CALENDARS) *
+	      ((shp_tq_cal_size(SHP_NETEM_TQ_BUCKETS, r->nb_mbufs) >> 20) + 1);
+	/* and the reserve shp_classes_grow keeps */
+	return cal + (SHP_CLASS_HEAP_RESERVE >> 20) + (mb + cal) / 7;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st; (void)flag; (void)f;
+	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static void
+run_dir_remove(const char *dir)
+{
+	if (dir != NULL && dir[0] != '\0')
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 static int
 eal_start(struct replay *r)
 {
@@ -1021,12 +1066,19 @@ eal_start(struct replay *r)
 	      (uint64_t)r->opt.bands * (r->opt.ring_size * 8 + 65536)) >> 20;
 	mb += 96 + (shp_classes_mem(r->opt.classes, r->opt.bands,
 				    r->opt.ring_size) >> 20);
+	mb += calendars_mb(r, mb);
 	snprintf(mem, sizeof(mem), "%" PRIu64, mb);
+	snprintf(r->eal_mb, sizeof(r->eal_mb), "%s", mem);
 	snprintf(prefix, sizeof(prefix), "replay-%d", (int)getpid());
 	snprintf(lcore, sizeof(lcore), "%d", first_cpu());
-	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0)
+	if (rte_eal_init(RTE_DIM(argv) - 1, argv) < 0) {
+		int e = rte_errno;
+
+		/* made before the EAL gave up: nothing else uses it */
+		run_dir_remove(rte_eal_get_runtime_dir());
 		return fail(EXIT_RUNTIME, "cannot start DPDK's EAL (%s MB, no "
-			    "hugepages): %s", mem, rte_strerror(rte_errno));
+			    "hugepages): %s", mem, rte_strerror(e));
+	}
 	r->eal = true;
 	snprintf(r->runtime_dir, sizeof(r->runtime_dir), "%s",
 		 rte_eal_get_runtime_dir());
@@ -1071,9 +1123,11 @@ stages_init(struct replay *r)
 		return fail(EXIT_RUNTIME, "cannot create the stages: %s",
 			    strerror(errno));
 	}
+	/* the classes were checked with the options: what fails now is
+	 * memory, a runtime error (1), as dpdk-shaper says it */
 	if (shp_classes_attach(&r->chain, r->opt.classes, r->pool, 0, &kenv,
 			       err) < 0)
-		return fail(EXIT_USAGE, "%s", err);
+		return fail(EXIT_RUNTIME, "%s", err);
 	return 0;
 }
 
@@ -1169,8 +1223,17 @@ replay_loop(struct replay *r)
 		r->max_len = RTE_MAX(r->max_len, h->caplen);
 		if (h->caplen < h->len)
 			r->snapped++;
-		if ((r->in_pkts % PROGRESS_EVERY) == 0)
+		if ((r->in_pkts % PROGRESS_EVERY) == 0) {
+			unsigned int denied;
+
 			progress(r, false);
+			if (r->opt.classes != NULL) {
+				r->calendars += shp_classes_grow(0, UINT_MAX,
+								 &denied);
+				r->cal_denied = RTE_MAX(r->cal_denied,
+							denied);
+			}
+		}
 		if (r->sched_on && link_down(r, t, h->caplen))
 			continue;
 		m = pkt_build(r->pool, data, h->caplen);
@@ -1332,6 +1395,11 @@ class_summary(struct replay *r, FILE *f)
 
 	for (i = 0; r->opt.classes != NULL && i < r->opt.classes->nb; i++)
 		shp_class_describe(r->opt.classes, i, f);
+	if (r->opt.classes != NULL && r->opt.classes->nb > 0)
+		fprintf(f, "memory:       %s MB of DPDK's heap, sized for the "
+			"stages; %u class netems got a time calendar, %u held "
+			"packets without one (no room)\n", r->eal_mb,
+			r->calendars, r->cal_denied);
 	for (i = 0; i < n; i++) {
 		struct shp_class_sum s;
 		char mn[32], avg[32], mx[32];

@@ -296,3 +296,115 @@ def test_class_fq_codel_change_keeps_its_flows(tmp_path):
     shown = o["show class c"][0]
     assert shown.count("queue: fq_codel limit 5 flows 2048 quantum 1514 ") \
         == 2, shown
+
+
+def many_netem_classes(path, n, delay_ms, extra=""):
+    """n classes c0..c(n-1) in an INI, each on a /24 of its own (10.x.y.0:
+    x, y from the index) with netem 'delay delay_ms(i)ms' + extra; returns
+    the /24s."""
+    nets = [(10, 100 + i // 256, i % 256) for i in range(n)]
+    with open(path, "w") as f:
+        for i, a in enumerate(nets):
+            f.write("[class c%d]\nmatch = dst_ip %d.%d.%d.0/24\n"
+                    "netem = delay %dms%s\n" % (i, *a, delay_ms(i), extra))
+    return nets
+
+
+def run_until_quit(tmp_path, vdevs, app_args, mem, seconds, log="*:error"):
+    """dpdk-shaper under --no-huge -m MEM, forwarding for SECONDS once set
+    up, then quit: (Result, stderr)."""
+    from conftest import wait_started
+    stats = str(tmp_path / ("stats-%s.json" % uuid.uuid4().hex[:6]))
+    cmd = shaper_cmd(vdevs, list(app_args) + ["--stats-file", stats, "-i"])
+    cmd[cmd.index("-m") + 1] = str(mem)
+    cmd[cmd.index("--log-level") + 1] = log
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    try:
+        head = wait_started(p)
+        time.sleep(seconds)
+        out, err = p.communicate(b"quit\n", timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    return (Result(p, head + out.decode(errors="replace"),
+                   stats if os.path.exists(stats) else None),
+            err.decode(errors="replace"))
+
+
+def test_4096_netem_classes_forward_in_2048_mb(tmp_path):
+    """Issue 30, defect 4: 4096 classes, each with a netem of its own, on
+    both ports take no time calendar while idle, so they load under
+    --no-huge -m 2048 (with a calendar each, 5 MB a port, they failed
+    near class c193 under -m 1024); traffic to every one of them is
+    forwarded, each class's packets delayed by at least its own delay,
+    and no calendar warning is printed."""
+    n = 4096
+    nets = many_netem_classes(str(tmp_path / "c.ini"), n,
+                              lambda i: 1 + i % 5)
+    frames = [frame(a + (1,), i) for i, a in enumerate(nets)]
+    pcaplib.write(str(tmp_path / "in.pcap"), frames)
+    vd = ["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1"
+          % (tmp_path / "in.pcap"), "net_null0,copy=1"]
+    r, err = run_until_quit(tmp_path, vd, ["--pairs", "0:1", "--config",
+                                           str(tmp_path / "c.ini")],
+                            2048, 3.0, log="*:warning")
+    assert r.rc == 0, r.out + err
+    assert "calendar" not in err, err
+    p1 = r.stats["ports"]["1"]
+    a, b = conservation(p1)
+    assert a == b, p1
+    cls = p1["classes"]
+    assert len(cls) == n
+    for i in range(n):
+        c = cls["c%d" % i]
+        assert c["in_packets"] > 0 and c["packets"] > 0, ("c%d" % i, c)
+        assert c["in_packets"] == c["packets"] + c["dropped"] + c["queued"]
+        # the class's netem holds each packet its delay (and the first
+        # to leave does not wait for anything else)
+        d = (1 + i % 5) * 10**6
+        assert d <= c["sojourn_ns"]["min"] < d + 50 * 10**6, \
+            ("c%d" % i, c["sojourn_ns"])
+
+
+def test_class_calendars_past_the_memory_warn_once(tmp_path):
+    """Class netems that fill up get a time calendar from the control
+    thread while the memory lasts; past it they go on with their rbtree
+    and one warning line says how many (before: a warning per class at
+    start, 51 in a row, then the class the memory ran out at)."""
+    n = 128
+    nets = many_netem_classes(str(tmp_path / "c.ini"), n, lambda i: 500)
+    frames = [frame(nets[i % n] + (1,), i) for i in range(4 * n)]
+    pcaplib.write(str(tmp_path / "in.pcap"), frames)
+    vd = ["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1"
+          % (tmp_path / "in.pcap"), "net_null0,copy=1"]
+    r, err = run_until_quit(tmp_path, vd, ["--pairs", "0:1", "--config",
+                                           str(tmp_path / "c.ini")],
+                            320, 2.0, log="*:warning")
+    assert r.rc == 0, r.out + err
+    lines = [l for l in err.splitlines() if "calendar" in l]
+    assert len(lines) == 1, lines
+    m = re.search(r"port 1: (\d+) class netems hold packets with no time "
+                  r"calendar", lines[0])
+    assert m and 0 < int(m.group(1)) <= n, lines[0]
+    cls = r.stats["ports"]["1"]["classes"]
+    assert len(cls) == n
+    for name, c in cls.items():
+        assert c["packets"] > 0 and c["sojourn_ns"]["min"] >= 500 * 10**6, \
+            (name, c)
+    a, b = conservation(r.stats["ports"]["1"])
+    assert a == b
+
+
+def test_classes_out_of_memory_exit_1(tmp_path):
+    """Classes the memory cannot hold fail set-up with one line naming the
+    class, exit status 1 (a runtime error), as dpdk-shaper-replay does."""
+    ini = tmp_path / "fat.ini"
+    with open(str(ini), "w") as f:
+        for i in range(64):
+            f.write("[class c%d]\nmatch = dst_ip 10.100.%d.0/24\n"
+                    "queue = fq_codel flows 65536\n" % (i, i))
+    r = run_piped(tmp_path, ["quit"], app_args=["--config", str(ini)])
+    assert r.rc == 1, r.out
+    assert re.search(r"dpdk-shaper: class c\d+: .*memory", r.out), r.out

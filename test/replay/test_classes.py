@@ -330,3 +330,106 @@ def test_4096_classes_load_and_classify(tmp_path):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and "c4096" in lines[0] and \
         "more than 4096 classes" in lines[0], p.stderr
+
+
+@pytest.mark.parametrize("n", [1024, 4096])
+def test_many_classes_each_with_a_netem(tmp_path, n):
+    """n classes, each with a netem of its own (issue 30, defect 4): an
+    idle netem costs no time calendar, so they load in memory the tool
+    sizes from what it builds (no more than dpdk-shaper's -m 2048 would
+    give), and every packet leaves exactly its class's delay after it
+    came. One class is sent enough at once to be given a calendar while
+    the run goes; its packets keep their exact delay across the change."""
+    ini = tmp_path / "many.ini"
+    nets = many_classes_ini(str(ini), n)
+    delay = {c: (1 + c % 5) * MS for c in range(n)}
+    with open(str(ini), "a") as f:
+        for c in range(n):
+            f.write("[class c%d]\nnetem = delay %dms\n"
+                    % (c, delay[c] // MS))
+    busy = 7
+    frames, ts = [], []
+    for c in range(n):                       # one to every class
+        frames.append(frame(nets[c] + (1,), len(frames)))
+        ts.append(T0 + len(ts) * 10_000)
+    t = ts[-1]
+    for j in range(3000):                    # then a rush to one
+        frames.append(frame(nets[busy] + (2 + j % 200,), len(frames)))
+        ts.append(t + (j + 1) * 1_000)
+    pcaplib.write(str(tmp_path / "in.pcap"), frames, ts, nano=True)
+    stats = tmp_path / "s.json"
+    out = tmp_path / "out.pcap"
+    p = run(tmp_path / "in.pcap", out, "--config", str(ini),
+            "--stats-file", str(stats))
+    m = re.search(r"memory: +(\d+) MB of DPDK's heap.*; (\d+) class netems "
+                  r"got a time calendar", p.stdout)
+    assert m, p.stdout[-2000:]
+    assert int(m.group(1)) <= 2048, m.group(0)
+    assert int(m.group(2)) >= 1, m.group(0)
+    classes = json.load(open(str(stats)))["ports"]["0"]["classes"]
+    assert len(classes) == n
+    for name, c in classes.items():
+        want = 1 + (3000 if int(name[1:]) == busy else 0)
+        assert (c["in_packets"], c["packets"]) == (want, want), (name, c)
+    arrival = dict(zip(frames, ts))
+    _, got = pcaplib.read(str(out))
+    assert len(got) == len(frames)
+    by_net = {nets[c]: c for c in range(n)}
+    for t, f in got:
+        c = by_net[dst_of(f)[:3]]
+        assert t - arrival[f] == delay[c], (dst_of(f), c)
+
+
+def test_classes_out_of_memory_is_a_runtime_error(tmp_path):
+    """Classes the memory cannot hold (fq_codel's 65536 flows each, which
+    the tool does not size for) fail to build with one line naming the
+    class and exit status 1, a runtime error as docs/replay.md says and
+    as dpdk-shaper gives, not 2 (bad input)."""
+    ini = tmp_path / "fat.ini"
+    nets = many_classes_ini(str(ini), 64)
+    with open(str(ini), "a") as f:
+        for c in range(64):
+            f.write("[class c%d]\nqueue = fq_codel flows 65536\n" % c)
+    pcaplib.write(str(tmp_path / "in.pcap"), [frame(nets[0] + (1,), 0)],
+                  [T0], nano=True)
+    p = subprocess.run([REPLAY_BIN, str(tmp_path / "in.pcap"),
+                        str(tmp_path / "out.pcap"), "--config", str(ini)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and re.search(r"class c\d+: .*memory",
+                                         lines[0]), p.stderr
+    assert not (tmp_path / "out.pcap").exists()
+
+
+def test_failed_eal_start_leaves_no_run_dir(tmp_path):
+    """An EAL that cannot start (here: no address space for its memory)
+    is exit 1 with one line, and the run directory it made,
+    /var/run/dpdk/replay-PID, is removed."""
+    import resource
+
+    with open(REPLAY_BIN, "rb") as f:
+        if b"__asan_init" in f.read():
+            pytest.skip("a sanitizer build reserves terabytes of address "
+                        "space: a limit on it cannot fail the EAL alone")
+    pcaplib.write(str(tmp_path / "in.pcap"), [frame(OTHER, 0)], [T0],
+                  nano=True)
+
+    def small():
+        resource.setrlimit(resource.RLIMIT_AS, (300 << 20, 300 << 20))
+
+    p = subprocess.Popen([REPLAY_BIN, str(tmp_path / "in.pcap"),
+                          str(tmp_path / "out.pcap"), "--mbufs", "100000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, preexec_fn=small)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 1, err
+    assert "cannot start DPDK's EAL" in err, err
+    base = "/var/run/dpdk" if os.geteuid() == 0 else os.path.join(
+        os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+    left = os.path.join(base, "replay-%d" % p.pid)
+    exists = os.path.exists(left)
+    if exists:
+        import shutil
+        shutil.rmtree(left, ignore_errors=True)
+    assert not exists, left

@@ -34,6 +34,7 @@ struct shape {
 	uint64_t horizon;       /* ns */
 	uint64_t delay, jitter; /* ns, most packets */
 	uint32_t max_queued;
+	unsigned long adopt_at;  /* >0: no calendar until this op (a class's) */
 };
 
 static void
@@ -58,12 +59,27 @@ run_shape(const struct shape *sh, unsigned long ops)
 	uint64_t now = 1000000, seq = 0, bytes = 0, tail = 0, last_tts = now;
 	unsigned long i, cal_ins = 0, tf_ins = 0;
 
-	assert_true(shp_tq_init(&q, sh->nb_bkt, sh->max_pkts, SOCKET_ID_ANY));
+	assert_true(shp_tq_init(&q, sh->adopt_at > 0 ? 0 : sh->nb_bkt,
+				sh->max_pkts, SOCKET_ID_ANY));
 	shp_tq_set_horizon(&q, sh->horizon, 2 * sh->jitter);
 	shp_rand_seed(&r, 777, sh->nb_bkt);
 	ref.n = 0;
 	for (i = 0; i < ops; i++) {
 		uint32_t x = shp_rand_below(&r, 100);
+
+		if (sh->adopt_at > 0 && i == sh->adopt_at) {
+			/* made apart, taken with the tfifo holding packets:
+			 * the two merge, in order */
+			struct shp_tq_cal *c = shp_tq_cal_new(sh->nb_bkt,
+							      sh->max_pkts,
+							      SOCKET_ID_ANY);
+
+			assert_non_null(c);
+			assert_true(ref.n > 100);
+			assert_int_equal(q.to_tfifo, seq);
+			shp_tq_adopt(&q, c);
+			assert_non_null(q.bkt);
+		}
 
 		if (ref.n < sh->max_queued && (x < 55 || ref.n == 0)) {
 			uint16_t len = 60 + shp_rand_below(&r, 200);
@@ -154,6 +170,18 @@ test_random_wide(void **state)
 	/* plenty of buckets and chunks: mostly the calendar */
 	const struct shape sh = { "wide", 65536, POOL_SIZE, 20000, 10000,
 				  2000, 4000 };
+
+	(void)state;
+	run_shape(&sh, 1000000);
+}
+
+static void
+test_random_adopted(void **state)
+{
+	/* a class's netem: the tfifo alone, then a calendar adopted under
+	 * load with the horizon set before it came */
+	const struct shape sh = { "adopted", 65536, POOL_SIZE, 20000, 10000,
+				  2000, 4000, 200000 };
 
 	(void)state;
 	run_shape(&sh, 1000000);
@@ -371,6 +399,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_wide),
+		cmocka_unit_test(test_random_adopted),
 		cmocka_unit_test(test_random_small),
 		cmocka_unit_test(test_random_dense),
 		cmocka_unit_test(test_random_huge),
