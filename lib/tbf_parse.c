@@ -5,12 +5,14 @@
  * (tbf_change, psched_ratecfg_precompute, psched_l2t_ns).
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <rte_common.h>
 
 #include "shp_qdisc.h"
+#include "shp_police.h"
 #include "shp_tbf.h"
 #include "shp_tcargs.h"
 
@@ -95,8 +97,11 @@ check_range(struct shp_tcargs *a, const struct shp_tbf_conf *c)
 	return 0;
 }
 
+/* police: tc police's words (m_police.c), the bucket's without a queue
+ * behind it: no limit or latency, so that "l" is linklayer there */
 static int
-tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
+tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit,
+	  bool police)
 {
 	int64_t v;
 
@@ -106,12 +111,16 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
 		/* as q_tbf.c: these may be abbreviated (in this order of
 		 * precedence), buffer, maxburst, mtu, minburst, mpu and
 		 * rate may not */
-		if (shp_tc_matches(w, "limit")) {
+		if (police && (strcmp(w, "limit") == 0 ||
+			       strcmp(w, "latency") == 0)) {
+			return shp_tc_fail(a, "'%s': a policer holds no "
+					   "packets (no limit or latency)", w);
+		} else if (!police && shp_tc_matches(w, "limit")) {
 			if (shp_tc_next(a, "a size") ||
 			    shp_tc_size(a, "limit", &c->limit))
 				return -1;
 			*have_limit |= 1;
-		} else if (shp_tc_matches(w, "latency")) {
+		} else if (!police && shp_tc_matches(w, "latency")) {
 			if (shp_tc_next(a, "a time") ||
 			    shp_tc_time(a, "latency", &c->latency))
 				return -1;
@@ -157,9 +166,10 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit)
 			    get_linklayer(a, &c->atm))
 				return -1;
 		} else {
-			return shp_tc_fail(a, "unknown word '%s' (limit, "
-					   "latency, burst, mtu, mpu, rate, "
-					   "peakrate, overhead, linklayer)", w);
+			return shp_tc_fail(a, "unknown word '%s' (%sburst, "
+					   "mtu, mpu, rate, peakrate, "
+					   "overhead, linklayer)", w,
+					   police ? "" : "limit, latency, ");
 		}
 	}
 	return 0;
@@ -176,7 +186,7 @@ shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 	memset(&c, 0, sizeof(c));
 	err[0] = '\0';
 	if (shp_tc_split(&a, args, buf, sizeof(buf), argv, MAX_WORDS) < 0 ||
-	    tbf_words(&a, &c, &have_limit) < 0)
+	    tbf_words(&a, &c, &have_limit, false) < 0)
 		return -1;
 	if (c.rate == 0)
 		return shp_tc_fail(&a, "'rate' is required");
@@ -230,6 +240,72 @@ shp_tbf_format(const struct shp_tbf_conf *c, char *buf, size_t len)
 		snprintf(l, sizeof(l), "%" PRIu64 "b", c->limit);
 	n = snprintf(buf, len, "rate %s burst %" PRIu64 "b %s %s", r,
 		     c->burst, c->latency ? "latency" : "limit", l);
+	if (c->peakrate) {
+		shp_fmt_rate(p, sizeof(p), c->peakrate);
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " peakrate %s", p);
+	}
+	if (c->mtu)
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " mtu %" PRIu64 "b", c->mtu);
+	if (c->overhead)
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " overhead %d", c->overhead);
+	if (c->mpu)
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " mpu %u", c->mpu);
+	if (c->atm)
+		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,
+			      " linklayer atm");
+	return n;
+}
+
+int
+shp_police_parse(const char *args, struct shp_tbf_conf *conf, char *err)
+{
+	struct shp_tcargs a = { .qdisc = "police", .err = err };
+	struct shp_tbf_conf c;
+	char buf[MAX_LEN], *argv[MAX_WORDS];
+	int have_limit = 0;
+
+	memset(&c, 0, sizeof(c));
+	err[0] = '\0';
+	if (shp_tc_split(&a, args, buf, sizeof(buf), argv, MAX_WORDS) < 0 ||
+	    tbf_words(&a, &c, &have_limit, true) < 0)
+		return -1;
+	if (c.rate == 0)
+		return shp_tc_fail(&a, "'rate' is required");
+	if (c.burst == 0)
+		return shp_tc_fail(&a, "'burst' is required (and must be more "
+				   "than 0)");
+	/* m_police.c: "mtu is required, if peakrate is requested" */
+	if (c.peakrate != 0 && c.mtu == 0)
+		return shp_tc_fail(&a, "'peakrate' needs 'mtu'");
+	if (c.peakrate != 0 && c.peakrate <= c.rate)
+		return shp_tc_fail(&a, "'peakrate' must be greater than "
+				   "'rate'");
+	if (c.rate > SHP_TBF_MAX_RATE || c.peakrate > SHP_TBF_MAX_RATE)
+		return check_range(&a, &c);
+	shp_tbf_derive(&c);
+	if (check_range(&a, &c) < 0)
+		return -1;
+	/* act_police: a packet longer than its mtu never conforms; without
+	 * one the kernel takes 255 << cell_log of the rate table tc sent,
+	 * which tc sized for an mtu of 2047 (cell_log 3) */
+	c.max_size = c.mtu != 0 ? c.mtu : SHP_POLICE_DEFAULT_MTU;
+	c.id = shp_conf_new_id();
+	*conf = c;
+	return 0;
+}
+
+int
+shp_police_format(const struct shp_tbf_conf *c, char *buf, size_t len)
+{
+	char r[32], p[32];
+	int n;
+
+	shp_fmt_rate(r, sizeof(r), c->rate);
+	n = snprintf(buf, len, "rate %s burst %" PRIu64 "b", r, c->burst);
 	if (c->peakrate) {
 		shp_fmt_rate(p, sizeof(p), c->peakrate);
 		n += snprintf(buf + n, len > (size_t)n ? len - n : 0,

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A policer (Linux act_police), configured with tc police's words:
+ *
+ *   rate RATE burst SIZE [mtu SIZE] [peakrate RATE] [overhead N]
+ *        [mpu N] [linklayer ethernet|atm]
+ *
+ * The bucket is tbf's (shp_tbf.h: the same conf, the same parse of the
+ * words both take, the same tick arithmetic and length rule), but nothing
+ * waits behind it: a packet the bucket covers now passes at once, one it
+ * does not is dropped and leaves the bucket as it was (tcf_police_act).
+ * A packet longer than mtu never conforms; without an mtu the largest is
+ * SHP_POLICE_DEFAULT_MTU, as the kernel's. peakrate needs mtu (as tc).
+ *
+ * The state belongs to one lcore: the rate is exact only if one bucket
+ * sees every packet in arrival order.
+ */
+#ifndef SHP_POLICE_H
+#define SHP_POLICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shp_tbf.h"
+
+/* act_police without a given mtu: 255 << cell_log, the cell log tc
+ * computes for its default mtu of 2047 bytes (3) */
+#define SHP_POLICE_DEFAULT_MTU (255u << 3)
+
+struct shp_police_state {
+	uint64_t t_c;      /* ns of the last packet that conformed */
+	int64_t tokens;    /* ticks (shp_tbf.h), never below 0 */
+	int64_t ptokens;   /* peak bucket, ticks */
+};
+
+/* Parse tc police words into a tbf conf (limit and latency refused);
+ * 0 or -1 with err naming the bad word. */
+int shp_police_parse(const char *args, struct shp_tbf_conf *conf, char *err);
+
+/* Text of a conf that shp_police_parse takes back to an equal conf (but
+ * id). snprintf's return convention. */
+int shp_police_format(const struct shp_tbf_conf *conf, char *buf, size_t len);
+
+/* A full bucket at now (tc: the action is created with a full bucket). */
+static inline void
+shp_police_init(struct shp_police_state *s, const struct shp_tbf_conf *c,
+		uint64_t now)
+{
+	s->t_c = now;
+	s->tokens = c->buffer_t;
+	s->ptokens = c->mtu_t;
+}
+
+/*
+ * Does a frame of len bytes (L2, no FCS) arriving at now (ns, not before
+ * the last call's) conform? If so its cost is taken from the bucket.
+ * Inline: it runs per packet.
+ */
+static inline bool
+shp_police_conform(struct shp_police_state *s, const struct shp_tbf_conf *c,
+		   uint32_t len, uint64_t now)
+{
+	int64_t cap = c->buffer_t > c->mtu_t ? c->buffer_t : c->mtu_t;
+	uint64_t dt = now - s->t_c, wlen;
+	int64_t elapsed, toks, ptoks = 0;
+
+	if (len > c->max_size)
+		return false;
+	/* beyond a full bucket the time since no longer matters, and its
+	 * ticks could overflow */
+	elapsed = dt >= ((uint64_t)cap >> SHP_TBF_SHIFT) + 1 ? cap :
+		  (int64_t)(dt << SHP_TBF_SHIFT);
+	wlen = shp_tbf_wire_len(c, len);
+	if (c->peakrate) {
+		ptoks = elapsed + s->ptokens;
+		if (ptoks > c->mtu_t)
+			ptoks = c->mtu_t;
+		ptoks -= shp_tbf_ticks(c->peak_mult, wlen);
+	}
+	toks = elapsed + s->tokens;
+	if (toks > c->buffer_t)
+		toks = c->buffer_t;
+	toks -= shp_tbf_ticks(c->rate_mult, wlen);
+	if ((toks | ptoks) < 0)
+		return false;
+	s->t_c = now;
+	s->tokens = toks;
+	s->ptokens = ptoks;
+	return true;
+}
+
+#endif
