@@ -53,16 +53,18 @@ shp_police_init(struct shp_police_state *s, const struct shp_tbf_conf *c,
 }
 
 /*
- * Does a frame of len bytes (L2, no FCS) arriving at now (ns, not before
- * the last call's) conform? If so its cost is taken from the bucket.
- * Inline: it runs per packet.
+ * Does a frame of len bytes (L2, no FCS) arriving at now (ns) conform?
+ * If so its cost is taken from the bucket. A time before the last
+ * conforming packet's (RX stamps of several RX lcores met in one inbox)
+ * adds no tokens rather than wrapping to a full bucket. Inline: it runs
+ * per packet.
  */
 static inline bool
 shp_police_conform(struct shp_police_state *s, const struct shp_tbf_conf *c,
 		   uint32_t len, uint64_t now)
 {
 	int64_t cap = c->buffer_t > c->mtu_t ? c->buffer_t : c->mtu_t;
-	uint64_t dt = now - s->t_c, wlen;
+	uint64_t dt = now > s->t_c ? now - s->t_c : 0, wlen;
 	int64_t elapsed, toks, ptoks = 0;
 
 	if (len > c->max_size)
@@ -84,7 +86,8 @@ shp_police_conform(struct shp_police_state *s, const struct shp_tbf_conf *c,
 	toks -= shp_tbf_ticks(c->rate_mult, wlen);
 	if ((toks | ptoks) < 0)
 		return false;
-	s->t_c = now;
+	if (now > s->t_c)
+		s->t_c = now;
 	s->tokens = toks;
 	s->ptokens = ptoks;
 	return true;

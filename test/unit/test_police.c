@@ -231,6 +231,12 @@ test_bucket(void **state)
 	assert_false(shp_police_conform(&s, &c, 1000, 999999999));
 	assert_true(shp_police_conform(&s, &c, 1000, 1000000000));
 	assert_false(shp_police_conform(&s, &c, 1000, 1000000000));
+	/* a stamp from before the last conforming packet (two RX lcores'
+	 * packets met in one inbox) adds nothing: it does not wrap round
+	 * to a full bucket */
+	assert_false(shp_police_conform(&s, &c, 1000, 999999999));
+	assert_false(shp_police_conform(&s, &c, 1000, 0));
+	assert_true(shp_police_conform(&s, &c, 1000, 2000000000));
 	/* a long idle refills to the burst, no more */
 	n = 0;
 	while (shp_police_conform(&s, &c, 1000, 3600000000000ull))
