@@ -27,9 +27,15 @@ tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 tx.bind(("vA", 0))
 sys.path.insert(0, sys.argv[2])
 import pcaplib
+sent = []
 for i, n in enumerate(lens):
+    frame = pcaplib.eth_ipv4(0, n, i)
+    # when the frame reached the qdisc, on the clock SO_TIMESTAMPNS uses:
+    # a sender that loses its CPU between two frames hands them in later,
+    # and the kernel's bucket sees them then
+    sent.append(time.time_ns())
     try:
-        tx.send(pcaplib.eth_ipv4(0, n, i))
+        tx.send(frame)
     except OSError:       # ENOBUFS: the qdisc dropped it
         pass
 got = []
@@ -44,8 +50,10 @@ try:
                 got.append((pcaplib.seq_of(data), s * 10**9 + ns))
 except socket.timeout:
     pass
+for seq, t in enumerate(sent):
+    print("S", seq, t)
 for seq, t in got:
-    print(seq, t)
+    print("R", seq, t)
 '''
 
 
@@ -88,24 +96,26 @@ def kernel(ns, conf, lens):
         st = sh("tc", "-n", ns, "-s", "qdisc", "show", "dev", "vA").stdout
     finally:
         sh("tc", "-n", ns, "qdisc", "del", "dev", "vA", "root")
-    got = sorted((int(a), int(b)) for a, b in
-                 (line.split() for line in out.splitlines()))
+    rows = [line.split() for line in out.splitlines()]
+    sent = {int(a): int(b) for w, a, b in rows if w == "S"}
+    got = sorted((int(a), int(b)) for w, a, b in rows if w == "R")
     dropped = int(re.search(r"dropped (\d+)", st).group(1))
-    if not got:
-        return {}, dropped
-    t0 = min(t for _, t in got)
-    return {seq: t - t0 for seq, t in got}, dropped
+    t0 = sent[0]
+    return {seq: t - t0 for seq, t in got}, dropped, \
+        [sent[i] - t0 for i in range(len(lens))]
 
 
-def ours(tmp_path, conf, lens):
+def ours(tmp_path, conf, lens, at=None):
+    """The same frames offline, arriving at offsets `at` (ns; default all
+    at once): departures as offsets from the first arrival."""
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    at = at or [0] * len(lens)
     pcaplib.write(str(inp), [pcaplib.eth_ipv4(0, n, i)
                              for i, n in enumerate(lens)],
-                  [T0] * len(lens), nano=True)
+                  [T0 + a for a in at], nano=True)
     s = ok_run(inp, out, "--tbf", conf, "--bands", "1")
     pk = pcaplib.read(str(out))[1]
-    t0 = min(t for t, _ in pk) if pk else 0
-    return {pcaplib.seq_of(f): t - t0 for t, f in pk}, \
+    return {pcaplib.seq_of(f): t - T0 for t, f in pk}, \
         s["by_cause"]["tbf_oversize"]
 
 
@@ -120,8 +130,8 @@ def ours(tmp_path, conf, lens):
 ])
 def test_oversize_as_kernel(netns, tmp_path, conf, lens):
     """The same frames pass, the same are dropped."""
-    k, kdrop = kernel(netns, conf, lens)
-    o, odrop = ours(tmp_path, conf, lens)
+    k, kdrop, at = kernel(netns, conf, lens)
+    o, odrop = ours(tmp_path, conf, lens, at)
     assert sorted(k) == sorted(o), (k, o)
     assert kdrop == odrop, (kdrop, odrop)
 
@@ -138,10 +148,13 @@ def test_oversize_as_kernel(netns, tmp_path, conf, lens):
 ])
 def test_departures_as_kernel(netns, tmp_path, conf, n, length):
     """Each frame of a train leaves when the kernel's tbf lets it go,
-    within the timing noise of a loaded machine."""
+    within the timing noise of a loaded machine, offline fed the times
+    the frames reached the kernel's qdisc."""
     lens = [length] * n
-    k, _ = kernel(netns, conf, lens)
-    o, _ = ours(tmp_path, conf, lens)
+    k, _, at = kernel(netns, conf, lens)
+    # offline the frames arrive when the kernel's did: the same bucket
+    # then lets them go at the same times
+    o, _ = ours(tmp_path, conf, lens, at)
     assert sorted(k) == sorted(o) == list(range(n)), (k, o)
     worst = max(abs(k[i] - o[i]) for i in range(n))
     print("%s: kernel %s ms, ours %s ms, worst %.3f ms" % (
