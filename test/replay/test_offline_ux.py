@@ -168,7 +168,8 @@ def test_stats_file_live_schema(tmp_path):
     # the keys dpdk-shaper writes (lib/shp_stats.c, docs/usage.md)
     assert set(p) == {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes",
                       "queued", "egress_in", "dropped", "netem_queued",
-                      "tx_pending", "duplicated", "corrupted", "reordered",
+                      "tx_pending", "rx_pool_empty", "duplicated", "corrupted",
+                      "reordered",
                       "ecn_marked", "sojourn_ns", "bands", "drops",
                       "latency", "nic", "xstats"}
     # each stage kind's own statistics, by kind; the older top-level
