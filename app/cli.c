@@ -461,13 +461,20 @@ show_bands(struct shaper *s, uint16_t p)
 		    sum.c.band[b].flushed);
 }
 
-/* " (reverts in 12.3 s)" after a profile a `for` change set */
+/* " (reverts in 12.3 s)" after a profile a `for` change set; with
+ * `to`, on a line of its own, with the profile it goes back to (the
+ * profile's line stays the profile alone: scripts parse it) */
 static void
-reverts_note(uint16_t p, const char *key)
+reverts_note(uint16_t p, const char *key, bool to)
 {
+	const char *text;
 	uint64_t left;
 
-	if (ctl_revert_left(S, p, key, &left))
+	if (!ctl_revert_left(S, p, key, &left, &text))
+		return;
+	if (to)
+		out("  (reverts in %.1f s, to %s)\n", left / 1e9, text);
+	else
 		out(" (reverts in %.1f s)", left / 1e9);
 }
 
@@ -492,10 +499,9 @@ show_stage(struct shaper *s, const char *key, uint16_t p)
 	for (i = 0; i < cfg->nb_ports; i++)
 		if (cfg->port_ids[i] == p &&
 		    ctl_config_stage(cfg, i, key) != NULL) {
-			out("port %u: %s %s", p, key,
+			out("port %u: %s %s\n", p, key,
 			    ctl_config_stage(cfg, i, key));
-			reverts_note(p, key);
-			out("\n");
+			reverts_note(p, key, true);
 		}
 	free(cfg);
 	for (i = 0; i < SHP_SLOT_MAX; i++)
@@ -692,7 +698,7 @@ confirm_stage(const char *stage, int port, const struct ctl_config *was)
 		else
 			out("port %u: %s %s (was %s)", now->port_ids[i],
 			    stage, b, a);
-		reverts_note(now->port_ids[i], stage);
+		reverts_note(now->port_ids[i], stage, false);
 		out("\n");
 	}
 	free(now);

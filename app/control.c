@@ -447,7 +447,7 @@ revert_live(struct shaper *s, uint16_t p, unsigned int sl)
 
 bool
 ctl_revert_left(struct shaper *s, uint16_t p, const char *key,
-		uint64_t *left_ns)
+		uint64_t *left_ns, const char **to)
 {
 	int ki = shp_key_index(key);
 	unsigned int sl;
@@ -459,6 +459,8 @@ ctl_revert_left(struct shaper *s, uint16_t p, const char *key,
 	if (!revert_live(s, p, sl) || strcmp(reverts[p][sl].key, key) != 0)
 		return false;
 	*left_ns = reverts[p][sl].at > now ? reverts[p][sl].at - now : 0;
+	if (to != NULL)
+		*to = reverts[p][sl].text;
 	return true;
 }
 

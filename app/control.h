@@ -74,9 +74,10 @@ int ctl_set_stages(struct shaper *s, const struct ctl_change *ch,
 int ctl_set_stage_for(struct shaper *s, const char *key, int port,
 		      const char *const *args_of, const char *args,
 		      uint64_t for_ns, char *err);
-/* Time left before port p's revert of key's stage: false when none. */
+/* Time left before port p's revert of key's stage, and the profile it
+ * goes back to (to may be NULL): false when none. */
 bool ctl_revert_left(struct shaper *s, uint16_t p, const char *key,
-		     uint64_t *left_ns);
+		     uint64_t *left_ns, const char **to);
 /* How long the prompt may wait for a key: at most max_ms, less when a
  * revert comes due sooner. */
 int ctl_tick_wait_ms(struct shaper *s, int max_ms);
