@@ -292,11 +292,12 @@ help_set_build(void)
 		bool queue = shp_key_slot(k) == SHP_SLOT_QUEUE;
 
 		n += (size_t)snprintf(help_set + n, sizeof(help_set) - n,
-				      "set %s all|P %s\n", key,
+				      "set %s all|P %s [for TIME]\n", key,
 				      queue ? "KIND ARGS" : "ARGS|off");
 		n += (size_t)snprintf(help_set + n, sizeof(help_set) - n,
-				      "update %s all|P WORDS  only the words "
-				      "named; the others kept\n", key);
+				      "update %s all|P WORDS [for TIME]  only "
+				      "the words named; the others kept (for: "
+				      "back after TIME)\n", key);
 		for (i = 0; shp_kinds[i] != NULL; i++)
 			if (strcmp(shp_kind_key(shp_kinds[i]), key) == 0)
 				n += (size_t)snprintf(help_set + n,
@@ -460,6 +461,23 @@ show_bands(struct shaper *s, uint16_t p)
 		    sum.c.band[b].flushed);
 }
 
+/* " (reverts in 12.3 s)" after a profile a `for` change set; with
+ * `to`, on a line of its own, with the profile it goes back to (the
+ * profile's line stays the profile alone: scripts parse it) */
+static void
+reverts_note(uint16_t p, const char *key, bool to)
+{
+	const char *text;
+	uint64_t left;
+
+	if (!ctl_revert_left(S, p, key, &left, &text))
+		return;
+	if (to)
+		out("  (reverts in %.1f s, to %s)\n", left / 1e9, text);
+	else
+		out(" (reverts in %.1f s)", left / 1e9);
+}
+
 /* `show netem|tbf|queue|KEY PORT`: the profile, then the kind's own
  * statistics (their stats-file alias when they have one) and its drop
  * causes. */
@@ -480,9 +498,11 @@ show_stage(struct shaper *s, const char *key, uint16_t p)
 	ctl_config_snapshot(cfg);
 	for (i = 0; i < cfg->nb_ports; i++)
 		if (cfg->port_ids[i] == p &&
-		    ctl_config_stage(cfg, i, key) != NULL)
+		    ctl_config_stage(cfg, i, key) != NULL) {
 			out("port %u: %s %s\n", p, key,
 			    ctl_config_stage(cfg, i, key));
+			reverts_note(p, key, true);
+		}
 	free(cfg);
 	for (i = 0; i < SHP_SLOT_MAX; i++)
 		if (strcmp(shp_kind_key(ch->kind[i]), key) == 0)
@@ -670,14 +690,16 @@ confirm_stage(const char *stage, int port, const struct ctl_config *was)
 		 * says now, which the same name does not tell */
 		if (strcmp(a, b) == 0 && k != NULL && k->reads_file &&
 		    strcmp(b, "off") != 0)
-			out("port %u: %s %s (reloaded from the file)\n",
+			out("port %u: %s %s (reloaded from the file)",
 			    now->port_ids[i], stage, b);
 		else if (strcmp(a, b) == 0)
-			out("port %u: %s %s (unchanged)\n", now->port_ids[i],
+			out("port %u: %s %s (unchanged)", now->port_ids[i],
 			    stage, b);
 		else
-			out("port %u: %s %s (was %s)\n", now->port_ids[i],
+			out("port %u: %s %s (was %s)", now->port_ids[i],
 			    stage, b, a);
+		reverts_note(now->port_ids[i], stage, false);
+		out("\n");
 	}
 	free(now);
 }
@@ -739,6 +761,7 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	struct r_set *r = res;
 	struct ctl_config *was;
 	char err[SHP_ERR_LEN], what[32];
+	uint64_t for_ns = 0;
 	int p, rc;
 
 	(void)c; (void)data;
@@ -747,6 +770,17 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	p = port_of(what, r->port);
 	if (p == -2)
 		return;
+	/* `... for TIME`: the change expires (clear takes no words) */
+	if (data != (void *)1 &&
+	    shp_split_for(r->args, &for_ns, err) < 0) {
+		fail("%s %s: %s (nothing changed)", what, r->port, err);
+		return;
+	}
+	if (batch != NULL && for_ns != 0) {
+		fail("%s %s: for: an atomic file's changes do not expire "
+		     "(nothing changed)", what, r->port);
+		return;
+	}
 	if (batch != NULL) {
 		batch_add(what, r, p);
 		return;
@@ -758,12 +792,21 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 	}
 	ctl_config_snapshot(was);
 	err[0] = '\0';
-	if (data == (void *)2)   /* update KEY P WORDS */
-		rc = ctl_update_stage(S, r->w2, p, r->args, err);
-	else if (data != NULL)   /* clear KEY P */
+	if (data == (void *)2) {   /* update KEY P WORDS */
+		static char text[SHP_MAX_PORTS][CTL_TEXT_LEN];
+		const char *args_of[SHP_MAX_PORTS] = { NULL };
+
+		rc = ctl_update_texts(S, r->w2, p, r->args, text, args_of,
+				      err);
+		if (rc == 0)
+			rc = ctl_set_stage_for(S, r->w2, p, args_of, NULL,
+					       for_ns, err);
+	} else if (data != NULL) {   /* clear KEY P */
 		rc = ctl_clear_stage(S, r->w2, p, err);
-	else
-		rc = ctl_set_stage(S, r->w2, p, r->args, err);
+	} else {
+		rc = ctl_set_stage_for(S, r->w2, p, NULL, r->args, for_ns,
+				       err);
+	}
 	if (rc < 0)
 		fail("%s %s: %s (nothing changed)", what, r->port, err);
 	else
@@ -1761,7 +1804,8 @@ cli_interact(struct shaper *s)
 		ssize_t n;
 		int rc;
 
-		rc = ctl_socket_poll(&pfd, 1, 50);
+		/* a `for` change goes back on its time, not a poll later */
+		rc = ctl_socket_poll(&pfd, 1, ctl_tick_wait_ms(s, 50));
 		if (ctl_tick(s, true, &printed))
 			break;
 		if (printed && tty)

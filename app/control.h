@@ -64,6 +64,23 @@ struct ctl_change {
 };
 int ctl_set_stages(struct shaper *s, const struct ctl_change *ch,
 		   unsigned int n, char *err);
+/*
+ * A change that expires (`set|update ... for TIME`): as ctl_set_stage_each,
+ * then after for_ns each port changed goes back to the profile it had,
+ * all of them in one publication, made by ctl_tick. Any later change to
+ * the same stage of a port (at the prompt, a schedule) cancels its
+ * revert. for_ns 0: a plain change.
+ */
+int ctl_set_stage_for(struct shaper *s, const char *key, int port,
+		      const char *const *args_of, const char *args,
+		      uint64_t for_ns, char *err);
+/* Time left before port p's revert of key's stage, and the profile it
+ * goes back to (to may be NULL): false when none. */
+bool ctl_revert_left(struct shaper *s, uint16_t p, const char *key,
+		     uint64_t *left_ns, const char **to);
+/* How long the prompt may wait for a key: at most max_ms, less when a
+ * revert comes due sooner. */
+int ctl_tick_wait_ms(struct shaper *s, int max_ms);
 /* `clear KEY PORT|all`: off, or for a queue its kind's defaults. */
 int ctl_clear_stage(struct shaper *s, const char *key, int port,
 		    char *err);

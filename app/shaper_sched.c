@@ -262,13 +262,22 @@ shaper_sched_init(struct shaper *s)
 		uint16_t p = s->port_ids[i];
 
 		if (shp_sched_check_chain(&sched, p, &s->chain[p], &kenv,
-					  err) < 0 ||
-		    port_build(s, p, err) < 0 || arm(s, p, err) < 0)
+					  err) < 0)
+			goto fail;
+	}
+	/* (the events move: before any port keeps pointers to them) */
+	if (shp_sched_expand_for(&sched, s->port_ids, s->nb_ports, s->chain,
+				 &kenv, err) < 0)
+		goto fail;
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		if (port_build(s, p, err) < 0 || arm(s, p, err) < 0)
 			goto fail;
 		shaper_sched_rx[p] = true;
 	}
 	printf("dpdk-shaper: schedule %s: %u line%s%s\n", sched.path,
-	       sched.nb, sched.nb == 1 ? "" : "s",
+	       sched.nb_lines, sched.nb_lines == 1 ? "" : "s",
 	       sched.repeat ? ", repeated" : "");
 	return 0;
 fail:
@@ -530,8 +539,8 @@ shaper_sched_show(struct shaper *s, FILE *f)
 	}
 	rel = now > s->start_ns ? now - s->start_ns : 0;
 	shp_sched_fmt_time(a, sizeof(a), rel);
-	fprintf(f, "schedule %s: %u line%s", sched.path, sched.nb,
-		sched.nb == 1 ? "" : "s");
+	fprintf(f, "schedule %s: %u line%s", sched.path, sched.nb_lines,
+		sched.nb_lines == 1 ? "" : "s");
 	if (sched.repeat != 0) {
 		shp_sched_fmt_time(b, sizeof(b), sched.repeat);
 		fprintf(f, ", repeat %s (cycle %" PRIu64 ")", b,

@@ -180,9 +180,11 @@ parse_command(struct shp_sched_event *e, char *cmd, const char *path,
 					 "%s P|all", e->text, key);
 		return 0;
 	}
+	if (*rest != '\0' && shp_split_for(rest, &e->for_ns, sub) < 0)
+		return line_fail(err, path, line, "%s", sub, "");
 	if (*rest == '\0')
 		return line_fail(err, path, line, "'%s': usage: set %s P|all "
-				 "ARGS", e->text, key);
+				 "ARGS [for TIME]", e->text, key);
 	/* the kind's own parser says what is wrong with the words */
 	if (shp_kind_parse(key, rest, env, &kind, &conf, sub) < 0)
 		return line_fail(err, path, line, "%s", sub, "");
@@ -355,6 +357,7 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
 		goto fail;
 	}
+	s->nb_lines = s->nb;
 	return 0;
 fail:
 	free(buf);
@@ -599,4 +602,217 @@ shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
 	}
 	shp_kind_conf_free(k, old);
 	return 0;
+}
+
+/* ---- `for TIME`: the change back ------------------------------------ */
+
+#define FOR_TEXT_LEN 1024
+
+struct back {
+	uint64_t t;
+	unsigned int seq, line;
+	uint16_t port;
+	char key[16];
+	char text[FOR_TEXT_LEN];
+};
+
+struct backs {
+	struct back *b;
+	unsigned int n, room;
+};
+
+/* The profile as the stage prints it back: texts compare */
+static int
+canon(const char *key, const char *args, const struct shp_kind_env *env,
+      char *out, char *err)
+{
+	const struct shp_kind *k;
+	void *conf;
+
+	if (shp_kind_parse(key, args, env, &k, &conf, err) < 0)
+		return -1;
+	shp_kind_format(k, conf, out, FOR_TEXT_LEN);
+	shp_kind_conf_free(k, conf);
+	return 0;
+}
+
+static int
+back_add(struct backs *bs, const struct back *b)
+{
+	if (bs->n == bs->room) {
+		unsigned int nr = bs->room ? 2 * bs->room : 8;
+		void *m = realloc(bs->b, nr * sizeof(*bs->b));
+
+		if (m == NULL)
+			return -1;
+		bs->b = m;
+		bs->room = nr;
+	}
+	bs->b[bs->n] = *b;
+	bs->b[bs->n].seq = bs->n;
+	bs->n++;
+	return 0;
+}
+
+/* One cycle of port p from the texts cur[] (left as the cycle ends):
+ * the changes back it makes, into bs. */
+static int
+for_walk(const struct shp_sched *s, uint16_t p, const struct shp_chain *c,
+	 char (*cur)[FOR_TEXT_LEN], const struct shp_kind_env *env,
+	 struct backs *bs, char *err)
+{
+	static struct back pend[SHP_SLOT_MAX];
+	bool on[SHP_SLOT_MAX] = { false };
+	char sub[SHP_ERR_LEN], a[32];
+	unsigned int i, sl;
+
+	for (i = 0; i <= s->nb; i++) {
+		const struct shp_sched_event *e = i < s->nb ? &s->ev[i] : NULL;
+		uint64_t t = e != NULL ? e->t : UINT64_MAX;
+
+		if (e != NULL && (e->op != SHP_SCHED_SET || e->revert ||
+				  !shp_sched_on_port(e, p)))
+			continue;
+		/* the changes back due by now come before the line */
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+			if (on[sl] && pend[sl].t <= t) {
+				if (back_add(bs, &pend[sl]) < 0)
+					return line_fail(err, s->path,
+							 pend[sl].line, "out "
+							 "of memory", "", "");
+				snprintf(cur[sl], FOR_TEXT_LEN, "%s",
+					 pend[sl].text);
+				on[sl] = false;
+			}
+		if (e == NULL)
+			break;
+		sl = shp_sched_slot(e);
+		on[sl] = false;   /* a later change: it holds */
+		if (e->for_ns != 0) {
+			struct back *b = &pend[sl];
+
+			b->t = e->t + e->for_ns;
+			if (s->repeat != 0 && b->t > s->repeat) {
+				shp_sched_fmt_time(a, sizeof(a), s->repeat);
+				return line_fail(err, s->path, e->line, "for: "
+						 "the change back would be in "
+						 "the next cycle (repeat %s): "
+						 "a shorter TIME, or a later "
+						 "line", a, "");
+			}
+			b->line = e->line;
+			b->port = p;
+			snprintf(b->key, sizeof(b->key), "%s", e->key);
+			snprintf(b->text, sizeof(b->text), "%s", cur[sl]);
+			on[sl] = true;
+		}
+		if (canon(e->key, shp_sched_args(e, c), env, cur[sl], sub) < 0)
+			return line_fail(err, s->path, e->line, "%s", sub, "");
+	}
+	return 0;
+}
+
+static int
+back_cmp(const void *x, const void *y)
+{
+	const struct back *a = x, *b = y;
+
+	if (a->t != b->t)
+		return a->t < b->t ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int
+shp_sched_expand_for(struct shp_sched *s, const uint16_t *ports,
+		     unsigned int nb_ports, const struct shp_chain *chains,
+		     const struct shp_kind_env *env, char *err)
+{
+	static char cur[SHP_SLOT_MAX][FOR_TEXT_LEN];
+	struct backs bs = { NULL, 0, 0 }, again = { NULL, 0, 0 };
+	struct shp_sched_event *ev = NULL;
+	unsigned int i, j, k, n, sl;
+	bool any = false;
+	int rc = -1;
+
+	for (i = 0; i < s->nb; i++)
+		any |= s->ev[i].for_ns != 0;
+	if (!any)
+		return 0;
+	for (k = 0; k < nb_ports; k++) {
+		uint16_t p = ports[k];
+		unsigned int first = bs.n;
+
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+			shp_chain_format(&chains[p], (enum shp_slot)sl,
+					 cur[sl], FOR_TEXT_LEN);
+		if (for_walk(s, p, &chains[p], cur, env, &bs, err) < 0)
+			goto out;
+		if (s->repeat == 0)
+			continue;
+		/* the next cycles start where this one ends: the same
+		 * profile must come back in each */
+		again.n = 0;
+		if (for_walk(s, p, &chains[p], cur, env, &again, err) < 0)
+			goto out;
+		for (j = 0; j < again.n && first + j < bs.n; j++)
+			if (strcmp(again.b[j].text, bs.b[first + j].text) != 0) {
+				line_fail(err, s->path, again.b[j].line, "for: "
+					  "under repeat it would go back to "
+					  "'%s' in the first cycle, to '%s' "
+					  "in the next: set the stage at the "
+					  "start of the cycle",
+					  bs.b[first + j].text,
+					  again.b[j].text);
+				goto out;
+			}
+	}
+	qsort(bs.b, bs.n, sizeof(*bs.b), back_cmp);
+	n = s->nb + bs.n;
+	ev = calloc(n, sizeof(*ev));
+	if (ev == NULL) {
+		snprintf(err, SHP_ERR_LEN, "%s: out of memory", s->path);
+		goto out;
+	}
+	/* a change back before the lines of its instant: one there for
+	 * the stage is the one that holds */
+	for (i = 0, j = 0, k = 0; k < n; k++) {
+		if (j < bs.n && (i == s->nb || bs.b[j].t <= s->ev[i].t)) {
+			struct shp_sched_event *e = &ev[k];
+			const struct back *b = &bs.b[j++];
+			char text[FOR_TEXT_LEN + 96];
+
+			e->t = b->t;
+			e->op = SHP_SCHED_SET;
+			e->port = b->port;
+			snprintf(e->key, sizeof(e->key), "%s", b->key);
+			e->revert = true;
+			e->line = b->line;
+			snprintf(text, sizeof(text), "set %s %u %s (line %u's "
+				 "for ends)", b->key, b->port, b->text,
+				 b->line);
+			e->args = strdup(b->text);
+			e->text = strdup(text);
+			if (e->args == NULL || e->text == NULL) {
+				snprintf(err, SHP_ERR_LEN, "%s: out of memory",
+					 s->path);
+				for (i = 0; i <= k; i++)
+					if (ev[i].revert) {
+						free(ev[i].args);
+						free(ev[i].text);
+					}
+				free(ev);
+				goto out;
+			}
+		} else {
+			ev[k] = s->ev[i++];
+		}
+	}
+	free(s->ev);
+	s->ev = ev;
+	s->nb = n;
+	rc = 0;
+out:
+	free(bs.b);
+	free(again.b);
+	return rc;
 }

@@ -59,6 +59,10 @@ struct shp_sched_event {
 	 * kind's defaults: shp_sched_args) */
 	char *args;
 	bool down;               /* LINK */
+	/* SET: `for TIME` (0: none): shp_sched_expand_for adds the change
+	 * back as an event of its own (revert: one of those) */
+	uint64_t for_ns;
+	bool revert;
 	unsigned int line;
 	char *text;              /* the command as written, for `show` */
 };
@@ -74,6 +78,7 @@ struct shp_sched {
 	char *path;
 	struct shp_sched_event *ev;
 	unsigned int nb;
+	unsigned int nb_lines;   /* the file's (nb: and the changes back) */
 	uint64_t repeat;         /* period; 0: played once */
 	struct shp_sched_link link[SHP_MAX_PORTS];
 };
@@ -159,6 +164,20 @@ const char *shp_sched_args(const struct shp_sched_event *e,
 int shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
 			  const struct shp_chain *c,
 			  const struct shp_kind_env *env, char *err);
+
+/*
+ * `set ... for TIME` lines: for each port, the change back at exactly
+ * t + TIME, to the profile the stage had by the schedule just before the
+ * line (at the start: chains[p]'s, chains indexed by port id), as an
+ * event of its own, before the lines of that instant. A line that sets
+ * the same stage of the port before t + TIME cancels it. With `repeat`,
+ * t + TIME must be within the cycle, and the profile gone back to the
+ * same in every cycle. After shp_sched_check_chain, before anything
+ * reads the events (they move). 0, or -1 with "PATH:LINE: ..." in err.
+ */
+int shp_sched_expand_for(struct shp_sched *s, const uint16_t *ports,
+			 unsigned int nb_ports, const struct shp_chain *chains,
+			 const struct shp_kind_env *env, char *err);
 
 /*
  * Single-threaded (the offline tool, tests): apply SET event e to port

@@ -146,6 +146,58 @@ shp_parse_time(const char *s, uint64_t *ns, char *err)
 }
 
 int
+shp_split_for(char *words, uint64_t *ns, char *err)
+{
+	char sub[SHP_ERR_LEN];
+	size_t n = strlen(words), last, prev, end;
+
+	*ns = 0;
+	while (n > 0 && (words[n - 1] == ' ' || words[n - 1] == '\t'))
+		n--;
+	last = n;
+	while (last > 0 && words[last - 1] != ' ' && words[last - 1] != '\t')
+		last--;
+	if (n - last == 3 && strncmp(words + last, "for", 3) == 0) {
+		snprintf(err, SHP_ERR_LEN, "for: needs a TIME after it (e.g. "
+			 "for 10s)");
+		return -1;
+	}
+	end = last;
+	while (end > 0 && (words[end - 1] == ' ' || words[end - 1] == '\t'))
+		end--;
+	prev = end;
+	while (prev > 0 && words[prev - 1] != ' ' && words[prev - 1] != '\t')
+		prev--;
+	if (end == last || end - prev != 3 ||
+	    strncmp(words + prev, "for", 3) != 0)
+		return 0;
+	words[n] = '\0';
+	if (shp_parse_time(words + last, ns, sub) < 0) {
+		snprintf(err, SHP_ERR_LEN, "for: %s", sub);
+		return -1;
+	}
+	if (*ns < SHP_FOR_MIN_NS) {
+		snprintf(err, SHP_ERR_LEN, "for %s: at least 1ms (the control "
+			 "tick makes the change back)", words + last);
+		return -1;
+	}
+	if (*ns > SHP_FOR_MAX_NS) {   /* (the parser's bound today) */
+		snprintf(err, SHP_ERR_LEN, "for %s: at most 24 hours",
+			 words + last);
+		return -1;
+	}
+	while (prev > 0 && (words[prev - 1] == ' ' || words[prev - 1] == '\t'))
+		prev--;
+	if (prev == 0) {
+		snprintf(err, SHP_ERR_LEN, "for %s: the profile comes before "
+			 "it (e.g. loss 100%% for 1s)", words + last);
+		return -1;
+	}
+	words[prev] = '\0';
+	return 1;
+}
+
+int
 shp_parse_size(const char *s, uint64_t *bytes, char *err)
 {
 	const char *unit;

@@ -18,6 +18,18 @@
  * ns/nsec/nsecs). Result in ns. Negative refused. */
 int shp_parse_time(const char *s, uint64_t *ns, char *err);
 
+/*
+ * A change that expires: `... for TIME` at the end of a stage's words
+ * (set/update at the prompt, a schedule's set). The bounds are the
+ * schedule's: at least 1 ms (the control tick), at most 24 hours.
+ */
+#define SHP_FOR_MIN_NS UINT64_C(1000000)
+#define SHP_FOR_MAX_NS (UINT64_C(86400) * 1000000000)
+/* Cut a trailing `for TIME` off words (in place) and give TIME in *ns.
+ * 1: it was there; 0: not (*ns 0, words untouched); -1 with err: `for`
+ * without a valid time, out of bounds, or with nothing before it. */
+int shp_split_for(char *words, uint64_t *ns, char *err);
+
 /* "10kb" = 10240 bytes, "1mb", "10kbit" = 1280 bytes, bare = bytes
  * (b, k/kb, m/mb, g/gb, kbit, mbit, gbit). */
 int shp_parse_size(const char *s, uint64_t *bytes, char *err);

@@ -420,7 +420,9 @@ parse_profiles(struct replay *r)
 		if (shp_sched_load(&r->sched, r->opt.schedule_file, &port0, 1,
 				   &r->kenv, err) < 0 ||
 		    shp_sched_check_chain(&r->sched, 0, &kinds, &r->kenv,
-					  err) < 0)
+					  err) < 0 ||
+		    shp_sched_expand_for(&r->sched, &port0, 1, &kinds,
+					 &r->kenv, err) < 0)
 			return fail(EXIT_USAGE, "%s", err);
 		r->sched_last = calloc(r->sched.nb ? r->sched.nb : 1,
 				       sizeof(*r->sched_last));
@@ -1357,8 +1359,8 @@ print_profile(struct replay *r, FILE *f)
 	fprintf(f, "\n");
 	if (r->sched_on)
 		fprintf(f, "schedule:     %s: %u line%s%s, %" PRIu64 " change%s "
-			"applied\n", r->sched.path, r->sched.nb,
-			r->sched.nb == 1 ? "" : "s",
+			"applied\n", r->sched.path, r->sched.nb_lines,
+			r->sched.nb_lines == 1 ? "" : "s",
 			r->sched.repeat ? ", repeated" : "", r->sched_applied,
 			r->sched_applied == 1 ? "" : "s");
 	for (p = 1; p < SHP_MAX_PORTS; p++) {

@@ -281,3 +281,30 @@ def test_body_parser_garbage():
                 assert isinstance(r, bool)
             else:
                 assert all("\n" not in l for l in r)
+
+
+def test_for_field(live, api):
+    """PUT/PATCH take an optional "for": the change expires (the CLI's
+    `... for TIME`); GET's text stays the profile alone meanwhile."""
+    lv = live(["--netem", "delay 10ms"])
+    a = api(lv.prefix)
+    st, r = a.req("PUT", "/v1/ports/0/netem",
+                  {"text": "loss 100%", "for": "400ms"})
+    assert st == 200 and "(reverts in" in r["output"], r
+    st, r = a.req("GET", "/v1/ports/0/netem")
+    assert nolimit(r["text"]) == "loss random 100%", r
+    st, r = a.req("PATCH", "/v1/ports/1/netem",
+                  {"text": "loss 5%", "for": "400ms"})
+    assert st == 200 and "(reverts in" in r["output"], r
+    assert nolimit(a.req("GET", "/v1/ports/1/netem")[1]["text"]) == \
+        "delay 10ms loss random 5%"
+    time.sleep(1.0)
+    for p in (0, 1):
+        assert nolimit(a.req("GET", "/v1/ports/%d/netem" % p)[1]["text"]) \
+            == "delay 10ms"
+    for bad in (5, "", "1 s", "soon", "500us"):
+        st, r = a.req("PUT", "/v1/ports/0/netem",
+                      {"text": "loss 1%", "for": bad})
+        assert st == 400 and "error" in r, (bad, st, r)
+    assert nolimit(a.req("GET", "/v1/ports/0/netem")[1]["text"]) == \
+        "delay 10ms"

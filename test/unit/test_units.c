@@ -39,6 +39,45 @@ test_time(void **state)
 	assert_int_equal(shp_parse_time("", &ns, err), -1);
 }
 
+/* `... for TIME`: cut off the end of a stage's words, bounded */
+static void
+test_split_for(void **state)
+{
+	char err[SHP_ERR_LEN], w[128];
+	uint64_t ns;
+
+	(void)state;
+	snprintf(w, sizeof(w), "loss 100%% for 1s  ");
+	assert_int_equal(shp_split_for(w, &ns, err), 1);
+	assert_string_equal(w, "loss 100%");
+	assert_int_equal(ns, UINT64_C(1000000000));
+	snprintf(w, sizeof(w), "delay 10ms");
+	assert_int_equal(shp_split_for(w, &ns, err), 0);
+	assert_string_equal(w, "delay 10ms");
+	assert_int_equal(ns, 0);
+	snprintf(w, sizeof(w), "delay 10ms for 1ms");
+	assert_int_equal(shp_split_for(w, &ns, err), 1);
+	assert_int_equal(ns, SHP_FOR_MIN_NS);
+	snprintf(w, sizeof(w), "delay 10ms for 86400s");
+	assert_int_equal(shp_split_for(w, &ns, err), 1);
+	assert_int_equal(ns, SHP_FOR_MAX_NS);
+	snprintf(w, sizeof(w), "delay 10ms for 999us");
+	assert_int_equal(shp_split_for(w, &ns, err), -1);
+	assert_non_null(strstr(err, "at least 1ms"));
+	snprintf(w, sizeof(w), "delay 10ms for 86401s");
+	assert_int_equal(shp_split_for(w, &ns, err), -1);
+	assert_non_null(strstr(err, "24 hours"));
+	snprintf(w, sizeof(w), "delay 10ms for");
+	assert_int_equal(shp_split_for(w, &ns, err), -1);
+	assert_non_null(strstr(err, "needs a TIME"));
+	snprintf(w, sizeof(w), "for 1s");
+	assert_int_equal(shp_split_for(w, &ns, err), -1);
+	assert_non_null(strstr(err, "comes before"));
+	snprintf(w, sizeof(w), "delay 10ms for 10");
+	assert_int_equal(shp_split_for(w, &ns, err), -1);
+	assert_non_null(strstr(err, "unit"));
+}
+
 static void
 test_size_rate(void **state)
 {
@@ -388,6 +427,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_split_for),
 		cmocka_unit_test(test_size_rate),
 		cmocka_unit_test(test_rate_bits),
 		cmocka_unit_test(test_big_values),
