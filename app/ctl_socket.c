@@ -32,6 +32,7 @@
 #include <rte_eal.h>
 
 #include "cli.h"
+#include "ctl_body.h"
 #include "ctl_socket.h"
 
 /* Replies a client leaves unread beyond this: it is closed. */
@@ -50,6 +51,11 @@ struct client {
 	char **alines;
 	unsigned int an, aleft;
 	bool abad, ajson;
+	/* `body METHOD PATH LENGTH`: the LENGTH bytes that follow */
+	char *body;
+	size_t body_len, body_left;
+	char bmethod[8], bpath[CTL_LINE_MAX];
+	bool bjson;
 };
 
 static int listen_fd = -1;
@@ -332,6 +338,88 @@ atomic_line(struct client *c, enum ctl_line_status st, const char *text)
 	atomic_free(c);
 }
 
+static void
+body_free(struct client *c)
+{
+	free(c->body);
+	c->body = NULL;
+	c->body_len = c->body_left = 0;
+}
+
+/* A whole body: the command line(s) it stands for (lib/ctl_body.c), run
+ * as one line or as an atomic block, one reply. */
+static void
+body_run(struct client *c)
+{
+	struct ctl_body b;
+	char err[512], *buf = NULL;
+	size_t blen = 0;
+	FILE *f;
+	int rc;
+
+	if (ctl_body_parse(c->bmethod, c->bpath, c->body, c->body_len, &b,
+			   err, sizeof(err)) < 0) {
+		char msg[sizeof(err) + 32];
+		size_t m = (size_t)snprintf(msg, sizeof(msg), "error: %s "
+					    "(nothing changed)\n", err);
+		reply(c, c->bjson, false, "body", msg, m);
+		body_free(c);
+		return;
+	}
+	body_free(c);
+	f = open_memstream(&buf, &blen);
+	if (f == NULL) {
+		static const char m[] = "error: out of memory: not run "
+			"(nothing changed)\n";
+
+		reply(c, c->bjson, false, "body", m, sizeof(m) - 1);
+		ctl_body_free(&b);
+		return;
+	}
+	if (b.atomic)
+		rc = cli_exec_atomic(b.lines, b.n, f);
+	else
+		rc = cli_exec_to(b.lines[0], f);
+	fclose(f);
+	run_output(c, c->bjson, b.atomic ? "atomic" : b.lines[0], rc, buf,
+		   blen);
+	ctl_body_free(&b);
+}
+
+/* `body METHOD PATH LENGTH`: the next LENGTH bytes are a REST body, not
+ * lines. -1 with msg on a bad header. */
+static int
+body_header(struct client *c, const char *args, bool json, char *msg,
+	    size_t len)
+{
+	char method[8], path[CTL_LINE_MAX];
+	unsigned long n;
+	char *end;
+	int used = 0;
+
+	if (sscanf(args, "%7s %2047s %n", method, path, &used) != 2 ||
+	    used == 0 || (n = strtoul(args + used, &end, 10),
+			  *end != '\0') || args[used] < '0' ||
+	    args[used] > '9' || n > CTL_BODY_MAX) {
+		snprintf(msg, len, "error: usage: body METHOD PATH LENGTH "
+			 "(0..%d), then LENGTH bytes\n", CTL_BODY_MAX);
+		return -1;
+	}
+	c->body = malloc(n > 0 ? n : 1);
+	if (c->body == NULL) {
+		snprintf(msg, len, "error: out of memory\n");
+		return -1;
+	}
+	memcpy(c->bmethod, method, sizeof(method));
+	memcpy(c->bpath, path, sizeof(path));
+	c->body_len = 0;
+	c->body_left = n;
+	c->bjson = json;
+	if (n == 0)
+		body_run(c);
+	return 0;
+}
+
 /* One line from a client: `json ` before a command asks for the JSON
  * form of its reply; `atomic N`, that the N lines that follow are
  * checked, then applied in one publication or not at all. */
@@ -396,6 +484,11 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		}
 		c->aleft = (unsigned int)k;
 		c->ajson = json;
+		return;
+	}
+	if (strncmp(cmd, "body", 4) == 0 && cmd[4] == ' ') {
+		if (body_header(c, cmd + 5, json, msg, sizeof(msg)) < 0)
+			reply(c, json, false, cmd, msg, strlen(msg));
 		return;
 	}
 	if (*cmd == '\0' || *cmd == '#') {   /* as in a command file */
@@ -479,6 +572,7 @@ static void
 client_close(struct client *c)
 {
 	atomic_free(c);
+	body_free(c);
 	close(c->fd);
 	free(c->out);
 	memset(c, 0, sizeof(*c));
@@ -558,6 +652,7 @@ client_read(struct client *c, uint64_t now)
 {
 	char buf[4096];
 	ssize_t n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	size_t off;
 
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 		      errno == EINTR))
@@ -570,7 +665,27 @@ client_read(struct client *c, uint64_t now)
 		return;
 	}
 	c->last_ms = now;
-	ctl_line_feed(&c->rd, buf, (size_t)n, client_line, c);
+	/* line by line: after a `body` line, its bytes are no lines */
+	for (off = 0; off < (size_t)n && !c->closing; ) {
+		const char *nl;
+		size_t k;
+
+		if (c->body_left > 0) {
+			k = RTE_MIN(c->body_left, (size_t)n - off);
+			memcpy(c->body + c->body_len, buf + off, k);
+			c->body_len += k;
+			c->body_left -= k;
+			off += k;
+			if (c->body_left == 0)
+				body_run(c);
+			continue;
+		}
+		nl = memchr(buf + off, '\n', (size_t)n - off);
+		k = nl != NULL ? (size_t)(nl - (buf + off)) + 1 :
+			(size_t)n - off;
+		ctl_line_feed(&c->rd, buf + off, k, client_line, c);
+		off += k;
+	}
 }
 
 static void
@@ -578,7 +693,7 @@ client_timeouts(struct client *c, uint64_t now)
 {
 	if (c->closing)
 		return;
-	if (c->rd.len + c->rd.dropped > 0 &&
+	if (c->rd.len + c->rd.dropped + c->body_left > 0 &&
 	    now - c->last_ms >= CTL_HALF_LINE_MS) {
 		static const char m[] = "error: half a line and nothing more "
 			"for " RTE_STR(CTL_HALF_LINE_MS) " ms: not run, closing "

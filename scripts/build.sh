@@ -25,7 +25,7 @@ done
 # Every dependency() of the meson.build files, required or not.
 fingerprint() {
 	local d
-	for d in libdpdk libpcap numa libbsd cmocka; do
+	for d in libdpdk libpcap numa libbsd jansson cmocka; do
 		echo "$d $(pkg-config --modversion "$d" 2>/dev/null || echo none)"
 	done
 }

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk libpcap-dev
-      libnuma-dev libbsd-dev python3)
+      libnuma-dev libbsd-dev libjansson-dev python3)
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-scapy
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps

@@ -24,7 +24,7 @@ case "$secs" in
 ''|*[!0-9]*) echo "usage: $0 [SECONDS] [NAME...]" >&2; exit 2 ;;
 esac
 all=(netem_parse tbf_parse units config dist pcap classify cli kinds schedule
-     ctl_line)
+     ctl_line ctl_body)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 

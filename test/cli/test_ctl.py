@@ -369,3 +369,54 @@ def test_atomic_all_or_nothing(live, tmp_path, need_telemetry_client):
     for p in ("0", "1"):
         a, b = conservation(st["ports"][p])
         assert a == b
+
+
+def test_body_lines(live):
+    """`body METHOD PATH LENGTH` and LENGTH bytes: the shaper parses a REST
+    body itself (lib/ctl_body.c). The bytes are no lines, however they are
+    cut; a bad header or body is refused and changes nothing."""
+    lv = live(["--netem", "delay 10ms"])
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(lv.path)
+    s.settimeout(15)
+    body = b'{"text":\n "delay 20ms",\n "x": "set netem 1 delay 1ms\\n"}'
+    data = b"body PATCH /v1/ports/0/netem %d\n" % len(body) + body
+    for i in range(len(data)):            # byte by byte
+        s.sendall(data[i:i + 1])
+    st, lines = recv_reply(s)
+    assert st == "ok" and "delay 20ms (was" in lines[0], lines
+    # a body and the line after it in one piece: two replies
+    s.sendall(data.replace(b"20ms", b"30ms") + b"show netem 1\n")
+    buf = b""
+    while buf.count(b"\n.\n") < 2:
+        d = s.recv(65536)
+        assert d, buf
+        buf += d
+    first, second = buf.decode().split("\n.\n")[:2]
+    assert first.startswith("ok\n") and "delay 30ms (was" in first, buf
+    assert second.startswith("ok\n") and "delay 10ms" in second, buf
+    assert "delay 1ms" not in buf.decode()   # the body's bytes ran no line
+    # refused: the body's shape, a bad header; nothing changed
+    before = lv.ctl("show", "config")[1]
+    bad = b'{"text": "delay 1ms\\nclear netem 0"}'
+    s.sendall(b"body PUT /v1/ports/0/netem %d\n" % len(bad) + bad)
+    st, lines = recv_reply(s)
+    assert st == "error" and lines[0].startswith("error: body: "), lines
+    for hdr in (b"body PUT /v1/ports/0/netem\n", b"body PUT x -1\n",
+                b"body PUT x 70000\n", b"body PUT x 5 6\n"):
+        s.sendall(hdr)
+        st, lines = recv_reply(s)
+        assert st == "error" and "usage: body" in lines[0], (hdr, lines)
+    s.sendall(b'json body POST /v1/batch 3\n[1]')
+    r = json.loads(s.recv(65536).decode())
+    assert r["status"] == "error" and "change 1" in r["output"], r
+    assert lv.ctl("show", "config")[1] == before
+    # half a body, then nothing: an error, closed, not run
+    s.sendall(b"body PUT /v1/ports/0/netem 100\n{\"text\": ")
+    st, lines = recv_reply(s)
+    assert st == "error" and "half a line" in lines[0], lines
+    assert s.recv(10) == b""
+    s.close()
+    assert lv.ctl("show", "config")[1] == before
+    lv.stop()
+    assert lv.proc.returncode == 0, lv.out

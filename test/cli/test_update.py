@@ -177,3 +177,56 @@ def test_update_class(live):
         assert "delay 5ms" in out and "loss" not in out, out
     lv.stop()
     assert lv.proc.returncode == 0, lv.out
+
+
+def test_update_was_at_the_prompt(tmp_path):
+    """The "(was ...)" of `update` at the prompt is the stage's profile
+    before it, exactly as `show` printed it, port by port; after a
+    second update, the first one's result."""
+    r = run_piped(tmp_path, [
+        "show netem 0", "show netem 1", "update netem 0 loss 5%",
+        "show netem 0", "update netem all delay 20ms", "show netem 0",
+        "show netem 1",
+        "show tbf 1", "update tbf 1 rate 20mbit", "show tbf 1",
+        "update tbf 1 latency 50ms", "show tbf 1"],
+        app_args=["--netem", "delay 10ms 2ms loss 1%",
+                  "--tbf", "rate 10mbit burst 10kb limit 100kb"])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+
+    def shown(cmd, i, port, key):
+        first = o[cmd][i].splitlines()[0]
+        m = re.match(r"port %d: %s (.*)$" % (port, key), first)
+        assert m, first
+        return m.group(1)
+
+    def changed(cmd, port, key):
+        for line in o[cmd][0].splitlines():
+            m = re.match(r"port %d: %s (.*) \(was (.*)\)$" % (port, key),
+                         line)
+            if m:
+                return m.group(1), m.group(2)
+        raise AssertionError((cmd, o[cmd]))
+
+    n0, n1 = shown("show netem 0", 0, 0, "netem"), \
+        shown("show netem 1", 0, 1, "netem")
+    assert "delay 10ms 2ms loss random 1%" in n0, n0
+    now, was = changed("update netem 0 loss 5%", 0, "netem")
+    assert was == n0 and now == shown("show netem 0", 1, 0, "netem"), \
+        (was, now, n0)
+    assert "loss random 5%" in now and "loss random 1%" in was
+    # all: each port's own before
+    now0, was0 = changed("update netem all delay 20ms", 0, "netem")
+    now1, was1 = changed("update netem all delay 20ms", 1, "netem")
+    assert was0 == now and was1 == n1, (was0, was1)
+    assert now0 == shown("show netem 0", 2, 0, "netem")
+    assert now1 == shown("show netem 1", 1, 1, "netem")
+    assert "loss random 5%" in now0 and "loss random 1%" in now1
+    t1 = shown("show tbf 1", 0, 1, "tbf")
+    now, was = changed("update tbf 1 rate 20mbit", 1, "tbf")
+    assert was == t1 and "rate 10Mbit" in was, (was, t1)
+    assert now == shown("show tbf 1", 1, 1, "tbf") and "rate 20Mbit" in now
+    now2, was2 = changed("update tbf 1 latency 50ms", 1, "tbf")
+    assert was2 == now and now2 == shown("show tbf 1", 2, 1, "tbf"), \
+        (was2, now)
+    assert now2 == "rate 20Mbit burst 10240b latency 50ms", now2
