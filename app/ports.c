@@ -13,9 +13,10 @@
 #include "sch_bands.h"
 #include "shaper.h"
 
-#define NB_RXD SHP_NB_RXD
-#define NB_TXD SHP_NB_TXD
 #define POOL_CACHE SHP_POOL_CACHE
+/* port_init: what the user asked the port cannot take (exit 2); not
+ * an errno */
+#define PORT_REFUSED (-100000)
 /* net_pcap's RX timestamp: the record's time in microseconds */
 #define PCAP_TS_NS_PER_UNIT 1000
 
@@ -237,13 +238,27 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD, q;
+	uint16_t nb_rxd = (uint16_t)s->opt.rxd, nb_txd = (uint16_t)s->opt.txd;
+	uint16_t q;
 	int rc;
 
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0)
 		return rc;
+	/* rte_eth_dev_adjust_nb_rx_tx_desc clamps silently: a ring the NIC
+	 * cannot have is refused, not quietly made another size */
+	if (nb_rxd < info.rx_desc_lim.nb_min ||
+	    nb_rxd > info.rx_desc_lim.nb_max ||
+	    nb_txd < info.tx_desc_lim.nb_min ||
+	    nb_txd > info.tx_desc_lim.nb_max) {
+		fprintf(stderr, "dpdk-shaper: port %u (%s): --rxd %u / --txd "
+			"%u: the port takes %u..%u RX and %u..%u TX "
+			"descriptors\n", port, info.driver_name, nb_rxd, nb_txd,
+			info.rx_desc_lim.nb_min, info.rx_desc_lim.nb_max,
+			info.tx_desc_lim.nb_min, info.tx_desc_lim.nb_max);
+		return PORT_REFUSED;
+	}
 	if (nb_rxq > 1) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
@@ -261,6 +276,9 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (rc != 0)
 		return rc;
+	printf("dpdk-shaper: port %u (%s): %u RX queue%s of %u descriptors, "
+	       "1 TX queue of %u\n", port, info.driver_name, nb_rxq,
+	       nb_rxq == 1 ? "" : "s", nb_rxd, nb_txd);
 	for (q = 0; q < nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd,
 					    rte_eth_dev_socket_id(port), NULL,
@@ -328,6 +346,7 @@ shaper_ports_init(struct shaper *s)
 {
 	uint16_t port, nq[SHP_MAX_PORTS] = {0};
 	unsigned int i, l;
+	int rc;
 
 	for (i = 0; i < s->nb_ports; i++) {
 		port = s->port_ids[i];
@@ -339,7 +358,10 @@ shaper_ports_init(struct shaper *s)
 				if (w->rxq[k].port == port)
 					nq[port]++;
 		}
-		if (port_init(s, port, nq[port]) != 0) {
+		rc = port_init(s, port, nq[port]);
+		if (rc == PORT_REFUSED)
+			return -2;
+		if (rc != 0) {
 			fprintf(stderr, "dpdk-shaper: port %u: cannot start "
 				"it\n", port);
 			return -1;
