@@ -823,6 +823,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 	if (s->quit)
 		return true;
 	shaper_sched_tick(s);
+	shaper_link_poll(s);
 	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {
 		if (!interactive)
 			return true;

@@ -26,6 +26,7 @@ enum {
 	OPT_CTL_GROUP,
 	OPT_RXD,
 	OPT_TXD,
+	OPT_LINK_WAIT,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
@@ -49,6 +50,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"burst", required_argument, NULL, OPT_BURST},
 	{"rxd", required_argument, NULL, OPT_RXD},
 	{"txd", required_argument, NULL, OPT_TXD},
+	{"link-wait", required_argument, NULL, OPT_LINK_WAIT},
 	{"max-late", required_argument, NULL, OPT_MAX_LATE},
 	{"late-drop", required_argument, NULL, OPT_LATE_DROP},
 	{"seed", required_argument, NULL, OPT_SEED},
@@ -111,6 +113,9 @@ shaper_usage(FILE *f, const char *prog)
 "                         (default %u / %u), within the port's limits;\n"
 "                         the PMD may round them (the start says what it\n"
 "                         took); the default --mbufs counts them\n"
+"  --link-wait TIME       at start, wait up to TIME (tc time syntax) for\n"
+"                         every port's link, then print its speed, duplex\n"
+"                         and MTU (default 5s; 0: do not wait)\n"
 "  --max-late TIME        when an egress port's oldest due packet is later\n"
 "                         than TIME (tc time syntax), the emulator is behind:\n"
 "                         new arrivals for that port are dropped and counted\n"

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -341,6 +344,130 @@ pace_init(struct shaper *s)
 	return 0;
 }
 
+/* Written by the control lcore, read by telemetry and the control socket
+ * threads: a lock, never on the packet path. */
+static pthread_mutex_t link_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shp_link links[SHP_MAX_PORTS];
+static uint64_t link_next_poll;   /* timer cycles */
+#define LINK_POLL_HZ 10
+
+static uint64_t
+utc_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *
+shaper_link_text(const struct shp_link *l, char *buf, size_t len)
+{
+	if (!l->up)
+		snprintf(buf, len, "down");
+	else
+		snprintf(buf, len, "up%s%s %s", l->speed_mbps == 0 ? "" : " ",
+			 l->speed_mbps == 0 ? "" :
+			 rte_eth_link_speed_to_str(l->speed_mbps),
+			 l->full_duplex ? "full-duplex" : "half-duplex");
+	return buf;
+}
+
+void
+shaper_link_get(uint16_t port, struct shp_link *out)
+{
+	pthread_mutex_lock(&link_lock);
+	*out = port < SHP_MAX_PORTS ? links[port] : (struct shp_link){ 0 };
+	pthread_mutex_unlock(&link_lock);
+}
+
+/* One reading of port's link; true when up/down changed. */
+static bool
+link_read(uint16_t port, uint64_t now_ns)
+{
+	struct rte_eth_link el;
+	bool changed;
+
+	memset(&el, 0, sizeof(el));
+	if (rte_eth_link_get_nowait(port, &el) != 0)
+		return false;
+	pthread_mutex_lock(&link_lock);
+	changed = shp_link_update(&links[port],
+				  el.link_status == RTE_ETH_LINK_UP,
+				  el.link_duplex == RTE_ETH_LINK_FULL_DUPLEX,
+				  el.link_speed, now_ns);
+	pthread_mutex_unlock(&link_lock);
+	return changed;
+}
+
+void
+shaper_link_poll(struct shaper *s)
+{
+	uint64_t now = rte_get_timer_cycles(), ns;
+	unsigned int i;
+
+	if (now < link_next_poll)
+		return;
+	link_next_poll = now + rte_get_timer_hz() / LINK_POLL_HZ;
+	ns = utc_ns();
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct shp_link l;
+		char when[32], text[64];
+		struct tm tm;
+		time_t t = (time_t)(ns / 1000000000ull);
+
+		if (!link_read(port, ns))
+			continue;
+		shaper_link_get(port, &l);
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%s.%03u UTC port %u: link %s\n", when,
+		       (unsigned int)(ns % 1000000000ull / 1000000), port,
+		       shaper_link_text(&l, text, sizeof(text)));
+	}
+}
+
+/* --link-wait: up to that long for every link (a vdev is up at once),
+ * then what each port found. */
+static void
+link_wait(struct shaper *s)
+{
+	uint64_t end = rte_get_timer_cycles() +
+		       s->opt.link_wait_ns * rte_get_timer_hz() / 1000000000ull;
+	unsigned int i, up;
+
+	for (;;) {
+		for (i = 0, up = 0; i < s->nb_ports; i++) {
+			link_read(s->port_ids[i], utc_ns());
+			up += links[s->port_ids[i]].up;
+		}
+		if (up == s->nb_ports || rte_get_timer_cycles() >= end ||
+		    s->quit)
+			break;
+		rte_delay_us_sleep(10000);
+	}
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i], mtu = 0;
+		struct rte_eth_dev_info info = { 0 };
+		struct shp_link l;
+		char text[64];
+
+		shaper_link_get(port, &l);
+		rte_eth_dev_info_get(port, &info);
+		rte_eth_dev_get_mtu(port, &mtu);
+		if (l.up)
+			printf("dpdk-shaper: port %u (%s): link %s, mtu %u\n",
+			       port, info.driver_name,
+			       shaper_link_text(&l, text, sizeof(text)), mtu);
+		else
+			printf("dpdk-shaper: port %u (%s): link still down "
+			       "after --link-wait %.1fs, mtu %u\n", port,
+			       info.driver_name, s->opt.link_wait_ns / 1e9,
+			       mtu);
+	}
+}
+
 int
 shaper_ports_init(struct shaper *s)
 {
@@ -367,6 +494,7 @@ shaper_ports_init(struct shaper *s)
 			return -1;
 		}
 	}
+	link_wait(s);
 	if (s->opt.pace)
 		return pace_init(s);
 	if (s->opt.replay)

@@ -23,6 +23,7 @@ shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 		sum->nic.rx_nombuf = st.rx_nombuf;
 		sum->nic.oerrors = st.oerrors;
 	}
+	shaper_link_get(port, &sum->link);
 }
 
 /*

@@ -22,6 +22,7 @@ shp_options_init(struct shp_options *o)
 	o->burst = SHP_DEFAULT_BURST;
 	o->rxd = SHP_NB_RXD;
 	o->txd = SHP_NB_TXD;
+	o->link_wait_ns = 5000000000ull;
 	o->max_late_ns = SHP_DEFAULT_MAX_LATE_NS;
 	for (i = 0; i < SHP_MAX_PORTS; i++)
 		o->pair_of[i] = -1;
@@ -246,6 +247,8 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 		o->max_late_set = true;
 		return 0;
 	}
+	if (strcmp(name, "link-wait") == 0 || strcmp(name, "link_wait") == 0)
+		return parse_span("link-wait", v, &o->link_wait_ns, err);
 	if (strcmp(name, "late-drop") == 0 || strcmp(name, "late_drop") == 0)
 		return parse_span("late-drop", v, &o->late_drop_ns, err);
 	if (strcmp(name, "stats-period") == 0)
@@ -268,7 +271,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
 	"mbufs", "pairs", "max_late", "late_drop", "schedule", "rxd", "txd",
-	NULL
+	"link_wait", NULL
 };
 
 /*

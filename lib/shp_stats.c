@@ -217,6 +217,23 @@ json_xstats(FILE *f, const struct shp_port_ctr *c)
 	fprintf(f, "%s}", k ? "}" : "");
 }
 
+bool
+shp_link_update(struct shp_link *l, bool up, bool full_duplex,
+		uint32_t speed_mbps, uint64_t now_ns)
+{
+	bool changed = l->known && l->up != up;
+
+	if (changed) {
+		l->changes++;
+		l->changed_ns = now_ns;
+	}
+	l->known = true;
+	l->up = up;
+	l->full_duplex = full_duplex;
+	l->speed_mbps = speed_mbps;
+	return changed;
+}
+
 void
 shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		     const uint16_t *port_ids, unsigned int nb,
@@ -258,6 +275,13 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
 			", \"oerrors\": %" PRIu64 "}", s->nic.imissed,
 			s->nic.ierrors, s->nic.rx_nombuf, s->nic.oerrors);
+		if (s->link.known)
+			fprintf(f, ",\n    \"link\": {\"up\": %s, \"speed_mbps\": "
+				"%u, \"full_duplex\": %s, \"changes\": %" PRIu64
+				"}", s->link.up ? "true" : "false",
+				s->link.speed_mbps,
+				s->link.full_duplex ? "true" : "false",
+				s->link.changes);
 		fprintf(f, ",\n    \"bands\": [");
 		for (b = 0; b < nb_bands; b++) {
 			const struct shp_band_ctr *bc = &c->band[b];

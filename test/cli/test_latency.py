@@ -17,7 +17,8 @@ PORT_SCHEMA = {
     "egress_in", "dropped", "netem_queued", "tx_pending", "rx_pool_empty",
     "duplicated",
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
-    "bands", "drops", "xstats"}
+    "bands", "drops", "xstats",
+    "link"}   # the port's link (issue 29)
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
 STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns"]
 DELAY_NS = 5_000_000

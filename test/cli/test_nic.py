@@ -1,9 +1,12 @@
 """What a real NIC needs from the port set-up (issue 29), on vdevs:
 descriptor rings (--rxd/--txd), link state, NIC counters, NUMA."""
 import re
+import signal
 import subprocess
+import time
 
-from conftest import run_piped, shaper_cmd
+from conftest import (NULL_VDEVS, outputs, prefix, run_piped, shaper_cmd,
+                      telemetry, wait_started)
 
 
 def start_line_mbufs(out):
@@ -52,3 +55,58 @@ def test_rxd_txd_zero_or_too_large_refused():
         rc, out, err = refused(args)
         assert rc == 2, (args, out, err)
         assert len(err) == 1 and word in err[0], (args, err)
+
+
+LINK_LINE = r"dpdk-shaper: port %d \(net_null\): link up 10 Gbps full-duplex, mtu 1500"
+
+
+def test_link_awaited_printed_and_reported(tmp_path):
+    """vdevs are up at once: the default --link-wait costs nothing, each
+    port's speed, duplex and MTU are printed, and `show port info`, the
+    stats file say the link, with no change since the start."""
+    t0 = time.monotonic()
+    r = run_piped(tmp_path, ["show port info", "show port info 1",
+                             "show port info 9", "quit"])
+    assert r.rc == 0, r.out
+    for port in (0, 1):
+        assert re.search(LINK_LINE % port, r.out), r.out
+    o = outputs(r.out)
+    info = o["show port info"][0]
+    for port in (0, 1):
+        assert ("port %d (net_null): link up 10 Gbps full-duplex, mtu 1500"
+                % port) in info, info
+    assert info.count("link changes: 0  last change: never") == 2, info
+    assert "port 1 (net_null)" in o["show port info 1"][0]
+    assert "port 0" not in o["show port info 1"][0]
+    assert o["show port info 9"][0].startswith("error: show port info: "
+                                               "no port '9'")
+    for port in ("0", "1"):
+        assert r.stats["ports"][port]["link"] == {
+            "up": True, "speed_mbps": 10000, "full_duplex": True,
+            "changes": 0}
+    # up at once: far less than the 5 s --link-wait default
+    assert time.monotonic() - t0 < 30
+
+
+def test_link_wait_option():
+    rc, out, err = refused(["--link-wait", "soon"])
+    assert rc == 2 and len(err) == 1 and "--link-wait" in err[0], err
+
+
+def test_link_in_telemetry(need_telemetry_client):
+    fp = prefix()
+    p = subprocess.Popen(shaper_cmd(NULL_VDEVS, ["--link-wait", "0"],
+                                    file_prefix=fp),
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        started = wait_started(p)
+        assert "link up 10 Gbps full-duplex" in started, started
+        stats, = telemetry(fp, "/shaper/stats")
+        for port in ("0", "1"):
+            assert stats[port]["link_up"] == 1
+            assert stats[port]["link_speed_mbps"] == 10000
+            assert stats[port]["link_changes"] == 0
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+    assert p.returncode == 0
