@@ -114,6 +114,11 @@ void shaper_ports_close(struct shaper *s);
  * the control lcore's tick (shaper_link_poll, a change logged with its
  * UTC time); shaper_link_get copies it for any thread. */
 void shaper_link_poll(struct shaper *s);
+struct rte_eth_xstat_name;
+/* The port's extended statistics (rte_eth_xstats): their number, the
+ * names and values in *names and *values (free() both), or -1. */
+int shaper_nic_xstats(uint16_t port, struct rte_eth_xstat_name **names,
+		      uint64_t **values);
 void shaper_link_get(uint16_t port, struct shp_link *out);
 /* "up 10 Gbps full-duplex" or "down" */
 const char *shaper_link_text(const struct shp_link *l, char *buf,

@@ -273,8 +273,12 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		fprintf(f, "}");
 		fprintf(f, ",\n    \"nic\": {\"imissed\": %" PRIu64
 			", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
-			", \"oerrors\": %" PRIu64 "}", s->nic.imissed,
+			", \"oerrors\": %" PRIu64, s->nic.imissed,
 			s->nic.ierrors, s->nic.rx_nombuf, s->nic.oerrors);
+		if (s->nic_xstats_json != NULL)
+			fprintf(f, ",\n            \"xstats\": %s",
+				s->nic_xstats_json);
+		fprintf(f, "}");
 		if (s->link.known)
 			fprintf(f, ",\n    \"link\": {\"up\": %s, \"speed_mbps\": "
 				"%u, \"full_duplex\": %s, \"changes\": %" PRIu64
