@@ -530,13 +530,15 @@ show_lcores(void)
 {
 	unsigned int i, k;
 
-	out("lcore %u: main (control plane, prompt, telemetry data)\n",
-	    rte_get_main_lcore());
+	out("lcore %u: main (control plane, prompt, telemetry data), "
+	    "socket %u\n", rte_get_main_lcore(),
+	    rte_lcore_to_socket_id(rte_get_main_lcore()));
 	for (i = 0; i < S->nb_workers; i++) {
 		const struct worker *w = &S->workers[S->worker_ids[i]];
 
-		out("lcore %u: %s", w->lcore, w->rx && w->tx ? "rx+tx" :
-		    w->rx ? "rx" : "tx");
+		out("lcore %u: %s, socket %u", w->lcore, w->rx && w->tx ?
+		    "rx+tx" : w->rx ? "rx" : "tx",
+		    rte_lcore_to_socket_id(w->lcore));
 		if (w->rx) {
 			out(", rx queues");
 			for (k = 0; k < w->nb_rxq; k++)

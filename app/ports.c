@@ -468,6 +468,38 @@ link_wait(struct shaper *s)
 	}
 }
 
+/* A worker that polls or sends on a port of another socket crosses the
+ * interconnect for every descriptor and packet: said once per pair. A
+ * port of no socket (SOCKET_ID_ANY: vdevs) is near every lcore. */
+static void
+numa_warn(struct shaper *s)
+{
+	unsigned int i, k, j;
+
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *w = &s->workers[s->worker_ids[i]];
+		unsigned int ls = rte_lcore_to_socket_id(w->lcore);
+		uint16_t seen[MAX_RXQ_PER_LCORE + SHP_MAX_PORTS];
+		unsigned int nseen = 0;
+
+		for (k = 0; k < (unsigned int)w->nb_rxq + w->nb_egress; k++) {
+			uint16_t port = k < w->nb_rxq ? w->rxq[k].port :
+					w->egress[k - w->nb_rxq];
+			int ps = rte_eth_dev_socket_id(port);
+
+			for (j = 0; j < nseen && seen[j] != port; j++)
+				;
+			if (j < nseen || ps < 0 || (unsigned int)ps == ls)
+				continue;
+			seen[nseen++] = port;
+			fprintf(stderr, "dpdk-shaper: warning: port %u is on "
+				"socket %d but lcore %u, which serves it, is on "
+				"socket %u: pick lcores of socket %d (-l)\n",
+				port, ps, w->lcore, ls, ps);
+		}
+	}
+}
+
 int
 shaper_ports_init(struct shaper *s)
 {
@@ -495,6 +527,7 @@ shaper_ports_init(struct shaper *s)
 		}
 	}
 	link_wait(s);
+	numa_warn(s);
 	if (s->opt.pace)
 		return pace_init(s);
 	if (s->opt.replay)

@@ -146,6 +146,7 @@ void
 shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out)
 {
 	out->lcore = w->lcore;
+	out->socket = (int)rte_lcore_to_socket_id(w->lcore);
 	out->loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
 	shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), out);
 }

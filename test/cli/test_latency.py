@@ -20,7 +20,8 @@ PORT_SCHEMA = {
     "bands", "drops", "xstats",
     "link"}   # the port's link (issue 29)
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
-STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns"]
+STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns",
+          "socket"]   # issue 29
 DELAY_NS = 5_000_000
 
 

@@ -1,11 +1,12 @@
 """What a real NIC needs from the port set-up (issue 29), on vdevs:
 descriptor rings (--rxd/--txd), link state, NIC counters, NUMA."""
+import json
 import re
 import signal
 import subprocess
 import time
 
-from conftest import (NULL_VDEVS, outputs, prefix, run_piped, shaper_cmd,
+from conftest import (NULL_VDEVS, clean, outputs, prefix, run_piped, shaper_cmd,
                       telemetry, wait_started)
 
 
@@ -143,3 +144,27 @@ def test_show_port_xstats_and_stats_file(tmp_path):
         if port == "0":
             assert x["rx_good_packets"] >= nz["rx_good_packets"]
         assert x["rx_good_packets"] == r.stats["ports"][port]["rx_packets"]
+
+
+def test_lcore_sockets(tmp_path):
+    """`show lcores` and the stats file say each lcore's NUMA socket (as
+    the EAL's own lcore list does); vdevs are of no socket, so no worker
+    is warned about serving a port on another one."""
+    eal = subprocess.run(["lscpu", "-p=CPU,NODE"], stdout=subprocess.PIPE,
+                         text=True).stdout
+    node = {int(c): int(n or 0) for c, n in
+            re.findall(r"^(\d+),(\d*)$", eal, re.M)}
+    p = subprocess.run(shaper_cmd(NULL_VDEVS, ["-i", "--stats-file",
+                                               str(tmp_path / "s.json")]),
+                       input="show lcores\nquit\n", stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    o = outputs(clean(p.stdout))
+    lines = o["show lcores"][0]
+    assert re.search(r"^lcore 0: main .*, socket %d$" % node[0], lines,
+                     re.M), lines
+    assert re.search(r"^lcore 1: rx\+tx, socket %d," % node[1], lines,
+                     re.M), lines
+    doc = json.load(open(tmp_path / "s.json"))
+    assert doc["lcores"]["1"]["socket"] == node[1]
+    assert "is on socket" not in p.stderr, p.stderr
