@@ -26,6 +26,10 @@
 /* Ports rte_eth_dev_start() started: only those are stopped at exit
  * (stopping the others makes the PMD complain). */
 static bool started[SHP_MAX_PORTS];
+/* What each port took (the PMD may round --rxd/--txd): said at start. */
+static struct {
+	uint16_t rxq, rxd, txd;
+} applied[SHP_MAX_PORTS];
 
 unsigned int
 shaper_pool_size(const struct shaper *s)
@@ -279,9 +283,9 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (rc != 0)
 		return rc;
-	printf("dpdk-shaper: port %u (%s): %u RX queue%s of %u descriptors, "
-	       "1 TX queue of %u\n", port, info.driver_name, nb_rxq,
-	       nb_rxq == 1 ? "" : "s", nb_rxd, nb_txd);
+	applied[port].rxq = nb_rxq;
+	applied[port].rxd = nb_rxd;
+	applied[port].txd = nb_txd;
 	for (q = 0; q < nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd,
 					    rte_eth_dev_socket_id(port), NULL,
@@ -428,8 +432,8 @@ shaper_link_poll(struct shaper *s)
 	}
 }
 
-/* --link-wait: up to that long for every link (a vdev is up at once),
- * then what each port found. */
+/* --link-wait: up to that long for every link (a vdev is up at once);
+ * shaper_ports_report says what each port found. */
 static void
 link_wait(struct shaper *s)
 {
@@ -447,6 +451,13 @@ link_wait(struct shaper *s)
 			break;
 		rte_delay_us_sleep(10000);
 	}
+}
+
+void
+shaper_ports_report(const struct shaper *s)
+{
+	unsigned int i;
+
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i], mtu = 0;
 		struct rte_eth_dev_info info = { 0 };
@@ -456,6 +467,11 @@ link_wait(struct shaper *s)
 		shaper_link_get(port, &l);
 		rte_eth_dev_info_get(port, &info);
 		rte_eth_dev_get_mtu(port, &mtu);
+		printf("dpdk-shaper: port %u (%s): %u RX queue%s of %u "
+		       "descriptors, 1 TX queue of %u\n", port,
+		       info.driver_name, applied[port].rxq,
+		       applied[port].rxq == 1 ? "" : "s", applied[port].rxd,
+		       applied[port].txd);
 		if (l.up)
 			printf("dpdk-shaper: port %u (%s): link %s, mtu %u\n",
 			       port, info.driver_name,

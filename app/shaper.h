@@ -114,6 +114,8 @@ void shaper_ports_close(struct shaper *s);
  * the control lcore's tick (shaper_link_poll, a change logged with its
  * UTC time); shaper_link_get copies it for any thread. */
 void shaper_link_poll(struct shaper *s);
+/* After the start line: each port's rings as applied, its link, MTU. */
+void shaper_ports_report(const struct shaper *s);
 struct rte_eth_xstat_name;
 /* The port's extended statistics (rte_eth_xstats): their number, the
  * names and values in *names and *values (free() both), or -1. */
