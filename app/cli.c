@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmdline.h>
 #include <cmdline_parse.h>
@@ -218,6 +219,7 @@ struct r_w1 { cmdline_fixed_string_t w1; };
 struct r_w2 { cmdline_fixed_string_t w1, w2; };
 struct r_w3 { cmdline_fixed_string_t w1, w2, w3; };
 struct r_w4 { cmdline_fixed_string_t w1, w2, w3, w4; };
+struct r_w5 { cmdline_fixed_string_t w1, w2, w3, w4, w5; };
 struct r_set { cmdline_fixed_string_t w1, w2, port; rest_t args; };
 struct r_rest2 { cmdline_fixed_string_t w1, w2; rest_t args; };
 struct r_rest1 { cmdline_fixed_string_t w1; rest_t args; };
@@ -254,6 +256,9 @@ static const char help_show[] =
 "show qdisc [all|P]          each port's chain as tc -s qdisc show\n"
 "show port stats all|P       counters, and pps and bit/s since the last\n"
 "                            show port stats\n"
+"show port info [all|P]      driver, link (speed, duplex), MTU, socket,\n"
+"                            link changes and when the last one was\n"
+"show port xstats P [all]    the NIC's extended statistics (non-zero)\n"
 "show port latency [all|P]   lateness and sojourn: count, min, p50, p90,\n"
 "                            p99, p99.9, max (ns, since clear stats)\n"
 "show bands all|P            depth and counters of each band\n"
@@ -545,13 +550,15 @@ show_lcores(void)
 {
 	unsigned int i, k;
 
-	out("lcore %u: main (control plane, prompt, telemetry data)\n",
-	    rte_get_main_lcore());
+	out("lcore %u: main (control plane, prompt, telemetry data), "
+	    "socket %u\n", rte_get_main_lcore(),
+	    rte_lcore_to_socket_id(rte_get_main_lcore()));
 	for (i = 0; i < S->nb_workers; i++) {
 		const struct worker *w = &S->workers[S->worker_ids[i]];
 
-		out("lcore %u: %s", w->lcore, w->rx && w->tx ? "rx+tx" :
-		    w->rx ? "rx" : "tx");
+		out("lcore %u: %s, socket %u", w->lcore, w->rx && w->tx ?
+		    "rx+tx" : w->rx ? "rx" : "tx",
+		    rte_lcore_to_socket_id(w->lcore));
 		if (w->rx) {
 			out(", rx queues");
 			for (k = 0; k < w->nb_rxq; k++)
@@ -965,6 +972,84 @@ static cmdline_parse_token_string_t t_show1 =
 INST(i_show1, cmd_show1, NULL, "show config|drops|lcores|qdisc",
      (void *)&t_show, (void *)&t_show1);
 
+/* `show port info [all|P]`: what the port is and its link (issue 29) */
+static void
+show_port_info(struct shaper *s, uint16_t port)
+{
+	struct rte_eth_dev_info info = { 0 };
+	struct shp_link l;
+	char text[64], when[40] = "never";
+	uint16_t mtu = 0;
+
+	(void)s;
+	rte_eth_dev_info_get(port, &info);
+	rte_eth_dev_get_mtu(port, &mtu);
+	shaper_link_get(port, &l);
+	if (l.changed_ns != 0) {
+		time_t t = (time_t)(l.changed_ns / 1000000000ull);
+		struct tm tm;
+		size_t n;
+
+		gmtime_r(&t, &tm);
+		n = strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		snprintf(when + n, sizeof(when) - n, ".%03u UTC",
+			 (unsigned int)(l.changed_ns % 1000000000ull /
+					1000000));
+	}
+	out("port %u (%s): link %s, mtu %u, socket %d\n", port,
+	    info.driver_name != NULL ? info.driver_name : "?",
+	    shaper_link_text(&l, text, sizeof(text)), mtu,
+	    rte_eth_dev_socket_id(port));
+	out("  link changes: %" PRIu64 "  last change: %s\n", l.changes, when);
+}
+
+static void
+cmd_show_port_info(void *res, struct cmdline *c, void *data)
+{
+	struct r_w4 *r = res;
+	int p = data != NULL ? port_of("show port info", r->w4) : -1;
+
+	(void)c;
+	if (p != -2)
+		for_ports(p, show_port_info);
+}
+
+/* `show port xstats P [all]`: the NIC's extended statistics, the
+ * non-zero ones unless all (issue 29) */
+static void
+cmd_show_xstats(void *res, struct cmdline *c, void *data)
+{
+	struct r_w4 *r = res;
+	struct rte_eth_xstat_name *names;
+	uint64_t *values;
+	int p = port_of("show port xstats", r->w4), n, i, shown = 0;
+
+	(void)c;
+	if (p == -2)
+		return;
+	if (p < 0) {
+		fail("show port xstats: give one port (show port xstats P)");
+		return;
+	}
+	n = shaper_nic_xstats((uint16_t)p, &names, &values);
+	if (n < 0) {
+		fail("show port xstats: port %d gives no extended statistics",
+		     p);
+		return;
+	}
+	out("port %d: NIC extended statistics (%s)\n", p,
+	    data != NULL ? "all" : "non-zero; all: every one");
+	for (i = 0; i < n; i++)
+		if (data != NULL || values[i] != 0) {
+			out("  %-32s %" PRIu64 "\n", names[i].name, values[i]);
+			shown++;
+		}
+	if (shown == 0)
+		out("  (all %d are 0)\n", n);
+	free(names);
+	free(values);
+}
+
 static cmdline_parse_token_string_t t_show_p =
 	TOKEN_KW(struct r_w4, w2, "port");
 static cmdline_parse_token_string_t t_show_p_stats =
@@ -981,6 +1066,29 @@ static cmdline_parse_token_string_t t_show_p_lat =
 INST(i_show_lat, cmd_show_latency, NULL,
      "show port latency: lateness and sojourn percentiles of every port",
      (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_lat);
+static cmdline_parse_token_string_t t_show_p_info =
+	TOKEN_KW(struct r_w4, w3, "info");
+INST(i_show_info, cmd_show_port_info, NULL,
+     "show port info: every port's driver, link, MTU",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_info);
+INST(i_show_info_port, cmd_show_port_info, (void *)1,
+     "show port info all|P: the port's driver, link, MTU, link changes",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_info,
+     (void *)&t_show_p_port);
+static cmdline_parse_token_string_t t_show_p_xstats =
+	TOKEN_KW(struct r_w5, w3, "xstats");
+static struct tok_word t_show_p_xport =
+	TOKEN_WORD(struct r_w5, w4, WORD_PORT, NULL, "P: port id");
+static cmdline_parse_token_string_t t_show_p_xall =
+	TOKEN_KW(struct r_w5, w5, "all");
+INST(i_show_xstats, cmd_show_xstats, NULL,
+     "show port xstats P: the NIC's non-zero extended statistics",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_xstats,
+     (void *)&t_show_p_xport);
+INST(i_show_xstats_all, cmd_show_xstats, (void *)1,
+     "show port xstats P all: every NIC extended statistic",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_xstats,
+     (void *)&t_show_p_xport, (void *)&t_show_p_xall);
 INST(i_show_lat_port, cmd_show_latency, (void *)1,
      "show port latency all|P: lateness and sojourn percentiles (ns)",
      (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_lat,
@@ -1200,7 +1308,8 @@ INST(i_load, cmd_load, NULL, "load FILE: run a command file",
 
 static cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
-	&i_show_lat_port, &i_show_stage, &i_show_class, &i_show_class_name,
+	&i_show_lat_port, &i_show_info, &i_show_info_port,
+	&i_show_xstats, &i_show_xstats_all, &i_show_stage, &i_show_class, &i_show_class_name,
 	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
 	&i_update_class,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
@@ -1220,6 +1329,8 @@ static const struct {
 } usages[] = {
 	{ "help", "help [show|set|control|all]" },
 	{ "show port latency", "show port latency [all|P]" },
+	{ "show port info", "show port info [all|P]" },
+	{ "show port xstats", "show port xstats P [all]" },
 	{ "show port", "show port stats all|P" },
 	{ "show bands", "show bands all|P" },
 	{ "show qdisc", "show qdisc [all|P]" },

@@ -353,6 +353,7 @@ main(int argc, char **argv)
 	printf("dpdk-shaper: %u port%s, bands %u, mbufs %u, workers %u\n",
 	       s->nb_ports, s->nb_ports == 1 ? "" : "s", s->opt.bands,
 	       s->nb_mbufs, s->nb_workers);
+	shaper_ports_report(s);
 	s->start_ns = shp_clock_now(&s->clock);
 	shaper_sched_start(s);
 	if (ctl_init(s) < 0 || cli_init(s) < 0) {

@@ -24,6 +24,9 @@ enum {
 	OPT_SCHEDULE,
 	OPT_NO_CTL,
 	OPT_CTL_GROUP,
+	OPT_RXD,
+	OPT_TXD,
+	OPT_LINK_WAIT,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
@@ -45,6 +48,9 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"burst", required_argument, NULL, OPT_BURST},
+	{"rxd", required_argument, NULL, OPT_RXD},
+	{"txd", required_argument, NULL, OPT_TXD},
+	{"link-wait", required_argument, NULL, OPT_LINK_WAIT},
 	{"max-late", required_argument, NULL, OPT_MAX_LATE},
 	{"late-drop", required_argument, NULL, OPT_LATE_DROP},
 	{"seed", required_argument, NULL, OPT_SEED},
@@ -89,7 +95,8 @@ shaper_usage(FILE *f, const char *prog)
 "  --seed N               seed for netem profiles without their own `seed`\n"
 "                         (default: a fixed seed, so runs repeat exactly)\n"
 "  --config FILE          INI profile: [global] bands, priomap, classify,\n"
-"                         seed, ring_size, burst, mbufs; [port N] queue,\n"
+"                         seed, ring_size, burst, mbufs, rxd, txd;\n"
+"                         [port N] queue,\n"
 "                         tbf, netem (any stage kind's key).\n"
 "                         Command-line options override the file.\n"
 "\n"
@@ -102,6 +109,13 @@ shaper_usage(FILE *f, const char *prog)
 "                         RX and TX in one loop (run to completion); two or\n"
 "                         more: the first half RX, the rest TX (pipeline).\n"
 "  --burst N              packets per burst, 1..%d (default %u)\n"
+"  --rxd N, --txd N       descriptors per RX / TX queue of every port\n"
+"                         (default %u / %u), within the port's limits;\n"
+"                         the PMD may round them (the start says what it\n"
+"                         took); the default --mbufs counts them\n"
+"  --link-wait TIME       at start, wait up to TIME (tc time syntax) for\n"
+"                         every port's link, then print its speed, duplex\n"
+"                         and MTU (default 5s; 0: do not wait)\n"
 "  --max-late TIME        when an egress port's oldest due packet is later\n"
 "                         than TIME (tc time syntax), the emulator is behind:\n"
 "                         new arrivals for that port are dropped and counted\n"
@@ -118,7 +132,7 @@ shaper_usage(FILE *f, const char *prog)
 "                         (default 0: only a backlog is shed, at --max-late)\n"
 "  --mbufs N              mbuf pool size (default: per port what its\n"
 "                         stages hold (bands*ring-size, fq_codel's limit,\n"
-"                         netem's limit) + 2048 descriptors + 8*burst,\n"
+"                         netem's limit) + rxd + txd descriptors + 8*burst,\n"
 "                         plus 16384 per port for the netem delay queue,\n"
 "                         plus per lcore 2*burst + 1.5 x the mempool\n"
 "                         cache of 512)\n"
@@ -146,7 +160,7 @@ shaper_usage(FILE *f, const char *prog)
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
 		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_BURST,
-		SHP_DEFAULT_BURST);
+		SHP_DEFAULT_BURST, SHP_NB_RXD, SHP_NB_TXD);
 	shp_kinds_usage(f);
 	shp_class_usage(f);
 }

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -13,15 +16,20 @@
 #include "sch_bands.h"
 #include "shaper.h"
 
-#define NB_RXD SHP_NB_RXD
-#define NB_TXD SHP_NB_TXD
 #define POOL_CACHE SHP_POOL_CACHE
+/* port_init: what the user asked the port cannot take (exit 2); not
+ * an errno */
+#define PORT_REFUSED (-100000)
 /* net_pcap's RX timestamp: the record's time in microseconds */
 #define PCAP_TS_NS_PER_UNIT 1000
 
 /* Ports rte_eth_dev_start() started: only those are stopped at exit
  * (stopping the others makes the PMD complain). */
 static bool started[SHP_MAX_PORTS];
+/* What each port took (the PMD may round --rxd/--txd): said at start. */
+static struct {
+	uint16_t rxq, rxd, txd;
+} applied[SHP_MAX_PORTS];
 
 unsigned int
 shaper_pool_size(const struct shaper *s)
@@ -237,13 +245,27 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
-	uint16_t nb_rxd = NB_RXD, nb_txd = NB_TXD, q;
+	uint16_t nb_rxd = (uint16_t)s->opt.rxd, nb_txd = (uint16_t)s->opt.txd;
+	uint16_t q;
 	int rc;
 
 	memset(&conf, 0, sizeof(conf));
 	rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0)
 		return rc;
+	/* rte_eth_dev_adjust_nb_rx_tx_desc clamps silently: a ring the NIC
+	 * cannot have is refused, not quietly made another size */
+	if (nb_rxd < info.rx_desc_lim.nb_min ||
+	    nb_rxd > info.rx_desc_lim.nb_max ||
+	    nb_txd < info.tx_desc_lim.nb_min ||
+	    nb_txd > info.tx_desc_lim.nb_max) {
+		fprintf(stderr, "dpdk-shaper: port %u (%s): --rxd %u / --txd "
+			"%u: the port takes %u..%u RX and %u..%u TX "
+			"descriptors\n", port, info.driver_name, nb_rxd, nb_txd,
+			info.rx_desc_lim.nb_min, info.rx_desc_lim.nb_max,
+			info.tx_desc_lim.nb_min, info.tx_desc_lim.nb_max);
+		return PORT_REFUSED;
+	}
 	if (nb_rxq > 1) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
@@ -261,6 +283,9 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (rc != 0)
 		return rc;
+	applied[port].rxq = nb_rxq;
+	applied[port].rxd = nb_rxd;
+	applied[port].txd = nb_txd;
 	for (q = 0; q < nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd,
 					    rte_eth_dev_socket_id(port), NULL,
@@ -323,11 +348,180 @@ pace_init(struct shaper *s)
 	return 0;
 }
 
+/* Written by the control lcore, read by telemetry and the control socket
+ * threads: a lock, never on the packet path. */
+static pthread_mutex_t link_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shp_link links[SHP_MAX_PORTS];
+static uint64_t link_next_poll;   /* timer cycles */
+#define LINK_POLL_HZ 10
+
+static uint64_t
+utc_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *
+shaper_link_text(const struct shp_link *l, char *buf, size_t len)
+{
+	if (!l->up)
+		snprintf(buf, len, "down");
+	else
+		snprintf(buf, len, "up%s%s %s", l->speed_mbps == 0 ? "" : " ",
+			 l->speed_mbps == 0 ? "" :
+			 rte_eth_link_speed_to_str(l->speed_mbps),
+			 l->full_duplex ? "full-duplex" : "half-duplex");
+	return buf;
+}
+
+void
+shaper_link_get(uint16_t port, struct shp_link *out)
+{
+	pthread_mutex_lock(&link_lock);
+	*out = port < SHP_MAX_PORTS ? links[port] : (struct shp_link){ 0 };
+	pthread_mutex_unlock(&link_lock);
+}
+
+/* One reading of port's link; true when up/down changed. */
+static bool
+link_read(uint16_t port, uint64_t now_ns)
+{
+	struct rte_eth_link el;
+	bool changed;
+
+	memset(&el, 0, sizeof(el));
+	if (rte_eth_link_get_nowait(port, &el) != 0)
+		return false;
+	pthread_mutex_lock(&link_lock);
+	changed = shp_link_update(&links[port],
+				  el.link_status == RTE_ETH_LINK_UP,
+				  el.link_duplex == RTE_ETH_LINK_FULL_DUPLEX,
+				  el.link_speed, now_ns);
+	pthread_mutex_unlock(&link_lock);
+	return changed;
+}
+
+void
+shaper_link_poll(struct shaper *s)
+{
+	uint64_t now = rte_get_timer_cycles(), ns;
+	unsigned int i;
+
+	if (now < link_next_poll)
+		return;
+	link_next_poll = now + rte_get_timer_hz() / LINK_POLL_HZ;
+	ns = utc_ns();
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+		struct shp_link l;
+		char when[32], text[64];
+		struct tm tm;
+		time_t t = (time_t)(ns / 1000000000ull);
+
+		if (!link_read(port, ns))
+			continue;
+		shaper_link_get(port, &l);
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		printf("%s.%03u UTC port %u: link %s\n", when,
+		       (unsigned int)(ns % 1000000000ull / 1000000), port,
+		       shaper_link_text(&l, text, sizeof(text)));
+	}
+}
+
+/* --link-wait: up to that long for every link (a vdev is up at once);
+ * shaper_ports_report says what each port found. */
+static void
+link_wait(struct shaper *s)
+{
+	uint64_t end = rte_get_timer_cycles() +
+		       s->opt.link_wait_ns * rte_get_timer_hz() / 1000000000ull;
+	unsigned int i, up;
+
+	for (;;) {
+		for (i = 0, up = 0; i < s->nb_ports; i++) {
+			link_read(s->port_ids[i], utc_ns());
+			up += links[s->port_ids[i]].up;
+		}
+		if (up == s->nb_ports || rte_get_timer_cycles() >= end ||
+		    s->quit)
+			break;
+		rte_delay_us_sleep(10000);
+	}
+}
+
+void
+shaper_ports_report(const struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i], mtu = 0;
+		struct rte_eth_dev_info info = { 0 };
+		struct shp_link l;
+		char text[64];
+
+		shaper_link_get(port, &l);
+		rte_eth_dev_info_get(port, &info);
+		rte_eth_dev_get_mtu(port, &mtu);
+		printf("dpdk-shaper: port %u (%s): %u RX queue%s of %u "
+		       "descriptors, 1 TX queue of %u\n", port,
+		       info.driver_name, applied[port].rxq,
+		       applied[port].rxq == 1 ? "" : "s", applied[port].rxd,
+		       applied[port].txd);
+		if (l.up)
+			printf("dpdk-shaper: port %u (%s): link %s, mtu %u\n",
+			       port, info.driver_name,
+			       shaper_link_text(&l, text, sizeof(text)), mtu);
+		else
+			printf("dpdk-shaper: port %u (%s): link still down "
+			       "after --link-wait %.1fs, mtu %u\n", port,
+			       info.driver_name, s->opt.link_wait_ns / 1e9,
+			       mtu);
+	}
+}
+
+/* A worker that polls or sends on a port of another socket crosses the
+ * interconnect for every descriptor and packet: said once per pair. A
+ * port of no socket (SOCKET_ID_ANY: vdevs) is near every lcore. */
+static void
+numa_warn(struct shaper *s)
+{
+	unsigned int i, k, j;
+
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *w = &s->workers[s->worker_ids[i]];
+		unsigned int ls = rte_lcore_to_socket_id(w->lcore);
+		uint16_t seen[MAX_RXQ_PER_LCORE + SHP_MAX_PORTS];
+		unsigned int nseen = 0;
+
+		for (k = 0; k < (unsigned int)w->nb_rxq + w->nb_egress; k++) {
+			uint16_t port = k < w->nb_rxq ? w->rxq[k].port :
+					w->egress[k - w->nb_rxq];
+			int ps = rte_eth_dev_socket_id(port);
+
+			for (j = 0; j < nseen && seen[j] != port; j++)
+				;
+			if (j < nseen || ps < 0 || (unsigned int)ps == ls)
+				continue;
+			seen[nseen++] = port;
+			fprintf(stderr, "dpdk-shaper: warning: port %u is on "
+				"socket %d but lcore %u, which serves it, is on "
+				"socket %u: pick lcores of socket %d (-l)\n",
+				port, ps, w->lcore, ls, ps);
+		}
+	}
+}
+
 int
 shaper_ports_init(struct shaper *s)
 {
 	uint16_t port, nq[SHP_MAX_PORTS] = {0};
 	unsigned int i, l;
+	int rc;
 
 	for (i = 0; i < s->nb_ports; i++) {
 		port = s->port_ids[i];
@@ -339,12 +533,17 @@ shaper_ports_init(struct shaper *s)
 				if (w->rxq[k].port == port)
 					nq[port]++;
 		}
-		if (port_init(s, port, nq[port]) != 0) {
+		rc = port_init(s, port, nq[port]);
+		if (rc == PORT_REFUSED)
+			return -2;
+		if (rc != 0) {
 			fprintf(stderr, "dpdk-shaper: port %u: cannot start "
 				"it\n", port);
 			return -1;
 		}
 	}
+	link_wait(s);
+	numa_warn(s);
 	if (s->opt.pace)
 		return pace_init(s);
 	if (s->opt.replay)

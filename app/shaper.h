@@ -110,6 +110,21 @@ int shaper_ports_init(struct shaper *s);
 int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);
 void shaper_ports_close(struct shaper *s);
+/* Each port's link (issue 29): read at start (after --link-wait) and on
+ * the control lcore's tick (shaper_link_poll, a change logged with its
+ * UTC time); shaper_link_get copies it for any thread. */
+void shaper_link_poll(struct shaper *s);
+/* After the start line: each port's rings as applied, its link, MTU. */
+void shaper_ports_report(const struct shaper *s);
+struct rte_eth_xstat_name;
+/* The port's extended statistics (rte_eth_xstats): their number, the
+ * names and values in *names and *values (free() both), or -1. */
+int shaper_nic_xstats(uint16_t port, struct rte_eth_xstat_name **names,
+		      uint64_t **values);
+void shaper_link_get(uint16_t port, struct shp_link *out);
+/* "up 10 Gbps full-duplex" or "down" */
+const char *shaper_link_text(const struct shp_link *l, char *buf,
+			     size_t len);
 unsigned int shaper_pool_size(const struct shaper *s);
 /* A delay stage's limit of limit packets on port is more than the
  * port's share of the pool (egress.hold_cap): what it is capped to, as a

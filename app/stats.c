@@ -23,6 +23,75 @@ shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 		sum->nic.rx_nombuf = st.rx_nombuf;
 		sum->nic.oerrors = st.oerrors;
 	}
+	shaper_link_get(port, &sum->link);
+}
+
+int
+shaper_nic_xstats(uint16_t port, struct rte_eth_xstat_name **names,
+		  uint64_t **values)
+{
+	int n = rte_eth_xstats_get_names(port, NULL, 0);
+	struct rte_eth_xstat *x;
+	int i;
+
+	*names = NULL;
+	*values = NULL;
+	if (n < 0)
+		return -1;
+	*names = calloc(n + 1, sizeof(**names));
+	*values = calloc(n + 1, sizeof(**values));
+	x = calloc(n + 1, sizeof(*x));
+	if (*names == NULL || *values == NULL || x == NULL ||
+	    rte_eth_xstats_get_names(port, *names, n) != n ||
+	    rte_eth_xstats_get(port, x, n) != n) {
+		free(*names);
+		free(*values);
+		free(x);
+		*names = NULL;
+		*values = NULL;
+		return -1;
+	}
+	/* values come by id: put each at its name's place */
+	for (i = 0; i < n; i++)
+		if (x[i].id < (uint64_t)n)
+			(*values)[x[i].id] = x[i].value;
+	free(x);
+	return n;
+}
+
+/* The stats file's nic.xstats: every one, by name (NULL: none). */
+static char *
+nic_xstats_json(uint16_t port)
+{
+	struct rte_eth_xstat_name *names;
+	uint64_t *values;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int n = shaper_nic_xstats(port, &names, &values), i;
+
+	if (n < 0 || (f = open_memstream(&buf, &len)) == NULL) {
+		free(names);
+		free(values);
+		return NULL;
+	}
+	fprintf(f, "{");
+	for (i = 0; i < n; i++) {
+		const char *c;
+
+		fprintf(f, "%s\"", i ? ", " : "");
+		for (c = names[i].name; *c != '\0'; c++)
+			if (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20)
+				fprintf(f, "\\u%04x", (unsigned char)*c);
+			else
+				fputc(*c, f);
+		fprintf(f, "\": %" PRIu64, values[i]);
+	}
+	fprintf(f, "}");
+	fclose(f);
+	free(names);
+	free(values);
+	return buf;
 }
 
 /*
@@ -77,6 +146,7 @@ void
 shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out)
 {
 	out->lcore = w->lcore;
+	out->socket = (int)rte_lcore_to_socket_id(w->lcore);
 	out->loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
 	shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), out);
 }
@@ -233,6 +303,7 @@ shaper_stats_write(struct shaper *s, const char *path)
 	}
 	for (i = 0; i < s->nb_ports; i++) {
 		shaper_stats_port(s, s->port_ids[i], &sums[i]);
+		sums[i].nic_xstats_json = nic_xstats_json(s->port_ids[i]);
 		shaper_stats_latency(s, s->port_ids[i], lat);
 		shp_latency_summarize(lat, &sums[i]);
 	}
@@ -242,6 +313,8 @@ shaper_stats_write(struct shaper *s, const char *path)
 	f = fopen(path, "w");
 	if (f == NULL) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);
+		for (i = 0; i < s->nb_ports; i++)
+			free(sums[i].nic_xstats_json);
 		free(st);
 		return -1;
 	}
@@ -249,6 +322,8 @@ shaper_stats_write(struct shaper *s, const char *path)
 			     s->stop_ns > s->start_ns ?
 			     (s->stop_ns - s->start_ns) / 1e9 : 0, st,
 			     s->nb_workers);
+	for (i = 0; i < s->nb_ports; i++)
+		free(sums[i].nic_xstats_json);
 	free(st);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "dpdk-shaper: --stats-file %s: %m\n", path);

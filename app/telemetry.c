@@ -128,6 +128,11 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	/* the stats file's "nic" object, flat: one level of containers */
 	put_u64(t, "nic_imissed", s->nic.imissed);
 	put_u64(t, "nic_ierrors", s->nic.ierrors);
+	if (s->link.known) {
+		put_u64(t, "link_up", s->link.up);
+		put_u64(t, "link_speed_mbps", s->link.speed_mbps);
+		put_u64(t, "link_changes", s->link.changes);
+	}
 	put_u64(t, "nic_rx_nombuf", s->nic.rx_nombuf);
 	put_u64(t, "nic_oerrors", s->nic.oerrors);
 }

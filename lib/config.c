@@ -20,6 +20,9 @@ shp_options_init(struct shp_options *o)
 	o->classify = SHP_CLASSIFY_TOS;
 	o->ring_size = SHP_DEFAULT_RING_SIZE;
 	o->burst = SHP_DEFAULT_BURST;
+	o->rxd = SHP_NB_RXD;
+	o->txd = SHP_NB_TXD;
+	o->link_wait_ns = 5000000000ull;
 	o->max_late_ns = SHP_DEFAULT_MAX_LATE_NS;
 	for (i = 0; i < SHP_MAX_PORTS; i++)
 		o->pair_of[i] = -1;
@@ -233,12 +236,19 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 				  err);
 	if (strcmp(name, "burst") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
+	/* a port's own limits (rx_desc_lim) are checked once it exists */
+	if (strcmp(name, "rxd") == 0)
+		return parse_uint(name, v, 1, UINT16_MAX, &o->rxd, err);
+	if (strcmp(name, "txd") == 0)
+		return parse_uint(name, v, 1, UINT16_MAX, &o->txd, err);
 	if (strcmp(name, "max-late") == 0 || strcmp(name, "max_late") == 0) {
 		if (parse_span("max-late", v, &o->max_late_ns, err) < 0)
 			return -1;
 		o->max_late_set = true;
 		return 0;
 	}
+	if (strcmp(name, "link-wait") == 0 || strcmp(name, "link_wait") == 0)
+		return parse_span("link-wait", v, &o->link_wait_ns, err);
 	if (strcmp(name, "late-drop") == 0 || strcmp(name, "late_drop") == 0)
 		return parse_span("late-drop", v, &o->late_drop_ns, err);
 	if (strcmp(name, "stats-period") == 0)
@@ -260,7 +270,8 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
-	"mbufs", "pairs", "max_late", "late_drop", "schedule", NULL
+	"mbufs", "pairs", "max_late", "late_drop", "schedule", "rxd", "txd",
+	"link_wait", NULL
 };
 
 /*
@@ -731,7 +742,8 @@ shp_options_pool_size(const struct shp_options *o, const uint16_t *ports,
 		held += shp_chain_spec_capacity(&spec, &env);
 		shp_chain_spec_free(&spec);
 	}
-	n = shp_chain_pool_size(nb, held, o->burst, nb_lcores);
+	n = shp_chain_pool_size(nb, held, o->burst, nb_lcores,
+				o->rxd + o->txd);
 	if (need != NULL)
 		*need = n;
 	return o->mbufs != 0 ? o->mbufs : n;
@@ -762,7 +774,8 @@ shp_options_hold_caps(const struct shp_options *o, const uint16_t *ports,
 		queue[i] = shp_chain_spec_capacity(&q, &env);
 		shp_chain_spec_free(&spec);
 	}
-	shp_chain_pool_shares(pool, nb, need, queue, o->burst, nb_lcores, cap);
+	shp_chain_pool_shares(pool, nb, need, queue, o->burst, nb_lcores,
+			      o->rxd + o->txd, cap);
 }
 
 unsigned int

@@ -54,6 +54,8 @@ struct shp_options {
 	unsigned int mbufs;           /* 0: computed */
 	unsigned int ring_size;
 	unsigned int burst;
+	unsigned int rxd, txd;        /* descriptors per RX / TX queue */
+	uint64_t link_wait_ns;        /* --link-wait: for links at start */
 	/* overload: a chain whose oldest due packet is later than this
 	 * drops new arrivals as `overload` (0: never) */
 	uint64_t max_late_ns;

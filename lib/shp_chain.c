@@ -234,10 +234,11 @@ shp_chain_spec_capacity(const struct shp_chain_spec *spec,
 
 unsigned int
 shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
-		    unsigned int burst, unsigned int nb_lcores)
+		    unsigned int burst, unsigned int nb_lcores,
+		    unsigned int desc)
 {
 	uint64_t n = held +
-		     (uint64_t)nb_ports * (SHP_NB_RXD + SHP_NB_TXD +
+		     (uint64_t)nb_ports * (desc +
 					   8 * burst + SHP_NETEM_RESERVE) +
 		     /* a cache holds up to 1.5 times its size */
 		     (uint64_t)nb_lcores * (2 * burst + SHP_POOL_CACHE * 3 / 2);
@@ -249,10 +250,10 @@ void
 shp_chain_pool_shares(unsigned int pool, unsigned int nb,
 		      const uint64_t *need, const uint64_t *queue,
 		      unsigned int burst, unsigned int nb_lcores,
-		      uint32_t *cap)
+		      unsigned int desc, uint32_t *cap)
 {
 	/* what the pool needs besides the chains' stages */
-	uint64_t fixed = shp_chain_pool_size(nb, 0, burst, nb_lcores) -
+	uint64_t fixed = shp_chain_pool_size(nb, 0, burst, nb_lcores, desc) -
 			 (uint64_t)nb * SHP_NETEM_RESERVE;
 	uint64_t room = pool > fixed ? pool - fixed : 0, left = room, sum = 0;
 	uint64_t share[SHP_MAX_PORTS];

@@ -179,13 +179,15 @@ uint64_t shp_chain_spec_capacity(const struct shp_chain_spec *spec,
  * Mbufs a run needs (for sizing the pool) when the user did not say:
  * what the chains of the nb_ports ports hold (held: the sum of their
  * shp_chain_spec_capacity), and per port the NIC's descriptors, a few
- * bursts and the delay reserve; per lcore (nb_lcores touch the pool) its
+ * bursts and the delay reserve (desc: its RX plus TX descriptors,
+ * --rxd + --txd); per lcore (nb_lcores touch the pool) its
  * cache and two bursts. The program and the offline tool size alike, so
  * that netem's default limit (half the pool) is the same in both. At
  * most UINT32_MAX (the pool's creation says when that is too much).
  */
 unsigned int shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
-				 unsigned int burst, unsigned int nb_lcores);
+				 unsigned int burst, unsigned int nb_lcores,
+				 unsigned int desc);
 
 /*
  * What the delay stages of each of nb ports may hold (cap[i]) in a pool
@@ -204,6 +206,6 @@ unsigned int shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
 void shp_chain_pool_shares(unsigned int pool, unsigned int nb,
 			   const uint64_t *need, const uint64_t *queue,
 			   unsigned int burst, unsigned int nb_lcores,
-			   uint32_t *cap);
+			   unsigned int desc, uint32_t *cap);
 
 #endif

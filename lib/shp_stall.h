@@ -64,6 +64,7 @@ struct shp_stall_sum {
 	uint64_t stalls;        /* loops over SHP_STALL_NS */
 	uint64_t stalled_ns;    /* their total */
 	uint64_t longest_ns;    /* the longest loop */
+	int socket;             /* the lcore's NUMA socket */
 };
 
 static inline void

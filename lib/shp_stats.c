@@ -217,6 +217,23 @@ json_xstats(FILE *f, const struct shp_port_ctr *c)
 	fprintf(f, "%s}", k ? "}" : "");
 }
 
+bool
+shp_link_update(struct shp_link *l, bool up, bool full_duplex,
+		uint32_t speed_mbps, uint64_t now_ns)
+{
+	bool changed = l->known && l->up != up;
+
+	if (changed) {
+		l->changes++;
+		l->changed_ns = now_ns;
+	}
+	l->known = true;
+	l->up = up;
+	l->full_duplex = full_duplex;
+	l->speed_mbps = speed_mbps;
+	return changed;
+}
+
 void
 shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		     const uint16_t *port_ids, unsigned int nb,
@@ -256,8 +273,19 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		fprintf(f, "}");
 		fprintf(f, ",\n    \"nic\": {\"imissed\": %" PRIu64
 			", \"ierrors\": %" PRIu64 ", \"rx_nombuf\": %" PRIu64
-			", \"oerrors\": %" PRIu64 "}", s->nic.imissed,
+			", \"oerrors\": %" PRIu64, s->nic.imissed,
 			s->nic.ierrors, s->nic.rx_nombuf, s->nic.oerrors);
+		if (s->nic_xstats_json != NULL)
+			fprintf(f, ",\n            \"xstats\": %s",
+				s->nic_xstats_json);
+		fprintf(f, "}");
+		if (s->link.known)
+			fprintf(f, ",\n    \"link\": {\"up\": %s, \"speed_mbps\": "
+				"%u, \"full_duplex\": %s, \"changes\": %" PRIu64
+				"}", s->link.up ? "true" : "false",
+				s->link.speed_mbps,
+				s->link.full_duplex ? "true" : "false",
+				s->link.changes);
 		fprintf(f, ",\n    \"bands\": [");
 		for (b = 0; b < nb_bands; b++) {
 			const struct shp_band_ctr *bc = &c->band[b];
@@ -287,8 +315,9 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 	for (i = 0; i < nb_lcores; i++)
 		fprintf(f, "%s\n  \"%u\": {\"loops\": %" PRIu64
 			", \"stalls\": %" PRIu64 ", \"stalled_ns\": %" PRIu64
-			", \"longest_loop_ns\": %" PRIu64 "}", i ? "," : "",
-			lcores[i].lcore, lcores[i].loops, lcores[i].stalls,
-			lcores[i].stalled_ns, lcores[i].longest_ns);
+			", \"longest_loop_ns\": %" PRIu64 ", \"socket\": %d}",
+			i ? "," : "", lcores[i].lcore, lcores[i].loops,
+			lcores[i].stalls, lcores[i].stalled_ns,
+			lcores[i].longest_ns, lcores[i].socket);
 	fprintf(f, "%s}\n", nb_lcores > 0 ? "\n}" : "");
 }

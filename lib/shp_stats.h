@@ -113,6 +113,22 @@ struct shp_nic_ctr {
 	uint64_t oerrors;    /* TX failed in the NIC */
 };
 
+/* A port's link as the control lcore last read it
+ * (rte_eth_link_get_nowait): the offline tool has none (known false). */
+struct shp_link {
+	bool known;
+	bool up;
+	bool full_duplex;
+	uint32_t speed_mbps;   /* 0 none, UINT32_MAX unknown (RTE_ETH_SPEED_NUM_*) */
+	uint64_t changes;      /* up <-> down since the start */
+	uint64_t changed_ns;   /* UTC time of the last change (0: none) */
+};
+
+/* Take a reading at UTC time now_ns; true when up/down changed (counted;
+ * the first reading sets the state and is no change). */
+bool shp_link_update(struct shp_link *l, bool up, bool full_duplex,
+		     uint32_t speed_mbps, uint64_t now_ns);
+
 struct shp_lcore_ctr {
 	struct shp_port_ctr port[SHP_MAX_PORTS];
 } __rte_cache_aligned;
@@ -128,6 +144,10 @@ struct shp_port_sum {
 	uint64_t dropped;      /* all causes */
 	/* filled by the app, not by shp_stats_sum (which zeroes them) */
 	struct shp_nic_ctr nic;
+	struct shp_link link;
+	/* the NIC's extended statistics as a JSON object ({"name": n, ...}),
+	 * the caller's; NULL: none (the offline tool) */
+	char *nic_xstats_json;
 	struct shp_hist_summary lateness, sojourn;
 };
 

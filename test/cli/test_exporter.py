@@ -754,3 +754,74 @@ def test_one_telemetry_connection_kept_and_remade(tmp_path, procs,
     finally:
         procs.stop_all()
         srv.close()
+
+
+def test_link_state_exported(tmp_path, procs, need_prometheus,
+                             need_telemetry_client):
+    """Each port's link as telemetry says it: shaper_link_up{port},
+    its speed and the changes since the start (issue 29)."""
+    fp = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i"], file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    try:
+        shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        tstats, = telemetry(fp, "/shaper/stats")
+        ms = metrics(ex)
+        for p in ("0", "1"):
+            assert tstats[p]["link_up"] == 1
+            assert m(ms, "shaper_link_up", port=p) == 1
+            assert m(ms, "shaper_link_speed_mbps", port=p) == 10000
+            assert m(ms, "shaper_link_changes_total", port=p) == 0
+        # not mistaken for a stage kind's statistic
+        assert not [k for k in ms if k[0] == "shaper_kind_xstat" and
+                    dict(k[1]).get("kind") == "link"]
+        shaper.stdin.write("quit\n")
+        shaper.stdin.flush()
+        assert shaper.wait(timeout=30) == 0
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
+def test_nic_xstats_exported(tmp_path, procs, need_prometheus,
+                             need_telemetry_client):
+    """Every NIC extended statistic of each port (DPDK's /ethdev/xstats,P)
+    is served as shaper_nic_xstat{port,name} with its value, once `stop`
+    froze the counters (issue 29)."""
+    fp = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i"], file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    try:
+        shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        shaper.stdin.write("stop\n")
+        shaper.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/ethdev/xstats,0", "/ethdev/xstats,1")
+            time.sleep(0.3)
+            b = telemetry(fp, "/ethdev/xstats,0", "/ethdev/xstats,1")
+            return b if a == b else None
+        x = wait_for("the NIC counters to freeze", frozen)
+        ms = metrics(ex)
+        for p in (0, 1):
+            assert x[p]["rx_good_packets"] > 0
+            for name, v in x[p].items():
+                key = ("shaper_nic_xstat",
+                       frozenset({("port", str(p)), ("name", name)}))
+                assert ms[key] == v, (p, name)
+        shaper.stdin.write("quit\n")
+        shaper.stdin.flush()
+        assert shaper.wait(timeout=30) == 0
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)

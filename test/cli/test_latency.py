@@ -17,9 +17,11 @@ PORT_SCHEMA = {
     "egress_in", "dropped", "netem_queued", "tx_pending", "rx_pool_empty",
     "duplicated",
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
-    "bands", "drops", "xstats"}
+    "bands", "drops", "xstats",
+    "link"}   # the port's link (issue 29)
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
-STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns"]
+STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns",
+          "socket"]   # issue 29
 DELAY_NS = 5_000_000
 
 
@@ -68,9 +70,12 @@ def test_stats_file_schema(tmp_path):
         assert set(port) == PORT_SCHEMA, set(port) ^ PORT_SCHEMA
         assert list(port["sojourn_ns"]) == ["min", "avg", "max"]
         assert list(port["latency"]) == ["lateness_ns", "sojourn_ns"]
-        assert list(port["nic"]) == NIC
+        assert list(port["nic"]) == NIC + ["xstats"]
         # pcap ports drop nothing themselves
         assert all(port["nic"][k] == 0 for k in NIC), port["nic"]
+        # the NIC's extended statistics (issue 29), by name
+        assert port["nic"]["xstats"]["rx_good_packets"] == \
+            port["rx_packets"], port["nic"]
         for h in port["latency"].values():
             check_summary(h)
         soj = port["latency"]["sojourn_ns"]
@@ -157,7 +162,10 @@ def test_show_latency_and_telemetry_match_stats_file(tmp_path,
         assert uppers[0] >= want["min"] and uppers[-1] >= want["max"]
         assert len(uppers) == 1 or uppers[-2] < want["max"]
     for p in ("0", "1"):
-        assert {k: st[p]["nic_" + k] for k in NIC} == ports[p]["nic"]
+        # (the stats file's nic also has the NIC's xstats, issue 29)
+        assert list(ports[p]["nic"]) == NIC + ["xstats"]
+        assert {k: st[p]["nic_" + k] for k in NIC} == \
+            {k: ports[p]["nic"][k] for k in NIC}
     assert "show port latency: no port '7'" in out
     assert re.search(r"NIC drops: imissed: 0 +ierrors: 0 +rx_nombuf: 0 +"
                      r"oerrors: 0", out)

@@ -718,11 +718,14 @@ test_pool_shares(void **state)
 	uint32_t cap[3];
 
 	(void)state;
-	fixed = shp_chain_pool_size(3, 0, 32, 3) - 3 * SHP_NETEM_RESERVE;
+	fixed = shp_chain_pool_size(3, 0, 32, 3, SHP_NB_RXD + SHP_NB_TXD) -
+		3 * SHP_NETEM_RESERVE;
 	/* a pool sized for the chains: each port exactly what it needs */
 	pool = shp_chain_pool_size(3, need[0] + need[1] + need[2] -
-				   3 * SHP_NETEM_RESERVE, 32, 3);
-	shp_chain_pool_shares(pool, 3, need, queue, 32, 3, cap);
+				   3 * SHP_NETEM_RESERVE, 32, 3,
+				   SHP_NB_RXD + SHP_NB_TXD);
+	shp_chain_pool_shares(pool, 3, need, queue, 32, 3,
+			      SHP_NB_RXD + SHP_NB_TXD, cap);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(cap[i], need[i] - queue[i]);
 	assert_int_equal(cap[1], 100000 + SHP_NETEM_RESERVE);
@@ -730,7 +733,8 @@ test_pool_shares(void **state)
 	 * others leave, the others keep their need */
 	pool = 80000;
 	room = pool - fixed;
-	shp_chain_pool_shares(pool, 3, big, queue, 32, 3, cap);
+	shp_chain_pool_shares(pool, 3, big, queue, 32, 3,
+			      SHP_NB_RXD + SHP_NB_TXD, cap);
 	assert_int_equal(cap[0], SHP_NETEM_RESERVE);
 	assert_int_equal(cap[2], SHP_NETEM_RESERVE);
 	for (i = 0; i < 3; i++)
@@ -739,14 +743,17 @@ test_pool_shares(void **state)
 	assert_true(sum >= room - 3);
 	/* too small for anyone's need: even shares, never above room */
 	pool = fixed + 9000;
-	shp_chain_pool_shares(pool, 3, big, queue, 32, 3, cap);
+	shp_chain_pool_shares(pool, 3, big, queue, 32, 3,
+			      SHP_NB_RXD + SHP_NB_TXD, cap);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(cap[i], 1);    /* the queue takes its 3000 */
 	/* a pool beyond every need: the rest by need, in proportion */
 	pool = shp_chain_pool_size(3, need[0] + need[1] + need[2] -
-				   3 * SHP_NETEM_RESERVE, 32, 3) +
+				   3 * SHP_NETEM_RESERVE, 32, 3,
+				   SHP_NB_RXD + SHP_NB_TXD) +
 	       (unsigned int)(need[0] + need[1] + need[2]);
-	shp_chain_pool_shares(pool, 3, need, queue, 32, 3, cap);
+	shp_chain_pool_shares(pool, 3, need, queue, 32, 3,
+			      SHP_NB_RXD + SHP_NB_TXD, cap);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(cap[i], 2 * need[i] - queue[i]);
 }
