@@ -236,57 +236,6 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
                      r"period, \d+\.\dms in all", run.out, re.M), run.out
 
 
-def stalls_explain(run, port, lcore, burst=32, max_late_ns=50_000):
-    """The most a port may shed as `late` by the overload rules: what fell
-    due while the lcore transmitting it was stalled (the stats file's
-    `stalled_ns`, each of its `stalls` reaching --max-late past its end,
-    plus one more gap of up to the 1 ms a loop may take unseen), at the
-    rate it admitted, and one burst per such round. A shed beyond that is
-    the emulator's own: it admitted what it could not release on time."""
-    s, lc = run.port(port), run.stats["lcores"][str(lcore)]
-    rate = (s["egress_in"] - s["drops"]["overload"]) / run.stats["elapsed_s"]
-    gaps = lc["stalls"] + 1
-    return rate * (lc["stalled_ns"] + gaps * (max_late_ns + 1_000_000)) \
-        / 1e9 + gaps * burst
-
-
-def test_pipeline_sheds_only_what_stalls_explain(tmp_path):
-    """Issue 30.7: the design card's pipeline (one RX and one TX lcore)
-    at overload through 'delay 10ms'. The RX lcore admits at what the TX
-    lcore releases on time, so `late` is what the TX lcore's stalls
-    explain plus a burst a round (stalls_explain), not a share of what
-    was admitted (before: 45% of it, as the TX lcore's release cost was
-    taken from rounds that shed, and guessed as nothing until measured);
-    every packet is accounted for and the pool is whole (a leak exits
-    3)."""
-    def started_then_4s(proc):
-        # from the end of set-up, which takes seconds on a loaded machine
-        head = b""
-        while b"dpdk-shaper: 2 ports" not in head or \
-                not head.endswith(b"\n"):
-            c = os.read(proc.stdout.fileno(), 1)
-            assert c, head
-            head += c
-        time.sleep(4)
-        return head.decode()
-
-    run, err = overload_run(tmp_path, 0, ["--rx-lcores", "1",
-                                          "--tx-lcores", "2"],
-                            during=started_then_4s,
-                            lcores=("--lcores", "0@0,1@0,2@1"))
-    assert run.rc == 0, err
-    for p in ("0", "1"):
-        s = run.port(p)
-        bound = stalls_explain(run, p, 2)
-        assert s["drops"]["late"] <= bound, \
-            ("late %d, the stalls explain %d" % (s["drops"]["late"], bound),
-             s["egress_in"] - s["drops"]["overload"],
-             run.stats["elapsed_s"], run.stats["lcores"])
-        assert s["tx_packets"] > 10000, s
-        assert s["drops"]["overload"] > 0, s
-    assert_conserved(run, ingress_of={0: 1, 1: 0})
-
-
 def test_streams_live_as_offline(tmp_path, mode):
     """Issue 11.5, live: switching `duplicate 10%` on changes none of
     `loss 10%`'s decisions (a packet kept is still kept; a lost one is at
