@@ -766,7 +766,8 @@ shp_sched_expand_for(struct shp_sched *s, const uint16_t *ports,
 				goto out;
 			}
 	}
-	qsort(bs.b, bs.n, sizeof(*bs.b), back_cmp);
+	if (bs.n > 1)   /* (bs.b is NULL when every revert was cancelled) */
+		qsort(bs.b, bs.n, sizeof(*bs.b), back_cmp);
 	n = s->nb + bs.n;
 	ev = calloc(n, sizeof(*ev));
 	if (ev == NULL) {

@@ -15,8 +15,9 @@ import time
 
 import pytest
 
-from conftest import (BUILD, NULL_VDEVS, REPO, clean, conservation, prefix,
-                      shaper_cmd, telemetry, wait_started)
+from conftest import (ASAN_BIN, BIN, BUILD, NULL_VDEVS, REPO, clean,
+                      conservation, prefix, shaper_cmd, telemetry,
+                      wait_started)
 
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from shaper_client import Refused, Shaper, sock_path  # noqa: E402
@@ -29,12 +30,12 @@ if not os.path.exists(CTL):   # build-asan builds only the program
 class Live:
     """A shaper running without a prompt, its control socket up."""
 
-    def __init__(self, tmp_path, app_args=(), vdevs=NULL_VDEVS):
+    def __init__(self, tmp_path, app_args=(), vdevs=NULL_VDEVS, binary=None):
         self.prefix = prefix()
         self.stats = str(tmp_path / ("stats-%s.json" % self.prefix))
         self.proc = subprocess.Popen(
             shaper_cmd(vdevs, list(app_args) + ["--stats-file", self.stats],
-                       file_prefix=self.prefix),
+                       file_prefix=self.prefix, binary=binary),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.head = wait_started(self.proc)
         self.path = sock_path(self.prefix)
@@ -69,8 +70,8 @@ class Live:
 def live(tmp_path):
     procs = []
 
-    def start(app_args=(), vdevs=NULL_VDEVS):
-        lv = Live(tmp_path, app_args, vdevs)
+    def start(app_args=(), vdevs=NULL_VDEVS, binary=None):
+        lv = Live(tmp_path, app_args, vdevs, binary)
         procs.append(lv)
         return lv
     yield start
@@ -291,8 +292,14 @@ def test_half_line_times_out(live):
     lv.stop()
 
 
-def test_two_clients_under_load_last_change_wins(live):
-    lv = live(["--netem", "delay 1ms"])
+# on the release build and on the AddressSanitizer one (build-asan, which
+# scripts/test.sh builds): no crash, no leak, whoever publishes
+@pytest.mark.parametrize("binary", ["release", "asan"])
+def test_two_clients_under_load_last_change_wins(live, binary):
+    if binary == "asan" and not os.path.exists(ASAN_BIN):
+        pytest.skip("no build-asan (scripts/test.sh builds it)")
+    lv = live(["--netem", "delay 1ms"],
+              binary=ASAN_BIN if binary == "asan" else BIN)
     n = 1000
     errors = []
     last = {}
