@@ -175,6 +175,25 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit,
 	return 0;
 }
 
+/* What tbf and police share: the words, then a rate and a burst. argv
+ * points into buf, both the caller's. */
+static int
+bucket_words(struct shp_tcargs *a, const char *args, char *buf, char **argv,
+	     struct shp_tbf_conf *c, int *have_limit, bool police)
+{
+	memset(c, 0, sizeof(*c));
+	a->err[0] = '\0';
+	if (shp_tc_split(a, args, buf, MAX_LEN, argv, MAX_WORDS) < 0 ||
+	    tbf_words(a, c, have_limit, police) < 0)
+		return -1;
+	if (c->rate == 0)
+		return shp_tc_fail(a, "'rate' is required");
+	if (c->burst == 0)
+		return shp_tc_fail(a, "'burst' is required (and must be more "
+				   "than 0)");
+	return 0;
+}
+
 int
 shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 {
@@ -183,16 +202,8 @@ shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 	char buf[MAX_LEN], *argv[MAX_WORDS];
 	int have_limit = 0;
 
-	memset(&c, 0, sizeof(c));
-	err[0] = '\0';
-	if (shp_tc_split(&a, args, buf, sizeof(buf), argv, MAX_WORDS) < 0 ||
-	    tbf_words(&a, &c, &have_limit, false) < 0)
+	if (bucket_words(&a, args, buf, argv, &c, &have_limit, false) < 0)
 		return -1;
-	if (c.rate == 0)
-		return shp_tc_fail(&a, "'rate' is required");
-	if (c.burst == 0)
-		return shp_tc_fail(&a, "'burst' is required (and must be more "
-				   "than 0)");
 	if (have_limit == 0)
 		return shp_tc_fail(&a, "'limit' or 'latency' is required");
 	if (have_limit == 3)
@@ -268,16 +279,8 @@ shp_police_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 	char buf[MAX_LEN], *argv[MAX_WORDS];
 	int have_limit = 0;
 
-	memset(&c, 0, sizeof(c));
-	err[0] = '\0';
-	if (shp_tc_split(&a, args, buf, sizeof(buf), argv, MAX_WORDS) < 0 ||
-	    tbf_words(&a, &c, &have_limit, true) < 0)
+	if (bucket_words(&a, args, buf, argv, &c, &have_limit, true) < 0)
 		return -1;
-	if (c.rate == 0)
-		return shp_tc_fail(&a, "'rate' is required");
-	if (c.burst == 0)
-		return shp_tc_fail(&a, "'burst' is required (and must be more "
-				   "than 0)");
 	/* m_police.c: "mtu is required, if peakrate is requested" */
 	if (c.peakrate != 0 && c.mtu == 0)
 		return shp_tc_fail(&a, "'peakrate' needs 'mtu'");

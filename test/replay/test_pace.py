@@ -104,6 +104,25 @@ def paced_run(tmp_path, inp, tx, mode):
     return run, wall, got, stall
 
 
+def signalled_run(cmd, prefix, tx, size, during, stats):
+    """Run cmd until its output capture tx holds size bytes, then
+    during(proc), then wait for its exit: the Run."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if tx.exists() and os.path.getsize(tx) >= size:
+                break
+            time.sleep(0.02)
+        during(proc)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        forget_prefix(prefix)
+    return Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
+               str(stats))
+
+
 def test_pace_matches_offline(tmp_path, mode):
     inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
     capture(inp)
@@ -167,23 +186,13 @@ def test_pace_shutdown_flushes_held(tmp_path):
     cmd = [BIN] + eal_args("rtc", prefix) + [
         "--vdev", pcap_port(inp, tx), "--", "--replay", "--pace",
         "--burst", "32", "--stats-file", str(stats)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        # the first packet written (net_pcap flushes every burst) means
-        # forwarding runs and the signal handlers are in place
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if tx.exists() and os.path.getsize(tx) >= 24 + 16 + 200:
-                break
-            time.sleep(0.1)
+    def interrupt(proc):
         time.sleep(0.3)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        forget_prefix(prefix)
-    run = Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
-              str(stats))
+    # the first packet written (net_pcap flushes every burst) means
+    # forwarding runs and the signal handlers are in place
+    run = signalled_run(cmd, prefix, tx, 24 + 16 + 200, interrupt, stats)
+    out, err = run.out, run.err
     assert run.rc == 0, (out, err)
     p = run.port(0)
     # one burst of 32 read: the first sent, 31 held until the end
@@ -209,24 +218,14 @@ def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     cmd = [BIN] + eal_args(mode, prefix) + [
         "--vdev", pcap_port(inp, tx), "--", "--replay", "--pace"] + \
         PROFILE + ["--stats-file", str(stats)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        # a second into the capture's 4 s (the output is being written)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            if tx.exists() and os.path.getsize(tx) > 24 + 500 * (16 + SIZE):
-                break
-            time.sleep(0.02)
+    def stall(proc):
         proc.send_signal(signal.SIGSTOP)
         time.sleep(0.3)
         proc.send_signal(signal.SIGCONT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        forget_prefix(prefix)
-    run = Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
-              str(stats))
-    assert run.rc == 0, (out, err)
+    # half a second into the capture's 4 s (the output is being written)
+    run = signalled_run(cmd, prefix, tx, 24 + 500 * (16 + SIZE) + 1, stall,
+                        stats)
+    assert run.rc == 0, (run.out, run.err)
     live = run.port(0)
     assert_conserved(run)
     assert live["rx_packets"] == N
