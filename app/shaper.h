@@ -64,6 +64,7 @@ struct worker {
 	/* tx cost (shp_admit) published now and then for pipeline RX
 	 * lcores, which pace at the TX lcore's rate */
 	volatile uint32_t tx_cost_pub;
+	struct shp_load load;             /* what tx_cost_pub is made of */
 	uint64_t loops;                   /* poll rounds, for quiescence */
 	struct shp_stalls stalls;         /* loops the CPU was taken away */
 };

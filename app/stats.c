@@ -187,9 +187,11 @@ overload_note(struct shaper *s, FILE *f, uint64_t n)
 	for (i = 0; i < s->nb_workers; i++) {
 		const struct worker *w = &s->workers[s->worker_ids[i]];
 		double rx = w->admit.rx.ns / (double)(1 << SHP_COST_SHIFT);
-		double tx = w->admit.tx.ns / (double)(1 << SHP_COST_SHIFT);
+		/* a TX-only lcore: what its RX lcores paced at */
+		double tx = (w->rx ? w->admit.tx.ns : w->tx_cost_pub) /
+			    (double)(1 << SHP_COST_SHIFT);
 
-		if (w->admit.rx.ns == 0 && w->admit.tx.ns == 0)
+		if (rx == 0 && tx == 0)
 			continue;
 		fprintf(f, "  lcore %u measured %.1f ns to admit and %.1f ns "
 			"to release a packet", w->lcore, rx, tx);

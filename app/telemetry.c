@@ -505,6 +505,8 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "loops", st.loops);
 		rte_tel_data_add_dict_u64(c, "stalls", st.stalls);
 		rte_tel_data_add_dict_u64(c, "stalled_ns", st.stalled_ns);
+		rte_tel_data_add_dict_u64(c, "hiccups", st.hiccups);
+		rte_tel_data_add_dict_u64(c, "hiccup_ns", st.hiccup_ns);
 		rte_tel_data_add_dict_u64(c, "longest_loop_ns", st.longest_ns);
 		snprintf(key, sizeof(key), "%u", w->lcore);
 		add_container(d, key, c);

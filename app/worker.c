@@ -24,7 +24,19 @@
  * again: several times what one RX poll brings, so that a backlog of due
  * packets shrinks while RX goes on. */
 #define TX_BUDGET_BURSTS 8
-
+/* A TX-only lcore (a pipeline) has no RX to go back to, but it has other
+ * ports: a round as long as 64 bursts (its old budget, about 400 us of
+ * shedding at ~200 ns a packet) made what fell due on its other port
+ * meanwhile later than --max-late, that port shed it and fell behind in
+ * turn, and the two kept each other shedding (0.16 Mpps a port sent, 4.7
+ * M of 5.3 M admitted shed in 4 s). Two bursts a port keep its loop
+ * within --max-late and carried the most (2.1 Mpps a port against 1.6
+ * with 8, 1.3 with 1; docs/benchmarks.md). */
+#define TX_ONLY_BUDGET_BURSTS 2
+/* Packets, in bursts, a TX lcore takes from a chain's inbox a round (a
+ * queue kind without MP enqueue, e.g. fq_codel): all of it at once would
+ * hold up what is due for as long as the inbox takes to empty. */
+#define DRAIN_BURSTS 4
 #define COST_EVERY 8   /* a power of 2 */
 
 struct rte_rcu_qsbr *shaper_rcu;
@@ -389,7 +401,8 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	struct shp_round r;
 	bool held;
 	uint16_t sent, i;
-	uint64_t t0 = 0, shed;
+	uint64_t t0 = 0, t1, shed;
+	unsigned int moved = 0;
 
 	if (e->npend > 0) {
 		/* The port refused these last time: they go first, and
@@ -409,23 +422,31 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		}
 	}
 	shaper_sched_tx(s, e->port);
-	if (sample)
+	if (sample || !w->rx)
 		t0 = shp_clock_now(&s->clock);
+	t1 = t0;
 	if (chain->inbox != NULL) {
-		ctx.now = shp_clock_now(&s->clock);
+		ctx.now = t0 != 0 ? t0 : shp_clock_now(&s->clock);
 		ctx.unthrottled = shp_chain_unthrottled(chain);
-		shp_chain_drain(chain, &ctx);
+		moved = shp_chain_drain_max(chain, &ctx,
+					    DRAIN_BURSTS * s->opt.burst);
+		if (!w->rx)
+			t1 = shp_clock_now(&s->clock);
 	}
 	shed = pc->drops[SHP_DROP_LATE];
 	shp_egress_round(chain->root, &ctx, &io, pkts, s->opt.burst,
 			 budget, s->opt.max_late_ns, e->behind, &r);
-	if (sample) {
-		uint32_t k = shp_cost_count(&r, s->opt.burst,
-					    pc->drops[SHP_DROP_LATE] - shed);
+	if (sample || !w->rx) {
+		uint64_t t2 = shp_clock_now(&s->clock);
+		uint64_t d = pc->drops[SHP_DROP_LATE] - shed;
+		uint32_t k = shp_cost_count(&r, s->opt.burst, d);
 
-		if (k != 0)
-			shp_cost_sample(&w->admit.tx,
-					shp_clock_now(&s->clock) - t0, k);
+		if (sample && k != 0)
+			shp_cost_sample(&w->admit.tx, t2 - t0, k);
+		if (!w->rx)
+			shp_load_add(&w->load, t1 - t0, moved, t2 - t1,
+				     r.released - (uint32_t)RTE_MIN(d,
+						r.released), d);
 	}
 	if (unlikely(r.refused > 0)) {
 		for (i = 0; i < r.refused; i++)
@@ -500,14 +521,15 @@ shaper_worker_main(void *arg)
 	struct worker *w = &s->workers[lcore];
 	struct shp_lcore_ctr *ctr = &s->ctr[lcore];
 	/* A lcore that also polls RX bounds each port's round so RX is
-	 * still polled; a TX-only lcore has nothing else to do. */
-	unsigned int budget = (w->rx ? TX_BUDGET_BURSTS : 64) * s->opt.burst;
+	 * still polled; a TX-only lcore, so its other ports are served. */
+	unsigned int budget = (w->rx ? TX_BUDGET_BURSTS : TX_ONLY_BUDGET_BURSTS) *
+			      s->opt.burst;
 	uint32_t rounds = 0;
 	uint16_t k, first = 0;
 
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
-	shp_stalls_init(&w->stalls, rte_get_tsc_hz());
+	shp_stalls_init(&w->stalls, rte_get_tsc_hz(), s->opt.burst);
 	while (!s->quit) {
 		/* pacing's costs are measured in one loop of COST_EVERY:
 		 * enough for an estimate, a clock read less the rest of the
@@ -521,8 +543,12 @@ shaper_worker_main(void *arg)
 			for (k = 0; k < w->nb_egress; k++)
 				tx_port(s, w, &s->egress[w->egress[k]], ctr,
 					budget, sample);
+		/* what RX lcores of a pipeline pace at (shp_load_cost) */
 		if (w->tx && (rounds & 1023) == 0)
-			w->tx_cost_pub = w->admit.tx.ns;
+			w->tx_cost_pub = w->rx ? w->admit.tx.ns :
+				shp_load_cost(&w->load,
+					      shp_clock_now(&s->clock),
+					      w->tx_cost_pub);
 		if (w->rx && !s->paused && !w->rx_done) {
 			bool all_done = s->opt.replay;
 			uint64_t cost = admit_cost(s, w);

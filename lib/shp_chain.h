@@ -19,6 +19,7 @@
 #ifndef SHP_CHAIN_H
 #define SHP_CHAIN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <rte_ring.h>
@@ -143,19 +144,31 @@ shp_chain_enqueue_rx(struct shp_chain *c, struct rte_mbuf **pkts,
 		       (uint16_t)(n - ok));
 }
 
-/* TX lcore, each round before it dequeues: what RX lcores handed over
- * joins the queue. */
+/* TX lcore: up to max of what RX lcores handed over joins the queue
+ * (UINT_MAX: all of it). Returns how many. */
+static inline unsigned int
+shp_chain_drain_max(struct shp_chain *c, struct shp_ctx *ctx,
+		    unsigned int max)
+{
+	struct rte_mbuf *pkts[64];
+	unsigned int n, done = 0;
+
+	if (c->inbox == NULL)
+		return 0;
+	while (done < max &&
+	       (n = rte_ring_dequeue_burst(c->inbox, (void **)pkts,
+					   RTE_MIN(RTE_DIM(pkts), max - done),
+					   NULL)) > 0) {
+		c->queue->ops->enqueue(c->queue, pkts, (uint16_t)n, ctx);
+		done += n;
+	}
+	return done;
+}
+
 static inline void
 shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx)
 {
-	struct rte_mbuf *pkts[64];
-	unsigned int n;
-
-	if (c->inbox == NULL)
-		return;
-	while ((n = rte_ring_dequeue_burst(c->inbox, (void **)pkts,
-					   RTE_DIM(pkts), NULL)) > 0)
-		c->queue->ops->enqueue(c->queue, pkts, (uint16_t)n, ctx);
+	shp_chain_drain_max(c, ctx, UINT_MAX);
 }
 
 /* The ports' descriptor rings, the pool's per-lcore cache, and room for

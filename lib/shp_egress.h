@@ -39,11 +39,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <rte_mbuf.h>
 
 #include "config.h"
 #include "shp_meta.h"
 #include "shp_qdisc.h"
+#include "shp_stall.h"
 
 /* When the profile wanted m to leave: netem's send time if netem
  * scheduled it, else its arrival (bands and an idle bucket add nothing). */
@@ -303,6 +305,89 @@ shp_admit_cost_rx(const struct shp_admit *a, uint64_t tx, unsigned int nb_rx)
 	tx *= nb_rx;
 	own = RTE_MAX(own, tx);
 	return own + own / SHP_ADMIT_MARGIN;
+}
+
+/*
+ * What a pipeline's TX lcore spends on a packet, all its work included,
+ * for the RX lcores that pace at it (shp_admit_cost_rx): the time it
+ * spends taking packets in (from the inbox into the queue) over how many,
+ * plus the time of its rounds (the delay line takes them from the queue
+ * and lets them go a delay later) over what the port took, each summed
+ * over a window. A round's own sample (shp_cost_sample) is no measure
+ * here: much of the work on a packet (taking it in, missing on what
+ * another core wrote, placing it in the delay line) is done in rounds
+ * that release few, which a sample skips, and the RX lcore admitted twice
+ * what the TX lcore could release on time (60% of it shed). The two are
+ * taken apart because admission and release are a delay apart, at rates
+ * that differ while admission changes. Shed packets count in the time,
+ * not in the packets, as in shp_cost_count. Work interrupted by a stall
+ * (over SHP_STALL_NS) is the host's and is left out.
+ */
+#define SHP_LOAD_MIN 8192        /* packets that make a window */
+#define SHP_LOAD_IDLE_NS 10000000 /* a window this old says: light load */
+
+struct shp_load {
+	uint64_t in_ns;       /* taking packets in */
+	uint64_t in;          /* how many */
+	uint64_t out_ns;      /* rounds that released or shed a packet */
+	uint64_t sent;        /* what the port took in them */
+	uint64_t shed;        /* what they shed as `late` */
+	uint64_t since;       /* when the window opened */
+};
+
+/* Taking `in` packets took in_ns; a round took out_ns, the port took
+ * sent and shed were shed. */
+static inline void
+shp_load_add(struct shp_load *l, uint64_t in_ns, uint32_t in, uint64_t out_ns,
+	     uint32_t sent, uint64_t shed)
+{
+	if (in != 0 && in_ns <= SHP_STALL_NS) {
+		l->in_ns += in_ns;
+		l->in += in;
+	}
+	if ((sent != 0 || shed != 0) && out_ns <= SHP_STALL_NS) {
+		l->out_ns += out_ns;
+		l->sent += sent;
+		l->shed += shed;
+	}
+}
+
+/*
+ * The cost (ns << SHP_COST_SHIFT a packet) to publish at `now`, given
+ * prev. Once SHP_LOAD_MIN packets were taken in or let go: the sum of the
+ * two, followed fast when it rises (half the way: what is admitted too
+ * fast now is shed a delay later) and slowly when it falls (an eighth).
+ * Until a packet is let go (the first delay) the release is taken as
+ * twice the intake. A window that shed more than it sent doubles prev:
+ * the lcore is behind. One that stays short of SHP_LOAD_MIN for
+ * SHP_LOAD_IDLE_NS is a light load: prev falls by a quarter, so that a
+ * cost measured under a stall does not hold admission down forever.
+ */
+static inline uint32_t
+shp_load_cost(struct shp_load *l, uint64_t now, uint32_t prev)
+{
+	uint64_t c, in_c = 0, out_c;
+
+	if (l->in < SHP_LOAD_MIN && l->sent + l->shed < SHP_LOAD_MIN) {
+		if (now - l->since < SHP_LOAD_IDLE_NS)
+			return prev;
+		c = prev - prev / 4;
+	} else if (l->shed > l->sent) {
+		c = prev != 0 ? 2 * (uint64_t)prev : 0;
+	} else {
+		if (l->in != 0)
+			in_c = (l->in_ns << SHP_COST_SHIFT) / l->in;
+		out_c = l->sent != 0 ? (l->out_ns << SHP_COST_SHIFT) / l->sent
+				     : 2 * in_c;
+		c = in_c + out_c;
+		if (prev != 0)
+			c = c > prev ? (prev + c) / 2 : prev - (prev - c) / 8;
+	}
+	if (c > UINT32_MAX / 2)
+		c = UINT32_MAX / 2;
+	memset(l, 0, sizeof(*l));
+	l->since = now;
+	return c != 0 ? (uint32_t)c : prev;
 }
 
 /*

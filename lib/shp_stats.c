@@ -315,9 +315,11 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 	for (i = 0; i < nb_lcores; i++)
 		fprintf(f, "%s\n  \"%u\": {\"loops\": %" PRIu64
 			", \"stalls\": %" PRIu64 ", \"stalled_ns\": %" PRIu64
+			", \"hiccups\": %" PRIu64 ", \"hiccup_ns\": %" PRIu64
 			", \"longest_loop_ns\": %" PRIu64 ", \"socket\": %d}",
 			i ? "," : "", lcores[i].lcore, lcores[i].loops,
 			lcores[i].stalls, lcores[i].stalled_ns,
+			lcores[i].hiccups, lcores[i].hiccup_ns,
 			lcores[i].longest_ns, lcores[i].socket);
 	fprintf(f, "%s}\n", nb_lcores > 0 ? "\n}" : "");
 }

@@ -193,7 +193,8 @@ run(struct sim *s, unsigned int budget, uint64_t max_late, bool pace,
  * A pipeline: an RX lcore and a TX lcore, each on its own virtual clock,
  * the one behind running its next loop (two CPUs). RX admits at what the
  * TX lcore can release (shp_admit_cost_rx, on the cost the TX lcore
- * publishes), into the bands; TX runs rounds of up to 64 bursts.
+ * publishes: shp_load_cost), into the bands; TX runs rounds of up to 2
+ * bursts, as a TX-only lcore does.
  */
 struct pipe {
 	struct sim tx;              /* the TX lcore: vt, sent, lateness */
@@ -214,7 +215,8 @@ run_pipe(struct pipe *p, uint64_t max_late, double mpps)
 					  .arg = s };
 	struct rte_mbuf *pkts[BURST];
 	struct shp_round r = { 0 };
-	struct shp_admit rxa = { 0 }, txa = { 0 };
+	struct shp_admit rxa = { 0 };
+	struct shp_load load = { 0 };
 	struct shp_ctx rctx;
 	uint64_t held, arrived = 0, next_pub = 0, dropped = 0, shed;
 	volatile bool behind = false;
@@ -245,10 +247,12 @@ run_pipe(struct pipe *p, uint64_t max_late, double mpps)
 			t0 = s->vt;
 			shed = late_drops(s);
 			shp_egress_round(root, &rig.ctx, &io, pkts, BURST,
-					 64 * BURST, max_late, r.behind, &r);
-			shed = shp_cost_count(&r, BURST, late_drops(s) - shed);
-			if (shed != 0)
-				shp_cost_sample(&txa.tx, s->vt - t0, shed);
+					 2 * BURST, max_late, r.behind, &r);
+			shed = late_drops(s) - shed;
+			/* as app/worker.c: the whole round's time over what
+			 * the port took, summed (shp_load) */
+			shp_load_add(&load, 0, 0, s->vt - t0,
+				     r.released - (uint32_t)shed, shed);
 			behind = r.behind;
 			if (getenv("EG_TRACE") &&
 			    s->vt / 1000000 != s->trace_ms) {
@@ -260,7 +264,7 @@ run_pipe(struct pipe *p, uint64_t max_late, double mpps)
 				       tx_pub >> SHP_COST_SHIFT);
 			}
 			if (s->vt >= next_pub) {   /* now and then */
-				tx_pub = txa.tx.ns;
+				tx_pub = shp_load_cost(&load, s->vt, tx_pub);
 				next_pub = s->vt + 50000;
 			}
 			continue;
@@ -470,18 +474,33 @@ test_stalls_counted(void **state)
 	unsigned int i;
 
 	(void)state;
-	shp_stalls_init(&st, 1000000000ull);
+	shp_stalls_init(&st, 1000000000ull, 32);
 	assert_int_equal(st.limit, SHP_STALL_NS);
 	for (i = 0; i < RTE_DIM(at); i++)
 		shp_stall_mark(&st, at[i]);
 	assert_int_equal(st.count, 2);
 	assert_int_equal(st.cycles, 5000000);
 	assert_int_equal(st.longest, 3000000);
+	/* the 1 ms and the 400 us loops are hiccups; the 1 us one nothing */
+	assert_int_equal(st.hiccups, 2);
+	assert_int_equal(st.hiccup_cycles, 1400000);
 	shp_stalls_sum(&st, 2000000000ull, &sum);
 	assert_int_equal(sum.stalls, 2);
 	assert_int_equal(sum.stalled_ns, 2500000);
 	assert_int_equal(sum.longest_ns, 1500000);
-	shp_stalls_init(&st, 2000000000ull);
+	assert_int_equal(sum.hiccups, 2);
+	assert_int_equal(sum.hiccup_ns, 700000);
+	/* a burst of 64 may work twice as long: 400 us is no hiccup; a
+	 * burst of 512 would work 3.2 ms: its hiccups start at a stall */
+	shp_stalls_init(&st, 1000000000ull, 64);
+	shp_stall_mark(&st, 1000);
+	shp_stall_mark(&st, 401000);
+	assert_int_equal(st.hiccups, 0);
+	shp_stall_mark(&st, 801001);
+	assert_int_equal(st.hiccups, 1);
+	shp_stalls_init(&st, 1000000000ull, 512);
+	assert_int_equal(st.hiccup_limit, SHP_STALL_NS);
+	shp_stalls_init(&st, 2000000000ull, 32);
 	shp_stall_mark(&st, 1);
 	shp_stall_mark(&st, 2000001);   /* 1 ms at 2 GHz: not over it */
 	assert_int_equal(st.count, 0);
@@ -600,6 +619,64 @@ test_pipeline_below_capacity(void **state)
 	assert_true(p.tx.max_late_all < 50000);
 }
 
+/*
+ * What a pipeline's TX lcore publishes (shp_load_cost): nothing until a
+ * window holds SHP_LOAD_MIN packets; then intake plus release per packet;
+ * up half the way at once, down an eighth; a window that shed more than
+ * it sent doubles; a light load lets it fall by a quarter a window; work
+ * over a stall does not count.
+ */
+/* n rounds of 100 packets each way: in_ns and out_ns a packet, and of
+ * the 100 out, `shed` shed */
+static void
+load_rounds(struct shp_load *l, unsigned int n, uint64_t in_ns,
+	    uint64_t out_ns, uint32_t shed)
+{
+	while (n-- > 0)
+		shp_load_add(l, 100 * in_ns, in_ns != 0 ? 100 : 0,
+			     100 * out_ns, out_ns != 0 ? 100 - shed : 0,
+			     out_ns != 0 ? shed : 0);
+}
+
+static void
+test_load_cost(void **state)
+{
+	struct shp_load l = { 0 };
+	uint32_t c;
+	const uint32_t one = 1u << SHP_COST_SHIFT;   /* 1 ns */
+
+	(void)state;
+	/* the first delay: intake only, release taken as twice that */
+	load_rounds(&l, 100, 50, 0, 0);
+	c = shp_load_cost(&l, 1000, 0);
+	assert_int_equal(c, 150 * one);
+	/* too few: nothing said, the window goes on */
+	load_rounds(&l, 1, 50, 200, 0);
+	assert_int_equal(shp_load_cost(&l, 2000, c), c);
+	/* 50 ns in, 200 out: 250, reached half the way from 150 */
+	load_rounds(&l, 99, 50, 200, 0);
+	c = shp_load_cost(&l, 3000, c);
+	assert_int_equal(c, 200 * one);
+	/* down to 120: an eighth of the way (200 - 80/8) */
+	load_rounds(&l, 100, 0, 120, 0);
+	c = shp_load_cost(&l, 4000, c);
+	assert_int_equal(c, 190 * one);
+	/* a window that shed more than it sent: behind, doubled */
+	load_rounds(&l, 100, 0, 100, 60);
+	c = shp_load_cost(&l, 5000, c);
+	assert_int_equal(c, 380 * one);
+	/* a light load for SHP_LOAD_IDLE_NS: a quarter off */
+	load_rounds(&l, 5, 0, 100, 0);
+	assert_int_equal(shp_load_cost(&l, 5000 + SHP_LOAD_IDLE_NS - 1, c), c);
+	c = shp_load_cost(&l, 5000 + SHP_LOAD_IDLE_NS, c);
+	assert_int_equal(c, 285 * one);
+	/* a round stretched by a stall (the host's) is left out */
+	shp_load_add(&l, 0, 0, SHP_STALL_NS + 1, 100, 0);
+	load_rounds(&l, 100, 0, 285, 0);
+	assert_int_equal(shp_load_cost(&l, 6000 + 2 * SHP_LOAD_IDLE_NS, c),
+			 285 * one);
+}
+
 /* The predicate itself. */
 static void
 test_is_behind(void **state)
@@ -622,6 +699,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_is_behind),
+		cmocka_unit_test(test_load_cost),
 		cmocka_unit_test(test_overload_paced),
 		cmocka_unit_test(test_lone_late_burst_sent),
 		cmocka_unit_test(test_below_capacity_no_overload),
