@@ -538,7 +538,8 @@ shaper_sched_show(struct shaper *s, FILE *f)
 		return;
 	}
 	rel = now > s->start_ns ? now - s->start_ns : 0;
-	shp_sched_fmt_time(a, sizeof(a), rel);
+	/* to the ms: a raw count of ns says no more and reads worse */
+	shp_sched_fmt_time(a, sizeof(a), rel - rel % 1000000);
 	fprintf(f, "schedule %s: %u line%s", sched.path, sched.nb_lines,
 		sched.nb_lines == 1 ? "" : "s");
 	if (sched.repeat != 0) {

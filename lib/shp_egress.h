@@ -310,14 +310,16 @@ shp_admit_cost_rx(const struct shp_admit *a, uint64_t tx, unsigned int nb_rx)
 /*
  * What a pipeline's TX lcore spends on a packet, all its work included,
  * for the RX lcores that pace at it (shp_admit_cost_rx): the time it
- * spends taking packets in (from the inbox into the queue) over how many,
- * plus the time of its rounds (the delay line takes them from the queue
- * and lets them go a delay later) over what the port took, each summed
- * over a window. A round's own sample (shp_cost_sample) is no measure
- * here: much of the work on a packet (taking it in, missing on what
- * another core wrote, placing it in the delay line) is done in rounds
- * that release few, which a sample skips, and the RX lcore admitted twice
- * what the TX lcore could release on time (60% of it shed). The two are
+ * spends taking packets in (from a chain's inbox into the queue; none
+ * with an MP queue such as the bands, which RX lcores fill themselves)
+ * over how many, plus the time of its rounds (the delay line takes them
+ * from the queue and lets them go a delay later) over what the port took,
+ * each summed over a window. A round's own sample (shp_cost_sample) is no
+ * measure here: much of the work on a packet (missing on what another
+ * core wrote, placing it in the delay line) is done in rounds that
+ * release few, which a sample skips; the published cost swung between 20
+ * and 1800 ns, and the RX lcore admitted, for a while at a time, what the
+ * TX lcore shed a delay later. The two are
  * taken apart because admission and release are a delay apart, at rates
  * that differ while admission changes. Shed packets count in the time,
  * not in the packets, as in shp_cost_count. Work interrupted by a stall

@@ -14,7 +14,8 @@
 # SHP_FUZZ_ROUNDTRIP=1 makes the print-and-reparse checks of the netem,
 # tbf and unit printers fatal (the default; 0: reported once per run as a
 # note).
-# Extra libFuzzer flags: SHP_FUZZ_FLAGS, e.g. "-jobs=4 -workers=4".
+# Extra libFuzzer flags: SHP_FUZZ_FLAGS, e.g. "-jobs=4 -workers=4";
+# SHP_FUZZ_JOBS harnesses run at once (default: nproc).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,15 +61,14 @@ forget_eal_dirs() {
 }
 
 mkdir -p build-fuzz/artifacts build-fuzz/logs
-status=0
-for n in "${names[@]}"; do
-	bin=build-fuzz/fuzz/fuzz_$n
-	seeds=fuzz/corpus/$n
-	work=build-fuzz/corpus/$n
-	log=build-fuzz/logs/$n.log
+# One harness: its summary line(s) to build-fuzz/logs/NAME.result; exits
+# non-zero if it found something.
+fuzz_one() {
+	local n=$1 bin=build-fuzz/fuzz/fuzz_$1 seeds=fuzz/corpus/$1
+	local work=build-fuzz/corpus/$1 log=build-fuzz/logs/$1.log rc runs
+	local common=(-artifact_prefix="build-fuzz/artifacts/$n-" -timeout=20
+		      -rss_limit_mb=2560 -print_final_stats=1)
 	mkdir -p "$work"
-	common=(-artifact_prefix="build-fuzz/artifacts/$n-" -timeout=20
-		-rss_limit_mb=2560 -print_final_stats=1)
 	[ -f "fuzz/dict/$n.dict" ] && common+=(-dict="fuzz/dict/$n.dict")
 
 	# regression: each committed input once
@@ -78,12 +78,11 @@ for n in "${names[@]}"; do
 	if [ $rc -ne 0 ]; then
 		echo "fuzz $n: FAILED on its corpus (log: $log)"
 		grep -m3 -E "ERROR|runtime error|SUMMARY|round-trip" "$log"
-		status=1
-		continue
+		return 1
 	fi
 	if [ "$secs" -eq 0 ]; then
 		echo "fuzz $n: corpus ok ($(ls "$seeds" | wc -l) inputs)"
-		continue
+		return 0
 	fi
 	# fuzzing: new inputs into the work corpus, seeds read from git's
 	# shellcheck disable=SC2086
@@ -97,10 +96,31 @@ for n in "${names[@]}"; do
 		echo "fuzz $n: FAILED after ${runs:-?} runs (log: $log)"
 		grep -m3 -E "ERROR|runtime error|SUMMARY|round-trip" "$log"
 		ls -t build-fuzz/artifacts/"$n"-* 2>/dev/null | head -1
-		status=1
-	else
-		echo "fuzz $n: ok, corpus and ${runs:-?} runs in ${secs}s" \
-		     "$(grep -m1 -o 'note: .* does not round-trip' "$log")"
+		return 1
 	fi
+	echo "fuzz $n: ok, corpus and ${runs:-?} runs in ${secs}s" \
+	     "$(grep -m1 -o 'note: .* does not round-trip' "$log")"
+}
+
+# SHP_FUZZ_JOBS harnesses at once (default: one a CPU): each is one
+# process, so a 2-CPU machine runs the twelve in half the time, each for
+# its full SECONDS.
+jobs=${SHP_FUZZ_JOBS:-$(nproc)}
+running=0
+for n in "${names[@]}"; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	{ fuzz_one "$n" >"build-fuzz/logs/$n.result" 2>&1
+	  echo $? >"build-fuzz/logs/$n.rc"; } &
+	running=$((running + 1))
+done
+wait
+status=0
+for n in "${names[@]}"; do
+	cat "build-fuzz/logs/$n.result"
+	[ "$(cat "build-fuzz/logs/$n.rc" 2>/dev/null)" = 0 ] || status=1
+	rm -f "build-fuzz/logs/$n.result" "build-fuzz/logs/$n.rc"
 done
 exit $status

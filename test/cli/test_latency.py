@@ -20,8 +20,8 @@ PORT_SCHEMA = {
     "bands", "drops", "xstats",
     "link"}   # the port's link (issue 29)
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
-STALLS = ["loops", "stalls", "stalled_ns", "longest_loop_ns",
-          "socket"]   # issue 29
+STALLS = ["loops", "stalls", "stalled_ns", "hiccups", "hiccup_ns",
+          "longest_loop_ns", "socket"]   # issue 29; hiccups: issue 30.7
 DELAY_NS = 5_000_000
 
 
@@ -62,6 +62,10 @@ def test_stats_file_schema(tmp_path):
         assert all(isinstance(v, int) and v >= 0 for v in lc.values()), lc
         assert lc["loops"] > 0
         assert lc["stalled_ns"] >= lc["stalls"] * 1_000_000, lc
+        # a hiccup: a loop over 200 us, up to a stall
+        assert 200_000 * lc["hiccups"] <= lc["hiccup_ns"] <= \
+            1_000_000 * lc["hiccups"], lc
+        assert lc["longest_loop_ns"] * lc["hiccups"] >= lc["hiccup_ns"], lc
         assert lc["longest_loop_ns"] * lc["stalls"] >= lc["stalled_ns"], lc
         # over 1 ms is a stall (to the ns the TSC rounds to)
         assert lc["stalls"] == 0 or lc["longest_loop_ns"] >= 999_000, lc
