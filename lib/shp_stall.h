@@ -24,9 +24,10 @@
 /*
  * Shorter losses count too, as hiccups: a loop over SHP_HICCUP_NS (and up
  * to SHP_STALL_NS). A loop's work is bounded by its bursts: at the default
- * burst of 32 the longest a loop works is under 100 us (a TX-only lcore:
- * a few bursts per port; run to completion: its TX budget and one RX
- * burst per queue), so a loop of 200 us or more lost its CPU; with a
+ * burst of 32 a loop works about 100 us at most (run to completion with
+ * two ports: 8 bursts each at ~200 ns a packet, and an RX burst a queue;
+ * a TX-only lcore: 2 bursts a port), so a loop of 200 us or more lost its
+ * CPU; with a
  * larger burst the bound grows with it (shp_stalls_init). On this VM
  * hiccups add up to as much lost time as the stalls over 1 ms (27 ms
  * against 25 ms in 4 s on a TX lcore), and each one makes what falls due
