@@ -30,8 +30,9 @@
  * meanwhile later than --max-late, that port shed it and fell behind in
  * turn, and the two kept each other shedding (0.16 Mpps a port sent, 4.7
  * M of 5.3 M admitted shed in 4 s). Two bursts a port keep its loop
- * within --max-late and carried the most (2.1 Mpps a port against 1.6
- * with 8, 1.3 with 1; docs/benchmarks.md). */
+ * within --max-late: at overload 2, 4 and 8 carried alike, and shed 1.6-1.8,
+ * 2.4-3.1 and 4.8-5.9 times what the lost time explains (two runs each;
+ * docs/benchmarks.md). */
 #define TX_ONLY_BUDGET_BURSTS 2
 /* Packets, in bursts, a TX lcore takes from a chain's inbox a round (a
  * queue kind without MP enqueue, e.g. fq_codel): all of it at once would
