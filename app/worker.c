@@ -429,8 +429,8 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	if (chain->inbox != NULL) {
 		ctx.now = t0 != 0 ? t0 : shp_clock_now(&s->clock);
 		ctx.unthrottled = shp_chain_unthrottled(chain);
-		moved = shp_chain_drain_max(chain, &ctx,
-					    DRAIN_BURSTS * s->opt.burst);
+		moved = shp_chain_drain(chain, &ctx,
+					DRAIN_BURSTS * s->opt.burst);
 		if (!w->rx)
 			t1 = shp_clock_now(&s->clock);
 	}
@@ -446,8 +446,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 			shp_cost_sample(&w->admit.tx, t2 - t0, k);
 		if (!w->rx)
 			shp_load_add(&w->load, t1 - t0, moved, t2 - t1,
-				     r.released - (uint32_t)RTE_MIN(d,
-						r.released), d);
+				     shp_round_sent(&r, d), d);
 	}
 	if (unlikely(r.refused > 0)) {
 		for (i = 0; i < r.refused; i++)
@@ -603,7 +602,7 @@ shaper_flush(struct shaper *s)
 		}
 		if (s->chain[port].root != NULL) {
 			/* what RX lcores handed over joins the queue first */
-			shp_chain_drain(&s->chain[port], &ctx);
+			shp_chain_drain(&s->chain[port], &ctx, UINT_MAX);
 			shp_qdisc_reset_all(s->chain[port].root, &ctx);
 		}
 	}

@@ -147,8 +147,7 @@ shp_chain_enqueue_rx(struct shp_chain *c, struct rte_mbuf **pkts,
 /* TX lcore: up to max of what RX lcores handed over joins the queue
  * (UINT_MAX: all of it). Returns how many. */
 static inline unsigned int
-shp_chain_drain_max(struct shp_chain *c, struct shp_ctx *ctx,
-		    unsigned int max)
+shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx, unsigned int max)
 {
 	struct rte_mbuf *pkts[64];
 	unsigned int n, done = 0;
@@ -163,12 +162,6 @@ shp_chain_drain_max(struct shp_chain *c, struct shp_ctx *ctx,
 		done += n;
 	}
 	return done;
-}
-
-static inline void
-shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx)
-{
-	shp_chain_drain_max(c, ctx, UINT_MAX);
 }
 
 /* The ports' descriptor rings, the pool's per-lcore cache, and room for

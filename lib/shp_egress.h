@@ -131,6 +131,14 @@ struct shp_round {
 	bool behind;           /* ended with due work left, too late */
 };
 
+/* What of a round's released packets the port took: released, less
+ * what the round shed as `late`. */
+static inline uint32_t
+shp_round_sent(const struct shp_round *r, uint64_t shed)
+{
+	return shed < r->released ? r->released - (uint32_t)shed : 0;
+}
+
 /*
  * How many packets a round (shed: what it dropped as `late`) took the
  * time of, as a sample of what releasing one costs (shp_admit below); 0:
@@ -146,7 +154,7 @@ struct shp_round {
 static inline uint32_t
 shp_cost_count(const struct shp_round *r, uint16_t burst, uint64_t shed)
 {
-	uint32_t sent = shed < r->released ? r->released - (uint32_t)shed : 0;
+	uint32_t sent = shp_round_sent(r, shed);
 
 	return 2 * sent >= burst ? sent : 0;
 }

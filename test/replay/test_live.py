@@ -106,6 +106,17 @@ def sleep_4s(proc):
     return ""
 
 
+def read_setup(proc):
+    """proc's stdout up to the end of its set-up (the line after which it
+    forwards), as bytes."""
+    head = b""
+    while b"dpdk-shaper: 2 ports" not in head or not head.endswith(b"\n"):
+        c = os.read(proc.stdout.fileno(), 1)
+        assert c, head
+        head += c
+    return head
+
+
 def overload_run(tmp_path, attempt, extra=(), during=sleep_4s,
                  lcores=("-l", "0-1")):
     """net_null's unbounded load through 'delay 10ms'; during(proc) runs
@@ -200,12 +211,7 @@ def test_stall_is_reported_as_the_hosts(tmp_path):
     not the profile's. Without the stall the run has no loop anywhere near
     300 ms long."""
     def stop_300ms(proc):
-        head = b""
-        while b"dpdk-shaper: 2 ports" not in head or \
-                not head.endswith(b"\n"):
-            c = os.read(proc.stdout.fileno(), 1)
-            assert c, head
-            head += c
+        head = read_setup(proc)
         time.sleep(1)
         proc.send_signal(signal.SIGSTOP)
         time.sleep(0.3)
@@ -261,12 +267,7 @@ def test_pipeline_sheds_only_what_stalls_explain(tmp_path):
     file says what the lcore lost, hiccups included."""
     def started_then_4s(proc):
         # from the end of set-up, which takes seconds on a loaded machine
-        head = b""
-        while b"dpdk-shaper: 2 ports" not in head or \
-                not head.endswith(b"\n"):
-            c = os.read(proc.stdout.fileno(), 1)
-            assert c, head
-            head += c
+        head = read_setup(proc)
         time.sleep(4)
         return head.decode()
 

@@ -252,7 +252,7 @@ run_pipe(struct pipe *p, uint64_t max_late, double mpps)
 			/* as app/worker.c: the whole round's time over what
 			 * the port took, summed (shp_load) */
 			shp_load_add(&load, 0, 0, s->vt - t0,
-				     r.released - (uint32_t)shed, shed);
+				     shp_round_sent(&r, shed), shed);
 			behind = r.behind;
 			if (getenv("EG_TRACE") &&
 			    s->vt / 1000000 != s->trace_ms) {
