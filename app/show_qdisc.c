@@ -47,6 +47,34 @@ stage_params(const struct shp_kind *k, const char *text,
 		snprintf(st->params, sizeof(st->params), "%s", text);
 }
 
+/*
+ * The ingress slot as tc shows a policer on a device: an ingress qdisc
+ * (what reached the port's chain, what its action dropped) and the
+ * filter's action (`tc -s filter show dev D ingress`).
+ */
+static void
+show_ingress(struct shaper *s, uint16_t port, const char *text,
+	     const struct shp_kind_env *env, const struct shp_port_ctr *c,
+	     const char *dev, FILE *f)
+{
+	const struct shp_kind *k = s->chain[port].kind[SHP_SLOT_INGRESS];
+	struct tc_stage t = { 0 };
+	uint64_t dropped;
+
+	if (text == NULL || strcmp(text, "off") == 0)
+		return;
+	dropped = shp_kind_drops(k, c->drops);
+	stage_params(k, text, env, &t);
+	fprintf(f, "qdisc ingress ffff: ");
+	if (dev != NULL)
+		fprintf(f, "dev %s ", dev);
+	fprintf(f, "parent ffff:fff1 ---------------- \n Sent %" PRIu64
+		" pkt (dropped %" PRIu64 ", overlimits %" PRIu64
+		" requeues 0) \n backlog 0b 0p requeues 0\n"
+		" action order 1: %s %s\n", c->egress_in, dropped, dropped,
+		t.kind, t.params);
+}
+
 void
 cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 {
@@ -94,8 +122,9 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 		bl_b += bc->enqueued_bytes > gone ?
 			bc->enqueued_bytes - gone : 0;
 	}
-	/* root first: delay 1:, rate 2:, queue 3:, each active stage */
-	for (sl = SHP_SLOT_MAX; sl-- > 0;) {
+	/* root first: delay 1:, rate 2:, queue 3:, each active stage (the
+	 * ingress slot is no qdisc of the root's tree: below) */
+	for (sl = SHP_SLOT_DELAY + 1; sl-- > 0;) {
 		const struct shp_kind *k = ch->kind[sl];
 		struct tc_stage *t = &st[n];
 
@@ -103,7 +132,7 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 		    (sl != SHP_SLOT_QUEUE && strcmp(text[sl], "off") == 0))
 			continue;
 		*t = (struct tc_stage){
-			.handle = SHP_SLOT_MAX - sl,
+			.handle = SHP_SLOT_DELAY + 1 - sl,
 			.sent_b = deq_b, .sent_p = deq_p,
 			.dropped = shp_kind_drops(k, c->drops),
 			.backlog_b = bl_b, .backlog_p = bl_p,
@@ -153,5 +182,7 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 			st[i].params, st[i].sent_b, st[i].sent_p,
 			st[i].dropped, st[i].backlog_b, st[i].backlog_p);
 	}
+	show_ingress(s, port, text[SHP_SLOT_INGRESS], &env, c, with_dev ?
+		     dev : NULL, f);
 	free(cfg);
 }

@@ -153,6 +153,27 @@ overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
 }
 
 /*
+ * The egress port's ingress stage (a policer), where this lcore runs it
+ * (shp_chain.h), first: what it refuses is the profile's drop, judged as
+ * if the emulator kept up, before `overload` or the admission pacing
+ * take what is left. Counted as received and offered. Returns what
+ * passed.
+ */
+static inline uint16_t
+rx_ingress(struct shp_chain *c, struct shp_port_ctr *in, struct shp_ctx *ctx,
+	  struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t gone = 0;
+	uint16_t k;
+
+	k = shp_chain_ingress(c, pkts, n, NULL, NULL, &gone, ctx);
+	in->rx_packets += n - k;
+	in->rx_bytes += gone;
+	ctx->ctr->egress_in += n - k;
+	return k;
+}
+
+/*
  * A short burst while the pool cannot fill one: the port had arrivals it
  * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
  * per burst. Only a short burst pays for the look at the pool.
@@ -231,6 +252,12 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	    shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts, n,
 				  in, ctx.ctr, ctx.now))
 		return;
+	if (unlikely(shp_chain_ingress_on(&s->chain[r->egress])) &&
+	    shp_chain_ingress_here(&s->chain[r->egress], r->tx_here)) {
+		n = rx_ingress(&s->chain[r->egress], in, &ctx, pkts, n);
+		if (n == 0)
+			return;
+	}
 	if (unlikely(behind)) {
 		overload(in, ctx.ctr, pkts, n);
 		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) -

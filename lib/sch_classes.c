@@ -39,11 +39,26 @@ hand_to(struct shp_qdisc *q, struct classes_conf *cf, uint16_t i,
 		struct shp_port_ctr *ctr = cf->cls[i]->ctr;
 
 		dst = cf->cls[i]->chain.queue;
-		busy_push(cf, i);
 		ctr->egress_in += k;
 		ctr->rx_packets += k;
 		ctr->rx_bytes += bytes;
 		c.ctr = ctr;
+		/* the class's policer, before its queue */
+		if (unlikely(shp_chain_ingress_on(&cf->cls[i]->chain))) {
+			uint64_t gone = 0;
+			uint16_t m = shp_chain_ingress(&cf->cls[i]->chain, v,
+						       k, NULL, vb, &gone, &c);
+			uint16_t j;
+
+			bytes -= gone;
+			if (m == 0)
+				return 0;
+			if (m < k && vb != NULL)
+				for (j = 0, used = 0; j < m; j++)
+					used |= 1u << vb[j];
+			k = m;
+		}
+		busy_push(cf, i);
 		/* a class's own gate holds its queue back as the port's does */
 		c.unthrottled = ctx->unthrottled &&
 				shp_chain_unthrottled(&cf->cls[i]->chain);

@@ -95,11 +95,18 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		}
 	}
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
-		c->stage[s] = shp_qdisc_create_env(c->kind[s]->ops, below,
+		/* the ingress stage has no child: it hands nothing on
+		 * itself (shp_chain_ingress) */
+		bool filter = s == SHP_SLOT_INGRESS;
+
+		c->stage[s] = shp_qdisc_create_env(c->kind[s]->ops,
+						   filter ? NULL : below,
 						   pool, port, &c->env,
 						   c->conf[s]);
 		if (c->stage[s] == NULL)
 			goto fail;
+		if (filter)
+			continue;
 		below = c->stage[s];
 		if (s == SHP_SLOT_RATE && tap != NULL) {
 			c->tap = shp_qdisc_create_env(tap, below, pool, port,
@@ -111,7 +118,10 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 	}
 	c->queue = c->stage[SHP_SLOT_QUEUE];
 	c->root = below;
-	if (!c->queue->ops->mp_enqueue) {
+	/* a class's chain is fed by its port's TX lcore only, and an RX
+	 * lcore that alone feeds a port runs its policer itself: none */
+	if (!c->queue->ops->mp_enqueue ||
+	    (!env->lean && !env->single_producer)) {
 		char name[RTE_RING_NAMESIZE];
 
 		snprintf(name, sizeof(name), "%s_inbox", c->name);
@@ -162,6 +172,40 @@ shp_chain_destroy(struct shp_chain *c, struct shp_ctx *ctx)
 		shp_kind_conf_free(c->kind[s], c->conf[s]);
 	}
 	memset(c, 0, sizeof(*c));
+}
+
+uint16_t
+shp_chain_ingress_run(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
+		      uint8_t *prio, uint8_t *band, uint64_t *gone_bytes,
+		      struct shp_ctx *ctx)
+{
+	struct shp_qdisc *q = c->stage[SHP_SLOT_INGRESS];
+	uint8_t verdict[n], any = 0;
+	struct rte_mbuf *gone[n];
+	uint16_t i, k = 0, d = 0;
+
+	q->ops->filter(q, pkts, n, verdict, ctx);
+	for (i = 0; i < n; i++)
+		any |= verdict[i];
+	if (any == 0)
+		return n;   /* all passed: nothing moves */
+	for (i = 0; i < n; i++) {
+		if (verdict[i] != 0) {
+			if (gone_bytes != NULL)
+				*gone_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+			ctx->ctr->drops[q->drop_slot[verdict[i] - 1]]++;
+			gone[d++] = pkts[i];
+			continue;
+		}
+		if (prio != NULL)
+			prio[k] = prio[i];
+		if (band != NULL)
+			band[k] = band[i];
+		pkts[k++] = pkts[i];
+	}
+	if (d > 0)
+		rte_pktmbuf_free_bulk(gone, d);
+	return k;
 }
 
 struct shp_qdisc *

@@ -2,7 +2,7 @@
 /*
  * An egress port's chain of stages, built from (kind, conf) per slot:
  *
- *     queue  ->  rate  ->  delay  ->  TX      (shp_kind.h)
+ *     ingress  ->  queue  ->  rate  ->  delay  ->  TX      (shp_kind.h)
  *
  * The program and the offline tool build their chains here and nowhere
  * else. The chain owns the confs it was given: a change publishes a new
@@ -15,6 +15,14 @@
  * directly; one that does not (a pipeline) puts its packets in the chain's
  * inbox, an MP/SC rte_ring the TX lcore empties into the queue at the
  * start of each round (shp_chain_drain).
+ *
+ * The ingress stage (a policer) keeps one state for all the chain's
+ * arrivals, so one lcore runs it: the RX lcore that alone feeds the port
+ * (env.single_producer: it runs it before anything else sees the
+ * packets, shp_chain_ingress), or, where several do, the TX lcore on
+ * what it takes from the inbox; while it is on, those RX lcores hand
+ * every packet over through the inbox, whatever the queue's kind (such
+ * a chain has one, for a policer set at run time).
  */
 #ifndef SHP_CHAIN_H
 #define SHP_CHAIN_H
@@ -118,10 +126,64 @@ shp_chain_unthrottled(const struct shp_chain *c)
 	       NULL;
 }
 
+/* Is the ingress slot on? Any lcore: reads the slot's conf only. */
+static inline bool
+shp_chain_ingress_on(const struct shp_chain *c)
+{
+	return __atomic_load_n(&c->conf[SHP_SLOT_INGRESS],
+			       __ATOMIC_RELAXED) != NULL;
+}
+
+/* Does the caller run the ingress stage on what it hands the chain
+ * (above)? owner: it is the port's TX lcore. */
+static inline bool
+shp_chain_ingress_here(const struct shp_chain *c, bool owner)
+{
+	return owner || c->env.single_producer;
+}
+
+/* shp_chain_ingress's work, out of line: the stage's verdicts applied. */
+uint16_t shp_chain_ingress_run(struct shp_chain *c, struct rte_mbuf **pkts,
+			       uint16_t n, uint8_t *prio, uint8_t *band,
+			       uint64_t *gone_bytes, struct shp_ctx *ctx);
+
+/*
+ * The ingress stage's one lcore (shp_chain_ingress_here): the ingress
+ * stage judges pkts[0..n), arrivals at ctx->now,
+ * before the queue sees them. What it drops is freed and counted under
+ * its cause (the caller has counted them into egress_in, as what it
+ * offers the chain), their pkt_len added to *gone_bytes (NULL: not
+ * kept); what it passes stays in pkts[0..returned), in order, with
+ * prio[] and band[] (either may be NULL) moved alike. Off: n, and
+ * nothing read.
+ */
+static inline uint16_t
+shp_chain_ingress(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
+		  uint8_t *prio, uint8_t *band, uint64_t *gone_bytes,
+		  struct shp_ctx *ctx)
+{
+	if (likely(!shp_chain_ingress_on(c)) || n == 0)
+		return n;
+	return shp_chain_ingress_run(c, pkts, n, prio, band, gone_bytes, ctx);
+}
+
+/* Owner only: pkts[0..n) into the chain, through its ingress stage
+ * (counted into egress_in by the caller). */
+static inline void
+shp_chain_enqueue(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
+		  struct shp_ctx *ctx)
+{
+	n = shp_chain_ingress(c, pkts, n, NULL, NULL, NULL, ctx);
+	if (n > 0)
+		c->queue->ops->enqueue(c->queue, pkts, n, ctx);
+}
+
 /*
  * RX: hand pkts[0..n) to the chain. band/used/bytes are what the RX pass
  * gathered (shp_classify_burst_bands). owner: the caller is the port's TX
- * lcore. Takes every packet: accepted, or counted as dropped.
+ * lcore. The caller has run shp_chain_ingress on them where
+ * shp_chain_ingress_here. Takes every packet: accepted, or counted as
+ * dropped.
  */
 static inline void
 shp_chain_enqueue_rx(struct shp_chain *c, struct rte_mbuf **pkts,
@@ -132,7 +194,8 @@ shp_chain_enqueue_rx(struct shp_chain *c, struct rte_mbuf **pkts,
 	unsigned int ok;
 
 	ctx->ctr->egress_in += n;
-	if (q->ops->mp_enqueue || owner) {
+	if (owner || (q->ops->mp_enqueue && (c->env.single_producer ||
+					     !shp_chain_ingress_on(c)))) {
 		if (q->ops->enqueue_rx != NULL)
 			q->ops->enqueue_rx(q, pkts, band, used, bytes, n, ctx);
 		else
@@ -144,8 +207,9 @@ shp_chain_enqueue_rx(struct shp_chain *c, struct rte_mbuf **pkts,
 		       (uint16_t)(n - ok));
 }
 
-/* TX lcore: up to max of what RX lcores handed over joins the queue
- * (UINT_MAX: all of it). Returns how many. */
+/* TX lcore: up to max of what RX lcores handed over joins the queue,
+ * through the ingress stage if they did not run it (UINT_MAX: all of
+ * it). Returns how many it took from the inbox. */
 static inline unsigned int
 shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx, unsigned int max)
 {
@@ -158,7 +222,11 @@ shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx, unsigned int max)
 	       (n = rte_ring_dequeue_burst(c->inbox, (void **)pkts,
 					   RTE_MIN(RTE_DIM(pkts), max - done),
 					   NULL)) > 0) {
-		c->queue->ops->enqueue(c->queue, pkts, (uint16_t)n, ctx);
+		if (c->env.single_producer)
+			c->queue->ops->enqueue(c->queue, pkts, (uint16_t)n,
+					       ctx);
+		else
+			shp_chain_enqueue(c, pkts, (uint16_t)n, ctx);
 		done += n;
 	}
 	return done;

@@ -14,7 +14,11 @@
  *
  * Each egress port runs one chain of slots, leaf first:
  *
- *     queue (pfifo_fast | fq_codel ...)  ->  rate (tbf ...)  ->  delay (netem)  ->  TX
+ *     ingress (police)  ->  queue (pfifo_fast | fq_codel ...)  ->  rate (tbf ...)  ->  delay (netem)  ->  TX
+ *
+ * The ingress slot judges each packet as it arrives and holds none (its
+ * ops' filter, shp_qdisc.h; the chain runs it: shp_chain_ingress); the
+ * others hold packets and are dequeued root first, each from its child.
  *
  * The option, INI key and `set` word of a queue kind is "queue" and its
  * text starts with the kind's name (`--queue 'fq_codel target 5ms'`, as
@@ -35,6 +39,9 @@ enum shp_slot {
 	SHP_SLOT_QUEUE,   /* the bottleneck queue RX enqueues into */
 	SHP_SLOT_RATE,    /* a gate: tbf */
 	SHP_SLOT_DELAY,   /* netem: the chain's root */
+	SHP_SLOT_INGRESS, /* in front of the queue: passes or drops each
+			   * arrival at once, holds nothing (police); not
+			   * in the dequeue path */
 	SHP_SLOT_MAX
 };
 

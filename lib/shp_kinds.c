@@ -16,6 +16,7 @@ extern const struct shp_kind shp_kind_fq_codel;
 extern const struct shp_kind shp_kind_tbf;
 extern const struct shp_kind shp_kind_trace;
 extern const struct shp_kind shp_kind_netem;
+extern const struct shp_kind shp_kind_police;
 
 const struct shp_kind *const shp_kinds[] = {
 	&shp_kind_pfifo_fast,   /* the first of a slot is its default */
@@ -23,6 +24,7 @@ const struct shp_kind *const shp_kinds[] = {
 	&shp_kind_tbf,
 	&shp_kind_trace,     /* trace-driven rate (issue 14) */
 	&shp_kind_netem,
+	&shp_kind_police,    /* the ingress slot (issue 28) */
 	NULL
 };
 

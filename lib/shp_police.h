@@ -93,4 +93,68 @@ shp_police_conform(struct shp_police_state *s, const struct shp_tbf_conf *c,
 	return true;
 }
 
+/*
+ * shp_police_conform for a burst arriving at one instant: len[i] of
+ * frame i, verdict[i] set to 0 (it conforms) or 1. The same state and
+ * verdicts as n calls in order (only the first sees time pass), with the
+ * refill done once and a frame's cost reused for the next of the same
+ * length. Inline: it runs per packet.
+ */
+static inline void
+shp_police_conform_burst(struct shp_police_state *s,
+			 const struct shp_tbf_conf *c, const uint32_t *len,
+			 uint16_t n, uint64_t now, uint8_t *verdict)
+{
+	int64_t cap = c->buffer_t > c->mtu_t ? c->buffer_t : c->mtu_t;
+	uint64_t dt = now > s->t_c ? now - s->t_c : 0;
+	int64_t elapsed, toks, ptoks = 0, cost = 0, pcost = 0;
+	uint32_t last = UINT32_MAX;
+	bool any = false;
+	uint16_t i;
+
+	elapsed = dt >= ((uint64_t)cap >> SHP_TBF_SHIFT) + 1 ? cap :
+		  (int64_t)(dt << SHP_TBF_SHIFT);
+	toks = elapsed + s->tokens;
+	if (toks > c->buffer_t)
+		toks = c->buffer_t;
+	if (c->peakrate) {
+		ptoks = elapsed + s->ptokens;
+		if (ptoks > c->mtu_t)
+			ptoks = c->mtu_t;
+	}
+	for (i = 0; i < n; i++) {
+		int64_t t, pt = 0;
+
+		if (len[i] > c->max_size) {
+			verdict[i] = 1;
+			continue;
+		}
+		if (len[i] != last) {
+			uint64_t wlen = shp_tbf_wire_len(c, len[i]);
+
+			last = len[i];
+			cost = shp_tbf_ticks(c->rate_mult, wlen);
+			if (c->peakrate)
+				pcost = shp_tbf_ticks(c->peak_mult, wlen);
+		}
+		t = toks - cost;
+		if (c->peakrate)
+			pt = ptoks - pcost;
+		if ((t | pt) < 0) {
+			verdict[i] = 1;
+			continue;
+		}
+		verdict[i] = 0;
+		toks = t;
+		ptoks = pt;
+		any = true;
+	}
+	if (!any)
+		return;   /* nothing conformed: the bucket as it was */
+	if (now > s->t_c)
+		s->t_c = now;
+	s->tokens = toks;
+	s->ptokens = ptoks;
+}
+
 #endif

@@ -95,6 +95,13 @@ struct shp_qdisc_ops {
 	uint16_t (*enqueue_rx)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			       uint8_t *band, uint32_t used, uint64_t bytes,
 			       uint16_t n, struct shp_ctx *ctx);
+	/* For a stage of the ingress slot (police), instead of the calls
+	 * below, which it has not: judge pkts[0..n), in order, as arrivals
+	 * at ctx->now. verdict[i] 0 lets pkts[i] on to the queue; c + 1
+	 * drops it, counted as the kind's drop cause c. Frees and counts
+	 * nothing (shp_chain_ingress does). Owner lcore only. */
+	void (*filter)(struct shp_qdisc *q, struct rte_mbuf *const *pkts,
+		       uint16_t n, uint8_t *verdict, struct shp_ctx *ctx);
 	/* Up to n packets due at ctx->now; never waits to fill a burst. */
 	uint16_t (*dequeue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			    uint16_t n, struct shp_ctx *ctx);

@@ -1249,7 +1249,7 @@ replay_loop(struct replay *r)
 		r->ctx.ctr->rx_packets++;
 		r->ctx.ctr->rx_bytes += h->caplen;
 		r->ctx.ctr->egress_in++;
-		shp_qdisc_enqueue(r->chain.queue, &m, 1, &r->ctx);
+		shp_chain_enqueue(&r->chain, &m, 1, &r->ctx);
 	}
 	if (!interrupted && rc == PCAP_ERROR)
 		return fail(EXIT_USAGE, "%s: broken after %" PRIu64

@@ -104,7 +104,7 @@ ERRORS = [
     ("show netem -1", "show netem: no port '-1'"),
     ("show tbf abc", "show tbf: no port 'abc'"),
     ("show config extra", "usage: show config"),
-    ("set", "usage: set queue|tbf|trace|netem|priomap|classify"),
+    ("set", "usage: set queue|tbf|trace|netem|police|priomap|classify"),
     ("set netem", "usage: set netem all|P ARGS|off"),
     ("set netem all", "usage: set netem all|P ARGS|off"),
     ("set netem 9 delay 1ms", "set netem: no port '9'"),

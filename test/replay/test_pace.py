@@ -209,7 +209,7 @@ def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     in the stats file explain, and every other count still matches the
     offline tool's. The old rule (`late` within 45 of offline's 0) fails
     on such a run; this one fails if the program sheds more than its rule
-    says, or did not shed at all."""
+    says, or neither shed nor recorded the stall as lateness."""
     inp, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
     stats = tmp_path / "stats.json"
     capture(inp)
@@ -230,5 +230,11 @@ def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     assert_conserved(run)
     assert live["rx_packets"] == N
     own = assert_matches(live, off, run)
-    # 300 packets fell due in the stall: well over the old tolerance
-    assert own > tolerance(N), (own, run.stats.get("lcores"))
+    # 300 packets fell due in the stall: shed as `late`, well over the
+    # old tolerance; or, where the pacer handed them on one burst at a
+    # time with nothing due behind them, sent late with their lateness
+    # recorded (shp_egress.h: a lone late burst is sent; seen 1 run in
+    # 12: `late` 0, the longest loop 300 ms)
+    late_max = live["latency"]["lateness_ns"]["max"]
+    assert own > tolerance(N) or late_max >= 100 * MS, \
+        (own, late_max, run.stats.get("lcores"))

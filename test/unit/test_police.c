@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
@@ -268,6 +269,68 @@ test_bucket(void **state)
 	assert_true(shp_police_conform(&s, &c, 1500, 750000000));
 }
 
+/* A burst judged at once (shp_police_conform_burst, what the stage
+ * runs) gives the verdicts and leaves the bucket exactly as one frame at
+ * a time does: random bursts of random lengths (runs of one length, the
+ * cost it reuses; over-mtu frames among them), with and without a peak
+ * bucket, overhead and atm cells, at random gaps (none: the same
+ * instant; backwards: an earlier stamp). */
+static void
+test_burst_as_sequence(void **state)
+{
+	static const char *const confs[] = {
+		"rate 10mbit burst 10kb",
+		"rate 1mbit burst 4000b mtu 1500 peakrate 2mbit",
+		"rate 100mbit burst 3000 overhead 24 mpu 64",
+		"rate 5mbit burst 20kb linklayer atm mtu 1400",
+	};
+	uint64_t x = 88172645463325252ull;
+	unsigned int k, round, i;
+
+	(void)state;
+	for (k = 0; k < sizeof(confs) / sizeof(confs[0]); k++) {
+		struct shp_tbf_conf c;
+		struct shp_police_state a, b;
+		uint64_t now = 1000;
+		unsigned int passed = 0, refused = 0;
+
+		parse_ok(confs[k], &c);
+		shp_police_init(&a, &c, now);
+		b = a;
+		for (round = 0; round < 20000; round++) {
+			uint32_t len[64];
+			uint8_t v[64];
+			uint16_t n;
+
+			x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+			n = (uint16_t)(1 + x % 64);
+			switch ((x >> 8) % 4) {
+			case 0: break;                          /* same instant */
+			case 1: now += (x >> 12) % 2000000; break;   /* < 2 ms */
+			case 2: now += (x >> 12) % 50000; break;
+			default: now -= now > 5000 ? (x >> 12) % 5000 : 0;
+			}
+			for (i = 0; i < n; i++) {
+				x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+				len[i] = i > 0 && (x & 3) ? len[i - 1] :
+					 (uint32_t)(60 + x % 2000);
+			}
+			shp_police_conform_burst(&b, &c, len, n, now, v);
+			for (i = 0; i < n; i++) {
+				bool ok = shp_police_conform(&a, &c, len[i],
+							     now);
+
+				assert_int_equal(v[i], !ok);
+				passed += ok;
+				refused += !ok;
+			}
+			assert_memory_equal(&a, &b, sizeof(a));
+		}
+		/* both outcomes were exercised */
+		assert_true(passed > 1000 && refused > 1000);
+	}
+}
+
 int
 main(void)
 {
@@ -276,6 +339,7 @@ main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_bucket),
 		cmocka_unit_test(test_rate_exact),
+		cmocka_unit_test(test_burst_as_sequence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
