@@ -100,18 +100,8 @@ static void *
 police_kind_parse(const char *args, const struct shp_kind_env *env,
 		  char *err)
 {
-	struct shp_tbf_conf *c = malloc(sizeof(*c));
-
 	RTE_SET_USED(env);
-	if (c == NULL) {
-		snprintf(err, SHP_ERR_LEN, "out of memory");
-		return NULL;
-	}
-	if (shp_police_parse(args, c, err) < 0) {
-		free(c);
-		return NULL;
-	}
-	return c;
+	return shp_tbf_conf_new(shp_police_parse, args, err);
 }
 
 static int

@@ -414,18 +414,8 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 static void *
 tbf_kind_parse(const char *args, const struct shp_kind_env *env, char *err)
 {
-	struct shp_tbf_conf *c = malloc(sizeof(*c));
-
 	RTE_SET_USED(env);
-	if (c == NULL) {
-		snprintf(err, SHP_ERR_LEN, "out of memory");
-		return NULL;
-	}
-	if (shp_tbf_parse(args, c, err) < 0) {
-		free(c);
-		return NULL;
-	}
-	return c;
+	return shp_tbf_conf_new(shp_tbf_parse, args, err);
 }
 
 static int

@@ -53,52 +53,14 @@ shp_police_init(struct shp_police_state *s, const struct shp_tbf_conf *c,
 }
 
 /*
- * Does a frame of len bytes (L2, no FCS) arriving at now (ns) conform?
- * If so its cost is taken from the bucket. A time before the last
- * conforming packet's (RX stamps of several RX lcores met in one inbox)
- * adds no tokens rather than wrapping to a full bucket. Inline: it runs
- * per packet.
- */
-static inline bool
-shp_police_conform(struct shp_police_state *s, const struct shp_tbf_conf *c,
-		   uint32_t len, uint64_t now)
-{
-	int64_t cap = c->buffer_t > c->mtu_t ? c->buffer_t : c->mtu_t;
-	uint64_t dt = now > s->t_c ? now - s->t_c : 0, wlen;
-	int64_t elapsed, toks, ptoks = 0;
-
-	if (len > c->max_size)
-		return false;
-	/* beyond a full bucket the time since no longer matters, and its
-	 * ticks could overflow */
-	elapsed = dt >= ((uint64_t)cap >> SHP_TBF_SHIFT) + 1 ? cap :
-		  (int64_t)(dt << SHP_TBF_SHIFT);
-	wlen = shp_tbf_wire_len(c, len);
-	if (c->peakrate) {
-		ptoks = elapsed + s->ptokens;
-		if (ptoks > c->mtu_t)
-			ptoks = c->mtu_t;
-		ptoks -= shp_tbf_ticks(c->peak_mult, wlen);
-	}
-	toks = elapsed + s->tokens;
-	if (toks > c->buffer_t)
-		toks = c->buffer_t;
-	toks -= shp_tbf_ticks(c->rate_mult, wlen);
-	if ((toks | ptoks) < 0)
-		return false;
-	if (now > s->t_c)
-		s->t_c = now;
-	s->tokens = toks;
-	s->ptokens = ptoks;
-	return true;
-}
-
-/*
- * shp_police_conform for a burst arriving at one instant: len[i] of
- * frame i, verdict[i] set to 0 (it conforms) or 1. The same state and
- * verdicts as n calls in order (only the first sees time pass), with the
- * refill done once and a frame's cost reused for the next of the same
- * length. Inline: it runs per packet.
+ * A burst of n frames arriving at now (ns): len[i] bytes (L2, no FCS)
+ * of frame i; verdict[i] 0 if it conforms (its cost taken from the
+ * bucket), 1 if not (the bucket left as it was). As n frames judged one
+ * after the other (only the first sees time pass), with the refill done
+ * once and a frame's cost reused for the next of the same length. A
+ * time before the last conforming packet's (RX stamps of several RX
+ * lcores met in one inbox) adds no tokens rather than wrapping to a full
+ * bucket. Inline: it runs per packet.
  */
 static inline void
 shp_police_conform_burst(struct shp_police_state *s,
@@ -155,6 +117,18 @@ shp_police_conform_burst(struct shp_police_state *s,
 		s->t_c = now;
 	s->tokens = toks;
 	s->ptokens = ptoks;
+}
+
+/* Does one frame of len bytes arriving at now conform? If so its cost
+ * is taken from the bucket. */
+static inline bool
+shp_police_conform(struct shp_police_state *s, const struct shp_tbf_conf *c,
+		   uint32_t len, uint64_t now)
+{
+	uint8_t v;
+
+	shp_police_conform_burst(s, c, &len, 1, now, &v);
+	return v == 0;
 }
 
 #endif

@@ -94,6 +94,11 @@ shp_tbf_ticks(uint64_t mult, uint64_t wire_len)
 /* Parse tc-tbf words; 0 or -1 with err naming the bad word. */
 int shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err);
 
+/* A conf on the heap (free() frees it) that parse (shp_tbf_parse,
+ * shp_police_parse) filled from args: a kind's parse op. NULL with err. */
+void *shp_tbf_conf_new(int (*parse)(const char *, struct shp_tbf_conf *,
+				    char *), const char *args, char *err);
+
 /* tc-like text of a conf; it parses back to an equal conf (but id). */
 int shp_tbf_format(const struct shp_tbf_conf *conf, char *buf, size_t len);
 

@@ -238,6 +238,23 @@ shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 	return 0;
 }
 
+void *
+shp_tbf_conf_new(int (*parse)(const char *, struct shp_tbf_conf *, char *),
+		 const char *args, char *err)
+{
+	struct shp_tbf_conf *c = malloc(sizeof(*c));
+
+	if (c == NULL) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (parse(args, c, err) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
 int
 shp_tbf_format(const struct shp_tbf_conf *c, char *buf, size_t len)
 {

@@ -270,8 +270,9 @@ test_bucket(void **state)
 }
 
 /* A burst judged at once (shp_police_conform_burst, what the stage
- * runs) gives the verdicts and leaves the bucket exactly as one frame at
- * a time does: random bursts of random lengths (runs of one length, the
+ * runs) gives the verdicts and leaves the bucket exactly as its frames
+ * judged one at a time (shp_police_conform, a burst of one) do: the
+ * refill once and the reused cost change nothing. Random bursts of random lengths (runs of one length, the
  * cost it reuses; over-mtu frames among them), with and without a peak
  * bucket, overhead and atm cells, at random gaps (none: the same
  * instant; backwards: an earlier stamp). */
