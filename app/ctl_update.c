@@ -184,7 +184,10 @@ ctl_update_merge(const struct shp_kind *k, const char *cur,
 		bool placed = false;
 
 		for (i = 0; i < first_new; i++) {
-			if (cl[i].gone ||
+			/* (a current clause an earlier new one took the place
+			 * of is that new one: two new clauses both stay, and
+			 * the kind's parser says if they cannot) */
+			if (cl[i].gone || cl[i].w != &a ||
 			    !excludes(k, a.tok[cl[i].first], nk))
 				continue;
 			if (!placed) {

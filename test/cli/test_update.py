@@ -104,6 +104,18 @@ def test_update_tbf(live):
         assert "rate" in msg
         c.clear("tbf", 0)
         refused(c, "update tbf 0 rate 1mbit", "tbf", 0)   # no burst
+        # every clause given is kept, whatever the order: limit first,
+        # then rate (a merge that lost the new limit to the new rate
+        # found the profile without one and refused it; fuzz_cli found
+        # it reading a current clause's word at a new clause's index)
+        c.set("tbf", 1, "rate 10mbit burst 10kb limit 1mb")
+        c.update("tbf", 1, "limit 2mb rate 20mbit")
+        p = profile(c, "tbf", 1)
+        assert p == "rate 20Mbit burst 10240b limit 2097152b", p
+        # two new clauses that exclude each other are both kept: the
+        # kind's parser says why it refuses them
+        msg = refused(c, "update tbf 1 limit 3mb latency 50ms", "tbf", 1)
+        assert "not both" in msg, msg
     lv.stop()
 
 
