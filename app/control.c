@@ -18,6 +18,7 @@
 
 #include "classify.h"
 #include "control.h"
+#include "shaper_batch.h"
 #include "shaper_sched.h"
 #include "shp_netem.h"
 #include "shp_tbf.h"
@@ -352,36 +353,39 @@ stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
 }
 
 /* Publish every prepared change, then one grace period for them all. */
+/* Every change of pr[0..n) is made by the ports' owners in one publish
+ * (shaper_batch.h), then the old confs go after a grace period. */
 static void
 stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
 {
-	static void *old[CTL_BATCH_MAX][SHP_MAX_PORTS];
+	static uint16_t port[CTL_BATCH_MAX * SHP_MAX_PORTS];
+	static const struct shp_kind *kind[RTE_DIM(port)];
+	static void *conf[RTE_DIM(port)], *old[RTE_DIM(port)];
 	struct shp_kind_env env;
-	char err[SHP_ERR_LEN];
-	unsigned int i, j;
+	unsigned int i, j, m = 0;
 
 	shp_options_kind_env(&s->opt, &env);
 	for (j = 0; j < n; j++)
 		for (i = 0; i < s->nb_ports; i++) {
 			uint16_t p = s->port_ids[i];
 
-			old[j][i] = NULL;
 			if (pr[j].kind[i] == NULL)
 				continue;
-			if (shp_chain_change(&s->chain[p], pr[j].kind[i],
-					     pr[j].conf[i], &old[j][i],
-					     err) < 0)
-				rte_panic("checked above: %s\n", err);
+			port[m] = p;
+			kind[m] = pr[j].kind[i];
+			conf[m++] = pr[j].conf[i];
 			/* a later change to the stage: no revert */
 			reverts[p][pr[j].kind[i]->slot].on = false;
-			hold_note(s, p, pr[j].kind[i], pr[j].conf[i],
-				  pr[j].kind[i]->name, &env);
 		}
+	if (shaper_batch_apply(s, m, port, kind, conf, old) != 0)
+		printf("warning: a running stage refused a change it had "
+		       "taken when checked (a schedule changed it since)\n");
+	for (j = 0; j < m; j++)
+		hold_note(s, port[j], kind[j], conf[j], kind[j]->name, &env);
 	grace_period();
-	for (j = 0; j < n; j++)
-		for (i = 0; i < s->nb_ports; i++)
-			if (pr[j].kind[i] != NULL)
-				shp_kind_conf_free(pr[j].kind[i], old[j][i]);
+	shaper_batch_reclaim();
+	for (j = 0; j < m; j++)
+		shp_kind_conf_free(kind[j], old[j]);
 	snapshot_update(s);
 }
 

@@ -387,6 +387,7 @@ main(int argc, char **argv)
 		printf("dpdk-shaper: --cmdline-file %s done\n",
 		       s->opt.cmdline_file);
 	}
+	s->running = true;
 	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
 	if (s->opt.interactive)
 		cli_interact(s);
@@ -395,6 +396,7 @@ main(int argc, char **argv)
 			ctl_socket_poll(NULL, 0, 1);
 	s->quit = true;
 	rte_eal_mp_wait_lcore();
+	s->running = false;
 	s->stop_ns = shp_clock_now(&s->clock);
 	shaper_flush(s);
 out:

@@ -87,6 +87,9 @@ struct shaper {
 	struct shp_lcore_ctr *ctr;
 	volatile bool quit;       /* stop everything */
 	volatile bool paused;     /* `stop`: forwarding paused */
+	/* the workers were launched and have not stopped: a change is the
+	 * owners' to make (shaper_batch.h) */
+	volatile bool running;
 	int exit_code;
 };
 

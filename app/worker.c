@@ -12,6 +12,7 @@
 #include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
+#include "shaper_batch.h"
 #include "shaper_sched.h"
 #include "shp_egress.h"
 #include "shp_meta.h"
@@ -246,8 +247,9 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		ctx.now = shp_clock_now(&s->clock);
 	if (cost != 0)
 		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
-	/* a schedule's change due by this stamp is made first; a link
-	 * down takes the burst */
+	/* a batch's or a schedule's change due by this stamp is made
+	 * first; a link down takes the burst */
+	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx.now);
 	if (unlikely(shaper_sched_rx[r->egress]) &&
 	    shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts, n,
 				  in, ctx.ctr, ctx.now))
@@ -432,6 +434,9 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	uint64_t t0 = 0, t1, shed;
 	unsigned int moved = 0;
 
+	/* (before the port's refusals: a port that takes nothing does not
+	 * hold the control's batch back) */
+	shaper_batch_tx(s, e->port);
 	if (e->npend > 0) {
 		/* The port refused these last time: they go first, and
 		 * nothing new is pulled until they are gone. */

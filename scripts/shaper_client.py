@@ -117,6 +117,22 @@ class Shaper:
             raise Refused(r["output"].strip())
         return r["output"]
 
+    def atomic(self, lines):
+        """Apply the stage changes LINES (set, update, clear KEY all|P) in
+        one publish, or none of them: the output, or Refused with the
+        shaper's error (nothing changed)."""
+        lines = list(lines)
+        if not lines or any("\n" in l or "\r" in l for l in lines):
+            raise ValueError("one or more lines, one command each")
+        if self._sock is None:
+            self._connect()
+        self._sock.sendall(("json atomic %d\n" % len(lines) +
+                            "".join(l + "\n" for l in lines)).encode())
+        r = json.loads(self._readline())
+        if r["status"] != "ok":
+            raise Refused(r["output"].strip())
+        return r["output"]
+
     # ---- the commands ----
     def set(self, key, port, words):
         return self.cmd("set %s %s %s" % (key, port, words))

@@ -43,7 +43,8 @@ def run_dirs():
 
 def shaper_cmd(vdevs, app_args, file_prefix=None, huge=False, binary=None,
                lcores="0-1"):
-    cmd = [binary or BIN, "-l", lcores]
+    # a map (0@0,1@0,2@1) is --lcores', a list -l's
+    cmd = [binary or BIN, "--lcores" if "@" in lcores else "-l", lcores]
     if not huge:
         cmd += ["--no-huge", "-m", "512"]
     cmd += ["--no-pci", "--file-prefix", file_prefix or prefix(),

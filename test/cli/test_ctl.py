@@ -30,12 +30,14 @@ if not os.path.exists(CTL):   # build-asan builds only the program
 class Live:
     """A shaper running without a prompt, its control socket up."""
 
-    def __init__(self, tmp_path, app_args=(), vdevs=NULL_VDEVS, binary=None):
+    def __init__(self, tmp_path, app_args=(), vdevs=NULL_VDEVS, binary=None,
+                 lcores="0-1"):
         self.prefix = prefix()
         self.stats = str(tmp_path / ("stats-%s.json" % self.prefix))
         self.proc = subprocess.Popen(
             shaper_cmd(vdevs, list(app_args) + ["--stats-file", self.stats],
-                       file_prefix=self.prefix, binary=binary),
+                       file_prefix=self.prefix, binary=binary,
+                       lcores=lcores),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.head = wait_started(self.proc)
         self.path = sock_path(self.prefix)
@@ -70,8 +72,8 @@ class Live:
 def live(tmp_path):
     procs = []
 
-    def start(app_args=(), vdevs=NULL_VDEVS, binary=None):
-        lv = Live(tmp_path, app_args, vdevs, binary)
+    def start(app_args=(), vdevs=NULL_VDEVS, binary=None, lcores="0-1"):
+        lv = Live(tmp_path, app_args, vdevs, binary, lcores)
         procs.append(lv)
         return lv
     yield start
@@ -369,6 +371,18 @@ def test_atomic_all_or_nothing(live, tmp_path, need_telemetry_client):
     assert json.loads(p.stdout)["status"] == "ok"
     conf = telemetry(lv.prefix, "/shaper/config")[0]
     assert conf["0"]["tbf"] == "off" and conf["1"]["netem"] == "off", conf
+    # forwarding stopped: the main lcore makes the changes itself
+    with Shaper(lv.prefix) as sh:
+        sh.stop()
+        assert "2 changes applied at once" in sh.atomic(
+            ["set netem 0 delay 7ms", "set netem 1 delay 8ms"])
+        sh.start()
+        conf = telemetry(lv.prefix, "/shaper/config")[0]
+        assert conf["0"]["netem"].endswith("delay 7ms"), conf
+        assert conf["1"]["netem"].endswith("delay 8ms"), conf
+        with pytest.raises(Refused):   # (the client's own form of 1)
+            sh.atomic(["set netem 0 delay 1ms", "set netem 1 delay 1"])
+        assert telemetry(lv.prefix, "/shaper/config")[0] == conf
     # usage errors of the tool
     assert lv.ctl("--atomic", str(tmp_path / "missing"))[0] == 2
     assert lv.ctl("--atomic", str(good), "show", "config")[0] == 2
@@ -427,3 +441,39 @@ def test_body_lines(live):
     assert lv.ctl("show", "config")[1] == before
     lv.stop()
     assert lv.proc.returncode == 0, lv.out
+
+
+@pytest.mark.parametrize("layout", ["rtc", "pipeline"])
+def test_atomic_is_one_publish(live, layout):
+    """Two profiles that drop every frame, one at tbf (frames longer than
+    its burst: tbf_oversize) and one at netem (loss 100%), swapped in
+    under load by batches that change tbf first. The owner makes a
+    batch's changes between two of its rounds, so every frame meets
+    either profile and none leaves; a batch published one stage after
+    the other lets frames through the new tbf and the old netem."""
+    args = ["--tbf", "rate 100gbit burst 32 limit 64kb",
+            "--netem", "delay 1us"]
+    if layout == "pipeline":   # an RX lcore and a TX lcore
+        lv = live(args + ["--rx-lcores", "1", "--tx-lcores", "2"],
+                  lcores="0@0,1@0,2@1")
+    else:
+        lv = live(args)
+    a = ["set tbf all rate 100gbit burst 32 limit 64kb",
+         "set netem all delay 1us"]
+    b = ["set tbf all rate 100gbit burst 1mb limit 64kb",
+         "set netem all delay 1us loss 100%"]
+    with Shaper(lv.prefix) as sh:
+        for i in range(300):
+            sh.atomic(b if i % 2 == 0 else a)
+        out = sh.show("tbf")
+    st = lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+    assert "burst 32b" in out or "burst 32" in out, out
+    for p in ("0", "1"):
+        port = st["ports"][p]
+        a_, b_ = conservation(port)
+        assert a_ == b_, (p, port)
+        d = port["drops"]
+        # both profiles met, at load
+        assert d.get("tbf_oversize", 0) > 10000 and d.get("lost", 0) > 10000, d
+        assert port["tx_packets"] == 0, (p, port["tx_packets"], d)

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * A batch of stage changes made in one publish (`dpdk-shaper-ctl
+ * --atomic`, the socket's `atomic N`, `POST /v1/batch`, the end of a
+ * `for`): the main lcore parses and checks every conf, then hands each
+ * port's share to the port's owner lcore, which makes all of them in one
+ * step between two of its rounds. No packet meets a mix of old and new
+ * confs that the owner runs together.
+ *
+ * The instant: the batch carries one time T, a little after the main
+ * lcore hands it on, the same for every port of the batch. The owner makes
+ * it at its first TX round from T on, or, where it polls RX for the port
+ * too, before the first burst it stamps at or after T; an RX-only lcore
+ * (a pipeline) with a burst stamped at or after T waits for the owner
+ * first, as for a schedule's change (shaper_sched.h). So a packet stamped
+ * at or after T meets the new profile on every port of the batch, and no
+ * stage a packet meets later is older than one it met before.
+ *
+ * Who writes what: the main lcore fills a batch and publishes its
+ * pointer; the owner takes it (POSTED -> TAKEN), makes the changes, puts
+ * the old confs in it and says DONE; the main lcore then withdraws the
+ * pointer and frees the old confs and the batch after an RCU grace
+ * period (a worker may still have read the pointer), the one it waits
+ * for anyway before it frees the old confs. While the workers
+ * are not running (before the launch, after `stop`, at the end), the main
+ * lcore makes the changes itself: no packet moves then.
+ */
+#ifndef SHAPER_BATCH_H
+#define SHAPER_BATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_branch_prediction.h>
+
+#include "shaper.h"
+
+#define SHAPER_BATCH_MAX 64   /* changes to one port */
+
+enum { BATCH_POSTED, BATCH_TAKEN, BATCH_DONE, BATCH_WITHDRAWN };
+
+struct shaper_batch {
+	uint64_t at;          /* T: clock ns */
+	uint32_t state;
+	unsigned int n;
+	const struct shp_kind *kind[SHAPER_BATCH_MAX];
+	void *conf[SHAPER_BATCH_MAX];
+	void *old[SHAPER_BATCH_MAX];   /* the owner's answer */
+	bool refused[SHAPER_BATCH_MAX];
+	struct shaper_batch *next;     /* retired: the main lcore's */
+};
+
+/* By port: the batch its owner has to make, or NULL. */
+extern struct shaper_batch *shaper_batch_of[SHP_MAX_PORTS];
+
+/* The owner of port p, at now: make its batch if one is due. */
+void shaper_batch_run(struct shaper *s, uint16_t p, uint64_t now);
+/* An RX-only lcore, a burst stamped now for port p: wait until the owner
+ * made the batch due by now (or the workers pause or stop). */
+void shaper_batch_wait(struct shaper *s, uint16_t p, uint64_t now);
+
+/*
+ * Main lcore: make n changes (kind[j], conf[j] for port[j]), checked
+ * already, in one publish; old[j] gets the conf to free after a grace
+ * period, and then calls shaper_batch_reclaim. The main lcore makes
+ * them itself when the workers are not running. Returns the number of
+ * changes the running stage refused (their conf comes back in old[j]).
+ */
+unsigned int shaper_batch_apply(struct shaper *s, unsigned int n,
+				const uint16_t *port,
+				const struct shp_kind *const *kind,
+				void *const *conf, void **old);
+/* Main lcore, after a grace period that began after shaper_batch_apply
+ * returned: free what the workers may have read. */
+void shaper_batch_reclaim(void);
+
+/* TX round of port p, before anything else: a due batch. */
+static inline void
+shaper_batch_tx(struct shaper *s, uint16_t p)
+{
+	if (unlikely(__atomic_load_n(&shaper_batch_of[p],
+				     __ATOMIC_RELAXED) != NULL))
+		shaper_batch_run(s, p, shp_clock_now(&s->clock));
+}
+
+/* RX, a burst stamped now for port p (owner: this lcore owns p too;
+ * rx_only: it transmits for no port). */
+static inline void
+shaper_batch_rx(struct shaper *s, uint16_t p, bool owner, bool rx_only,
+		uint64_t now)
+{
+	if (likely(__atomic_load_n(&shaper_batch_of[p],
+				   __ATOMIC_RELAXED) == NULL))
+		return;
+	if (owner)
+		shaper_batch_run(s, p, now);
+	else if (rx_only)
+		shaper_batch_wait(s, p, now);
+}
+
+#endif
