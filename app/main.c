@@ -172,7 +172,7 @@ pool_ops_registered(const char *name)
  * but never more than a quarter of the pool over all lcores.
  */
 static struct rte_mempool *
-pool_create(unsigned int n)
+pool_create(unsigned int n, uint16_t room)
 {
 	unsigned int cache = RTE_MIN((unsigned int)SHP_POOL_CACHE,
 				     n / (4 * rte_lcore_count()));
@@ -181,13 +181,11 @@ pool_create(unsigned int n)
 	if (rte_eal_mbuf_user_pool_ops() == NULL &&
 	    pool_ops_registered("stack"))
 		mp = rte_pktmbuf_pool_create_by_ops("shaper_pool", n, cache,
-						    SHP_MBUF_PRIV_SIZE,
-						    RTE_MBUF_DEFAULT_BUF_SIZE,
+						    SHP_MBUF_PRIV_SIZE, room,
 						    rte_socket_id(), "stack");
 	if (mp == NULL)   /* a user's choice, or no stack driver */
 		mp = rte_pktmbuf_pool_create("shaper_pool", n, cache,
-					     SHP_MBUF_PRIV_SIZE,
-					     RTE_MBUF_DEFAULT_BUF_SIZE,
+					     SHP_MBUF_PRIV_SIZE, room,
 					     rte_socket_id());
 	return mp;
 }
@@ -251,11 +249,13 @@ setup(struct shaper *s)
 	if (shaper_latency_init(s) < 0)
 		return -1;
 	s->nb_mbufs = shaper_pool_size(s);
-	s->pool = pool_create(s->nb_mbufs);
+	s->data_room = shaper_data_room(s);
+	s->pool = pool_create(s->nb_mbufs, s->data_room);
 	if (s->pool == NULL) {
 		fprintf(stderr, "dpdk-shaper: cannot create a pool of %u "
-			"mbufs: %s (try --mbufs or more memory: -m)\n",
-			s->nb_mbufs, rte_strerror(rte_errno));
+			"mbufs of %u bytes: %s (try --mbufs, --mbuf-size or "
+			"more memory: -m)\n", s->nb_mbufs, s->data_room,
+			rte_strerror(rte_errno));
 		return -1;
 	}
 	sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);

@@ -27,6 +27,8 @@ enum {
 	OPT_RXD,
 	OPT_TXD,
 	OPT_LINK_WAIT,
+	OPT_MTU,
+	OPT_MBUF_SIZE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
@@ -51,6 +53,8 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"rxd", required_argument, NULL, OPT_RXD},
 	{"txd", required_argument, NULL, OPT_TXD},
 	{"link-wait", required_argument, NULL, OPT_LINK_WAIT},
+	{"mtu", required_argument, NULL, OPT_MTU},
+	{"mbuf-size", required_argument, NULL, OPT_MBUF_SIZE},
 	{"max-late", required_argument, NULL, OPT_MAX_LATE},
 	{"late-drop", required_argument, NULL, OPT_LATE_DROP},
 	{"seed", required_argument, NULL, OPT_SEED},
@@ -116,6 +120,15 @@ shaper_usage(FILE *f, const char *prog)
 "  --link-wait TIME       at start, wait up to TIME (tc time syntax) for\n"
 "                         every port's link, then print its speed, duplex\n"
 "                         and MTU (default 5s; 0: do not wait)\n"
+"  --mtu BYTES            every port's MTU (%u..%u; INI [global] mtu, per\n"
+"                         port [port N] mtu), within the port's limits;\n"
+"                         the mbufs' data room fits the largest frame\n"
+"                         unless --mbuf-size; a frame above the MTU is\n"
+"                         dropped as `oversize` (default: the PMD's, and\n"
+"                         no check)\n"
+"  --mbuf-size BYTES      data room of an mbuf, headroom included\n"
+"                         (testpmd's name); a frame larger takes several\n"
+"                         (scatter RX where the port offers it)\n"
 "  --max-late TIME        when an egress port's oldest due packet is later\n"
 "                         than TIME (tc time syntax), the emulator is behind:\n"
 "                         new arrivals for that port are dropped and counted\n"
@@ -160,7 +173,7 @@ shaper_usage(FILE *f, const char *prog)
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
 		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_BURST,
-		SHP_DEFAULT_BURST, SHP_NB_RXD, SHP_NB_TXD);
+		SHP_DEFAULT_BURST, SHP_NB_RXD, SHP_NB_TXD, SHP_MTU_MIN, SHP_MTU_MAX);
 	shp_kinds_usage(f);
 	shp_class_usage(f);
 }

@@ -29,7 +29,88 @@ static bool started[SHP_MAX_PORTS];
 /* What each port took (the PMD may round --rxd/--txd): said at start. */
 static struct {
 	uint16_t rxq, rxd, txd;
+	bool soft_mtu;   /* --mtu checked by us only: the PMD sets none */
 } applied[SHP_MAX_PORTS];
+
+/* The longest frame an MTU lets in: Ethernet header, up to two VLAN tags
+ * and the CRC a NIC may write into the buffer too. */
+static uint32_t
+frame_max(uint32_t mtu)
+{
+	return mtu + RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+}
+
+uint16_t
+shaper_data_room(const struct shaper *s)
+{
+	uint32_t need = RTE_MBUF_DEFAULT_BUF_SIZE;
+	bool scatter = true;
+	unsigned int i;
+
+	if (s->opt.mbuf_size != 0)
+		return (uint16_t)s->opt.mbuf_size;
+	/* one mbuf a frame where a port cannot scatter; else the default
+	 * room and scatter RX, which holds a 64-byte frame in 2 KiB, not
+	 * in 9 */
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		unsigned int mtu = shp_options_mtu(&s->opt, p);
+		struct rte_eth_dev_info info;
+		uint32_t room = frame_max(mtu) + RTE_PKTMBUF_HEADROOM;
+
+		if (mtu == 0 || room <= RTE_MBUF_DEFAULT_BUF_SIZE)
+			continue;
+		need = RTE_MAX(need, room);
+		if (rte_eth_dev_info_get(p, &info) != 0 ||
+		    !(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+			scatter = false;
+	}
+	return scatter ? RTE_MBUF_DEFAULT_BUF_SIZE :
+	       (uint16_t)RTE_MIN(need, (uint32_t)UINT16_MAX);
+}
+
+/* --mtu on port p: within what it takes (else one line, refused), asked
+ * of it in conf, with scatter RX when a frame outgrows an mbuf. */
+static int
+port_mtu(const struct shaper *s, uint16_t port,
+	 const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
+{
+	unsigned int mtu = shp_options_mtu(&s->opt, port);
+	/* rte_eth_dev_configure's own reckoning of a frame */
+	uint32_t overhead = info->max_mtu != UINT16_MAX &&
+			    info->max_rx_pktlen > info->max_mtu ?
+			    info->max_rx_pktlen - info->max_mtu :
+			    RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+
+	if (mtu == 0)
+		return 0;
+	if (mtu < info->min_mtu || mtu > info->max_mtu ||
+	    (uint64_t)mtu + overhead > info->max_rx_pktlen) {
+		fprintf(stderr, "dpdk-shaper: port %u (%s): --mtu %u: the port "
+			"takes an MTU of %u..%u and frames of at most %u bytes "
+			"(max_mtu %u, max_rx_pktlen %u)\n", port,
+			info->driver_name, mtu, info->min_mtu,
+			RTE_MIN((uint32_t)info->max_mtu,
+				info->max_rx_pktlen > overhead ?
+				info->max_rx_pktlen - overhead : 0),
+			info->max_rx_pktlen, info->max_mtu,
+			info->max_rx_pktlen);
+		return PORT_REFUSED;
+	}
+	conf->rxmode.mtu = mtu;
+	if (frame_max(mtu) > (uint32_t)s->data_room - RTE_PKTMBUF_HEADROOM) {
+		if (info->rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+			conf->rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+		else
+			fprintf(stderr, "dpdk-shaper: warning: port %u (%s) "
+				"offers no scatter RX and a frame of its MTU "
+				"outgrows an mbuf (%u bytes of data, "
+				"--mbuf-size): the PMD chains them or drops "
+				"them\n", port, info->driver_name,
+				s->data_room - RTE_PKTMBUF_HEADROOM);
+	}
+	return 0;
+}
 
 unsigned int
 shaper_pool_size(const struct shaper *s)
@@ -107,6 +188,17 @@ hold_warn(const struct shaper *s, uint16_t port,
 			fprintf(stderr, "dpdk-shaper: warning: %s\n", note);
 		shp_chain_spec_free(&cspec);
 	}
+}
+
+/* What an RX queue of port `in` checks for egress port `out`: the
+ * smaller MTU given (0: none) */
+static uint32_t
+rx_mtu(const struct shaper *s, uint16_t in, uint16_t out)
+{
+	unsigned int a = shp_options_mtu(&s->opt, in);
+	unsigned int b = shp_options_mtu(&s->opt, out);
+
+	return a == 0 ? b : b == 0 ? a : RTE_MIN(a, b);
 }
 
 /* Parse an lcore list like "1,3-4" into a mask of enabled worker lcores. */
@@ -235,6 +327,7 @@ shaper_lcores_assign(struct shaper *s)
 			r->egress = (uint16_t)s->opt.pair_of[port];
 			r->tx_here = w->tx &&
 				     s->egress[r->egress].owner == w->lcore;
+			r->mtu = rx_mtu(s, port, r->egress);
 		}
 	}
 	return 0;
@@ -266,6 +359,9 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 			info.tx_desc_lim.nb_min, info.tx_desc_lim.nb_max);
 		return PORT_REFUSED;
 	}
+	rc = port_mtu(s, port, &info, &conf);
+	if (rc != 0)
+		return rc;
 	if (nb_rxq > 1) {
 		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 		conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads &
@@ -283,6 +379,19 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
 	if (rc != 0)
 		return rc;
+	if (conf.rxmode.mtu != 0) {
+		/* configure took it where the PMD has an MTU to set; a
+		 * vdev without one (net_pcap, net_null) still takes the
+		 * frames it reads: the RX lcore checks them */
+		rc = rte_eth_dev_set_mtu(port, (uint16_t)conf.rxmode.mtu);
+		applied[port].soft_mtu = rc == -ENOTSUP;
+		if (rc != 0 && rc != -ENOTSUP) {
+			fprintf(stderr, "dpdk-shaper: port %u (%s): --mtu %u: "
+				"%s\n", port, info.driver_name,
+				conf.rxmode.mtu, rte_strerror(-rc));
+			return PORT_REFUSED;
+		}
+	}
 	applied[port].rxq = nb_rxq;
 	applied[port].rxd = nb_rxd;
 	applied[port].txd = nb_txd;
@@ -473,14 +582,17 @@ shaper_ports_report(const struct shaper *s)
 		       applied[port].rxq == 1 ? "" : "s", applied[port].rxd,
 		       applied[port].txd);
 		if (l.up)
-			printf("dpdk-shaper: port %u (%s): link %s, mtu %u\n",
+			printf("dpdk-shaper: port %u (%s): link %s, mtu %u%s\n",
 			       port, info.driver_name,
-			       shaper_link_text(&l, text, sizeof(text)), mtu);
+			       shaper_link_text(&l, text, sizeof(text)), mtu,
+			       applied[port].soft_mtu ? " (checked by the "
+			       "shaper: the PMD sets none)" : "");
 		else
 			printf("dpdk-shaper: port %u (%s): link still down "
-			       "after --link-wait %.1fs, mtu %u\n", port,
+			       "after --link-wait %.1fs, mtu %u%s\n", port,
 			       info.driver_name, s->opt.link_wait_ns / 1e9,
-			       mtu);
+			       mtu, applied[port].soft_mtu ? " (checked by "
+			       "the shaper: the PMD sets none)" : "");
 	}
 }
 

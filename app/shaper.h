@@ -27,6 +27,9 @@ struct rxq_ref {
 	uint16_t egress;
 	uint32_t empty_polls;
 	bool tx_here;         /* this lcore also owns the egress port */
+	/* the smaller --mtu of the two ports (0: none): what is longer is
+	 * dropped as `oversize` */
+	uint32_t mtu;
 	struct shp_pace *pace; /* --pace: what was read and is not due yet */
 };
 
@@ -73,6 +76,7 @@ struct shaper {
 	struct shp_options opt;
 	struct rte_mempool *pool;
 	unsigned int nb_mbufs;
+	uint16_t data_room;       /* of each mbuf, headroom included */
 	struct shp_clock clock;
 	uint64_t start_ns, stop_ns;   /* forwarding ran between these */
 	uint16_t nb_ports;
@@ -130,6 +134,9 @@ void shaper_link_get(uint16_t port, struct shp_link *out);
 const char *shaper_link_text(const struct shp_link *l, char *buf,
 			     size_t len);
 unsigned int shaper_pool_size(const struct shaper *s);
+/* Each mbuf's data room: --mbuf-size, or what the largest --mtu needs
+ * where a port cannot scatter (shaper_pool_size first: ports known). */
+uint16_t shaper_data_room(const struct shaper *s);
 /* A delay stage's limit of limit packets on port is more than the
  * port's share of the pool (egress.hold_cap): what it is capped to, as a
  * one-line note in buf ("" when it fits); returns buf. */

@@ -9,6 +9,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "classify.h"
+#include "shp_pkthdr.h"
 #include "pace.h"
 #include "sch_bands.h"
 #include "shaper.h"
@@ -174,6 +175,28 @@ rx_ingress(struct shp_chain *c, struct shp_port_ctr *in, struct shp_ctx *ctx,
 	return k;
 }
 
+/* Frames above the ports' MTU (that a vdev took): gone as `oversize`.
+ * What is left, in order. */
+static uint16_t
+rx_oversize(const struct rxq_ref *r, struct shp_port_ctr *in,
+	    struct shp_port_ctr *out, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (likely(!shp_frame_oversize(pkts[i], r->mtu))) {
+			pkts[k++] = pkts[i];
+			continue;
+		}
+		in->rx_packets++;
+		in->rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+		out->egress_in++;
+		out->drops[SHP_DROP_OVERSIZE]++;
+		rte_pktmbuf_free(pkts[i]);
+	}
+	return k;
+}
+
 /*
  * A short burst while the pool cannot fill one: the port had arrivals it
  * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
@@ -247,6 +270,11 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		ctx.now = shp_clock_now(&s->clock);
 	if (cost != 0)
 		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
+	if (unlikely(r->mtu != 0)) {
+		n = rx_oversize(r, in, ctx.ctr, pkts, n);
+		if (n == 0)
+			return;
+	}
 	/* a batch's or a schedule's change due by this stamp is made
 	 * first; a link down takes the burst */
 	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx.now);

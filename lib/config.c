@@ -28,6 +28,16 @@ shp_options_init(struct shp_options *o)
 		o->pair_of[i] = -1;
 }
 
+unsigned int
+shp_options_mtu(const struct shp_options *o, int port)
+{
+	if (o->mtu_cli != 0)
+		return o->mtu_cli;
+	if (port >= 0 && port < SHP_MAX_PORTS && o->mtu_port[port] != 0)
+		return o->mtu_port[port];
+	return o->mtu_file;
+}
+
 static void
 layer_free(struct shp_layer *l)
 {
@@ -249,6 +259,14 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 	}
 	if (strcmp(name, "link-wait") == 0 || strcmp(name, "link_wait") == 0)
 		return parse_span("link-wait", v, &o->link_wait_ns, err);
+	/* a port's own limits (max_mtu, max_rx_pktlen) once it exists */
+	if (strcmp(name, "mtu") == 0)
+		return parse_uint(name, v, SHP_MTU_MIN, SHP_MTU_MAX,
+				  cli ? &o->mtu_cli : port < 0 ? &o->mtu_file :
+				  &o->mtu_port[port], err);
+	if (strcmp(name, "mbuf-size") == 0 || strcmp(name, "mbuf_size") == 0)
+		return parse_uint("mbuf-size", v, 256, 65535, &o->mbuf_size,
+				  err);
 	if (strcmp(name, "late-drop") == 0 || strcmp(name, "late_drop") == 0)
 		return parse_span("late-drop", v, &o->late_drop_ns, err);
 	if (strcmp(name, "stats-period") == 0)
@@ -271,7 +289,7 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
 	"mbufs", "pairs", "max_late", "late_drop", "schedule", "rxd", "txd",
-	"link_wait", NULL
+	"link_wait", "mtu", "mbuf_size", NULL
 };
 
 /*
@@ -607,6 +625,11 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 				ok = 1;
 				if (set_port_profile(&o->file, k, port, v,
 						     sub) < 0)
+					goto bad_value;
+			} else if (strcmp(k, "mtu") == 0) {
+				ok = 1;
+				if (shp_option_set(o, k, port, v, false,
+						   sub) < 0)
 					goto bad_value;
 			}
 			if (!ok) {

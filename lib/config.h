@@ -56,6 +56,10 @@ struct shp_options {
 	unsigned int burst;
 	unsigned int rxd, txd;        /* descriptors per RX / TX queue */
 	uint64_t link_wait_ns;        /* --link-wait: for links at start */
+	/* --mtu (every port) over [port N] mtu over [global] mtu; 0: the
+	 * PMD's own and no check of frame lengths (shp_options_mtu) */
+	unsigned int mtu_cli, mtu_file, mtu_port[SHP_MAX_PORTS];
+	unsigned int mbuf_size;       /* --mbuf-size: data room; 0: sized */
 	/* overload: a chain whose oldest due packet is later than this
 	 * drops new arrivals as `overload` (0: never) */
 	uint64_t max_late_ns;
@@ -87,7 +91,14 @@ struct shp_options {
 #define SHP_MAX_BURST 512
 #define SHP_DEFAULT_MAX_LATE_NS 50000    /* 50us */
 
+/* Frame lengths: an MTU is the L3 packet's; a frame adds its Ethernet
+ * header and up to two VLAN tags (shp_frame_oversize) */
+#define SHP_MTU_MIN 68
+#define SHP_MTU_MAX 65535
+
 void shp_options_init(struct shp_options *o);
+/* Port p's MTU as given (0: none given). */
+unsigned int shp_options_mtu(const struct shp_options *o, int port);
 void shp_options_free(struct shp_options *o);
 
 /* Set a named option (the long option name without "--") from the command

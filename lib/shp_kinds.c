@@ -39,6 +39,7 @@ static const char *const core_drops[SHP_DROP_CORE] = {
 	[SHP_DROP_INBOX_FULL] = "inbox_full",
 	[SHP_DROP_LINK_DOWN] = "link_down",
 	[SHP_DROP_LATE] = "late",
+	[SHP_DROP_OVERSIZE] = "oversize",
 };
 
 const char *shp_drop_names[SHP_DROP_SLOTS];

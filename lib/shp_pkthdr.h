@@ -362,4 +362,22 @@ int shp_pkthdr_set_ce(struct rte_mbuf *m, const struct shp_pkthdr *h);
 int shp_pktmbuf_write(struct rte_mbuf *m, uint32_t off, uint32_t len,
 		      const void *src);
 
+/**
+ * Is frame m longer than an MTU of mtu allows? The MTU bounds the L3
+ * packet: what follows the Ethernet header and the VLAN tags the walker
+ * follows. A frame no longer than mtu + 14 is never read.
+ */
+static inline bool
+shp_frame_oversize(const struct rte_mbuf *m, uint32_t mtu)
+{
+	struct shp_pkthdr h;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	if (likely(len <= mtu + RTE_ETHER_HDR_LEN))
+		return false;
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L2);
+	return len - (h.flags & SHP_PKTHDR_F_ETH ? h.l3_off :
+		      RTE_ETHER_HDR_LEN) > mtu;
+}
+
 #endif

@@ -45,6 +45,8 @@ enum shp_drop {
 				* down (`link down`, a schedule) */
 	SHP_DROP_LATE,         /* would have left later than --late-drop
 				* after its send time: the emulator's own */
+	SHP_DROP_OVERSIZE,     /* a frame above its ports' --mtu, which the
+				* port took anyway (a vdev checks none) */
 	SHP_DROP_CORE
 };
 

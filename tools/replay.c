@@ -50,6 +50,7 @@
 #include "sch_bands.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
+#include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
 #include "shp_tbf.h"
@@ -178,7 +179,7 @@ on_signal(int sig)
 enum {
 	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_TBF, OPT_NETEM,
 	OPT_CONFIG, OPT_SEED, OPT_RING_SIZE, OPT_MBUFS, OPT_BURST, OPT_HELP,
-	OPT_STATS_FILE, OPT_PROGRESS, OPT_SCHEDULE,
+	OPT_STATS_FILE, OPT_PROGRESS, OPT_SCHEDULE, OPT_MTU,
 };
 
 /* the fixed ones, then --KEY/--KEY-port of every stage kind (at
@@ -197,6 +198,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"progress", required_argument, NULL, OPT_PROGRESS},
 	{"schedule", required_argument, NULL, OPT_SCHEDULE},
+	{"mtu", required_argument, NULL, OPT_MTU},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -230,6 +232,10 @@ usage(FILE *f)
 "  --mbufs N              mbuf pool size (default: as dpdk-shaper for one\n"
 "                         port; netem's default limit is half of it)\n"
 "  --burst N              packets per dequeue call (default %u)\n"
+"  --mtu BYTES            a frame whose L3 packet is longer (after its\n"
+"                         Ethernet header and VLAN tags) is dropped as\n"
+"                         `oversize`, as dpdk-shaper --mtu does (default:\n"
+"                         no check; INI [global] or [port 0] mtu)\n"
 "  --stats-file PATH      write the counters as JSON, in dpdk-shaper's\n"
 "                         --stats-file format (port 0)\n"
 "  --progress S           progress line every S seconds when standard\n"
@@ -1195,6 +1201,8 @@ link_down(struct replay *r, uint64_t t, uint32_t len)
 static int
 replay_loop(struct replay *r)
 {
+	/* the port's MTU, as the live RX lcore checks it */
+	unsigned int mtu = shp_options_mtu(&r->opt, 0);
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	int rc;
@@ -1241,6 +1249,14 @@ replay_loop(struct replay *r)
 		m = pkt_build(r->pool, data, h->caplen);
 		if (m == NULL) {
 			r->ctx.ctr->drops[SHP_DROP_NO_MBUF]++;
+			continue;
+		}
+		if (mtu != 0 && shp_frame_oversize(m, mtu)) {
+			r->ctx.ctr->rx_packets++;
+			r->ctx.ctr->rx_bytes += h->caplen;
+			r->ctx.ctr->egress_in++;
+			r->ctx.ctr->drops[SHP_DROP_OVERSIZE]++;
+			rte_pktmbuf_free(m);
 			continue;
 		}
 		shp_meta_init(m, t);
