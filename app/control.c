@@ -600,7 +600,7 @@ apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
-		if (shp_classes_prepare(&s->chain[p], ns, s->pool, p, &env,
+		if (shp_classes_prepare(&s->chain[p], ns, s->pool_of[p], p, &env,
 					&u[i], err) < 0) {
 			while (i-- > 0)
 				shp_classes_abort(u[i]);

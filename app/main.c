@@ -172,7 +172,7 @@ pool_ops_registered(const char *name)
  * but never more than a quarter of the pool over all lcores.
  */
 static struct rte_mempool *
-pool_create(unsigned int n, uint16_t room)
+pool_create(const char *name, unsigned int n, uint16_t room, int socket)
 {
 	unsigned int cache = RTE_MIN((unsigned int)SHP_POOL_CACHE,
 				     n / (4 * rte_lcore_count()));
@@ -180,13 +180,12 @@ pool_create(unsigned int n, uint16_t room)
 
 	if (rte_eal_mbuf_user_pool_ops() == NULL &&
 	    pool_ops_registered("stack"))
-		mp = rte_pktmbuf_pool_create_by_ops("shaper_pool", n, cache,
+		mp = rte_pktmbuf_pool_create_by_ops(name, n, cache,
 						    SHP_MBUF_PRIV_SIZE, room,
-						    rte_socket_id(), "stack");
+						    socket, "stack");
 	if (mp == NULL)   /* a user's choice, or no stack driver */
-		mp = rte_pktmbuf_pool_create("shaper_pool", n, cache,
-					     SHP_MBUF_PRIV_SIZE, room,
-					     rte_socket_id());
+		mp = rte_pktmbuf_pool_create(name, n, cache,
+					     SHP_MBUF_PRIV_SIZE, room, socket);
 	return mp;
 }
 
@@ -250,13 +249,39 @@ setup(struct shaper *s)
 		return -1;
 	s->nb_mbufs = shaper_pool_size(s);
 	s->data_room = shaper_data_room(s);
-	s->pool = pool_create(s->nb_mbufs, s->data_room);
-	if (s->pool == NULL) {
-		fprintf(stderr, "dpdk-shaper: cannot create a pool of %u "
-			"mbufs of %u bytes: %s (try --mbufs, --mbuf-size or "
-			"more memory: -m)\n", s->nb_mbufs, s->data_room,
-			rte_strerror(rte_errno));
-		return -1;
+	/* one pool a socket with ports: each port's mbufs are its own
+	 * socket's (the first keeps the name it always had) */
+	for (i = 0; i < s->plan.nb; i++) {
+		char name[RTE_MEMPOOL_NAMESIZE];
+
+		snprintf(name, sizeof(name), i == 0 ? "shaper_pool" :
+			 "shaper_pool_s%d", s->plan.socket[i]);
+		s->pools[i] = pool_create(name, s->plan.mbufs[i], s->data_room,
+					  s->plan.socket[i]);
+		if (s->pools[i] == NULL) {
+			fprintf(stderr, "dpdk-shaper: cannot create a pool of "
+				"%u mbufs of %u bytes on socket %d: %s (try "
+				"--mbufs, --mbuf-size or more memory: -m, "
+				"--socket-mem)\n", s->plan.mbufs[i],
+				s->data_room, s->plan.socket[i],
+				rte_strerror(rte_errno));
+			return -1;
+		}
+		if (s->plan.nb > 1)
+			printf("dpdk-shaper: socket %d: a pool of %u mbufs for "
+			       "%u port%s\n", s->plan.socket[i],
+			       s->plan.mbufs[i], s->plan.nb_ports[i],
+			       s->plan.nb_ports[i] == 1 ? "" : "s");
+	}
+	s->pool = s->pools[0];
+	for (i = 0; i < s->nb_ports; i++)
+		s->pool_of[s->port_ids[i]] = s->pools[s->plan.port_pool[i]];
+	for (i = 0; i < RTE_MAX_LCORE; i++) {
+		struct worker *w = &s->workers[i];
+		uint16_t k;
+
+		for (k = 0; k < w->nb_rxq; k++)
+			w->rxq[k].pool = s->pool_of[w->rxq[k].port];
 	}
 	sz = rte_rcu_qsbr_get_memsize(RTE_MAX_LCORE);
 	shaper_rcu = rte_zmalloc("rcu", sz, RTE_CACHE_LINE_SIZE);
@@ -273,7 +298,11 @@ setup(struct shaper *s)
 static int
 check_pool(struct shaper *s)
 {
-	unsigned int avail = rte_mempool_avail_count(s->pool);
+	unsigned int avail = 0, i;
+
+	for (i = 0; i < s->plan.nb; i++)
+		if (s->pools[i] != NULL)
+			avail += rte_mempool_avail_count(s->pools[i]);
 
 	if (avail != s->nb_mbufs) {
 		fprintf(stderr, "dpdk-shaper: error: mbuf leak: %u of %u mbufs "

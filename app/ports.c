@@ -8,6 +8,8 @@
 #include <pthread.h>
 #include <time.h>
 #include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -40,6 +42,31 @@ frame_max(uint32_t mtu)
 	return mtu + RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
 }
 
+/*
+ * What a vdev's dev_info does not say. net_af_packet reports frames of
+ * at most 1518 bytes (max_rx_pktlen) whatever its framesz=, so ethdev
+ * refuses any larger MTU from it; yet its ring frames hold framesz less
+ * TPACKET2_HDRLEN (52) bytes of a frame, the kernel cuts longer ones
+ * short, and its RX copies a frame into one mbuf, which must have room
+ * for framesz - 32 (its rx_queue_setup's check). Its framesz= (default
+ * 2048), or 0 for any other driver.
+ */
+#define AF_PACKET_HDR 52
+static uint32_t
+af_packet_framesz(const struct rte_eth_dev_info *info)
+{
+	const struct rte_devargs *da;
+	const char *p;
+
+	if (info->driver_name == NULL || info->device == NULL ||
+	    strcmp(info->driver_name, "net_af_packet") != 0)
+		return 0;
+	da = rte_dev_devargs(info->device);
+	p = da != NULL && da->args != NULL ? strstr(da->args, "framesz=") :
+	    NULL;
+	return p != NULL ? (uint32_t)strtoul(p + 8, NULL, 0) : 2048;
+}
+
 uint16_t
 shaper_data_room(const struct shaper *s)
 {
@@ -56,13 +83,19 @@ shaper_data_room(const struct shaper *s)
 		uint16_t p = s->port_ids[i];
 		unsigned int mtu = shp_options_mtu(&s->opt, p);
 		struct rte_eth_dev_info info;
-		uint32_t room = frame_max(mtu) + RTE_PKTMBUF_HEADROOM;
+		uint32_t room = frame_max(mtu) + RTE_PKTMBUF_HEADROOM, fsz;
 
+		if (rte_eth_dev_info_get(p, &info) != 0)
+			continue;
+		fsz = af_packet_framesz(&info);
+		if (fsz > 32) {   /* a frame of the ring in one mbuf */
+			need = RTE_MAX(need, fsz - 32 + RTE_PKTMBUF_HEADROOM);
+			scatter = false;
+		}
 		if (mtu == 0 || room <= RTE_MBUF_DEFAULT_BUF_SIZE)
 			continue;
 		need = RTE_MAX(need, room);
-		if (rte_eth_dev_info_get(p, &info) != 0 ||
-		    !(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
+		if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER))
 			scatter = false;
 	}
 	return scatter ? RTE_MBUF_DEFAULT_BUF_SIZE :
@@ -76,6 +109,7 @@ port_mtu(const struct shaper *s, uint16_t port,
 	 const struct rte_eth_dev_info *info, struct rte_eth_conf *conf)
 {
 	unsigned int mtu = shp_options_mtu(&s->opt, port);
+	uint32_t fsz;
 	/* rte_eth_dev_configure's own reckoning of a frame */
 	uint32_t overhead = info->max_mtu != UINT16_MAX &&
 			    info->max_rx_pktlen > info->max_mtu ?
@@ -84,6 +118,27 @@ port_mtu(const struct shaper *s, uint16_t port,
 
 	if (mtu == 0)
 		return 0;
+	fsz = af_packet_framesz(info);
+	if (fsz != 0) {
+		/* its ring's frame is the limit, not what it reports; the
+		 * MTU stays ethdev's (which refuses more) and is ours to
+		 * check */
+		uint32_t most = fsz > AF_PACKET_HDR ? fsz - AF_PACKET_HDR : 0;
+
+		if (mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN > most) {
+			fprintf(stderr, "dpdk-shaper: port %u (%s): --mtu %u: "
+				"its ring frames hold frames of at most %u "
+				"bytes (framesz=%u less %u): give it framesz= "
+				"of at least %u\n", port, info->driver_name,
+				mtu, most, fsz, AF_PACKET_HDR,
+				RTE_ALIGN_CEIL(mtu + RTE_ETHER_HDR_LEN +
+					       RTE_VLAN_HLEN + AF_PACKET_HDR,
+					       16));
+			return PORT_REFUSED;
+		}
+		applied[port].soft_mtu = true;
+		return 0;
+	}
 	if (mtu < info->min_mtu || mtu > info->max_mtu ||
 	    (uint64_t)mtu + overhead > info->max_rx_pktlen) {
 		fprintf(stderr, "dpdk-shaper: port %u (%s): --mtu %u: the port "
@@ -113,18 +168,27 @@ port_mtu(const struct shaper *s, uint16_t port,
 }
 
 unsigned int
-shaper_pool_size(const struct shaper *s)
+shaper_pool_size(struct shaper *s)
 {
 	const struct shp_options *o = &s->opt;
-	unsigned int n, need;
+	int sock[SHP_MAX_PORTS];
+	unsigned int i, n = 0;
 
-	n = shp_options_pool_size(o, s->port_ids, s->nb_ports,
-				  rte_lcore_count(), &need);
-	if (n < need)
-		fprintf(stderr, "dpdk-shaper: warning: --mbufs %u is below what the "
-		       "chains can hold (%u mbufs): a full queue leaves RX "
-		       "without mbufs (the bursts it cannot fill counted as "
-		       "rx_pool_empty)\n", n, need);
+	for (i = 0; i < s->nb_ports; i++)
+		sock[i] = rte_eth_dev_socket_id(s->port_ids[i]);
+	shp_options_pool_plan(o, s->port_ids, sock, s->nb_ports,
+			      (int)rte_socket_id(), rte_lcore_count(), &s->plan);
+	for (i = 0; i < s->plan.nb; i++) {
+		if (s->plan.mbufs[i] < s->plan.need[i])
+			fprintf(stderr, "dpdk-shaper: warning: --mbufs %u%s is "
+				"below what the chains can hold (%u mbufs): a "
+				"full queue leaves RX without mbufs (the bursts "
+				"it cannot fill counted as rx_pool_empty)\n",
+				s->plan.mbufs[i], s->plan.nb > 1 ?
+				" (its share for a socket)" : "",
+				s->plan.need[i]);
+		n += s->plan.mbufs[i];
+	}
 	return n;
 }
 
@@ -398,7 +462,7 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	for (q = 0; q < nb_rxq; q++) {
 		rc = rte_eth_rx_queue_setup(port, q, nb_rxd,
 					    rte_eth_dev_socket_id(port), NULL,
-					    s->pool);
+					    s->pool_of[port]);
 		if (rc != 0)
 			return rc;
 	}
@@ -576,6 +640,8 @@ shaper_ports_report(const struct shaper *s)
 		shaper_link_get(port, &l);
 		rte_eth_dev_info_get(port, &info);
 		rte_eth_dev_get_mtu(port, &mtu);
+		if (applied[port].soft_mtu)   /* what the RX lcore checks */
+			mtu = (uint16_t)shp_options_mtu(&s->opt, port);
 		printf("dpdk-shaper: port %u (%s): %u RX queue%s of %u "
 		       "descriptors, 1 TX queue of %u\n", port,
 		       info.driver_name, applied[port].rxq,
@@ -692,8 +758,18 @@ shaper_stages_init(struct shaper *s)
 	RTE_LCORE_FOREACH(lc)
 		max_lc = RTE_MAX(max_lc, lc + 1);
 	shp_options_kind_env(o, &kenv);
-	shp_options_hold_caps(o, s->port_ids, s->nb_ports, rte_lcore_count(),
-			      s->nb_mbufs, caps);
+	/* each pool's share among its own ports */
+	for (i = 0; i < s->plan.nb; i++) {
+		uint32_t c[SHP_MAX_PORTS];
+		unsigned int k, j;
+
+		shp_options_hold_caps(o, s->plan.ports[i], s->plan.nb_ports[i],
+				      rte_lcore_count(), s->plan.mbufs[i], c);
+		for (k = 0; k < s->plan.nb_ports[i]; k++)
+			for (j = 0; j < s->nb_ports; j++)
+				if (s->port_ids[j] == s->plan.ports[i][k])
+					caps[j] = c[k];
+	}
 
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -702,6 +778,8 @@ shaper_stages_init(struct shaper *s)
 		struct shp_chain_spec spec;
 		char err[SHP_ERR_LEN];
 		unsigned int nprod = 0, l;
+		/* the only port of its pool has no other to starve */
+		bool alone = s->plan.nb_ports[s->plan.port_pool[i]] <= 1;
 
 		for (l = 0; l < RTE_MAX_LCORE; l++) {
 			uint16_t k;
@@ -722,8 +800,8 @@ shaper_stages_init(struct shaper *s)
 			/* one port has no other to starve: its limits are
 			 * as given (the --mbufs warning says when the pool
 			 * is short) */
-			.held = s->nb_ports > 1 ? &port_held[port].v : NULL,
-			.hold_cap = s->nb_ports > 1 ? caps[i] : 0,
+			.held = alone ? NULL : &port_held[port].v,
+			.hold_cap = alone ? 0 : caps[i],
 		};
 		e->hold_cap = env.hold_cap;
 		port_held[port].v = 0;
@@ -732,11 +810,13 @@ shaper_stages_init(struct shaper *s)
 			return -1;
 		}
 		hold_warn(s, port, &spec, &kenv);
-		if (shp_chain_build(&s->chain[port], &spec, s->pool, port,
+		if (shp_chain_build(&s->chain[port], &spec, s->pool_of[port],
+				    port,
 				    &env, NULL, &kenv) < 0)
 			goto fail;
 		/* per-class profiles: a classes stage under the port's tbf */
-		if (shp_classes_attach(&s->chain[port], o->classes, s->pool,
+		if (shp_classes_attach(&s->chain[port], o->classes,
+				       s->pool_of[port],
 				       port, &kenv, err) < 0) {
 			fprintf(stderr, "dpdk-shaper: %s\n", err);
 			return -1;

@@ -27,6 +27,7 @@ struct rxq_ref {
 	uint16_t egress;
 	uint32_t empty_polls;
 	bool tx_here;         /* this lcore also owns the egress port */
+	struct rte_mempool *pool;   /* the port's, which RX fills from */
 	/* the smaller --mtu of the two ports (0: none): what is longer is
 	 * dropped as `oversize` */
 	uint32_t mtu;
@@ -74,8 +75,13 @@ struct worker {
 
 struct shaper {
 	struct shp_options opt;
+	/* one pool per socket with ports (shp_pool_plan); pool is the
+	 * first, pool_of[port] a port's own (its RX and its chain's copies) */
 	struct rte_mempool *pool;
-	unsigned int nb_mbufs;
+	struct shp_pool_plan plan;
+	struct rte_mempool *pools[SHP_MAX_PORTS];
+	struct rte_mempool *pool_of[SHP_MAX_PORTS];
+	unsigned int nb_mbufs;    /* of every pool */
 	uint16_t data_room;       /* of each mbuf, headroom included */
 	struct shp_clock clock;
 	uint64_t start_ns, stop_ns;   /* forwarding ran between these */
@@ -133,7 +139,9 @@ void shaper_link_get(uint16_t port, struct shp_link *out);
 /* "up 10 Gbps full-duplex" or "down" */
 const char *shaper_link_text(const struct shp_link *l, char *buf,
 			     size_t len);
-unsigned int shaper_pool_size(const struct shaper *s);
+/* The pools each socket with ports gets (s->plan), said when short;
+ * their total. */
+unsigned int shaper_pool_size(struct shaper *s);
 /* Each mbuf's data room: --mbuf-size, or what the largest --mtu needs
  * where a port cannot scatter (shaper_pool_size first: ports known). */
 uint16_t shaper_data_room(const struct shaper *s);

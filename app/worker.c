@@ -203,14 +203,15 @@ rx_oversize(const struct rxq_ref *r, struct shp_port_ctr *in,
  * per burst. Only a short burst pays for the look at the pool.
  */
 static void
-rx_pool_check(struct shaper *s, struct shp_port_ctr *in)
+rx_pool_check(const struct shaper *s, struct rte_mempool *mp,
+	      struct shp_port_ctr *in)
 {
 	const struct rte_mempool_cache *c =
-		rte_mempool_default_cache(s->pool, rte_lcore_id());
+		rte_mempool_default_cache(mp, rte_lcore_id());
 
 	/* the store's own count: rte_mempool_avail_count walks every
 	 * lcore's cache */
-	if (rte_mempool_get_ops(s->pool->ops_index)->get_count(s->pool) +
+	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) +
 	    (c != NULL ? c->len : 0) < s->opt.burst)
 		in->rx_pool_empty++;
 }
@@ -249,7 +250,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	else
 		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
 	if (unlikely(n < s->opt.burst) && r->pace == NULL)
-		rx_pool_check(s, in);
+		rx_pool_check(s, r->pool, in);
 	if (n == 0) {
 		/* An input is exhausted only if it returned nothing while
 		 * the pool had mbufs to give it: net_pcap returns nothing
@@ -257,7 +258,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		 * would never be read. (Counted for --replay only: the
 		 * pool's count walks every lcore's cache.) */
 		if (s->opt.replay && r->empty_polls < REPLAY_EMPTY_POLLS &&
-		    rte_mempool_avail_count(s->pool) >= s->opt.burst)
+		    rte_mempool_avail_count(r->pool) >= s->opt.burst)
 			r->empty_polls++;
 		return;
 	}

@@ -45,6 +45,9 @@ setup_shaper(struct shaper *s)
 		abort();
 	s->classifier = &s->opt.classifier;
 	s->nb_ports = NB_PORTS;
+	s->pools[0] = s->pool;       /* one socket: one pool */
+	s->plan.nb = 1;
+	s->plan.nb_ports[0] = NB_PORTS;
 	for (i = 0; i < NB_PORTS; i++) {
 		struct shp_stage_env env = {
 			.socket = SOCKET_ID_ANY, .single_producer = true,
@@ -55,6 +58,7 @@ setup_shaper(struct shaper *s)
 		struct shp_kind_env kenv;
 
 		s->port_ids[i] = i;
+		s->pool_of[i] = s->pool;
 		s->opt.pair_of[i] = i ^ 1;
 		shp_options_kind_env(&s->opt, &kenv);
 		if (shp_chain_build(&s->chain[i], &spec, s->pool, i, &env,

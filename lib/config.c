@@ -773,6 +773,40 @@ shp_options_pool_size(const struct shp_options *o, const uint16_t *ports,
 }
 
 void
+shp_options_pool_plan(const struct shp_options *o, const uint16_t *ports,
+		      const int *port_socket, unsigned int nb,
+		      int main_socket, unsigned int nb_lcores,
+		      struct shp_pool_plan *plan)
+{
+	unsigned int i, k, given = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	for (i = 0; i < nb && i < SHP_MAX_PORTS; i++) {
+		int sock = port_socket[i] < 0 ? main_socket : port_socket[i];
+
+		for (k = 0; k < plan->nb && plan->socket[k] != sock; k++)
+			;
+		if (k == plan->nb)
+			plan->socket[plan->nb++] = sock;
+		plan->ports[k][plan->nb_ports[k]++] = ports[i];
+		plan->port_pool[i] = (uint8_t)k;
+	}
+	for (k = 0; k < plan->nb; k++) {
+		plan->mbufs[k] = shp_options_pool_size(o, plan->ports[k],
+						       plan->nb_ports[k],
+						       nb_lcores,
+						       &plan->need[k]);
+		if (o->mbufs == 0 || plan->nb == 1)
+			continue;
+		/* --mbufs shared by ports; the last pool takes the rest */
+		plan->mbufs[k] = k + 1 < plan->nb ?
+			(unsigned int)((uint64_t)o->mbufs * plan->nb_ports[k] /
+				       nb) : o->mbufs - given;
+		given += plan->mbufs[k];
+	}
+}
+
+void
 shp_options_hold_caps(const struct shp_options *o, const uint16_t *ports,
 		      unsigned int nb, unsigned int nb_lcores,
 		      unsigned int pool, uint32_t *cap)

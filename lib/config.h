@@ -149,6 +149,28 @@ unsigned int shp_options_pool_size(const struct shp_options *o,
 				   unsigned int nb_lcores, unsigned int *need);
 
 /*
+ * One mbuf pool per NUMA socket that has ports (a port of no socket,
+ * SOCKET_ID_ANY as vdevs are, counts as main_socket's): each port's RX
+ * queues take mbufs of its own socket, and so do its chain's copies.
+ * Pool k serves socket[k] and its ports (port_pool[i] is ports[i]'s
+ * pool), and is sized as shp_options_pool_size sizes the whole for its
+ * own ports; --mbufs is shared out by the number of ports. One socket:
+ * one pool of exactly shp_options_pool_size's size.
+ */
+struct shp_pool_plan {
+	unsigned int nb;
+	int socket[SHP_MAX_PORTS];
+	unsigned int mbufs[SHP_MAX_PORTS], need[SHP_MAX_PORTS];
+	unsigned int nb_ports[SHP_MAX_PORTS];
+	uint16_t ports[SHP_MAX_PORTS][SHP_MAX_PORTS];  /* of each pool */
+	uint8_t port_pool[SHP_MAX_PORTS];               /* by port index */
+};
+void shp_options_pool_plan(const struct shp_options *o, const uint16_t *ports,
+			   const int *port_socket, unsigned int nb,
+			   int main_socket, unsigned int nb_lcores,
+			   struct shp_pool_plan *plan);
+
+/*
  * What the delay stages of each egress port (its own and its classes')
  * may hold in a pool of pool mbufs (cap[i] for ports[i]): the ports'
  * shares as shp_chain_pool_shares gives them, from the chains the

@@ -193,6 +193,85 @@ test_long_value_refused_not_cut(void **state)
 	REFUSED(text, path, ":2:", "line of");
 }
 
+/* One pool per socket with ports (issue 29.4): a vdev (no socket) is the
+ * main lcore's; one socket is one pool of the whole's size; --mbufs is
+ * shared out by ports. */
+static void
+test_pool_plan(void **state)
+{
+	const uint16_t ports[4] = { 0, 1, 2, 3 };
+	const int any[4] = { -1, -1, -1, -1 }, two[4] = { 0, 1, 0, 1 };
+	const int mixed[3] = { -1, 0, 1 };
+	struct shp_pool_plan p;
+	struct shp_options o;
+	char err[SHP_ERR_LEN];
+	unsigned int whole;
+
+	(void)state;
+	shp_options_init(&o);
+	assert_int_equal(shp_options_finalize(&o, err), 0);
+	whole = shp_options_pool_size(&o, ports, 2, 3, NULL);
+	shp_options_pool_plan(&o, ports, any, 2, 0, 3, &p);
+	assert_int_equal(p.nb, 1);
+	assert_int_equal(p.socket[0], 0);
+	assert_int_equal(p.mbufs[0], whole);
+	assert_int_equal(p.port_pool[0], 0);
+	assert_int_equal(p.port_pool[1], 0);
+
+	shp_options_pool_plan(&o, ports, two, 4, 0, 3, &p);
+	assert_int_equal(p.nb, 2);
+	assert_int_equal(p.socket[0], 0);
+	assert_int_equal(p.socket[1], 1);
+	assert_int_equal(p.nb_ports[0], 2);
+	assert_int_equal(p.ports[0][1], 2);
+	assert_int_equal(p.ports[1][0], 1);
+	assert_int_equal(p.port_pool[3], 1);
+	/* each sized for its own two ports, as a whole of two would be */
+	assert_int_equal(p.mbufs[0], whole);
+	assert_int_equal(p.mbufs[1], whole);
+
+	/* a vdev with the main lcore on socket 1: socket 1's pool */
+	shp_options_pool_plan(&o, ports, mixed, 3, 1, 3, &p);
+	assert_int_equal(p.nb, 2);
+	assert_int_equal(p.socket[0], 1);
+	assert_int_equal(p.socket[1], 0);
+	assert_int_equal(p.port_pool[0], 0);
+	assert_int_equal(p.port_pool[1], 1);
+	assert_int_equal(p.port_pool[2], 0);
+	assert_int_equal(p.nb_ports[0], 2);
+
+	o.mbufs = 100000;
+	shp_options_pool_plan(&o, ports, mixed, 3, 1, 3, &p);
+	assert_int_equal(p.mbufs[0], 66666);
+	assert_int_equal(p.mbufs[1], 100000 - 66666);
+	shp_options_pool_plan(&o, ports, any, 2, 0, 3, &p);
+	assert_int_equal(p.mbufs[0], 100000);
+	shp_options_free(&o);
+}
+
+/* --mtu over [port N] mtu over [global] mtu (issue 29.1) */
+static void
+test_mtu_layers(void **state)
+{
+	struct shp_options o;
+	char err[SHP_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(load("[global]\nmtu = 1500\n[port 1]\nmtu = 9000\n",
+			      &o, err), 0);
+	assert_int_equal(shp_options_mtu(&o, 0), 1500);
+	assert_int_equal(shp_options_mtu(&o, 1), 9000);
+	assert_int_equal(shp_option_set(&o, "mtu", -1, "4000", true, err), 0);
+	assert_int_equal(shp_options_mtu(&o, 0), 4000);
+	assert_int_equal(shp_options_mtu(&o, 1), 4000);
+	assert_int_equal(shp_option_set(&o, "mtu", -1, "67", true, err), -1);
+	assert_non_null(strstr(err, "mtu"));
+	shp_options_free(&o);
+	assert_int_equal(load("[port 0]\nmtu = 65536\n", &o, err), -1);
+	assert_non_null(strstr(err, "[port 0] mtu"));
+	shp_options_free(&o);
+}
+
 int
 main(void)
 {
@@ -204,6 +283,8 @@ main(void)
 		cmocka_unit_test(test_syntax_errors_name_the_line),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_long_value_refused_not_cut),
+		cmocka_unit_test(test_pool_plan),
+		cmocka_unit_test(test_mtu_layers),
 	};
 	int rc;
 
