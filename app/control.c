@@ -922,7 +922,7 @@ ctl_port_rate(struct shaper *s, int slot, uint16_t port,
 }
 
 /* Under the table, a line for each worker that lost its CPU in this
- * period (lib/shp_stall.h): a late-p99.9 spike next to it is the host's. */
+ * period (lib/core/shp_stall.h): a late-p99.9 spike next to it is the host's. */
 static void
 periodic_stalls(struct shaper *s, FILE *f)
 {

@@ -346,7 +346,7 @@ body_free(struct client *c)
 	c->body_len = c->body_left = 0;
 }
 
-/* A whole body: the command line(s) it stands for (lib/ctl_body.c), run
+/* A whole body: the command line(s) it stands for (lib/conf/ctl_body.c), run
  * as one line or as an atomic block, one reply. */
 static void
 body_run(struct client *c)

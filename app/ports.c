@@ -744,7 +744,7 @@ shaper_ports_close(struct shaper *s)
 	}
 }
 
-/* Each egress port's chain (lib/shp_chain.h), from its profiles. */
+/* Each egress port's chain (lib/core/shp_chain.h), from its profiles. */
 int
 shaper_stages_init(struct shaper *s)
 {

@@ -180,7 +180,7 @@ int shaper_latency_init(struct shaper *s);
 void shaper_latency_fini(struct shaper *s);
 void shaper_stats_latency(struct shaper *s, uint16_t port,
 			  struct shp_latency *out);
-/* A worker's loops and stalls as reported (lib/shp_stall.h). */
+/* A worker's loops and stalls as reported (lib/core/shp_stall.h). */
 void shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out);
 
 #endif

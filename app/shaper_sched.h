@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * --schedule in the program (lib/schedule.h has the format), and the
+ * --schedule in the program (lib/conf/schedule.h has the format), and the
  * link state (`link down|up P`).
  *
  * Who does what:

@@ -176,7 +176,7 @@ stall_note(struct shaper *s, FILE *f)
 }
 
 /* Say plainly when the emulator, not the profile, was the bottleneck, and
- * what each worker measured it could carry (lib/shp_egress.h). */
+ * what each worker measured it could carry (lib/core/shp_egress.h). */
 static void
 overload_note(struct shaper *s, FILE *f, uint64_t n)
 {

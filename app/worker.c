@@ -112,7 +112,7 @@ rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 
 /*
  * --pace: a burst is read only when the queue's pacer holds nothing, and
- * held until due (lib/pace.h). Returns what is due now, *stamp set to its
+ * held until due (lib/pkt/pace.h). Returns what is due now, *stamp set to its
  * time. While something is held the input is not exhausted.
  */
 static inline uint16_t

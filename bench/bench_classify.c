@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Classify on the RX path: the header walker (lib/shp_pkthdr.h, what
+ * Classify on the RX path: the header walker (lib/pkt/shp_pkthdr.h, what
  * shp_classify_burst_bands() uses since issue 12) against the reader it
  * replaced (classify.c's own flat parse, kept here as it was), same
  * frames, same burst loop, side by side; and the walker's full depth (the

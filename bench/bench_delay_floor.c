@@ -10,7 +10,7 @@
  * allocated D packets ago. D = 0 is testpmd's case (every mbuf comes back
  * hot); D = 1.6e5 is 10 ms at 16 Mpps, the full-pipeline target. Reading
  * ahead is prefetched (headers and data of the next burst), as
- * lib/netem_tq.c does. Figures only.
+ * lib/sched/netem/netem_tq.c does. Figures only.
  *
  * Usage: bench_delay_floor [EAL args] [-- [-c] DEPTH...]   (needs ~1 GB;
  *        default depths 1e3 1e4 4e4 1.6e5, always 0 first)

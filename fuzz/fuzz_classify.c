@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The classifier (lib/classify.c) on arbitrary frames, each as a one- and
+ * The classifier (lib/pkt/classify.c) on arbitrary frames, each as a one- and
  * a two-segment mbuf: every mode gives a priority 0..15, the same for both
  * layouts; the burst path gives bands within the classifier's, the byte
  * sum and the used-band set; nothing leaks from the pool.
  *
- * The header walker under it (lib/shp_pkthdr.h) on the same mbufs, at
+ * The header walker under it (lib/pkt/shp_pkthdr.h) on the same mbufs, at
  * each depth: the same answer for both layouts, flags consistent with one
  * another and with the packet's length, each depth finding what the one
  * before found; and the CE mark: reparsed as CE, an IPv4 header checksum

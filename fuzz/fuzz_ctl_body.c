@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The REST API's body parser (lib/ctl_body.c) on arbitrary bodies, and
+ * The REST API's body parser (lib/conf/ctl_body.c) on arbitrary bodies, and
  * the command lines it makes run by the CLI (app/cli.c and its handlers,
  * on the shaper of fuzz_shaper.h), as the control socket runs them. The
  * first byte of the input picks the request (method and path), the rest is

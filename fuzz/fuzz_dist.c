@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The netem distribution table reader (lib/netem_dist.c) on arbitrary
+ * The netem distribution table reader (lib/sched/netem/netem_dist.c) on arbitrary
  * files: a table is within its bounds, or refused in one line.
  */
 #include "fuzz_common.h"

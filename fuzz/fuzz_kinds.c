@@ -3,7 +3,7 @@
  * Every registered stage kind's parser on arbitrary text, and its
  * printer (shp_kind.h: "format: conf back to arguments that parse to the
  * same conf"), through the registry as the options, the profile and `set`
- * reach them: a kind added to lib/shp_kinds.c is fuzzed with no harness
+ * reach them: a kind added to lib/core/shp_kinds.c is fuzzed with no harness
  * of its own. The input's first word is the key (queue, tbf, netem, ...);
  * any other first word makes the whole input a --queue text.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The capture check of the program and the offline tool (lib/pcap_io.c,
+ * The capture check of the program and the offline tool (lib/pkt/pcap_io.c,
  * over libpcap) on arbitrary files: a count, or a one-line refusal.
  */
 #include "fuzz_common.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A --schedule file to shp_sched_parse (lib/schedule.h), with ports 0 and
+ * A --schedule file to shp_sched_parse (lib/conf/schedule.h), with ports 0 and
  * 1: a refusal is one line naming the file and the line; an accepted
  * schedule's times never go backwards, its repeat is longer than its last
  * time, its link state is defined at any time, and a cursor walks its

@@ -394,7 +394,7 @@ def test_atomic_all_or_nothing(live, tmp_path, need_telemetry_client):
 
 def test_body_lines(live):
     """`body METHOD PATH LENGTH` and LENGTH bytes: the shaper parses a REST
-    body itself (lib/ctl_body.c). The bytes are no lines, however they are
+    body itself (lib/conf/ctl_body.c). The bytes are no lines, however they are
     cut; a bad header or body is refused and changes nothing."""
     lv = live(["--netem", "delay 10ms"])
     s = socket.socket(socket.AF_UNIX)

@@ -165,7 +165,7 @@ def test_stats_file_live_schema(tmp_path):
     st = json.loads(js.read_text())
     assert set(st) == {"elapsed_s", "ports"} and list(st["ports"]) == ["0"]
     p = st["ports"]["0"]
-    # the keys dpdk-shaper writes (lib/shp_stats.c, docs/usage.md)
+    # the keys dpdk-shaper writes (lib/core/shp_stats.c, docs/usage.md)
     assert set(p) == {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes",
                       "queued", "egress_in", "dropped", "netem_queued",
                       "tx_pending", "rx_pool_empty", "duplicated", "corrupted",

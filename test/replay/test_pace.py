@@ -32,7 +32,7 @@ def tolerance(n):
 
 
 # The emulator's own drops follow their own rule, the program's
-# (lib/shp_egress.h, --max-late in docs/usage.md): with --pace max-late
+# (lib/core/shp_egress.h, --max-late in docs/usage.md): with --pace max-late
 # stays 50 us, so a worker that loses its CPU for S sheds as `late` what
 # fell due meanwhile, and drops as `overload` what arrived meanwhile if it
 # finds its chain still behind once it runs again: at one packet a ms,

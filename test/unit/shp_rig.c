@@ -354,7 +354,7 @@ bands_parse(const char *args, char *err)
 }
 
 /* The rig's own (bands with ring options, a test fifo), then every kind
- * of the registry (lib/shp_kinds.c) by its name: a new kind needs no
+ * of the registry (lib/core/shp_kinds.c) by its name: a new kind needs no
  * line here. */
 static const struct shp_rig_kind kinds[] = {
 	{ "bands", &shp_bands_ops, bands_parse, free, NULL },

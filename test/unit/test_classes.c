@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Per-class profiles (lib/shp_classes.h, lib/sch_classes.c): the class
+ * Per-class profiles (lib/classes/shp_classes.h, lib/classes/sch_classes.c): the class
  * options, editing a class set, and the classes stage on a port's chain
  * at a bottleneck (the port's tbf): DRR shares by quantum, strict
  * priority, a class with nothing due never blocking another, conservation

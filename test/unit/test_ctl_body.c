@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The REST bodies to command lines (lib/ctl_body.c): what is accepted,
+/* The REST bodies to command lines (lib/conf/ctl_body.c): what is accepted,
  * the line(s) it makes, and what is refused with one line. */
 #include <setjmp.h>
 #include <stdarg.h>

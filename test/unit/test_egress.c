@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The TX round and the overload rule (lib/shp_egress.h) on a virtual clock:
+ * The TX round and the overload rule (lib/core/shp_egress.h) on a virtual clock:
  * a simulated lcore with a cost per packet, fed without limit (as net_null
  * feeds it), through bands -> netem 'delay 1ms'. A hiccup (the lcore
  * descheduled for 500 us) leaves a backlog of overdue packets; the chain

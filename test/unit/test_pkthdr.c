@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The packet-header walker (lib/shp_pkthdr.h) on hand-built frames: every
+ * The packet-header walker (lib/pkt/shp_pkthdr.h) on hand-built frames: every
  * tag layout, IPv6 extension headers, fragments, padding; each frame cut
  * at every byte and laid out in segments of every size, where a field must
  * be reported exactly when all of its bytes are there, and then with the

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Schedules (lib/schedule.h): the parser, occurrences, link state. */
+/* Schedules (lib/conf/schedule.h): the parser, occurrences, link state. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

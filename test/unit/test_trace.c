@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The trace kind (lib/sch_trace.c) on a virtual clock: packets leave at
+ * The trace kind (lib/sched/sch_trace.c) on a virtual clock: packets leave at
  * the trace's opportunities only, share them as Mahimahi's mm-link does,
  * and a bad trace file is refused with one line naming the file and line.
  */

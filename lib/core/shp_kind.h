@@ -10,7 +10,7 @@
  * options, the INI profile, `set`/`clear`, CLI help, the stats file,
  * `show`, telemetry, the exporter -- iterates over the registry and knows
  * no kind by name. A new discipline is one file that defines a
- * `const struct shp_kind` and one line in lib/shp_kinds.c.
+ * `const struct shp_kind` and one line in lib/core/shp_kinds.c.
  *
  * Each egress port runs one chain of slots, leaf first:
  *
@@ -138,7 +138,7 @@ struct shp_kind {
 	bool reads_file;
 };
 
-/* The registry (lib/shp_kinds.c), in chain order within a slot; the
+/* The registry (lib/core/shp_kinds.c), in chain order within a slot; the
  * first kind of a slot is its default. NULL-terminated. */
 extern const struct shp_kind *const shp_kinds[];
 

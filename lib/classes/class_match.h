@@ -191,7 +191,7 @@ shp_match_has_ports(uint8_t proto)
 }
 
 /*
- * The key of a frame, from the shared header walker (lib/shp_pkthdr.h:
+ * The key of a frame, from the shared header walker (lib/pkt/shp_pkthdr.h:
  * the tags, IPv6 extension headers and segment layouts classify and the
  * stages see too). Truncated or malformed headers leave what they would
  * have given unset (their flag clear), so only rules that do not look at

@@ -8,7 +8,7 @@
  *     class chains ... + the port's queue (unmatched)
  *         -> classes -> port tbf -> port netem -> TX
  *
- * "classes" is a private stage (lib/sch_classes.c) put in the port's
+ * "classes" is a private stage (lib/classes/sch_classes.c) put in the port's
  * chain between its queue and its tbf: its enqueue looks the burst up in
  * the match table and hands each class its packets (what matches no class
  * goes to the port's own queue, as without classes); its dequeue serves

@@ -159,7 +159,7 @@ priv(const struct shp_qdisc *q)
 
 /*
  * The bucket's hash: the 5-tuple of an IP packet as the shared header
- * walker finds it (lib/shp_pkthdr.h: through up to 4 VLAN tags and the
+ * walker finds it (lib/pkt/shp_pkthdr.h: through up to 4 VLAN tags and the
  * IPv6 extension headers, in any segment layout), without ports in a
  * fragment so that a datagram's fragments stay together; the MAC
  * addresses and EtherType of anything else.

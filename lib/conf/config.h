@@ -77,7 +77,7 @@ struct shp_options {
 	char *config_file;
 	bool interactive;
 	char *cmdline_file;
-	char *schedule_file;          /* --schedule (lib/schedule.h) */
+	char *schedule_file;          /* --schedule (lib/conf/schedule.h) */
 	/* per-class profiles (shp_classes.h): --class*, [class NAME];
 	 * NULL until one is given */
 	struct shp_class_set *classes;
