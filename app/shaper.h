@@ -13,6 +13,7 @@
 #include "shp_egress.h"
 #include "shp_qdisc.h"
 #include "shp_stall.h"
+#include "shp_cpu_lost.h"
 #include "shp_stats.h"
 
 struct rte_rcu_qsbr;
@@ -71,6 +72,13 @@ struct worker {
 	struct shp_load load;             /* what tx_cost_pub is made of */
 	uint64_t loops;                   /* poll rounds, for quiescence */
 	struct shp_stalls stalls;         /* loops the CPU was taken away */
+	/* what the kernel says this lcore lost since it started
+	 * (shp_cpu_lost.h): its thread, its one CPU (-1: a set), the
+	 * reading at start; read by the control side once started */
+	volatile bool lost_valid;
+	pid_t tid;
+	int cpu;
+	struct shp_cpu_lost lost0;
 };
 
 struct shaper {

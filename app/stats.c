@@ -149,6 +149,16 @@ shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out)
 	out->socket = (int)rte_lcore_to_socket_id(w->lcore);
 	out->loops = __atomic_load_n(&w->loops, __ATOMIC_RELAXED);
 	shp_stalls_sum(&w->stalls, rte_get_tsc_hz(), out);
+	out->runq_wait_ns = out->cpu_slices = out->steal_ns = 0;
+	if (__atomic_load_n(&w->lost_valid, __ATOMIC_ACQUIRE)) {
+		struct shp_cpu_lost now, d;
+
+		shp_cpu_lost_read(w->tid, w->cpu, &now);
+		shp_cpu_lost_since(&w->lost0, &now, &d);
+		out->runq_wait_ns = d.wait_ns;
+		out->cpu_slices = d.slices;
+		out->steal_ns = d.steal_ns;
+	}
 }
 
 /* Say when a worker lost its CPU: the lateness it caused is the host's,

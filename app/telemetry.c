@@ -508,6 +508,9 @@ tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(c, "hiccups", st.hiccups);
 		rte_tel_data_add_dict_u64(c, "hiccup_ns", st.hiccup_ns);
 		rte_tel_data_add_dict_u64(c, "longest_loop_ns", st.longest_ns);
+		rte_tel_data_add_dict_u64(c, "runq_wait_ns", st.runq_wait_ns);
+		rte_tel_data_add_dict_u64(c, "cpu_slices", st.cpu_slices);
+		rte_tel_data_add_dict_u64(c, "steal_ns", st.steal_ns);
 		snprintf(key, sizeof(key), "%u", w->lcore);
 		add_container(d, key, c);
 	}

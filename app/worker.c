@@ -4,6 +4,8 @@
  * port's bands) and/or TX (dequeue the egress chain, transmit, keep what
  * the port refuses for the next round).
  */
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
@@ -574,6 +576,18 @@ rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 			     r->tx_here, &ctx);
 }
 
+
+/* The kernel's count of what this lcore loses starts now: its thread
+ * and, when the EAL pinned it to one CPU, that CPU's steal. */
+static void
+worker_lost_start(struct worker *w)
+{
+	w->cpu = shp_cpu_lost_own_cpu();
+	w->tid = (pid_t)syscall(SYS_gettid);
+	shp_cpu_lost_read(w->tid, w->cpu, &w->lost0);
+	__atomic_store_n(&w->lost_valid, true, __ATOMIC_RELEASE);
+}
+
 int
 shaper_worker_main(void *arg)
 {
@@ -591,6 +605,7 @@ shaper_worker_main(void *arg)
 	rte_rcu_qsbr_thread_register(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_online(shaper_rcu, lcore);
 	shp_stalls_init(&w->stalls, rte_get_tsc_hz(), s->opt.burst);
+	worker_lost_start(w);
 	while (!s->quit) {
 		/* pacing's costs are measured in one loop of COST_EVERY:
 		 * enough for an estimate, a clock read less the rest of the

@@ -95,6 +95,11 @@ struct shp_stall_sum {
 	uint64_t hiccups;       /* loops over the hiccup limit, up to a stall */
 	uint64_t hiccup_ns;     /* their total */
 	int socket;             /* the lcore's NUMA socket */
+	/* the kernel's count (shp_cpu_lost.h), 0 where it keeps none:
+	 * run-queue wait, times put on a CPU, its one CPU's steal */
+	uint64_t runq_wait_ns;
+	uint64_t cpu_slices;
+	uint64_t steal_ns;
 };
 
 static inline void

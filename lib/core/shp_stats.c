@@ -316,10 +316,15 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		fprintf(f, "%s\n  \"%u\": {\"loops\": %" PRIu64
 			", \"stalls\": %" PRIu64 ", \"stalled_ns\": %" PRIu64
 			", \"hiccups\": %" PRIu64 ", \"hiccup_ns\": %" PRIu64
-			", \"longest_loop_ns\": %" PRIu64 ", \"socket\": %d}",
+			", \"longest_loop_ns\": %" PRIu64 ", \"socket\": %d"
+			", \"runq_wait_ns\": %" PRIu64
+			", \"cpu_slices\": %" PRIu64
+			", \"steal_ns\": %" PRIu64 "}",
 			i ? "," : "", lcores[i].lcore, lcores[i].loops,
 			lcores[i].stalls, lcores[i].stalled_ns,
 			lcores[i].hiccups, lcores[i].hiccup_ns,
-			lcores[i].longest_ns, lcores[i].socket);
+			lcores[i].longest_ns, lcores[i].socket,
+			lcores[i].runq_wait_ns, lcores[i].cpu_slices,
+			lcores[i].steal_ns);
 	fprintf(f, "%s}\n", nb_lcores > 0 ? "\n}" : "");
 }

@@ -2,6 +2,7 @@
 the latency distributions as the stats file, `show port latency`,
 telemetry and the --stats-period table report them."""
 import json
+import os
 import re
 import subprocess
 import time
@@ -21,7 +22,8 @@ PORT_SCHEMA = {
     "link"}   # the port's link (issue 29)
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
 STALLS = ["loops", "stalls", "stalled_ns", "hiccups", "hiccup_ns",
-          "longest_loop_ns", "socket"]   # issue 29; hiccups: issue 30.7
+          "longest_loop_ns", "socket",   # issue 29; hiccups: issue 30.7
+          "runq_wait_ns", "cpu_slices", "steal_ns"]   # the kernel's count
 DELAY_NS = 5_000_000
 
 
@@ -70,6 +72,11 @@ def test_stats_file_schema(tmp_path):
         # over 1 ms is a stall (to the ns the TSC rounds to)
         assert lc["stalls"] == 0 or lc["longest_loop_ns"] >= 999_000, lc
         assert lc["longest_loop_ns"] <= 1_001_000 or lc["stalls"] > 0, lc
+        # the kernel's count: steal comes in clock ticks, and the
+        # worker cannot have waited longer than it ran (set-up and the
+        # flush after forwarding are a few seconds at most)
+        assert lc["steal_ns"] % (10**9 // os.sysconf("SC_CLK_TCK")) == 0, lc
+        assert lc["runq_wait_ns"] <= (doc["elapsed_s"] + 10) * 1e9, lc
     for name, port in doc["ports"].items():
         assert set(port) == PORT_SCHEMA, set(port) ^ PORT_SCHEMA
         assert list(port["sojourn_ns"]) == ["min", "avg", "max"]

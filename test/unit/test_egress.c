@@ -21,6 +21,7 @@
 #include "shp_netem.h"
 #include "shp_rig.h"
 #include "shp_stall.h"
+#include "shp_cpu_lost.h"
 
 #define BURST     32
 #define TX_NS     150     /* per packet: dequeue, netem, transmit */
@@ -509,6 +510,55 @@ test_stalls_counted(void **state)
 }
 
 /*
+ * What the kernel counts of a worker's lost CPU (shp_cpu_lost.h): the
+ * run-queue wait and slices of schedstat, the steal of one CPU's line of
+ * /proc/stat (not of the "cpu" total nor of cpu10 for cpu1), the
+ * difference of two readings; and the caller's own reading is real.
+ */
+static void
+test_cpu_lost_parsed(void **state)
+{
+	static const char stat[] =
+		"cpu  7448 0 4493 24236 382 0 104 78 0 0\n"
+		"cpu0 3098 0 1683 13528 25 0 7 36 0 0\n"
+		"cpu10 1 2 3 4 5 6 7 999 0 0\n"
+		"cpu1 4350 0 2809 10708 357 0 97 42 0 0\n"
+		"cpu2 1 2 3\n"
+		"intr 1 2 3\n";
+	struct shp_cpu_lost a = { true, true, 100, 3, 1000 };
+	struct shp_cpu_lost b = { true, false, 350, 7, 5000 };
+	struct shp_cpu_lost d, me;
+	uint64_t w, n, t;
+
+	(void)state;
+	assert_int_equal(shp_schedstat_parse("123456 7890 42\n", &w, &n), 0);
+	assert_int_equal(w, 7890);
+	assert_int_equal(n, 42);
+	assert_int_equal(shp_schedstat_parse("123456 7890\n", &w, &n), -1);
+	assert_int_equal(shp_procstat_steal(stat, 1, &t), 0);
+	assert_int_equal(t, 42);
+	assert_int_equal(shp_procstat_steal(stat, 0, &t), 0);
+	assert_int_equal(t, 36);
+	assert_int_equal(shp_procstat_steal(stat, 10, &t), 0);
+	assert_int_equal(t, 999);
+	assert_int_equal(shp_procstat_steal(stat, 2, &t), -1);  /* short */
+	assert_int_equal(shp_procstat_steal(stat, 3, &t), -1);  /* absent */
+	assert_int_equal(shp_procstat_steal(stat, -1, &t), -1);
+	shp_cpu_lost_since(&a, &b, &d);
+	assert_true(d.have_wait);
+	assert_false(d.have_steal);
+	assert_int_equal(d.wait_ns, 250);
+	assert_int_equal(d.slices, 4);
+	assert_int_equal(d.steal_ns, 0);
+	/* this thread: Linux keeps schedstat where CONFIG_SCHED_INFO is
+	 * on (Debian's kernels); slices count from 1 */
+	shp_cpu_lost_read(0, -1, &me);
+	if (me.have_wait)
+		assert_true(me.slices >= 1);
+	assert_false(me.have_steal);
+}
+
+/*
  * shp_drop_late on one vector: only packets a stage scheduled and that
  * are later than the threshold go, to the front, freed and counted, and
  * their bytes come off the sum; the rest keep their order.
@@ -711,6 +761,7 @@ main(void)
 		cmocka_unit_test(test_pipeline_tx_lcore_shares_cpu),
 		cmocka_unit_test(test_drop_late_partition),
 		cmocka_unit_test(test_stalls_counted),
+		cmocka_unit_test(test_cpu_lost_parsed),
 	};
 
 	shp_rig_env("egress", 50000);
