@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One token bucket for a link served by several shards on several lcores
+ * (issue 24): the link leaves at its rate, however the load is spread.
+ *
+ * Why not a bucket per shard: N buckets let the link run at N times the
+ * rate (Linux mq with a tbf per queue), and a static share of the rate
+ * starves a shard whose flows carry most of the load. Why not a lock or a
+ * shared counter per packet: the shards would write the same cache line
+ * at packet rate. What is shared instead is the bucket's one number, the
+ * instant it was (or will be) empty, claimed per burst with one
+ * compare-and-swap.
+ *
+ * The arithmetic is tbf's (shp_tbf.h): tokens are ticks (2^-10 ns) of
+ * transmit time at `rate`, the bucket holds buffer_t of them. A bucket
+ * whose tokens are `toks` at time `t` is the same as its empty-time
+ * E = t - toks: at `now` it holds min(buffer_t, now - E) tokens, and a
+ * packet of L ticks passes iff that is at least L, after which
+ * E = max(E, now - buffer_t) + L. So a shard that claims the first k
+ * packets of its burst moves E once, by the sum of their ticks, and the
+ * bucket's history is exactly that of one bucket that saw the claims in
+ * the order their compare-and-swaps succeeded. The peak bucket (peakrate,
+ * mtu) is a second empty-time moved by the same swap (16 bytes).
+ *
+ * What a shard may wait: a claim that fails for lack of tokens says when
+ * the next packet would pass (*next); another shard may take those tokens
+ * first, and this one tries again then. The rate is the link's; how it is
+ * shared follows who asks first, as one FIFO would share it among flows
+ * that arrive in bursts.
+ *
+ * Cost: one 16-byte load and one compare-and-swap per burst, retried
+ * when another shard claimed in between (bench/bench_tbf_shared.c).
+ */
+#ifndef TBF_SHARED_H
+#define TBF_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rte_atomic.h>
+#include <rte_common.h>
+
+#include "shp_tbf.h"
+
+struct shp_tbf_shared {
+	/* .val[0]: the rate bucket's empty-time, .val[1]: the peak's, in
+	 * ticks; one line of their own, written once a burst */
+	rte_int128_t clk;
+	uint64_t claims;     /* successful swaps (statistics only) */
+	uint64_t retries;    /* swaps lost to another shard */
+} __rte_cache_aligned;
+
+/* Ticks of a time in ns (the shaper clock). */
+static inline int64_t
+shp_tbf_shared_t(uint64_t now_ns)
+{
+	return (int64_t)(now_ns << SHP_TBF_SHIFT);
+}
+
+/* A full bucket at now: what tbf starts with. Not concurrent with claims. */
+void shp_tbf_shared_init(struct shp_tbf_shared *s,
+			 const struct shp_tbf_conf *c, uint64_t now_ns);
+
+/*
+ * The first k of n packets (wire[i]: shp_tbf_wire_len of each, every one
+ * no longer than the bucket can ever pass: tbf drops the others as
+ * oversize before) that the bucket lets go at now_ns, claimed for this
+ * caller: returns k. When k < n, *next_ns is the earliest time packet k
+ * could pass if no one else claimed before (a hint: claim again then).
+ * Any lcore, lock-free; one swap per call when uncontended.
+ */
+uint16_t shp_tbf_shared_claim(struct shp_tbf_shared *s,
+			      const struct shp_tbf_conf *c,
+			      const uint32_t *wire, uint16_t n,
+			      uint64_t now_ns, uint64_t *next_ns);
+
+/*
+ * Charge wire bytes that did not come through the bucket (a netem copy),
+ * as shp_tbf_charge does: the tokens may go below zero, and the packets
+ * behind wait for the debt. Any lcore.
+ */
+void shp_tbf_shared_charge(struct shp_tbf_shared *s,
+			   const struct shp_tbf_conf *c, uint32_t wire,
+			   uint64_t now_ns);
+
+/* Tokens (ticks) the rate bucket holds at now_ns, below zero in debt. */
+int64_t shp_tbf_shared_tokens(const struct shp_tbf_shared *s,
+			      const struct shp_tbf_conf *c, uint64_t now_ns);
+
+#endif

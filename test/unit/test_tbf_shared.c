@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * One token bucket shared by the shards of a link (lib/sched/tbf_shared.h)
+ * on a virtual clock: against the tbf stage's own departures, against a
+ * single bucket that sees the same claims in every order two shards can
+ * make them, at the link's rate for any split of the load, and under two
+ * threads that claim at once.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "shp_rig.h"
+#include "shp_tbf.h"
+#include "tbf_shared.h"
+
+static struct shp_tbf_conf
+conf_of(const char *args)
+{
+	struct shp_tbf_conf c;
+	char err[128];
+
+	memset(&c, 0, sizeof(c));
+	if (shp_tbf_parse(args, &c, err) != 0)
+		fail_msg("%s: %s", args, err);
+	return c;
+}
+
+/* A single bucket in Linux tbf's own form (tokens and a checkpoint), as
+ * an independent reference: how many of wire[0..n) pass at now. */
+struct ref_bucket {
+	int64_t tokens, ptokens;
+	uint64_t t_c;
+};
+
+static void
+ref_init(struct ref_bucket *b, const struct shp_tbf_conf *c, uint64_t now)
+{
+	b->tokens = c->buffer_t;
+	b->ptokens = c->mtu_t;
+	b->t_c = now;
+}
+
+static uint16_t
+ref_claim(struct ref_bucket *b, const struct shp_tbf_conf *c,
+	  const uint32_t *wire, uint16_t n, uint64_t now)
+{
+	int64_t el = (int64_t)((now - b->t_c) << SHP_TBF_SHIFT);
+	int64_t toks = RTE_MIN(c->buffer_t, b->tokens + el);
+	int64_t ptoks = c->peakrate ? RTE_MIN(c->mtu_t, b->ptokens + el) : 0;
+	uint16_t k;
+
+	for (k = 0; k < n; k++) {
+		int64_t cost = shp_tbf_ticks(c->rate_mult, wire[k]);
+		int64_t pcost = c->peakrate ?
+				shp_tbf_ticks(c->peak_mult, wire[k]) : 0;
+
+		if (toks - cost < 0 || ptoks - pcost < 0)
+			break;
+		toks -= cost;
+		ptoks -= pcost;
+	}
+	b->tokens = toks;
+	b->ptokens = ptoks;
+	b->t_c = now;
+	return k;
+}
+
+static uint32_t
+rnd_len(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	/* mostly small frames, some full ones */
+	return (*x >> 33) % 4 == 0 ? 1514 : 60 + (uint32_t)((*x >> 40) % 400);
+}
+
+/*
+ * One shard alone decides as the tbf stage does: the same frames queued
+ * behind the stage and offered to the shared bucket, polled at the same
+ * instants, leave in the same numbers at every poll (with a peak rate,
+ * and with overhead, which shp_tbf_wire_len applies).
+ */
+static void
+test_one_shard_as_tbf(void **state)
+{
+	static const char *const confs[] = {
+		"rate 10mbit burst 10kb limit 10mb",
+		"rate 10mbit burst 20kb limit 10mb peakrate 40mbit mtu 1600",
+		"rate 100mbit burst 3000 limit 10mb overhead 24 mpu 84",
+	};
+	unsigned int ci;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_rig r;
+		struct shp_tbf_conf c = conf_of(confs[ci]);
+		struct shp_tbf_shared sh;
+		static uint32_t fifo[20000];
+		unsigned int head = 0, tail = 0, polls = 0;
+		uint64_t x = 7 + ci, t = 1000000000, sent = 0;
+
+		{
+			char spec[128];
+
+			snprintf(spec, sizeof(spec), "tbf %s", confs[ci]);
+			shp_rig_chain(&r, "fifo", spec);
+		}
+		shp_tbf_shared_init(&sh, &c, t);
+		/* the stage starts its bucket full at its first packet */
+		for (polls = 0; polls < 10000; polls++) {
+			struct rte_mbuf *in[4], *out[64];
+			uint16_t i, k, got;
+
+			for (i = 0; i < 4 && tail - head < 200 &&
+				    (polls / 700) % 2 == 0; i++) {
+				uint32_t len = rnd_len(&x);
+
+				in[i] = shp_rig_pkt((uint16_t)len, 0, t);
+				fifo[tail++] = (uint32_t)shp_tbf_wire_len(&c,
+									  len);
+			}
+			shp_rig_enqueue_at(&r, t, in, i);
+			got = shp_rig_dequeue_at(&r, t, out, 64);
+			rte_pktmbuf_free_bulk(out, got);
+			k = 0;
+			while (head < tail) {
+				uint64_t next;
+				uint16_t n = RTE_MIN(tail - head, 64u - k);
+				uint16_t m = shp_tbf_shared_claim(&sh, &c,
+								  fifo + head,
+								  n, t, &next);
+
+				head += m;
+				k += m;
+				if (m < n || k == 64)
+					break;
+			}
+			assert_int_equal(k, got);
+			sent += got;
+			t += 37000 + (x >> 50) % 50000;
+		}
+		print_message("%s: %" PRIu64 " sent\n", confs[ci], sent);
+		assert_true(sent > 500 && head == sent);
+		shp_rig_fini(&r);
+	}
+}
+
+/*
+ * Two shards, each with its own frames, claim at the same instants in
+ * every order (2^12 orders of 12 polls, with a peak rate and without):
+ * each claim lets go exactly what one bucket that saw the claims in that
+ * order lets go, and a refused claim's hint is exact: at next_ns the
+ * first refused frame passes, a nanosecond earlier it does not.
+ */
+static void
+test_two_shards_every_order(void **state)
+{
+	static const char *const confs[] = {
+		"rate 8mbit burst 4kb limit 1mb",
+		"rate 8mbit burst 6kb limit 1mb peakrate 16mbit mtu 1600",
+	};
+	unsigned int ci, order;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_tbf_conf c = conf_of(confs[ci]);
+
+		for (order = 0; order < 4096; order++) {
+			struct shp_tbf_shared sh;
+			struct ref_bucket ref;
+			uint32_t q[2][400];
+			unsigned int head[2] = { 0, 0 }, p, s;
+			uint64_t x = 99 + order, t = 5000000;
+
+			for (s = 0; s < 2; s++)
+				for (p = 0; p < RTE_DIM(q[s]); p++)
+					q[s][p] = rnd_len(&x);
+			shp_tbf_shared_init(&sh, &c, t);
+			ref_init(&ref, &c, t);
+			for (p = 0; p < 12; p++) {
+				for (s = 0; s < 2; s++) {
+					unsigned int w = ((order >> p) & 1) ^ s;
+					uint16_t n = 16, k, kr;
+					uint64_t next;
+
+					k = shp_tbf_shared_claim(&sh, &c,
+								 q[w] + head[w],
+								 n, t, &next);
+					kr = ref_claim(&ref, &c, q[w] + head[w],
+						       n, t);
+					assert_int_equal(k, kr);
+					if (k < n) {
+						struct shp_tbf_shared a = sh;
+						uint64_t nx;
+
+						assert_true(next > t);
+						assert_int_equal(
+							shp_tbf_shared_claim(
+								&a, &c,
+								q[w] + head[w] + k,
+								1, next - 1, &nx), 0);
+						assert_int_equal(
+							shp_tbf_shared_claim(
+								&a, &c,
+								q[w] + head[w] + k,
+								1, next, &nx), 1);
+					}
+					head[w] += k;
+				}
+				t += 800000 + (x >> 45) % 1000000;
+			}
+			assert_true(head[0] + head[1] > 0);
+		}
+	}
+}
+
+/*
+ * The link leaves at its rate, not the shards': two shards offered twice
+ * the rate between them, split 50/50, 90/10 and 100/0, polled every 20 us
+ * in an order that changes, over 10 s: the aggregate is the rate within
+ * 0.5% (not twice it, nor a static half of it where the load is
+ * uneven), no stretch ever carries more than rate x time + burst, and
+ * every shard that has frames carries some.
+ */
+static void
+test_split_rates(void **state)
+{
+	static const unsigned int split[] = { 50, 90, 100 };
+	struct shp_tbf_conf c = conf_of("rate 10mbit burst 10kb limit 1mb");
+	unsigned int si;
+
+	(void)state;
+	for (si = 0; si < RTE_DIM(split); si++) {
+		struct shp_tbf_shared sh;
+		/* offered bytes a shard may still send (a backlog) */
+		double offered[2] = { 0, 0 }, rate_bps = 10e6 / 8;
+		uint64_t t0 = 1000000000, t = t0, end = t0 + 10000000000ull;
+		uint64_t bytes[2] = { 0, 0 }, x = 3, total = 0;
+		uint32_t wire[32];
+		unsigned int i;
+
+		for (i = 0; i < 32; i++)
+			wire[i] = 1000;
+		shp_tbf_shared_init(&sh, &c, t);
+		for (; t < end; t += 20000) {
+			unsigned int first, s;
+
+			offered[0] += 2 * rate_bps * 20e-6 * split[si] / 100;
+			offered[1] += 2 * rate_bps * 20e-6 *
+				      (100 - split[si]) / 100;
+			x = x * 6364136223846793005ull + 1;
+			first = (x >> 60) & 1;
+			for (s = 0; s < 2; s++) {
+				unsigned int w = s ^ first;
+				uint16_t n = (uint16_t)RTE_MIN(offered[w] / 1000,
+								32.0);
+				uint64_t next;
+				uint16_t k;
+
+				if (n == 0)
+					continue;
+				k = shp_tbf_shared_claim(&sh, &c, wire, n, t,
+							 &next);
+				offered[w] -= k * 1000.0;
+				bytes[w] += k * 1000ull;
+				total += k * 1000ull;
+			}
+			/* never more than the rate since the start, and
+			 * the full bucket it started with */
+			assert_true(total <= rate_bps * (t - t0) / 1e9 +
+						     c.burst + 1000);
+		}
+		{
+			double got = total / ((end - t0) / 1e9);
+
+			assert_true(got >= 0.995 * rate_bps &&
+				    got <= 1.005 * rate_bps);
+		}
+		assert_true(bytes[0] > 0);
+		assert_true(split[si] == 100 ? bytes[1] == 0 : bytes[1] > 0);
+	}
+}
+
+/* A copy charged (netem's duplicate) is a debt the next frames wait for,
+ * as shp_tbf_charge's. */
+static void
+test_charge(void **state)
+{
+	struct shp_tbf_conf c = conf_of("rate 8mbit burst 2000 limit 1mb");
+	struct shp_tbf_shared sh;
+	struct ref_bucket ref;
+	uint32_t w = 1000;
+	uint64_t next, t = 1000000;
+
+	(void)state;
+	shp_tbf_shared_init(&sh, &c, t);
+	ref_init(&ref, &c, t);
+	/* 2000 bytes of tokens: two frames, then a charged copy (-1000) */
+	assert_int_equal(shp_tbf_shared_claim(&sh, &c, (uint32_t[]){ w, w },
+					      2, t, &next), 2);
+	shp_tbf_shared_charge(&sh, &c, w, t);
+	assert_true(shp_tbf_shared_tokens(&sh, &c, t) < 0);
+	/* 8 Mbit/s is 1 us a byte: the debt and one frame take 2 ms */
+	assert_int_equal(shp_tbf_shared_claim(&sh, &c, &w, 1, t + 1999999,
+					      &next), 0);
+	assert_int_equal(next, t + 2000000);
+	assert_int_equal(shp_tbf_shared_claim(&sh, &c, &w, 1, t + 2000000,
+					      &next), 1);
+	(void)ref;
+}
+
+/*
+ * Two threads claim at once on the real clock, bursts of 32 at a rate
+ * they cannot reach: what they claimed together never exceeds the full
+ * bucket plus the rate times the time since the start, however their
+ * swaps interleaved, and every successful call was one swap.
+ */
+struct hammer {
+	struct shp_tbf_shared *sh;
+	const struct shp_tbf_conf *c;
+	uint64_t t0, until, bytes, calls, last;
+};
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *
+hammer_run(void *arg)
+{
+	struct hammer *h = arg;
+	uint32_t wire[32];
+	unsigned int i;
+
+	for (i = 0; i < 32; i++)
+		wire[i] = 64;
+	for (;;) {
+		uint64_t now = mono_ns(), next;
+		uint16_t k;
+
+		if (now >= h->until)
+			break;
+		k = shp_tbf_shared_claim(h->sh, h->c, wire, 32, now, &next);
+		if (k > 0) {
+			h->calls++;
+			h->bytes += k * 64ull;
+			h->last = now;
+		}
+	}
+	return NULL;
+}
+
+static void
+test_threads_never_exceed(void **state)
+{
+	struct shp_tbf_conf c = conf_of("rate 200mbit burst 64kb limit 1mb");
+	struct shp_tbf_shared sh;
+	struct hammer h[2];
+	pthread_t th[2];
+	uint64_t t0 = mono_ns(), last = 0, bytes = 0;
+	unsigned int i;
+
+	(void)state;
+	shp_tbf_shared_init(&sh, &c, t0);
+	for (i = 0; i < 2; i++) {
+		h[i] = (struct hammer){ .sh = &sh, .c = &c, .t0 = t0,
+					.until = t0 + 200000000 };
+		assert_int_equal(pthread_create(&th[i], NULL, hammer_run,
+						&h[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		bytes += h[i].bytes;
+		last = RTE_MAX(last, h[i].last);
+	}
+	assert_true(bytes > 0);
+	/* 200 Mbit/s is 25 bytes a us */
+	assert_true(bytes <= 65536 + (last - t0) * 25 / 1000 + 64);
+	assert_int_equal(sh.claims, h[0].calls + h[1].calls);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_shard_as_tbf),
+		cmocka_unit_test(test_two_shards_every_order),
+		cmocka_unit_test(test_split_rates),
+		cmocka_unit_test(test_charge),
+		cmocka_unit_test(test_threads_never_exceed),
+	};
+
+	shp_rig_env("tbf_shared", 16384);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
