@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -52,24 +51,6 @@ shaper_ports_mask(const struct shaper *s)
 	return m;
 }
 
-/* Guards `snap` and `base`: written on the main lcore, read by telemetry
- * callbacks. The data plane never takes it. */
-static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ctl_config snap;
-static struct shp_port_sum base[SHP_MAX_PORTS];   /* `clear stats` */
-
-struct rate_mark {
-	uint64_t tsc;
-	uint64_t rx_p, rx_b, tx_p, tx_b;
-};
-static struct rate_mark marks[CTL_RATE_SLOTS][SHP_MAX_PORTS];
-
-/* Latency histograms (32 KiB a port, so on the heap): the `clear stats`
- * baseline, and what --stats-period showed last (its rows are per
- * period). Same lock as `base`. */
-static struct shp_latency *lat_base[SHP_MAX_PORTS];
-static struct shp_latency *lat_period[SHP_MAX_PORTS];
-
 /* Pending reverts of `for` changes, by port and slot (main lcore only).
  * conf: what the change published, to see a schedule's later change to
  * the stage (made on the data path, not through stage_publish). */
@@ -84,129 +65,15 @@ static struct revert reverts[SHP_MAX_PORTS][SHP_SLOT_MAX];
 
 static bool replay_announced;
 static uint64_t last_periodic;
-static uint64_t periodic_dropped[SHP_MAX_PORTS];   /* at the last table */
-
-const char *
-ctl_si(double v, char *buf, size_t len)
-{
-	static const char *const unit[] = { "", "k", "M", "G", "T" };
-	unsigned int u = 0;
-
-	while (v >= 1000.0 && u + 1 < RTE_DIM(unit)) {
-		v /= 1000.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.2f%s", v, unit[u]);
-	return buf;
-}
-
-/* The stage's own printer (netem adds its default limit); a queue's
- * starts with its kind. Main lcore. */
-static void
-stage_text(const struct shp_chain *c, unsigned int slot, char *buf,
-	   size_t len)
-{
-	const struct shp_qdisc *q = c->stage[slot];
-	FILE *f = fmemopen(buf, len, "w");
-
-	buf[0] = '\0';
-	if (f == NULL) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	if (slot == SHP_SLOT_QUEUE)
-		fprintf(f, "%s ", c->kind[slot]->name);
-	q->ops->dump(q, f);
-	fclose(f);
-	buf[len - 1] = '\0';
-}
-
-const char *
-ctl_config_stage(const struct ctl_config *c, unsigned int i, const char *key)
-{
-	unsigned int k;
-
-	for (k = 0; k < SHP_SLOT_MAX; k++)
-		if (strcmp(c->key[i][k], key) == 0)
-			return c->stage[i][k];
-	return NULL;
-}
-
-static void
-format_priomap(const uint8_t *map, char *buf, size_t len)
-{
-	size_t off = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; i <= SHP_PRIO_MAX && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s%u", i ? "," : "",
-				map[i]);
-}
-
-/* Refresh the text copy; caller holds nothing, we take the lock. */
-static void
-snapshot_update(struct shaper *s)
-{
-	const struct shp_classifier *c = s->classifier;
-	static struct ctl_config n;   /* big: not on the stack */
-	unsigned int i, k;
-
-	memset(&n, 0, sizeof(n));
-	n.bands = s->opt.bands;
-	snprintf(n.classify, sizeof(n.classify), "%s",
-		 shp_classify_mode_name(c->mode));
-	format_priomap(c->priomap, n.priomap, sizeof(n.priomap));
-	n.paused = s->paused;
-	/* what a profile without `seed` uses: --seed, or netem's default */
-	n.seed = s->opt.seed_set ? s->opt.seed : SHP_NETEM_DEFAULT_SEED;
-	n.nb_ports = s->nb_ports;
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-
-		n.port_ids[i] = p;
-		n.pair_of[i] = s->opt.pair_of[p];
-		for (k = 0; k < SHP_SLOT_MAX; k++) {
-			const struct shp_chain *c = &s->chain[p];
-
-			snprintf(n.key[i][k], sizeof(n.key[i][k]), "%s",
-				 shp_kind_key(c->kind[k]));
-			stage_text(c, k, n.stage[i][k], CTL_TEXT_LEN);
-		}
-	}
-	pthread_mutex_lock(&ctl_lock);
-	snap = n;
-	pthread_mutex_unlock(&ctl_lock);
-}
-
-void
-ctl_config_refresh(struct shaper *s)
-{
-	snapshot_update(s);
-}
-
-void
-ctl_config_snapshot(struct ctl_config *c)
-{
-	pthread_mutex_lock(&ctl_lock);
-	*c = snap;
-	pthread_mutex_unlock(&ctl_lock);
-}
 
 int
 ctl_init(struct shaper *s)
 {
-	unsigned int i;
 	uint64_t now = rte_get_timer_cycles();
 
-	for (i = 0; i < CTL_RATE_SLOTS; i++)
-		for (unsigned int p = 0; p < SHP_MAX_PORTS; p++)
-			marks[i][p].tsc = now;
+	ctl_stats_init(now);
 	last_periodic = now;
-	snapshot_update(s);
+	ctl_config_refresh(s);
 	return 0;
 }
 
@@ -386,7 +253,7 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
 	shaper_batch_reclaim();
 	for (j = 0; j < m; j++)
 		shp_kind_conf_free(kind[j], old[j]);
-	snapshot_update(s);
+	ctl_config_refresh(s);
 }
 
 int
@@ -667,7 +534,7 @@ ctl_set_class(struct shaper *s, const char *name, const char *words,
 		class_hold_notes(s, ns, name);
 	shp_class_set_free(s->opt.classes);
 	s->opt.classes = ns;
-	snapshot_update(s);
+	ctl_config_refresh(s);
 	return 0;
 }
 
@@ -736,7 +603,7 @@ publish_classifier(struct shaper *s, struct shp_classifier *n)
 	grace_period();
 	if (old != &s->opt.classifier)
 		free((void *)(uintptr_t)old);
-	snapshot_update(s);
+	ctl_config_refresh(s);
 }
 
 int
@@ -784,212 +651,65 @@ ctl_pause(struct shaper *s, bool paused)
 	s->paused = paused;
 	if (paused)
 		grace_period();
-	snapshot_update(s);
+	ctl_config_refresh(s);
 }
 
-void
-ctl_clear_stats(struct shaper *s)
+static bool
+all_drained(struct shaper *s)
 {
-	struct shp_port_sum now[SHP_MAX_PORTS];
-	struct shp_latency *lat[SHP_MAX_PORTS];
-	uint64_t tsc = rte_get_timer_cycles();
-	unsigned int i, k;
-
-	for (i = 0; i < s->nb_ports; i++) {
-		shaper_stats_port(s, s->port_ids[i], &now[i]);
-		lat[i] = malloc(sizeof(*lat[i]));
-		if (lat[i] != NULL)
-			shaper_stats_latency(s, s->port_ids[i], lat[i]);
-	}
-	pthread_mutex_lock(&ctl_lock);
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-		struct shp_latency *old = lat_base[p];
-
-		base[p] = now[i];
-		/* no memory: latency keeps counting from the previous clear */
-		lat_base[p] = lat[i] != NULL ? lat[i] : old;
-		lat[i] = lat[i] != NULL ? old : NULL;
-		/* the next periodic row starts from the clear */
-		free(lat_period[p]);
-		lat_period[p] = NULL;
-	}
-	pthread_mutex_unlock(&ctl_lock);
-	for (i = 0; i < s->nb_ports; i++)
-		shp_classes_clear(s->port_ids[i]);
-	for (i = 0; i < s->nb_ports; i++)
-		free(lat[i]);
-	for (k = 0; k < CTL_RATE_SLOTS; k++)
-		for (i = 0; i < SHP_MAX_PORTS; i++)
-			marks[k][i] = (struct rate_mark){ .tsc = tsc };
-	memset(periodic_dropped, 0, sizeof(periodic_dropped));
-}
-
-void
-ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
-{
-	shaper_stats_port(s, port, sum);
-	pthread_mutex_lock(&ctl_lock);
-	shp_stats_sub(sum, &base[port], s->opt.bands);
-	pthread_mutex_unlock(&ctl_lock);
-}
-
-void
-ctl_port_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
-{
-	shaper_stats_latency(s, port, out);
-	pthread_mutex_lock(&ctl_lock);
-	if (lat_base[port] != NULL) {
-		shp_hist_sub(&out->lateness, &lat_base[port]->lateness);
-		shp_hist_sub(&out->sojourn, &lat_base[port]->sojourn);
-	}
-	pthread_mutex_unlock(&ctl_lock);
-}
-
-const char *
-ctl_ns(uint64_t ns, char *buf, size_t len)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.1fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2fs", ns / 1e9);
-	return buf;
-}
-
-/* p99.9 of lateness and sojourn over the packets sent since the previous
- * row (since start or `clear stats` for the first); "-" when none. */
-static void
-period_p999(struct shaper *s, uint16_t p, char *late, char *soj, size_t len)
-{
-	struct shp_latency *cur = malloc(sizeof(*cur));
-	struct shp_latency *d = malloc(sizeof(*d));
-	struct shp_port_sum sum;
-
-	snprintf(late, len, "-");
-	snprintf(soj, len, "-");
-	if (cur == NULL || d == NULL) {
-		free(cur);
-		free(d);
-		return;
-	}
-	ctl_port_latency(s, p, cur);
-	*d = *cur;
-	pthread_mutex_lock(&ctl_lock);
-	if (lat_period[p] != NULL) {
-		shp_hist_sub(&d->lateness, &lat_period[p]->lateness);
-		shp_hist_sub(&d->sojourn, &lat_period[p]->sojourn);
-	}
-	free(lat_period[p]);
-	lat_period[p] = cur;
-	pthread_mutex_unlock(&ctl_lock);
-	shp_latency_summarize(d, &sum);
-	if (sum.lateness.count > 0)
-		ctl_ns(sum.lateness.p999, late, len);
-	if (sum.sojourn.count > 0)
-		ctl_ns(sum.sojourn.p999, soj, len);
-	free(d);
-}
-
-void
-ctl_port_rate(struct shaper *s, int slot, uint16_t port,
-	      const struct shp_port_sum *sum, struct ctl_rate *r)
-{
-	struct rate_mark *m = &marks[slot][port];
-	uint64_t tsc = rte_get_timer_cycles();
-	double secs = (double)(tsc - m->tsc) / rte_get_timer_hz();
-	const struct shp_port_ctr *c = &sum->c;
-
-	memset(r, 0, sizeof(*r));
-	r->secs = secs;
-	if (secs > 0) {
-		/* Counters read at slightly different moments (or a clear)
-		 * can step back: no negative rate. */
-#define RATE(now, was) ((now) > (was) ? (double)((now) - (was)) / secs : 0)
-		r->rx_pps = RATE(c->rx_packets, m->rx_p);
-		r->rx_bps = RATE(c->rx_bytes, m->rx_b) * 8;
-		r->tx_pps = RATE(c->tx_packets, m->tx_p);
-		r->tx_bps = RATE(c->tx_bytes, m->tx_b) * 8;
-#undef RATE
-	}
-	*m = (struct rate_mark){ .tsc = tsc, .rx_p = c->rx_packets,
-				 .rx_b = c->rx_bytes, .tx_p = c->tx_packets,
-				 .tx_b = c->tx_bytes };
-	(void)s;
-}
-
-/* Under the table, a line for each worker that lost its CPU in this
- * period (lib/core/shp_stall.h): a late-p99.9 spike next to it is the host's. */
-static void
-periodic_stalls(struct shaper *s, FILE *f)
-{
-	static uint64_t was[RTE_MAX_LCORE], was_ns[RTE_MAX_LCORE];
 	unsigned int i;
 
 	for (i = 0; i < s->nb_workers; i++) {
-		const struct worker *w = &s->workers[s->worker_ids[i]];
-		struct shp_stall_sum st;
+		struct worker *w = &s->workers[s->worker_ids[i]];
 
-		shaper_worker_stalls(w, &st);
-		if (st.stalls > was[w->lcore])
-			fprintf(f, "lcore %u: stopped %" PRIu64 " time%s for "
-				"over 1ms in this period, %.1fms in all (its "
-				"CPU was taken away)\n", w->lcore,
-				st.stalls - was[w->lcore],
-				st.stalls - was[w->lcore] == 1 ? "" : "s",
-				(st.stalled_ns - was_ns[w->lcore]) / 1e6);
-		was[w->lcore] = st.stalls;
-		was_ns[w->lcore] = st.stalled_ns;
+		if (w->rx && !__atomic_load_n(&w->rx_done, __ATOMIC_ACQUIRE))
+			return false;
 	}
+	for (i = 0; i < s->nb_ports; i++) {
+		struct shp_port_sum sum;
+
+		shaper_stats_port(s, s->port_ids[i], &sum);
+		if (sum.queued != 0)
+			return false;
+	}
+	return true;
 }
 
-void
-ctl_print_periodic(struct shaper *s, FILE *f)
+/*
+ * Replay ends when every RX lcore has seen its inputs run dry and nothing
+ * is queued anywhere. A packet between two stages is in no queue for a few
+ * nanoseconds, so "drained" must still hold after every worker has gone
+ * round its loop once more.
+ */
+bool
+shaper_replay_done(struct shaper *s)
 {
-	unsigned int i, b;
-	char a[16], bb[16], c[16], d[16], when[32];
-	time_t t = time(NULL);
-	struct tm tm;
+	static uint64_t seen[RTE_MAX_LCORE];
+	static bool armed;
+	unsigned int i;
 
-	/* when, and for how long: a table alone in a log says neither */
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-	fprintf(f, "%s, forwarding for %.1f s\n", when,
-		(double)(shp_clock_now(&s->clock) - s->start_ns) / 1e9);
-	fprintf(f, "%-4s %9s %9s %9s %9s %8s %-20s %10s %10s %10s %10s\n",
-		"port", "rx-pps", "rx-bit/s", "tx-pps", "tx-bit/s", "queued",
-		"band depths", "dropped", "+dropped", "late-p99.9",
-		"soj-p99.9");
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-		struct shp_port_sum sum;
-		struct ctl_rate r;
-		char depths[64], late[16], soj[16];
-		size_t off = 0;
-
-		ctl_port_sum(s, p, &sum);
-		period_p999(s, p, late, soj, sizeof(late));
-		ctl_port_rate(s, CTL_RATE_PERIODIC, p, &sum, &r);
-		depths[0] = '\0';
-		for (b = 0; b < s->opt.bands && off < sizeof(depths); b++)
-			off += snprintf(depths + off, sizeof(depths) - off,
-					"%s%" PRIu64, b ? "/" : "",
-					sum.band_depth[b]);
-		/* +dropped: in this period (since the previous table) */
-		fprintf(f, "%-4u %9s %9s %9s %9s %8" PRIu64 " %-20s %10" PRIu64
-			" %10" PRIu64 " %10s %10s\n", p,
-			ctl_si(r.rx_pps, a, sizeof(a)),
-			ctl_si(r.rx_bps, bb, sizeof(bb)),
-			ctl_si(r.tx_pps, c, sizeof(c)),
-			ctl_si(r.tx_bps, d, sizeof(d)), sum.queued, depths,
-			sum.dropped, sum.dropped > periodic_dropped[p] ?
-			sum.dropped - periodic_dropped[p] : 0, late, soj);
-		periodic_dropped[p] = sum.dropped;
+	if (!all_drained(s)) {
+		armed = false;
+		return false;
 	}
-	periodic_stalls(s, f);
-	fflush(f);
+	if (armed) {
+		for (i = 0; i < s->nb_workers; i++) {
+			unsigned int lc = s->worker_ids[i];
+
+			if (__atomic_load_n(&s->workers[lc].loops,
+					    __ATOMIC_ACQUIRE) < seen[lc] + 2)
+				return false;
+		}
+		return true;
+	}
+	for (i = 0; i < s->nb_workers; i++) {
+		unsigned int lc = s->worker_ids[i];
+
+		seen[lc] = __atomic_load_n(&s->workers[lc].loops,
+					   __ATOMIC_ACQUIRE);
+	}
+	armed = true;
+	return false;
 }
 
 bool
@@ -1043,11 +763,7 @@ ctl_fini(struct shaper *s)
 		shp_classes_detach(&s->chain[p], &ctx);
 		shp_chain_destroy(&s->chain[p], &ctx);
 	}
-	for (i = 0; i < SHP_MAX_PORTS; i++) {
-		free(lat_base[i]);
-		free(lat_period[i]);
-		lat_base[i] = lat_period[i] = NULL;
-	}
+	ctl_stats_fini();
 	if (s->classifier != NULL && s->classifier != &s->opt.classifier) {
 		free((void *)(uintptr_t)s->classifier);
 		s->classifier = &s->opt.classifier;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control plane: runtime changes (netem, tbf, priomap, classify) with
- * RCU publication, the `clear stats` baseline, rates, the config snapshot
- * read by telemetry, and the periodic duties of the main lcore.
+ * RCU publication and the periodic duties of the main lcore (control.c);
+ * it includes the two parts that only read: the config snapshot
+ * (ctl_config.h) and the counters since `clear stats`, rates and the
+ * periodic table (ctl_stats.h).
  *
  * Every function here runs on the main lcore (CLI, command files, control
  * loop) except ctl_*_snapshot/ctl_port_sum, which telemetry callbacks call
- * from their own thread: those take ctl_lock and read only counters.
+ * from their own thread: those take a lock and read only counters.
  */
 #ifndef SHAPER_CONTROL_H
 #define SHAPER_CONTROL_H
@@ -15,30 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ctl_config.h"
+#include "ctl_stats.h"
 #include "shaper.h"
-
-#define CTL_TEXT_LEN 1024
-
-/* A copy of the configuration as text, safe to read from any thread. */
-struct ctl_config {
-	unsigned int bands;
-	char classify[8];
-	char priomap[64];
-	bool paused;
-	uint64_t seed;
-	unsigned int nb_ports;
-	uint16_t port_ids[SHP_MAX_PORTS];
-	int pair_of[SHP_MAX_PORTS];
-	/* by port and slot: the key that sets it (queue, tbf, netem...)
-	 * and its profile as the stage prints it ("off" when none) */
-	char key[SHP_MAX_PORTS][SHP_SLOT_MAX][16];
-	char stage[SHP_MAX_PORTS][SHP_SLOT_MAX][CTL_TEXT_LEN];
-};
-
-/* The text of key's slot of port index i in c, or NULL when another
- * key holds that slot ("tbf" on a port whose rate is a trace). */
-const char *ctl_config_stage(const struct ctl_config *c, unsigned int i,
-			     const char *key);
 
 int ctl_init(struct shaper *s);
 /* After the workers stopped: take every conf back and free it. */
@@ -98,28 +79,9 @@ int ctl_set_priomap(struct shaper *s, const char *text, char *err);
 int ctl_set_classify(struct shaper *s, const char *mode, char *err);
 /* Pausing waits for each worker to finish its current loop. */
 void ctl_pause(struct shaper *s, bool paused);
-void ctl_clear_stats(struct shaper *s);
 
 /* "all" -> -1, a port id -> it; -2 with err otherwise. */
 int ctl_port_arg(const struct shaper *s, const char *word, char *err);
-
-/* Sums since the last `clear stats` (any thread). */
-void ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum);
-void ctl_config_snapshot(struct ctl_config *c);
-/* Latency histograms since the last `clear stats` (any thread). */
-void ctl_port_latency(struct shaper *s, uint16_t port, struct shp_latency *out);
-
-/* Rates since the previous call with the same `slot`. */
-enum { CTL_RATE_SHOW, CTL_RATE_PERIODIC, CTL_RATE_SLOTS };
-struct ctl_rate {
-	double rx_pps, rx_bps, tx_pps, tx_bps;
-	double secs;
-};
-void ctl_port_rate(struct shaper *s, int slot, uint16_t port,
-		   const struct shp_port_sum *sum, struct ctl_rate *r);
-
-/* Compact table for --stats-period. */
-void ctl_print_periodic(struct shaper *s, FILE *f);
 
 /*
  * One round of the main lcore's duties (replay end, periodic stats).
@@ -128,14 +90,5 @@ void ctl_print_periodic(struct shaper *s, FILE *f);
  * announced.
  */
 bool ctl_tick(struct shaper *s, bool interactive, bool *printed);
-
-/* The text copy of the configuration again, after a change made
- * elsewhere (a schedule). */
-void ctl_config_refresh(struct shaper *s);
-
-/* Human number: 1.23M */
-const char *ctl_si(double v, char *buf, size_t len);
-/* Human time: 950ns, 12.3us, 10.02ms, 1.50s */
-const char *ctl_ns(uint64_t ns, char *buf, size_t len);
 
 #endif

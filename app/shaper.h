@@ -18,7 +18,7 @@
 
 struct rte_rcu_qsbr;
 struct shp_pace;
-extern struct rte_rcu_qsbr *shaper_rcu;
+extern struct rte_rcu_qsbr *shaper_rcu;   /* shaper_rcu.c */
 
 #define MAX_RXQ_PER_LCORE 64
 
@@ -175,6 +175,7 @@ uint32_t shaper_ports_mask(const struct shaper *s);
 /* worker.c */
 int shaper_worker_main(void *arg);
 void shaper_flush(struct shaper *s);
+/* control.c (the main lcore's duties, ctl_tick) */
 bool shaper_replay_done(struct shaper *s);
 
 /* stats.c */

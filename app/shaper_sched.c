@@ -10,7 +10,7 @@
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
-#include "control.h"
+#include "ctl_config.h"
 #include "schedule.h"
 #include "shaper_sched.h"
 

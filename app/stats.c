@@ -7,7 +7,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "control.h"
+#include "ctl_config.h"
 #include "shaper.h"
 
 void

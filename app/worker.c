@@ -44,8 +44,6 @@
 #define DRAIN_BURSTS 4
 #define COST_EVERY 8   /* a power of 2 */
 
-struct rte_rcu_qsbr *shaper_rcu;
-
 static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
 				struct rte_mbuf **pkts, uint16_t n,
 				uint64_t now, uint64_t bytes, uint64_t late);
@@ -682,62 +680,4 @@ shaper_flush(struct shaper *s)
 			shp_qdisc_reset_all(s->chain[port].root, &ctx);
 		}
 	}
-}
-
-static bool
-all_drained(struct shaper *s)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nb_workers; i++) {
-		struct worker *w = &s->workers[s->worker_ids[i]];
-
-		if (w->rx && !__atomic_load_n(&w->rx_done, __ATOMIC_ACQUIRE))
-			return false;
-	}
-	for (i = 0; i < s->nb_ports; i++) {
-		struct shp_port_sum sum;
-
-		shaper_stats_port(s, s->port_ids[i], &sum);
-		if (sum.queued != 0)
-			return false;
-	}
-	return true;
-}
-
-/*
- * Replay ends when every RX lcore has seen its inputs run dry and nothing
- * is queued anywhere. A packet between two stages is in no queue for a few
- * nanoseconds, so "drained" must still hold after every worker has gone
- * round its loop once more.
- */
-bool
-shaper_replay_done(struct shaper *s)
-{
-	static uint64_t seen[RTE_MAX_LCORE];
-	static bool armed;
-	unsigned int i;
-
-	if (!all_drained(s)) {
-		armed = false;
-		return false;
-	}
-	if (armed) {
-		for (i = 0; i < s->nb_workers; i++) {
-			unsigned int lc = s->worker_ids[i];
-
-			if (__atomic_load_n(&s->workers[lc].loops,
-					    __ATOMIC_ACQUIRE) < seen[lc] + 2)
-				return false;
-		}
-		return true;
-	}
-	for (i = 0; i < s->nb_workers; i++) {
-		unsigned int lc = s->worker_ids[i];
-
-		seen[lc] = __atomic_load_n(&s->workers[lc].loops,
-					   __ATOMIC_ACQUIRE);
-	}
-	armed = true;
-	return false;
 }

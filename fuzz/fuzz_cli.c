@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The CLI (app/cli.c: librte_cmdline parsing of our instruction table, and
+ * The CLI (app/cli*.c: librte_cmdline parsing of our instruction table, and
  * the handlers behind it, app/control.c) on arbitrary command lines, one
  * per input line, against a shaper of two egress ports whose stages exist
  * but whose ethdevs do not: every command but `load` runs for real

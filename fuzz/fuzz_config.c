@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The INI profile loader (lib/conf/config.c over librte_cfgfile) on arbitrary
+ * The INI profile loader (lib/conf/config_ini.c over librte_cfgfile) on arbitrary
  * files, then the cross-option checks, as the program and the offline
  * tool run them.
  */

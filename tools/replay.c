@@ -15,6 +15,7 @@
  * takes values at which something happens (an arrival, or the root's
  * next_time: a token bucket release, a netem departure or slot), so
  * departures are exact to the nanosecond.
+ * The summary printed at the end and --stats-file are replay_report.c's.
  * See docs/replay.md.
  */
 #define _GNU_SOURCE
@@ -55,13 +56,9 @@
 #include "shp_stats.h"
 #include "shp_tbf.h"
 
-#define PROG "dpdk-shaper-replay"
+#include "replay.h"
 
-/* Exit status, as dpdk-shaper: 0 ok, 1 runtime error, 2 bad option or
- * input, 3 mbuf leak. */
-#define EXIT_RUNTIME 1
-#define EXIT_USAGE 2
-#define EXIT_LEAK 3
+#define PROG "dpdk-shaper-replay"
 
 /* stdio buffer of the input and output captures */
 #define IO_BUF_SIZE (1u << 20)
@@ -74,88 +71,13 @@
 
 #define NEVER UINT64_MAX
 
-#define REPLAY_NS_PER_S UINT64_C(1000000000)
-
 /* The latest time a pcap record can hold: unsigned 32-bit seconds. */
 #define PCAP_SEC_MAX UINT32_MAX
 
 /* Packets between two looks at the wall clock for the progress line. */
 #define PROGRESS_EVERY 1024
 
-/*
- * Delay samples of one kind (total, queueing, netem), kept whole for exact
- * percentiles. Small and on purpose self-contained: a histogram may take
- * its place.
- */
-struct dstat {
-	uint64_t *v;
-	size_t n, cap;
-	uint64_t sum, min, max;
-};
-
-struct replay {
-	struct shp_options opt;
-	const char *in_path;
-	const char *out_path;
-	bool out_stdout;       /* OUT is `-`: the summary goes to stderr */
-	FILE *info;            /* where the summary goes */
-	double progress_s;     /* progress line interval on a TTY (0: off) */
-	bool tty;
-	struct timespec wall0, wall_last;
-	char *tmp_path;        /* where OUT is written until it is complete */
-	pcap_t *in;
-	pcap_t *dead;
-	pcap_dumper_t *dump;
-	int snaplen;
-	bool eal;
-	char runtime_dir[PATH_MAX]; /* EAL's, removed at exit if empty */
-
-	struct rte_mempool *pool;
-	unsigned int nb_mbufs;
-	char eal_mb[24];           /* the -m it gave the EAL */
-	unsigned int calendars;    /* class netems given a calendar */
-	unsigned int cal_denied;   /* the most that wanted one, found none */
-	struct shp_lcore_ctr *ctr;
-	struct shp_ctx ctx;
-	struct shp_chain_spec spec;   /* until the chain takes it */
-	struct shp_chain chain;
-	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
-
-	uint64_t now;          /* the virtual clock, ns */
-	uint64_t first_ts, last_ts; /* first and last arrival */
-	uint64_t first_out, last_out; /* first and last departure */
-	bool started;
-
-	/* RX to departure, RX to leaving tbf (bands + tbf), leaving tbf to
-	 * departure (netem) */
-	struct dstat delay, queueing, netem_delay;
-	int tap_off;           /* mbuf dynfield: when a packet left tbf */
-	uint32_t max_len;      /* largest frame in IN */
-	uint8_t *linbuf;
-	size_t linbuf_len;
-	char *inbuf, *outbuf;  /* stdio buffers, freed after their FILE */
-
-	uint64_t in_pkts, in_bytes, out_pkts, out_bytes;
-	uint64_t backwards;    /* input timestamps earlier than the previous */
-	uint64_t snapped;      /* records shorter than the frame (snaplen) */
-	uint64_t out_of_order; /* left before a packet that arrived earlier */
-	uint64_t max_rx_out;
-	uint64_t events;       /* clock values at which the root was dequeued */
-	uint64_t stalls, stall_run; /* next_time said now, nothing happened */
-	uint64_t stuck;        /* could never leave: flushed at the end */
-	uint64_t saturated;    /* departures past 2106, written as its end */
-
-	/* --schedule: its events on the virtual clock, from first_ts */
-	struct shp_sched sched;
-	bool sched_on;
-	struct shp_sched_cursor sched_cur;   /* the next occurrence */
-	bool *sched_last;    /* shp_sched_last_at_instant, port 0 */
-	uint64_t *sched_sets;  /* `set`/`clear` lines before each line */
-	uint64_t sched_applied;
-	struct shp_kind_env kenv;
-};
-
-static volatile sig_atomic_t interrupted;
+volatile sig_atomic_t interrupted;
 
 /* A progress line is on the terminal: clear it before any other text. */
 static bool progress_shown;
@@ -256,10 +178,7 @@ usage(FILE *f)
 	shp_class_usage(f);
 }
 
-static int
-fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int
+int
 fail(int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -619,27 +538,6 @@ pkt_build(struct rte_mempool *mp, const uint8_t *data, uint32_t len)
 
 /* ------------------------------------------------------------ output */
 
-static int
-dstat_push(struct dstat *d, uint64_t v)
-{
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 65536;
-		uint64_t *p = realloc(d->v, cap * sizeof(*p));
-
-		if (p == NULL)
-			return -1;
-		d->v = p;
-		d->cap = cap;
-	}
-	if (d->n == 0 || v < d->min)
-		d->min = v;
-	if (v > d->max)
-		d->max = v;
-	d->sum += v;
-	d->v[d->n++] = v;
-	return 0;
-}
-
 static inline uint64_t *
 tap_time(struct rte_mbuf *m, int off)
 {
@@ -659,36 +557,6 @@ record_delay(struct replay *r, struct rte_mbuf *m)
 	    dstat_push(&r->netem_delay, r->now - left) < 0)
 		return -1;
 	return 0;
-}
-
-/*
- * Lateness and sojourn as the live shaper reports them (shp_latency). On
- * the virtual clock lateness is 0 by construction: the clock stops at
- * every send time the stages announce. It is measured anyway, so that a
- * stage announcing the wrong time shows here.
- */
-static struct shp_latency replay_lat = {
-	.lateness.min = UINT64_MAX, .sojourn.min = UINT64_MAX,
-};
-
-static void
-latency_record(const struct replay *r, const struct shp_meta *meta)
-{
-	uint64_t soj = r->now - meta->rx_ns, tts = meta->time_to_send;
-
-	shp_latency_record_tx(&replay_lat, &soj, &tts, 1, r->now);
-}
-
-static void
-latency_summary(FILE *f)
-{
-	struct shp_port_sum s;
-
-	shp_latency_summarize(&replay_lat, &s);
-	shp_hist_summary_print(f, "lateness_ns: ", &s.lateness);
-	fprintf(f, "              (0 by construction offline: the virtual "
-		"clock stops at every send time)\n");
-	shp_hist_summary_print(f, "sojourn_ns:  ", &s.sojourn);
 }
 
 static int
@@ -1290,338 +1158,6 @@ replay_run(struct replay *r)
 	code = replay_loop(r);
 	progress(r, true);
 	return code;
-}
-
-/* ----------------------------------------------------------- summary */
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* Nearest rank, on sorted values. */
-static uint64_t
-percentile(const uint64_t *v, size_t n, unsigned int pct)
-{
-	size_t rank = (n * pct + 99) / 100;
-
-	return v[rank > 0 ? rank - 1 : 0];
-}
-
-static void
-fmt_ms(char *buf, size_t len, uint64_t ns)
-{
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64 " ms", ns / 1000000,
-		 ns % 1000000);
-}
-
-/* "min A, mean B, p50 C, p99 D, max E" (ms) */
-static void
-print_dstat(FILE *f, const char *label, struct dstat *d, const char *tail)
-{
-	char mn[32], mean[32], p50[32], p99[32], mx[32];
-
-	if (d->n == 0) {
-		fprintf(f, "%-14snone (no packet left)\n", label);
-		return;
-	}
-	qsort(d->v, d->n, sizeof(*d->v), cmp_u64);
-	fmt_ms(mn, sizeof(mn), d->min);
-	fmt_ms(mean, sizeof(mean), d->sum / d->n);
-	fmt_ms(p50, sizeof(p50), percentile(d->v, d->n, 50));
-	fmt_ms(p99, sizeof(p99), percentile(d->v, d->n, 99));
-	fmt_ms(mx, sizeof(mx), d->max);
-	fprintf(f, "%-14smin %s, mean %s, p50 %s, p99 %s, max %s%s\n", label,
-		mn, mean, p50, p99, mx, tail);
-}
-
-/* bits over a span of virtual time, or why there is no rate */
-static void
-print_rate(FILE *f, uint64_t pkts, uint64_t bytes, uint64_t first,
-	   uint64_t last)
-{
-	if (pkts < 2 || last <= first)
-		fprintf(f, ", rate n/a (%s)\n", pkts < 2 ? "fewer than 2 "
-			"packets" : "all at one instant");
-	else
-		fprintf(f, ", %.3f Mbit/s\n", (double)bytes * 8e3 /
-			(double)(last - first));
-}
-
-/* The profile each port gets: port 0 as applied (the stages' own
- * printers, defaults included), any other port named by the options as
- * not applied. */
-static void
-print_profile(struct replay *r, FILE *f)
-{
-	const struct shp_options *o = &r->opt;
-	unsigned int p, s, k;
-	bool others = false, applied = false;
-
-	fprintf(f, "profile:      port 0: bands %u, classify %s",
-		o->bands, shp_classify_mode_name(o->classify));
-	for (s = 0; s < SHP_SLOT_MAX; s++) {
-		const struct shp_qdisc *q = r->chain.stage[s];
-
-		fprintf(f, "; %s ", shp_kind_key(r->chain.kind[s]));
-		if (s == SHP_SLOT_QUEUE)
-			fprintf(f, "%s ", r->chain.kind[s]->name);
-		q->ops->dump(q, f);
-		applied |= s != SHP_SLOT_QUEUE && r->chain.conf[s] != NULL;
-	}
-	fprintf(f, "\n");
-	if (r->sched_on)
-		fprintf(f, "schedule:     %s: %u line%s%s, %" PRIu64 " change%s "
-			"applied\n", r->sched.path, r->sched.nb_lines,
-			r->sched.nb_lines == 1 ? "" : "s",
-			r->sched.repeat ? ", repeated" : "", r->sched_applied,
-			r->sched_applied == 1 ? "" : "s");
-	for (p = 1; p < SHP_MAX_PORTS; p++) {
-		bool any = false;
-
-		for (k = 0; k < shp_key_nb(); k++) {
-			const char *t = o->cli.port[k][p] ? o->cli.port[k][p] :
-					o->file.port[k][p];
-
-			if (t == NULL)
-				continue;
-			if (!any)
-				fprintf(f, "profile:      port %u: NOT APPLIED "
-					"(this tool is egress port 0):", p);
-			any = others = true;
-			fprintf(f, " %s %s", shp_key_name(k), t);
-		}
-		if (any)
-			fprintf(f, "\n");
-	}
-	if (others && !applied)
-		fprintf(f, "note: nothing was applied: the profile names other "
-			"ports, not port 0 (write it under [port 0], or use "
-			"--tbf/--netem)\n");
-}
-
-/* One line per class: its profile, then what it passed and dropped. */
-static void
-class_summary(struct replay *r, FILE *f)
-{
-	unsigned int i, n = shp_classes_nb(0);
-	uint64_t span = r->started ? r->now - r->first_ts : 0;
-	int d;
-
-	for (i = 0; r->opt.classes != NULL && i < r->opt.classes->nb; i++)
-		shp_class_describe(r->opt.classes, i, f);
-	if (r->opt.classes != NULL && r->opt.classes->nb > 0)
-		fprintf(f, "memory:       %s MB of DPDK's heap, sized for the "
-			"stages; %u class netems got a time calendar, %u held "
-			"packets without one (no room)\n", r->eal_mb,
-			r->calendars, r->cal_denied);
-	for (i = 0; i < n; i++) {
-		struct shp_class_sum s;
-		char mn[32], avg[32], mx[32];
-		const char *sep = " (";
-
-		shp_classes_sum(0, i, &s);
-		fmt_ms(mn, sizeof(mn), s.sojourn.min);
-		fmt_ms(avg, sizeof(avg), shp_class_sojourn_avg(&s));
-		fmt_ms(mx, sizeof(mx), s.sojourn.max);
-		fprintf(f, "class %s: in %" PRIu64 " packets, out %" PRIu64
-			" packets, %" PRIu64 " bytes", s.name, s.in_packets,
-			s.out_packets, s.out_bytes);
-		if (span > 0)
-			fprintf(f, " (%.3f Mbit/s over the run)",
-				(double)s.out_bytes * 8e3 / (double)span);
-		fprintf(f, ", dropped %" PRIu64, s.dropped);
-		for (d = 0; d < (int)shp_drop_nb(); d++)
-			if (s.drops[d] != 0) {
-				fprintf(f, "%s%s %" PRIu64, sep,
-					shp_drop_names[d], s.drops[d]);
-				sep = ", ";
-			}
-		if (sep[0] == ',')
-			fprintf(f, ")");
-		fprintf(f, ", delay to the port's stages min %s, mean %s, "
-			"max %s\n", mn, avg, mx);
-	}
-}
-
-/* The conf the chain runs now for the kind called name, or NULL. */
-static const void *
-chain_conf(const struct replay *r, const char *name)
-{
-	const struct shp_kind *k = shp_kind_find(name);
-	unsigned int s;
-
-	for (s = 0; k != NULL && s < SHP_SLOT_MAX; s++)
-		if (r->chain.kind[s] == k)
-			return r->chain.conf[s];
-	return NULL;
-}
-
-/* Prints the summary; returns whether the counters add up. */
-static bool
-summary(struct replay *r, FILE *f)
-{
-	const struct shp_tbf_conf *tc;
-	const struct shp_netem_conf *nc;
-	const struct shp_port_ctr *c;
-	uint64_t dropped = 0, queued, span, offered;
-	struct shp_port_sum sum;
-	bool ok, first = true;
-	int d;
-	int over = shp_drop_index("tbf_oversize");
-
-	/* the port's and its classes' (shp_stats_sum adds theirs) */
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
-	c = &sum.c;
-	for (d = 0; d < (int)shp_drop_nb(); d++)
-		dropped += c->drops[d];
-	queued = r->chain.root != NULL ? shp_qdisc_qlen_total(r->chain.root)
-				       : 0;
-	span = r->started ? r->now - r->first_ts : 0;
-	if (interrupted && r->out_stdout)
-		fprintf(f, "interrupted: summary of the first %" PRIu64
-			" packets; the capture on standard output is cut "
-			"short\n", r->in_pkts);
-	else if (interrupted)
-		fprintf(f, "interrupted: summary of the first %" PRIu64
-			" packets; %s not written\n", r->in_pkts, r->out_path);
-	fprintf(f, "%s -> %s: %" PRIu64 ".%09" PRIu64 " s of virtual time\n",
-		r->in_path, r->out_path, span / REPLAY_NS_PER_S,
-		span % REPLAY_NS_PER_S);
-	print_profile(r, f);
-	fprintf(f, "in:           %" PRIu64 " packets, %" PRIu64 " bytes",
-		r->in_pkts, r->in_bytes);
-	print_rate(f, r->in_pkts, r->in_bytes, r->first_ts, r->last_ts);
-	fprintf(f, "out:          %" PRIu64 " packets, %" PRIu64 " bytes",
-		r->out_pkts, r->out_bytes);
-	print_rate(f, r->out_pkts, r->out_bytes, r->first_out, r->last_out);
-	fprintf(f, "drops:        %" PRIu64 " (", dropped);
-	for (d = 0; d < (int)shp_drop_nb(); d++)
-		fprintf(f, "%s%s %" PRIu64, d ? ", " : "", shp_drop_names[d],
-			c->drops[d]);
-	fprintf(f, ")\n");
-	/* of what was offered: the input and netem's copies */
-	offered = r->in_pkts + sum.created;
-	fprintf(f, "loss:         %.2f%%", offered ?
-		100.0 * (double)dropped / (double)offered : 0.0);
-	for (d = 0; d < (int)shp_drop_nb(); d++) {
-		if (c->drops[d] == 0)
-			continue;
-		fprintf(f, "%s%s %.2f%%", first ? " (" : ", ",
-			shp_drop_names[d],
-			100.0 * (double)c->drops[d] / (double)offered);
-		first = false;
-	}
-	fprintf(f, "%s\n", first ? "" : ")");
-	/* the counters of the kinds in the chain (not their gauges) */
-	for (d = 0; d < (int)shp_xstat_nb(); d++) {
-		const struct shp_xstat_desc *x = shp_xstat_desc(d);
-		char name[64];
-
-		if ((x->flags & SHP_XS_GAUGE) ||
-		    shp_chain_find(&r->chain, shp_xstat_kind(d)) == NULL)
-			continue;
-		/* a kind's own name is not unique (fq_codel and netem both
-		 * have ecn_marked): KIND_NAME, as telemetry, unless the
-		 * counter has its older top-level name */
-		if (x->alias != NULL)
-			snprintf(name, sizeof(name), "%s:", x->alias);
-		else
-			snprintf(name, sizeof(name), "%s_%s:",
-				 shp_xstat_kind(d)->name, x->name);
-		fprintf(f, "%-13s %" PRIu64 "\n", name, c->xstats[d]);
-	}
-	fprintf(f, "out_of_order: %" PRIu64 "\n", r->out_of_order);
-	print_dstat(f, "delay:", &r->delay, "");
-	print_dstat(f, "queueing:", &r->queueing, " (bands + tbf)");
-	print_dstat(f, "netem:", &r->netem_delay, " (netem delay)");
-	latency_summary(f);
-	class_summary(r, f);
-	ok = r->in_pkts + sum.created == r->out_pkts + dropped + queued;
-	fprintf(f, "conservation: in %" PRIu64 " + duplicated %" PRIu64
-		" = out %" PRIu64 " + drops %" PRIu64 " + queued %" PRIu64
-		": %s\n", r->in_pkts, sum.created, r->out_pkts, dropped,
-		queued, ok ? "ok" : "VIOLATED");
-	if (r->backwards)
-		fprintf(f, "note: %" PRIu64 " input timestamps went backwards "
-			"(taken as arriving at the previous time)\n",
-			r->backwards);
-	if (r->snapped)
-		fprintf(f, "note: %" PRIu64 " records were cut by the "
-			"capture's snaplen (shaped at their captured length)\n",
-			r->snapped);
-	if (r->stuck && !interrupted)
-		fprintf(f, "note: %" PRIu64 " packets could never leave "
-			"(counted as flushed)\n", r->stuck);
-	if (r->stuck && interrupted)
-		fprintf(f, "note: %" PRIu64 " packets were still queued at "
-			"the interruption (counted as flushed)\n", r->stuck);
-	/* the confs the chain runs now (a schedule may have replaced
-	 * those it started with), for the notes below */
-	tc = chain_conf(r, "tbf");
-	nc = chain_conf(r, "netem");
-	if (over >= 0 && c->drops[over] > 0 && tc != NULL)
-		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
-			"than what tbf's bucket holds (burst %" PRIu64
-			" bytes%s) and could never pass (tbf_oversize): the "
-			"largest frame is %u bytes, give %s at least that "
-			"(tbf counts frames without the 4-byte FCS)\n",
-			c->drops[over],
-			100.0 * (double)c->drops[over] /
-			(double)offered, tc->burst,
-			tc->peakrate ? ", or mtu with peakrate" : "",
-			r->max_len, tc->peakrate ? "burst and mtu" :
-			"burst");
-	if (nc != NULL && nc->jitter != 0 && !nc->noreorder &&
-	    r->out_pkts > 0 && 2 * r->out_of_order > r->out_pkts)
-		fprintf(f, "note: %.1f%% of packets left out of order: a "
-			"jitter larger than the gap between packets reorders "
-			"them (as tc's netem does); add `noreorder` to the "
-			"netem profile to keep their order\n",
-			100.0 * (double)r->out_of_order / (double)r->out_pkts);
-	if (r->saturated)
-		fprintf(f, "note: %" PRIu64 " departures fell after the last "
-			"time a pcap record can hold (2106-02-07 06:28:15 UTC) "
-			"and were written with that time; the delays above "
-			"are exact\n", r->saturated);
-	if (r->stalls)
-		fprintf(f, "note: clock anomalies: %" PRIu64 " stalls "
-			"(please report)\n", r->stalls);
-	return ok;
-}
-
-/* --stats-file: dpdk-shaper's JSON, this tool being its port 0 and the
- * elapsed time the capture's virtual time. Written whole or not at all. */
-static int
-write_stats(struct replay *r)
-{
-	const char *path = r->opt.stats_file;
-	struct shp_port_sum sum;
-	uint16_t port = 0;
-	char tmp[PATH_MAX];
-	uint64_t span = r->started ? r->now - r->first_ts : 0;
-	FILE *f;
-
-	if (path == NULL)
-		return 0;
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
-	shp_latency_summarize(&replay_lat, &sum);
-	snprintf(tmp, sizeof(tmp), "%s.partial-%d", path, (int)getpid());
-	f = fopen(tmp, "w");
-	if (f == NULL)
-		return fail(EXIT_RUNTIME, "--stats-file %s: %s", path,
-			    strerror(errno));
-	shp_stats_write_json(f, &sum, &port, 1, r->opt.bands,
-			     (double)span / 1e9, NULL, 0);
-	if (ferror(f) | (fclose(f) != 0) || rename(tmp, path) < 0) {
-		unlink(tmp);
-		return fail(EXIT_RUNTIME, "--stats-file %s: cannot write it: "
-			    "%s", path, strerror(errno));
-	}
-	return 0;
 }
 
 /* ----------------------------------------------------------- cleanup */

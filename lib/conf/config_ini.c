@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The --config INI file: the raw text checked line by line first (what
+ * librte_cfgfile would take silently, see below), then every key handed to
+ * the options code (config.c) as the command line hands it, so that a key
+ * means the same in the file and as an option. Apart from the options
+ * because how a file is read is not what an option means.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_cfgfile.h>
+#include <rte_common.h>
+#include <rte_log.h>
+
+#include "config.h"
+#include "config_priv.h"
+
+/* Keys allowed in [global]: the command-line names, '_' for '-'. */
+static const char *const global_keys[] = {
+	"bands", "priomap", "classify", "seed", "ring_size", "burst",
+	"mbufs", "pairs", "max_late", "late_drop", "schedule", "rxd", "txd",
+	"link_wait", "mtu", "mbuf_size", NULL
+};
+
+/*
+ * librte_cfgfile stores the file but checks little: it cuts names at
+ * CFG_NAME_LEN - 1 and values at CFG_VALUE_LEN - 1 characters, keeps
+ * duplicate sections and keys (and reads only the first), skips a line
+ * without '=' (a typo is silently a no-op), and says what it refuses only
+ * in log lines without the file name. So the raw text is checked first,
+ * line by line, and cfgfile is only given files it reads exactly.
+ *
+ * Comments: from a ';' (cfgfile's comment character) or a '#' (what users
+ * of other INI files type) to the end of the line. cfgfile knows one
+ * character: a '#' line reaches it as a key starting with '#' (skipped),
+ * a '#' after a value as part of the value (cut here).
+ */
+#define INI_LINE_MAX (CFG_NAME_LEN + CFG_VALUE_LEN + 2)  /* cfgfile's fgets */
+
+/* The NAME of a [class NAME] section, or NULL. */
+static const char *
+class_section(const char *sec)
+{
+	if (strncmp(sec, "class ", 6) != 0)
+		return NULL;
+	sec += 6;
+	while (*sec == ' ')
+		sec++;
+	return *sec != '\0' ? sec : NULL;
+}
+
+/*
+ * A [class NAME] key: match (several rules OR together, separated by
+ * ','), a stage kind's key (queue, tbf, netem ...), ports, quantum, prio.
+ */
+static int
+class_key(struct shp_options *o, const char *name, const char *k,
+	  const char *v, char *err)
+{
+	char opt[48];
+
+	if (strcmp(k, "match") == 0) {
+		char *dup = strdup(v), *save = NULL, *r;
+		int rc = 0;
+
+		if (dup == NULL) {
+			snprintf(err, SHP_ERR_LEN, "out of memory");
+			return -1;
+		}
+		for (r = strtok_r(dup, ",", &save); r != NULL && rc == 0;
+		     r = strtok_r(NULL, ",", &save)) {
+			while (*r == ' ')
+				r++;
+			rc = shp_option_class(o, "class", name, r, err);
+		}
+		free(dup);
+		return rc;
+	}
+	snprintf(opt, sizeof(opt), "class-%s", k);
+	if (!shp_class_is_option(opt) || strcmp(k, "class") == 0) {
+		snprintf(err, SHP_ERR_LEN, "unknown key '%s'", k);
+		return -1;
+	}
+	return shp_option_class(o, opt, name, v, err);
+}
+
+/* A section's identity: "global", or its port number. */
+static int
+section_id(const char *name)
+{
+	int port;
+	char tail;
+
+	if (strcmp(name, "global") == 0)
+		return SHP_MAX_PORTS;
+	if (sscanf(name, "port %d%c", &port, &tail) == 1 && port >= 0 &&
+	    port < SHP_MAX_PORTS)
+		return port;
+	return -1;
+}
+
+static size_t
+trim(char **p, size_t len)
+{
+	while (len > 0 && (**p == ' ' || **p == '\t')) {
+		(*p)++;
+		len--;
+	}
+	while (len > 0 && strchr(" \t\r\n", (*p)[len - 1]) != NULL)
+		len--;
+	return len;
+}
+
+static int
+ini_lint(const char *path, FILE *f, char *err)
+{
+	int seen[SHP_MAX_PORTS + 1] = { 0 };   /* line of each section */
+	char (*keys)[CFG_NAME_LEN] = NULL;     /* keys of this section */
+	int *key_line = NULL;
+	unsigned int nkeys = 0, cap = 0;
+	char sec[CFG_NAME_LEN] = "";
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t n;
+	int lineno = 0, rc = -1;
+
+	while ((n = getline(&line, &lcap, f)) > 0) {
+		char *p = line, *eq, *key, *val;
+		size_t len = trim(&p, (size_t)n), klen, vlen;
+		unsigned int i;
+
+		lineno++;
+		len = trim(&p, RTE_MIN(len, strcspn(p, "#;")));
+		if (len == 0)
+			continue;   /* blank or a comment */
+		if (*p == '[') {
+			char *end = memchr(p, ']', len);
+			char *name = p + 1;
+			size_t nlen;
+			int id;
+
+			if (end == NULL) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: a section "
+					 "header needs its closing ']'", path,
+					 lineno);
+				goto out;
+			}
+			nlen = trim(&name, (size_t)(end - name));
+			if (nlen >= CFG_NAME_LEN) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: section name "
+					 "longer than %d characters", path,
+					 lineno, CFG_NAME_LEN - 1);
+				goto out;
+			}
+			memcpy(sec, name, nlen);
+			sec[nlen] = '\0';
+			id = section_id(sec);
+			if (class_section(sec) != NULL) {
+				/* each [class NAME] once is the class set's
+				 * business: a name given twice ORs rules */
+				nkeys = 0;
+				continue;
+			}
+			if (id < 0) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: unknown "
+					 "section [%s] (use [global], [port N], "
+					 "N < %d, or [class NAME])", path, lineno,
+					 sec,
+					 SHP_MAX_PORTS);
+				goto out;
+			}
+			if (seen[id] != 0) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: section [%s] "
+					 "again (first at line %d): give each "
+					 "section once", path, lineno, sec,
+					 seen[id]);
+				goto out;
+			}
+			seen[id] = lineno;
+			nkeys = 0;
+			continue;
+		}
+		eq = memchr(p, '=', len);
+		if (eq == NULL) {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: '%.*s': expected "
+				 "key = value, a [section] or a # comment",
+				 path, lineno, (int)RTE_MIN(len, (size_t)40), p);
+			goto out;
+		}
+		key = p;
+		klen = trim(&key, (size_t)(eq - p));
+		val = eq + 1;
+		vlen = trim(&val, (size_t)(p + len - val));
+		if (sec[0] == '\0') {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: key '%.*s' before "
+				 "any [global] or [port N] section", path,
+				 lineno, (int)RTE_MIN(klen, 40u), key);
+			goto out;
+		}
+		if (klen == 0 || klen >= CFG_NAME_LEN) {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: [%s]: %s key", path,
+				 lineno, sec, klen ? "over-long" : "empty");
+			goto out;
+		}
+		if (vlen == 0 || vlen >= CFG_VALUE_LEN) {
+			snprintf(err, SHP_ERR_LEN, vlen ? "%s:%d: [%s] %.*s: "
+				 "value of %zu characters, more than the %d "
+				 "an INI value may have" : "%s:%d: [%s] %.*s: "
+				 "empty value", path, lineno, sec, (int)klen,
+				 key, vlen, CFG_VALUE_LEN - 1);
+			goto out;
+		}
+		if ((size_t)n > INI_LINE_MAX) {
+			snprintf(err, SHP_ERR_LEN, "%s:%d: [%s] %.*s: line of "
+				 "%zd characters, more than %d", path, lineno,
+				 sec, (int)klen, key, n, INI_LINE_MAX);
+			goto out;
+		}
+		for (i = 0; i < nkeys; i++)
+			if (strlen(keys[i]) == klen &&
+			    memcmp(keys[i], key, klen) == 0) {
+				snprintf(err, SHP_ERR_LEN, "%s:%d: [%s] %s "
+					 "again (first at line %d): give each "
+					 "key once", path, lineno, sec, keys[i],
+					 key_line[i]);
+				goto out;
+			}
+		if (nkeys == cap) {
+			unsigned int ncap = cap ? 2 * cap : 16;
+			void *nk = realloc(keys, ncap * sizeof(*keys));
+
+			if (nk == NULL)
+				goto nomem;
+			keys = nk;
+			nk = realloc(key_line, ncap * sizeof(*key_line));
+			if (nk == NULL)
+				goto nomem;
+			key_line = nk;
+			cap = ncap;
+		}
+		memcpy(keys[nkeys], key, klen);
+		keys[nkeys][klen] = '\0';
+		key_line[nkeys++] = lineno;
+	}
+	if (ferror(f)) {
+		snprintf(err, SHP_ERR_LEN, "--config %s: %s", path,
+			 strerror(errno));
+		goto out;
+	}
+	rc = 0;
+	goto out;
+nomem:
+	snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
+out:
+	free(line);
+	free(keys);
+	free(key_line);
+	return rc;
+}
+
+/* An option's message as the file should say it: without the "--NAME"
+ * the user did not type. */
+static const char *
+without_flag(const char *sub)
+{
+	const char *sp = strchr(sub, ' ');
+
+	return strncmp(sub, "--", 2) == 0 && sp != NULL ? sp + 1 : sub;
+}
+
+int
+shp_config_load(struct shp_options *o, const char *path, char *err)
+{
+	struct rte_cfgfile *cfg;
+	char sub[SHP_ERR_LEN];
+	int nsec, s, rc = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (f == NULL) {
+		if (errno == ENOENT)
+			snprintf(err, SHP_ERR_LEN, "--config %s: no such file",
+				 path);
+		else
+			snprintf(err, SHP_ERR_LEN, "--config %s: %s", path,
+				 strerror(errno));
+		return -1;
+	}
+	rc = ini_lint(path, f, err);
+	fclose(f);
+	if (rc < 0)
+		return -1;
+	rc = -1;
+	/* Whatever cfgfile would still say, we said first and better. */
+	rte_log_set_level_pattern("lib.cfgfile", RTE_LOG_EMERG);
+	cfg = rte_cfgfile_load(path, 0);
+	if (cfg == NULL) {
+		snprintf(err, SHP_ERR_LEN, "--config %s: cannot read it as an "
+			 "INI file", path);
+		return -1;
+	}
+	nsec = rte_cfgfile_num_sections(cfg, NULL, 0);
+	for (s = 0; s < nsec; s++) {
+		char sec[CFG_NAME_LEN];
+		int nent = rte_cfgfile_section_num_entries_by_index(cfg, sec,
+								      s);
+		struct rte_cfgfile_entry *ent;
+		int e, port = section_id(sec);
+		const char *cls = class_section(sec);
+
+		if (port == SHP_MAX_PORTS)
+			port = -1;
+		ent = calloc(nent > 0 ? nent : 1, sizeof(*ent));
+		if (ent == NULL)
+			goto out;
+		rte_cfgfile_section_entries_by_index(cfg, s, sec, ent, nent);
+		for (e = 0; e < nent; e++) {
+			const char *k = ent[e].name;
+			char *v = ent[e].value;
+			int ok = 0, i;
+
+			if (k[0] == '#')
+				continue;   /* a comment line with a '=' */
+			v[trim(&v, strcspn(v, "#"))] = '\0';
+
+			if (cls != NULL) {
+				ok = 1;
+				if (class_key(o, cls, k, v, sub) < 0)
+					goto bad_value;
+			} else if (port < 0) {
+				for (i = 0; global_keys[i]; i++)
+					ok |= strcmp(k, global_keys[i]) == 0;
+				ok |= shp_kind_is_key(k);
+				if (ok && shp_option_set(o, k, -1, v, false,
+							 sub) < 0)
+					goto bad_value;
+				if (ok && strcmp(k, "priomap") == 0 &&
+				    shp_config_set_str(&o->priomap_origin,
+						       path) < 0)
+					goto bad_value;
+			} else if (shp_kind_is_key(k)) {
+				ok = 1;
+				if (shp_config_set_port_profile(&o->file, k,
+								port, v,
+								sub) < 0)
+					goto bad_value;
+			} else if (strcmp(k, "mtu") == 0) {
+				ok = 1;
+				if (shp_option_set(o, k, port, v, false,
+						   sub) < 0)
+					goto bad_value;
+			}
+			if (!ok) {
+				snprintf(err, SHP_ERR_LEN, "%s: [%s] unknown "
+					 "key '%s'", path, sec, k);
+				free(ent);
+				goto out;
+			}
+			continue;
+bad_value:
+			snprintf(err, SHP_ERR_LEN, "%s: [%s] %s: %s", path,
+				 sec, k, without_flag(sub));
+			free(ent);
+			goto out;
+		}
+		free(ent);
+	}
+	rc = 0;
+out:
+	rte_cfgfile_close(cfg);
+	return rc;
+}
+
+int
+shp_config_preload(struct shp_options *o, int argc, char **argv, char *err)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *file = NULL;
+
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+			file = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			file = argv[i] + 9;
+		if (file == NULL)
+			continue;
+		if (shp_config_load(o, file, err) < 0 ||
+		    shp_config_set_str(&o->config_file, file) < 0)
+			return -1;
+	}
+	return 0;
+}

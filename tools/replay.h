@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dpdk-shaper-replay's own state, shared by the run (replay.c) and its
+ * report (replay_report.c): the report reads what the run counted, and
+ * the run pushes each departure's delays into the report's samples.
+ */
+#ifndef SHP_TOOLS_REPLAY_H
+#define SHP_TOOLS_REPLAY_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <pcap/pcap.h>
+
+#include "config.h"
+#include "schedule.h"
+#include "shp_meta.h"
+#include "shp_qdisc.h"
+#include "shp_stats.h"
+
+
+/* Exit status, as dpdk-shaper: 0 ok, 1 runtime error, 2 bad option or
+ * input, 3 mbuf leak. */
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define EXIT_LEAK 3
+
+#define REPLAY_NS_PER_S UINT64_C(1000000000)
+
+/*
+ * Delay samples of one kind (total, queueing, netem), kept whole for exact
+ * percentiles. Small and on purpose self-contained: a histogram may take
+ * its place.
+ */
+struct dstat {
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t sum, min, max;
+};
+
+struct replay {
+	struct shp_options opt;
+	const char *in_path;
+	const char *out_path;
+	bool out_stdout;       /* OUT is `-`: the summary goes to stderr */
+	FILE *info;            /* where the summary goes */
+	double progress_s;     /* progress line interval on a TTY (0: off) */
+	bool tty;
+	struct timespec wall0, wall_last;
+	char *tmp_path;        /* where OUT is written until it is complete */
+	pcap_t *in;
+	pcap_t *dead;
+	pcap_dumper_t *dump;
+	int snaplen;
+	bool eal;
+	char runtime_dir[PATH_MAX]; /* EAL's, removed at exit if empty */
+
+	struct rte_mempool *pool;
+	unsigned int nb_mbufs;
+	char eal_mb[24];           /* the -m it gave the EAL */
+	unsigned int calendars;    /* class netems given a calendar */
+	unsigned int cal_denied;   /* the most that wanted one, found none */
+	struct shp_lcore_ctr *ctr;
+	struct shp_ctx ctx;
+	struct shp_chain_spec spec;   /* until the chain takes it */
+	struct shp_chain chain;
+	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
+
+	uint64_t now;          /* the virtual clock, ns */
+	uint64_t first_ts, last_ts; /* first and last arrival */
+	uint64_t first_out, last_out; /* first and last departure */
+	bool started;
+
+	/* RX to departure, RX to leaving tbf (bands + tbf), leaving tbf to
+	 * departure (netem) */
+	struct dstat delay, queueing, netem_delay;
+	int tap_off;           /* mbuf dynfield: when a packet left tbf */
+	uint32_t max_len;      /* largest frame in IN */
+	uint8_t *linbuf;
+	size_t linbuf_len;
+	char *inbuf, *outbuf;  /* stdio buffers, freed after their FILE */
+
+	uint64_t in_pkts, in_bytes, out_pkts, out_bytes;
+	uint64_t backwards;    /* input timestamps earlier than the previous */
+	uint64_t snapped;      /* records shorter than the frame (snaplen) */
+	uint64_t out_of_order; /* left before a packet that arrived earlier */
+	uint64_t max_rx_out;
+	uint64_t events;       /* clock values at which the root was dequeued */
+	uint64_t stalls, stall_run; /* next_time said now, nothing happened */
+	uint64_t stuck;        /* could never leave: flushed at the end */
+	uint64_t saturated;    /* departures past 2106, written as its end */
+
+	/* --schedule: its events on the virtual clock, from first_ts */
+	struct shp_sched sched;
+	bool sched_on;
+	struct shp_sched_cursor sched_cur;   /* the next occurrence */
+	bool *sched_last;    /* shp_sched_last_at_instant, port 0 */
+	uint64_t *sched_sets;  /* `set`/`clear` lines before each line */
+	uint64_t sched_applied;
+	struct shp_kind_env kenv;
+};
+
+/* Set by SIGINT/SIGTERM: the run stops and the report says it was cut. */
+extern volatile sig_atomic_t interrupted;
+
+/* Prints "PROG: message" to stderr (clearing a progress line first) and
+ * returns code, so that a caller can `return fail(...)`. */
+int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* replay_report.c */
+int dstat_push(struct dstat *d, uint64_t v);
+void latency_record(const struct replay *r, const struct shp_meta *meta);
+bool summary(struct replay *r, FILE *f);
+int write_stats(struct replay *r);
+
+#endif /* SHP_TOOLS_REPLAY_H */
