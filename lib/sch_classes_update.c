@@ -18,6 +18,19 @@ struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS];
 pthread_mutex_t shp_cls_lock = PTHREAD_MUTEX_INITIALIZER;
 struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS];
 
+/* Classes count in blocks of their own: the core's sums and stats file
+ * take them through this. Registered here, the file every use of classes
+ * links (shp_classes_attach), before any port is summed. */
+static const struct shp_stats_source classes_counters = {
+	.add_port = shp_classes_add_port,
+	.json = shp_classes_json,
+};
+
+RTE_INIT(shp_classes_register_counters)
+{
+	shp_stats_source_register(&classes_counters);
+}
+
 /* Free a class no data path sees any more; what it still holds is
  * flushed, what it counted stays in the port's sums. */
 static void

@@ -235,14 +235,8 @@ int shp_classes_sum_cleared(uint16_t port, unsigned int i,
  * start). */
 void shp_classes_clear(uint16_t port);
 
-/* Add port's class blocks into a port sum (shp_stats_sum). */
-void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
-
 /* `show class [NAME]`: port's classes (or the one called name), their
  * stages and counters (since `clear stats`); returns how many were shown. */
 unsigned int shp_classes_show(FILE *f, uint16_t port, const char *name);
-
-/* ",\n    \"classes\": {...}" for the stats file (nothing without). */
-void shp_classes_json(FILE *f, uint16_t port);
 
 #endif
