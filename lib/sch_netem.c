@@ -36,7 +36,6 @@
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
-#include "shp_tbf.h"
 
 /* Random streams, one per impairment, all derived from (seed, port). The
  * per-packet ones are counter-based (netem_rand_at); the slot stream,
@@ -926,7 +925,7 @@ netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
 		   const struct shp_netem_conf *c, struct rte_mbuf *copy,
 		   struct shp_ctx *ctx, uint64_t n)
 {
-	shp_tbf_charge(q->child, rte_pktmbuf_pkt_len(copy), ctx->now);
+	shp_qdisc_charge(q->child, rte_pktmbuf_pkt_len(copy), ctx->now);
 	netem_enqueue_one(q, p, c, copy, ctx, true, n);
 }
 

@@ -407,6 +407,7 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.next_time = tbf_next_time,
 	.idle = tbf_idle,
 	.pass = tbf_pass,
+	.charge = shp_tbf_charge,
 	.stats = shp_gate_stats,
 	.dump = tbf_dump,
 };

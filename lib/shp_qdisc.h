@@ -140,6 +140,14 @@ struct shp_qdisc_ops {
 	 * only. */
 	uint16_t (*pass)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			 uint16_t n, struct shp_ctx *ctx);
+	/* Optional, for a stage that charges what passes it (tbf): charge
+	 * len bytes that reached the chain above q without passing it (a
+	 * netem duplicate, which Linux re-enqueues at the root) as if they
+	 * had, at now; the packets behind then wait for them. Called on
+	 * the first stage below the caller that has it
+	 * (shp_qdisc_charge). Owner lcore only; per copy, not per
+	 * packet. */
+	void (*charge)(struct shp_qdisc *q, uint32_t len, uint64_t now);
 	/* Optional: a parent's byte limit for what this stage holds (tbf's
 	 * limit, as Linux's tbf sets its child fifo's); 0 lifts it. A stage
 	 * with a limit of its own (fq_codel) leaves it NULL. */
@@ -272,6 +280,19 @@ shp_qdisc_bypass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		return n;
 	*gated = true;
 	return gate->ops->pass(gate, pkts, n, ctx);
+}
+
+/* Charge len bytes to the first stage of q's chain, q included, that
+ * charges (the charge op: any rate kind that has it), at now; none may,
+ * and a pass-through stage between (the offline tool's tap) is skipped. */
+static inline void
+shp_qdisc_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
+{
+	for (; q != NULL; q = q->child)
+		if (q->ops->charge != NULL) {
+			q->ops->charge(q, len, now);
+			return;
+		}
 }
 
 /* q's next_time op, or its fallback: ctx->now when q or a child holds a

@@ -108,7 +108,8 @@ struct shp_qdisc;
  * against it, as Linux charges a duplicate re-enqueued at the root: the
  * tokens may go below zero, and the packets behind wait for the debt.
  * q: the tbf stage or a stage above it in the chain (none below, or tbf
- * off: nothing). Owner lcore.
+ * off: nothing). Owner lcore. tbf's charge op (shp_qdisc_charge): no
+ * other kind calls it by name.
  */
 void shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now);
 
