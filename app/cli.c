@@ -36,7 +36,6 @@
 #include "control.h"
 #include "ctl_socket.h"
 #include "ctl_update.h"
-#include "sch_bands.h"
 
 #define PROMPT "shaper> "
 #define MAX_LOAD_DEPTH 8
@@ -448,12 +447,20 @@ show_latency(struct shaper *s, uint16_t p)
 static void
 show_bands(struct shaper *s, uint16_t p)
 {
+	const struct shp_qdisc *q = s->chain[p].queue;
 	struct shp_port_sum sum;
+	char state[64] = "";
 	unsigned int b;
 
 	ctl_port_sum(s, p, &sum);
-	out("port %u: %u bands, non-empty bitmap 0x%x\n", p, s->opt.bands,
-	    shp_bands_bitmap(s->chain[p].queue));
+	/* the queue's own word on its state: past a stage that reports
+	 * nothing (the classes in front of the port's bands) */
+	while (q != NULL && q->ops->report == NULL)
+		q = q->child;
+	if (q != NULL)
+		q->ops->report(q, state, sizeof(state));
+	out("port %u: %u bands%s%s\n", p, s->opt.bands, state[0] ? ", " : "",
+	    state);
 	out("  %-4s %10s %14s %14s %12s %12s %12s %10s\n", "band", "depth",
 	    "enqueued", "dequeued", "dropped", "full", "pushed_out",
 	    "flushed");

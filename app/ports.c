@@ -15,7 +15,6 @@
 #include <rte_malloc.h>
 
 #include "pace.h"
-#include "sch_bands.h"
 #include "shaper.h"
 
 #define POOL_CACHE SHP_POOL_CACHE

@@ -152,6 +152,11 @@ struct shp_qdisc_ops {
 	 * limit, as Linux's tbf sets its child fifo's); 0 lifts it. A stage
 	 * with a limit of its own (fq_codel) leaves it NULL. */
 	void (*set_limit)(struct shp_qdisc *q, uint64_t bytes);
+	/* Optional: what the stage alone can tell of its state, for
+	 * `show` (the bands: "non-empty bitmap 0x5"); snprintf's return
+	 * convention. Any control thread: relaxed reads of what the owner
+	 * writes, no lock. */
+	int (*report)(const struct shp_qdisc *q, char *buf, size_t len);
 	/* Free everything held here (not in the child), counted as flushed. */
 	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
