@@ -20,8 +20,7 @@
 #include "control.h"
 #include "shaper_batch.h"
 #include "shaper_sched.h"
-#include "shp_netem.h"
-#include "shp_tbf.h"
+#include "shp_rand.h"
 
 /* (declared in shaper.h; here, with the control plane, so that the CLI
  * harness in fuzz/ links without the ports) */
@@ -161,8 +160,8 @@ snapshot_update(struct shaper *s)
 		 shp_classify_mode_name(c->mode));
 	format_priomap(c->priomap, n.priomap, sizeof(n.priomap));
 	n.paused = s->paused;
-	/* what a profile without `seed` uses: --seed, or netem's default */
-	n.seed = s->opt.seed_set ? s->opt.seed : SHP_NETEM_DEFAULT_SEED;
+	/* what a profile without `seed` uses: --seed, or the default */
+	n.seed = s->opt.seed_set ? s->opt.seed : SHP_SEED_DEFAULT;
 	n.nb_ports = s->nb_ports;
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];

@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shp_rand.h"
 #include "shp_units.h"
 
 /* Distribution tables: inverse CDF scaled by this (iproute2 NETEM_DIST_SCALE). */
@@ -57,7 +58,7 @@
 #define SHP_NETEM_DIST_FILE_MAX (1 << 20)
 
 /* Seed used when the conf has no `seed`: runs are reproducible by default. */
-#define SHP_NETEM_DEFAULT_SEED 0x6e6574656d5eedULL
+#define SHP_NETEM_DEFAULT_SEED SHP_SEED_DEFAULT
 
 struct shp_netem_dist {
 	char name[128];        /* built-in name, or the file as given */
