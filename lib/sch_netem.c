@@ -1324,6 +1324,12 @@ shp_netem_calendar_size(const struct shp_qdisc *q)
 			       netem_priv(q)->default_limit);
 }
 
+size_t
+shp_netem_grow_heap(unsigned int pool_size)
+{
+	return shp_tq_cal_size(shp_netem_tq_buckets, pool_size);
+}
+
 int
 shp_netem_grow(struct shp_qdisc *q)
 {
@@ -1425,6 +1431,8 @@ const struct shp_kind shp_kind_netem = {
 	.format = netem_kind_format,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
+	.note = shp_netem_note,
+	.grow_heap = shp_netem_grow_heap,
 	.drops = netem_drops,
 	.xstats = netem_xstats,
 	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "

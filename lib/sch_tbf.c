@@ -507,6 +507,29 @@ static const char *const tbf_drops[] = {
 	NULL
 };
 
+/* Frames larger than the bucket never pass; the cure is a bigger one. */
+static int
+tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,
+	 size_t len)
+{
+	const struct shp_tbf_conf *tc = conf;
+	int slot = shp_drop_index(tbf_drops[TBF_DROP_OVERSIZE]);
+	uint64_t over = slot >= 0 ? run->drops[slot] : 0;
+
+	if (over == 0)
+		return 0;
+	return snprintf(buf, len, "note: %" PRIu64 " packets (%.1f%%) were "
+			"larger than what tbf's bucket holds (burst %" PRIu64
+			" bytes%s) and could never pass (tbf_oversize): the "
+			"largest frame is %u bytes, give %s at least that "
+			"(tbf counts frames without the 4-byte FCS)\n",
+			over, 100.0 * (double)over / (double)run->offered,
+			tc->burst,
+			tc->peakrate ? ", or mtu with peakrate" : "",
+			run->max_len, tc->peakrate ? "burst and mtu" :
+			"burst");
+}
+
 const struct shp_kind shp_kind_tbf = {
 	.name = "tbf",
 	.slot = SHP_SLOT_RATE,
@@ -515,6 +538,7 @@ const struct shp_kind shp_kind_tbf = {
 	.format = tbf_kind_format,
 	.conf_free = free,
 	.tc_print = tbf_tc_print,
+	.note = tbf_note,
 	.drops = tbf_drops,
 	.usage = "tbf rate RATE burst BYTES (limit BYTES | latency TIME) "
 		 "[peakrate RATE mtu BYTES] [overhead BYTES] [mpu BYTES] "

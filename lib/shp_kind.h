@@ -76,6 +76,16 @@ struct shp_kind_env {
 	const uint8_t *priomap;
 };
 
+/* What the offline tool saw of a run, for a kind's note. */
+struct shp_run_facts {
+	const uint64_t *drops;   /* the port's drop counters, by slot */
+	uint64_t offered;        /* the input and the copies made */
+	uint64_t out_pkts;       /* packets that left */
+	uint64_t out_of_order;   /* of those, left before one that arrived
+				  * earlier */
+	uint32_t max_len;        /* the largest frame of the input */
+};
+
 struct shp_kind {
 	const char *name;                 /* tc's word: "tbf", "fq_codel" */
 	enum shp_slot slot;
@@ -122,6 +132,22 @@ struct shp_kind {
 	 * flows): call it on a conf not yet published, before formatting
 	 * or comparing it. */
 	int (*check_change)(const void *cur, void *next, char *err);
+	/*
+	 * Optional: the offline tool's advice after a run whose chain ran
+	 * conf last (never NULL) in this kind's slot: whole lines, each
+	 * "note: ...\n", or nothing; snprintf's return convention. Called
+	 * in slot order (shp_slot), so notes read in chain order.
+	 */
+	int (*note)(const void *conf, const struct shp_run_facts *run,
+		    char *buf, size_t len);
+	/*
+	 * Optional: heap bytes a lean stage of this kind (shp_stage_env's
+	 * lean: a class's) may take later, through its grow op, for what it
+	 * left out at init (netem's time calendar), in a pool of pool_size
+	 * mbufs. The offline tool sizes its memory with it before any
+	 * stage exists. Any thread.
+	 */
+	size_t (*grow_heap)(unsigned int pool_size);
 	/* its drop causes, NULL-terminated; the stage counts cause i with
 	 * shp_stage_drop(q, ctx, i, ...). A name another kind (or the
 	 * core) has too is one counter. */

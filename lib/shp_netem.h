@@ -191,9 +191,17 @@ extern uint32_t shp_netem_tq_buckets;
  * at its next enqueue: 0, or -1 when the heap has no room.
  */
 struct shp_qdisc;
+/* grow's heap bytes in a pool of pool_size mbufs, before any stage
+ * exists (the kind's grow_heap) */
+size_t shp_netem_grow_heap(unsigned int pool_size);
 bool shp_netem_wants_calendar(const struct shp_qdisc *q, uint32_t min_qlen);
 size_t shp_netem_calendar_size(const struct shp_qdisc *q);
 int shp_netem_grow(struct shp_qdisc *q);
+
+/* The offline tool's note on a run (the kind's note, shp_kind.h). */
+struct shp_run_facts;
+int shp_netem_note(const void *conf, const struct shp_run_facts *run,
+		   char *buf, size_t len);
 
 /* Built-in table ("normal", "pareto", "paretonormal"), freshly generated;
  * NULL for another name. Free with free(). */

@@ -44,16 +44,12 @@
 
 #include "classify.h"
 #include "config.h"
-#include "netem_tq.h"
 #include "pcap_io.h"
 #include "schedule.h"
-#include "sch_bands.h"
 #include "shp_meta.h"
-#include "shp_netem.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
-#include "shp_tbf.h"
 
 #define PROG "dpdk-shaper-replay"
 
@@ -1017,9 +1013,10 @@ first_cpu(void)
 }
 
 /*
- * The class netems' time calendars (shp_classes_grow): made while the run
- * goes, for the first classes that hold packets, while the heap keeps its
- * reserve. Room for a few: a calendar only makes jitter cheaper, and
+ * What the classes' lean stages grow into while the run goes (their
+ * kinds' grow_heap: netem's time calendars, shp_classes_grow), for the
+ * first classes that hold packets, while the heap keeps its reserve.
+ * Room for a few of each kind: a calendar only makes jitter cheaper, and
  * 4096 of them would be gigabytes.
  */
 #define OFFLINE_CALENDARS 8u
@@ -1028,16 +1025,22 @@ static uint64_t
 calendars_mb(const struct replay *r, uint64_t mb)
 {
 	const struct shp_class_set *s = r->opt.classes;
-	int netem = shp_key_index("netem");
-	unsigned int i, n = 0;
-	uint64_t cal;
+	unsigned int i, k;
+	uint64_t cal = 0;
 
-	for (i = 0; s != NULL && netem >= 0 && i < s->nb; i++)
-		n += s->def[i].text[netem] != NULL;
-	if (n == 0)
+	for (k = 0; s != NULL && k < shp_key_nb(); k++) {
+		const struct shp_kind *kd = shp_kind_find(shp_key_name(k));
+		unsigned int n = 0;
+
+		if (kd == NULL || kd->grow_heap == NULL)
+			continue;
+		for (i = 0; i < s->nb; i++)
+			n += s->def[i].text[k] != NULL;
+		cal += (uint64_t)RTE_MIN(n, OFFLINE_CALENDARS) *
+		       ((kd->grow_heap(r->nb_mbufs) >> 20) + 1);
+	}
+	if (cal == 0)
 		return 0;
-	cal = (uint64_t)RTE_MIN(n, OFFLINE_CALENDARS) *
-	      ((shp_tq_cal_size(SHP_NETEM_TQ_BUCKETS, r->nb_mbufs) >> 20) + 1);
 	/* and the reserve shp_classes_grow keeps */
 	return cal + (SHP_CLASS_HEAP_RESERVE >> 20) + (mb + cal) / 7;
 }
@@ -1447,31 +1450,17 @@ class_summary(struct replay *r, FILE *f)
 	}
 }
 
-/* The conf the chain runs now for the kind called name, or NULL. */
-static const void *
-chain_conf(const struct replay *r, const char *name)
-{
-	const struct shp_kind *k = shp_kind_find(name);
-	unsigned int s;
-
-	for (s = 0; k != NULL && s < SHP_SLOT_MAX; s++)
-		if (r->chain.kind[s] == k)
-			return r->chain.conf[s];
-	return NULL;
-}
-
 /* Prints the summary; returns whether the counters add up. */
 static bool
 summary(struct replay *r, FILE *f)
 {
-	const struct shp_tbf_conf *tc;
-	const struct shp_netem_conf *nc;
 	const struct shp_port_ctr *c;
+	struct shp_run_facts run;
 	uint64_t dropped = 0, queued, span, offered;
 	struct shp_port_sum sum;
 	bool ok, first = true;
+	unsigned int sl;
 	int d;
-	int over = shp_drop_index("tbf_oversize");
 
 	/* the port's and its classes' (shp_stats_sum adds theirs) */
 	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
@@ -1559,29 +1548,21 @@ summary(struct replay *r, FILE *f)
 	if (r->stuck && interrupted)
 		fprintf(f, "note: %" PRIu64 " packets were still queued at "
 			"the interruption (counted as flushed)\n", r->stuck);
-	/* the confs the chain runs now (a schedule may have replaced
-	 * those it started with), for the notes below */
-	tc = chain_conf(r, "tbf");
-	nc = chain_conf(r, "netem");
-	if (over >= 0 && c->drops[over] > 0 && tc != NULL)
-		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
-			"than what tbf's bucket holds (burst %" PRIu64
-			" bytes%s) and could never pass (tbf_oversize): the "
-			"largest frame is %u bytes, give %s at least that "
-			"(tbf counts frames without the 4-byte FCS)\n",
-			c->drops[over],
-			100.0 * (double)c->drops[over] /
-			(double)offered, tc->burst,
-			tc->peakrate ? ", or mtu with peakrate" : "",
-			r->max_len, tc->peakrate ? "burst and mtu" :
-			"burst");
-	if (nc != NULL && nc->jitter != 0 && !nc->noreorder &&
-	    r->out_pkts > 0 && 2 * r->out_of_order > r->out_pkts)
-		fprintf(f, "note: %.1f%% of packets left out of order: a "
-			"jitter larger than the gap between packets reorders "
-			"them (as tc's netem does); add `noreorder` to the "
-			"netem profile to keep their order\n",
-			100.0 * (double)r->out_of_order / (double)r->out_pkts);
+	/* the kinds' advice, on the confs the chain runs now (a schedule
+	 * may have replaced those it started with) */
+	run = (struct shp_run_facts){ .drops = c->drops, .offered = offered,
+				      .out_pkts = r->out_pkts,
+				      .out_of_order = r->out_of_order,
+				      .max_len = r->max_len };
+	for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+		const struct shp_kind *k = r->chain.kind[sl];
+		char note[1024];
+
+		if (k != NULL && k->note != NULL &&
+		    r->chain.conf[sl] != NULL &&
+		    k->note(r->chain.conf[sl], &run, note, sizeof(note)) > 0)
+			fputs(note, f);
+	}
 	if (r->saturated)
 		fprintf(f, "note: %" PRIu64 " departures fell after the last "
 			"time a pcap record can hold (2106-02-07 06:28:15 UTC) "
