@@ -530,6 +530,9 @@ tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,
 			"burst");
 }
 
+/* the bucket's limit given as bytes or as the wait it allows */
+static const char *const tbf_exclusive[] = { "limit", "latency", NULL };
+
 const struct shp_kind shp_kind_tbf = {
 	.name = "tbf",
 	.slot = SHP_SLOT_RATE,
@@ -545,4 +548,5 @@ const struct shp_kind shp_kind_tbf = {
 		 "[linklayer ethernet|atm]",
 	.words = "rate#burst#limit#latency#peakrate#mtu#overhead#mpu#"
 		 "linklayer",
+	.exclusive = tbf_exclusive,
 };

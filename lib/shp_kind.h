@@ -159,6 +159,10 @@ struct shp_kind {
 	const char *usage;
 	/* its words, '#'-separated, for the CLI's completion */
 	const char *words;
+	/* Optional: its words that say one thing two ways, in pairs, NULL-
+	 * terminated ({ "limit", "latency", NULL }): `update` takes a new
+	 * one of a pair as replacing the current other. */
+	const char *const *exclusive;
 	/* its text names a file, read at each parse: the same text may be
 	 * a new profile (`set` says it reloaded, not that nothing changed) */
 	bool reads_file;
