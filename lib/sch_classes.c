@@ -414,14 +414,12 @@ shp_cls_apply_limit(struct shp_qdisc *q, const struct classes_conf *c)
 	uint64_t limit = priv(q)->limit;
 	unsigned int i;
 
-	if (q->child->ops->set_limit != NULL)
-		q->child->ops->set_limit(q->child, limit);
+	shp_qdisc_set_limit(q->child, limit);
 	for (i = 0; i < c->nb; i++) {
 		const struct shp_chain *ch = &c->cls[i]->chain;
 
-		if (ch->conf[SHP_SLOT_RATE] == NULL &&
-		    ch->queue->ops->set_limit != NULL)
-			ch->queue->ops->set_limit(ch->queue, limit);
+		if (ch->conf[SHP_SLOT_RATE] == NULL)
+			shp_qdisc_set_limit(ch->queue, limit);
 	}
 }
 

@@ -1324,6 +1324,13 @@ shp_netem_calendar_size(const struct shp_qdisc *q)
 			       netem_priv(q)->default_limit);
 }
 
+static size_t
+netem_grow_size(const struct shp_qdisc *q, uint32_t min_qlen)
+{
+	return shp_netem_wants_calendar(q, min_qlen) ?
+	       shp_netem_calendar_size(q) : 0;
+}
+
 size_t
 shp_netem_grow_heap(unsigned int pool_size)
 {
@@ -1357,6 +1364,8 @@ const struct shp_qdisc_ops shp_netem_ops = {
 	.next_time = netem_next_time,
 	.reset = netem_reset,
 	.idle = netem_idle,
+	.grow_size = netem_grow_size,
+	.grow = shp_netem_grow,
 	.stats = netem_stats,
 	.dump = netem_dump,
 	.fini = netem_fini,

@@ -47,8 +47,8 @@ apply_limit(struct shp_qdisc *q, const struct shp_tbf_conf *c)
 {
 	/* as Linux's tbf sets its child fifo's limit, never knowing its
 	 * kind: a child with a limit of its own ignores ours */
-	if (q->child != NULL && q->child->ops->set_limit != NULL)
-		q->child->ops->set_limit(q->child, c ? c->limit : 0);
+	if (q->child != NULL)
+		shp_qdisc_set_limit(q->child, c ? c->limit : 0);
 }
 
 static int

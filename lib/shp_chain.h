@@ -41,7 +41,8 @@ struct shp_chain {
 	struct shp_qdisc *stage[SHP_SLOT_MAX];
 	const struct shp_kind *kind[SHP_SLOT_MAX];
 	void *conf[SHP_SLOT_MAX];
-	struct shp_qdisc *tap;     /* the caller's own stage, if any */
+	struct shp_qdisc *tap;     /* the caller's own stage, if any (put in
+				    * by shp_chain_build, freed with c) */
 	struct shp_qdisc *root;    /* what TX dequeues */
 	struct shp_qdisc *queue;   /* what RX enqueues into */
 	struct rte_ring *inbox;    /* see above; NULL for an MP queue */
@@ -83,6 +84,26 @@ int shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		    struct rte_mempool *pool, uint16_t port,
 		    const struct shp_stage_env *env,
 		    const struct shp_qdisc_ops *tap, const struct shp_kind_env *kenv);
+
+/*
+ * Put private stage q (ops of its own, no kind and no slot: the offline
+ * tool's tap, the classes stage) into c's dequeue tree right above
+ * below, a stage of c that q already has as its child (created so). The
+ * stage that pulled from below pulls from q; q is the root if below was,
+ * and what RX enqueues into if below was that: then q takes over the
+ * byte limit below had from its parent (shp_qdisc_set_limit), and inbox
+ * (NULL: none) becomes the chain's, for a q that is not multi-producer
+ * on a chain without one (made beforehand: this cannot fail). Release
+ * stores: the owner lcore may be running; the caller serialises changes
+ * of c and frees q (c's stages it does not know).
+ */
+void shp_chain_insert(struct shp_chain *c, struct shp_qdisc *below,
+		      struct shp_qdisc *q, struct rte_ring *inbox);
+
+/* Take q, put in by shp_chain_insert, back out: whatever pulled from q
+ * pulls from its child again. The owner lcore must not be running q
+ * (the caller has reset it and waited). */
+void shp_chain_remove(struct shp_chain *c, struct shp_qdisc *q);
 
 /* Destroy the stages (what they hold is freed, counted as flushed) and
  * free the confs. */

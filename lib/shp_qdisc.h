@@ -157,6 +157,16 @@ struct shp_qdisc_ops {
 	 * convention. Any control thread: relaxed reads of what the owner
 	 * writes, no lock. */
 	int (*report)(const struct shp_qdisc *q, char *buf, size_t len);
+	/* Optional, for a stage made lean (shp_stage_env's lean) that left
+	 * out at init what it can run without (netem's time calendar): the
+	 * heap bytes it would take now to have it; 0 when it wants nothing
+	 * (it has it or was offered it, or holds fewer than min_qlen
+	 * packets). Control thread: the owner's fields read as a hint. */
+	size_t (*grow_size)(const struct shp_qdisc *q, uint32_t min_qlen);
+	/* With grow_size: make what it counted and offer it to the owner,
+	 * which takes it at its next call (no allocation on the data
+	 * path); 0, or -1 when the heap has no room. Control thread. */
+	int (*grow)(struct shp_qdisc *q);
 	/* Free everything held here (not in the child), counted as flushed. */
 	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
@@ -207,6 +217,10 @@ struct shp_qdisc {
 	const uint8_t *drop_slot;
 	const uint8_t *xstat_slot;
 	const struct shp_stage_env *env;  /* NULL when created without */
+	/* the byte limit its parent last gave it (shp_qdisc_set_limit; 0:
+	 * none), kept even when it has no set_limit op, so that a stage
+	 * put in its place later takes it over (shp_chain_insert) */
+	uint64_t limit;
 	void *priv;
 };
 
@@ -239,6 +253,16 @@ uint16_t shp_gate_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			  uint16_t n, struct shp_ctx *ctx);
 struct rte_mbuf *shp_gate_peek(struct shp_qdisc *q, struct shp_ctx *ctx);
 void shp_gate_stats(const struct shp_qdisc *q, struct shp_qstats *st);
+
+/* A parent's byte limit onto q: its set_limit op (if it has one) and
+ * q->limit. Control plane. */
+static inline void
+shp_qdisc_set_limit(struct shp_qdisc *q, uint64_t bytes)
+{
+	q->limit = bytes;
+	if (q->ops->set_limit != NULL)
+		q->ops->set_limit(q, bytes);
+}
 
 /* Packets held by q and all its children. */
 uint32_t shp_qdisc_qlen_total(const struct shp_qdisc *q);
