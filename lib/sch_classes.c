@@ -398,14 +398,10 @@ classes_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 			    shp_qdisc_qlen_total(cf->cls[i]->chain.root);
 }
 
-bool
-shp_chain_holds_delayed(const struct shp_chain *c,
-			const struct shp_port_ctr *pc)
+static uint64_t
+classes_delayed(const struct shp_qdisc *q)
 {
-	const struct shp_qdisc *q = c->queue;
-
-	return shp_stats_delayed(pc) != 0 ||
-	       (q != NULL && q->ops == &shp_cls_ops && priv(q)->delayed != 0);
+	return priv(q)->delayed;
 }
 
 void
@@ -444,5 +440,6 @@ const struct shp_qdisc_ops shp_cls_ops = {
 	.next_time = classes_next_time,
 	.reset = shp_cls_reset,
 	.set_limit = classes_set_limit,
+	.delayed = classes_delayed,
 	.stats = classes_stats,
 };

@@ -126,6 +126,21 @@ int shp_chain_change(struct shp_chain *c, const struct shp_kind *k,
 int shp_chain_format(const struct shp_chain *c, enum shp_slot slot,
 		     char *buf, size_t len);
 
+/* Whether port chain c holds packets for a later send time, what the
+ * worker paces arrivals on (shp_admit): the port's own stages' gauges
+ * (SHP_XS_DELAYED) in pc, the TX lcore's counters for the port, or what
+ * the queue's own stages hold (its delayed op: a class's netem). TX
+ * lcore only, once per round. */
+static inline bool
+shp_chain_holds_delayed(const struct shp_chain *c,
+			const struct shp_port_ctr *pc)
+{
+	const struct shp_qdisc *q = c->queue;
+
+	return shp_stats_delayed(pc) != 0 ||
+	       (q != NULL && q->ops->delayed != NULL && q->ops->delayed(q) != 0);
+}
+
 /* Packets the inbox holds now. */
 static inline unsigned int
 shp_chain_inbox_count(const struct shp_chain *c)

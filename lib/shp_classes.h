@@ -152,14 +152,6 @@ int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 		       struct rte_mempool *pool, uint16_t port,
 		       const struct shp_kind_env *kenv, char *err);
 
-/* Whether port chain c holds packets for a later send time, what the
- * worker paces arrivals on (shp_admit): the port's own stages' gauges
- * (SHP_XS_DELAYED) in pc, the TX lcore's counters for the port, or a
- * class's netem (the classes stage sums theirs at each dequeue). TX
- * lcore only. */
-bool shp_chain_holds_delayed(const struct shp_chain *c,
-			     const struct shp_port_ctr *pc);
-
 /* Bytes of memory (DPDK's heap) the classes of s take on one port, about
  * (their queues' rings of bands x ring_size, counters, histogram, conf;
  * a netem's stage at SHP_CLASS_NETEM_MEM, its calendar not counted:

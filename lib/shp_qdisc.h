@@ -157,6 +157,12 @@ struct shp_qdisc_ops {
 	 * convention. Any control thread: relaxed reads of what the owner
 	 * writes, no lock. */
 	int (*report)(const struct shp_qdisc *q, char *buf, size_t len);
+	/* Optional, for a stage whose own stages count in blocks of their
+	 * own (a classful stage: its classes' netems): packets they hold
+	 * for a later send time, as of its last dequeue; the chain's own
+	 * are the SHP_XS_DELAYED gauges (shp_chain_holds_delayed). Owner
+	 * lcore, once per round. */
+	uint64_t (*delayed)(const struct shp_qdisc *q);
 	/* Optional, for a stage made lean (shp_stage_env's lean) that left
 	 * out at init what it can run without (netem's time calendar): the
 	 * heap bytes it would take now to have it; 0 when it wants nothing
