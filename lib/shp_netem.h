@@ -198,6 +198,11 @@ bool shp_netem_wants_calendar(const struct shp_qdisc *q, uint32_t min_qlen);
 size_t shp_netem_calendar_size(const struct shp_qdisc *q);
 int shp_netem_grow(struct shp_qdisc *q);
 
+/* The ops, for tests and benchmarks that build a stage by hand; the
+ * program finds them through the kind (shp_kind_find("netem")). */
+struct shp_qdisc_ops;
+extern const struct shp_qdisc_ops shp_netem_ops;
+
 /* The offline tool's note on a run (the kind's note, shp_kind.h). */
 struct shp_run_facts;
 int shp_netem_note(const void *conf, const struct shp_run_facts *run,
