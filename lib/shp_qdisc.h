@@ -250,10 +250,11 @@ struct shp_qdisc_ops {
 	void (*fini)(struct shp_qdisc *q);
 };
 
-/* Where a stage runs: what init may need besides its conf. */
+/* Where a stage runs: what init may need besides its conf. The chain
+ * keeps one per chain (shp_chain.env) for all its stages. */
 struct shp_stage_env {
 	const char *name;           /* unique per port: ring names */
-	int socket;
+	int socket;                 /* NUMA socket for its memory */
 	bool single_producer;       /* one RX lcore feeds this port */
 	unsigned int ring_size;     /* --ring-size */
 	/* every lcore's counter blocks, for stages that sum producer-side
@@ -282,8 +283,14 @@ struct rte_ring *shp_ring_new(const char *name, unsigned int count,
 			      int socket, unsigned int flags, bool anon);
 void shp_ring_free(struct rte_ring *r);
 
+/* A stage: what every discipline shares; its own state is behind priv.
+ * Made by shp_qdisc_create (the chain builder, shp_chain.h), read by
+ * everyone, written by the control plane only (child by
+ * shp_chain_insert/remove, with release stores). */
 struct shp_qdisc {
 	const struct shp_qdisc_ops *ops;
+	/* what it pulls from on dequeue (NULL: a leaf, or the ingress
+	 * stage); RX does not go through it (shp_chain.queue) */
 	struct shp_qdisc *child;
 	struct rte_mempool *pool;   /* for stages that create packets */
 	uint16_t port;              /* egress port id, for stream seeding */
@@ -296,7 +303,7 @@ struct shp_qdisc {
 	 * none), kept even when it has no set_limit op, so that a stage
 	 * put in its place later takes it over (shp_chain_insert) */
 	uint64_t limit;
-	void *priv;
+	void *priv;                 /* ops->priv_size bytes, zeroed */
 };
 
 /*
