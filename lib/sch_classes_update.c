@@ -117,9 +117,8 @@ uint64_t
 shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 		unsigned int ring_size)
 {
-	int netem = shp_key_index("netem");
 	uint64_t per, sum = 0;
-	unsigned int i;
+	unsigned int i, k;
 
 	if (s == NULL || s->nb == 0)
 		return 0;
@@ -128,9 +127,18 @@ shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 	      sizeof(struct cls) + 2 * sizeof(struct shp_port_ctr) +
 	      16 * 1024 +                    /* stages, heap overhead */
 	      2 * MAX_MEMBERS / SHP_MAX_CLASSES * 64;   /* conf arrays */
-	for (i = 0; i < s->nb; i++)
-		sum += per + (netem >= 0 && s->def[i].text[netem] != NULL ?
-			      SHP_CLASS_NETEM_MEM : 0);
+	for (i = 0; i < s->nb; i++) {
+		sum += per;
+		/* the stages that take memory of their own when lean (a
+		 * netem's tfifo): the keys that name a kind */
+		for (k = 0; k < shp_key_nb(); k++) {
+			const struct shp_kind *kd =
+				shp_kind_find(shp_key_name(k));
+
+			if (kd != NULL && s->def[i].text[k] != NULL)
+				sum += kd->lean_mem;
+		}
+	}
 	return sum;
 }
 

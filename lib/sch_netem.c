@@ -1442,6 +1442,7 @@ const struct shp_kind shp_kind_netem = {
 	.capacity = netem_kind_capacity,
 	.note = shp_netem_note,
 	.grow_heap = shp_netem_grow_heap,
+	.lean_mem = 8u << 10,   /* a class's, on its tfifo alone */
 	.drops = netem_drops,
 	.xstats = netem_xstats,
 	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "

@@ -154,10 +154,9 @@ int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 
 /* Bytes of memory (DPDK's heap) the classes of s take on one port, about
  * (their queues' rings of bands x ring_size, counters, histogram, conf;
- * a netem's stage at SHP_CLASS_NETEM_MEM, its calendar not counted:
- * shp_classes_grow makes those within what is left): what a caller
+ * a lean stage at its kind's lean_mem, what it grows into not counted:
+ * shp_classes_grow makes that within what is left): what a caller
  * sizing EAL's memory (-m) adds per port. */
-#define SHP_CLASS_NETEM_MEM (8u << 10)
 uint64_t shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 			 unsigned int ring_size);
 

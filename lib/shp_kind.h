@@ -166,6 +166,10 @@ struct shp_kind {
 	 * stage exists. Any thread.
 	 */
 	size_t (*grow_heap)(unsigned int pool_size);
+	/* heap bytes a lean stage of this kind takes when made, about, when
+	 * it is more than the classes' per-class allowance for stages (a
+	 * netem's tfifo; shp_classes_mem); 0 for most */
+	size_t lean_mem;
 	/* Optional: its drop causes, NULL-terminated (stats file's
 	 * "drops", telemetry, the summary); the stage counts cause i with
 	 * shp_stage_drop(q, ctx, i, ...). A name another kind (or the
