@@ -288,7 +288,7 @@ void shp_ring_free(struct rte_ring *r);
  * everyone, written by the control plane only (child by
  * shp_chain_insert/remove, with release stores). */
 struct shp_qdisc {
-	const struct shp_qdisc_ops *ops;
+	const struct shp_qdisc_ops *ops;   /* its discipline */
 	/* what it pulls from on dequeue (NULL: a leaf, or the ingress
 	 * stage); RX does not go through it (shp_chain.queue) */
 	struct shp_qdisc *child;
@@ -324,6 +324,8 @@ struct shp_qdisc *shp_qdisc_create_env(const struct shp_qdisc_ops *ops,
 				       struct rte_mempool *pool, uint16_t port,
 				       const struct shp_stage_env *env,
 				       const void *conf);
+/* fini, then free q (NULL: nothing). What q holds must have been reset
+ * first (shp_qdisc_reset_all); control plane, no lcore running q. */
 void shp_qdisc_destroy(struct shp_qdisc *q);
 
 /*
@@ -413,6 +415,7 @@ uint64_t shp_qdisc_next_time(struct shp_qdisc *q, struct shp_ctx *ctx);
 /* Reset q and all its children. */
 void shp_qdisc_reset_all(struct shp_qdisc *q, struct shp_ctx *ctx);
 
+/* q's dequeue and enqueue ops (callers as the ops say). */
 static inline uint16_t
 shp_qdisc_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		  struct shp_ctx *ctx)
@@ -468,6 +471,7 @@ shp_drop_burst(struct shp_ctx *ctx, enum shp_drop cause,
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
+/* One packet dropped under a core cause. */
 static inline void
 shp_drop(struct shp_ctx *ctx, enum shp_drop cause, struct rte_mbuf *m)
 {
@@ -499,6 +503,7 @@ shp_drop_full(struct shp_ctx *ctx, uint16_t slot, struct rte_mbuf **pkts,
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
+/* shp_drop_full for q's own cause `cause`. */
 static inline void
 shp_stage_drop_full(const struct shp_qdisc *q, struct shp_ctx *ctx,
 		    unsigned int cause, struct rte_mbuf **pkts, uint16_t n)
@@ -506,6 +511,7 @@ shp_stage_drop_full(const struct shp_qdisc *q, struct shp_ctx *ctx,
 	shp_drop_full(ctx, q->drop_slot[cause], pkts, n);
 }
 
+/* One packet dropped under q's own cause `cause`. */
 static inline void
 shp_stage_drop(const struct shp_qdisc *q, struct shp_ctx *ctx,
 	       unsigned int cause, struct rte_mbuf *m)
