@@ -264,7 +264,7 @@ struct shp_stage_env {
 	/* a class's stages, of which there may be thousands: rings from
 	 * the heap, without a memzone each (shp_ring_new: EAL has 2560),
 	 * and a netem has no time calendar (megabytes) until the control
-	 * side gives it one (shp_netem_grow) */
+	 * side gives it one (the grow op) */
 	bool lean;
 	/* the pool's share of the port (shp_chain_pool_shares): the delay
 	 * stages of its chain and of its classes together hold at most
