@@ -6,7 +6,11 @@
  *
  * The program and the offline tool build their chains here and nowhere
  * else. The chain owns the confs it was given: a change publishes a new
- * one and hands the old back, to be freed after the RCU grace period.
+ * one and hands the old back, to be freed after the RCU grace period. A
+ * private stage that is no kind (the classes in front of the queue, the
+ * offline tool's tap above the rate stage) joins a chain through
+ * shp_chain_insert and leaves through shp_chain_remove: nothing outside
+ * this file writes a chain's fields.
  *
  * Who runs the queue's enqueue: a kind whose enqueue is multi-producer
  * (pfifo_fast: one rte_ring per band) is enqueued into by every RX lcore
