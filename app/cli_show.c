@@ -17,7 +17,6 @@
 #include "cli.h"
 #include "cli_priv.h"
 #include "control.h"
-#include "sch_bands.h"
 
 
 /* ---- show ---------------------------------------------------- */
@@ -121,12 +120,20 @@ show_latency(struct shaper *s, uint16_t p)
 static void
 show_bands(struct shaper *s, uint16_t p)
 {
+	const struct shp_qdisc *q = s->chain[p].queue;
 	struct shp_port_sum sum;
+	char state[64] = "";
 	unsigned int b;
 
 	ctl_port_sum(s, p, &sum);
-	out("port %u: %u bands, non-empty bitmap 0x%x\n", p, s->opt.bands,
-	    shp_bands_bitmap(s->chain[p].queue));
+	/* the queue's own word on its state: past a stage that reports
+	 * nothing (the classes in front of the port's bands) */
+	while (q != NULL && q->ops->report == NULL)
+		q = q->child;
+	if (q != NULL)
+		q->ops->report(q, state, sizeof(state));
+	out("port %u: %u bands%s%s\n", p, s->opt.bands, state[0] ? ", " : "",
+	    state);
 	out("  %-4s %10s %14s %14s %12s %12s %12s %10s\n", "band", "depth",
 	    "enqueued", "dequeued", "dropped", "full", "pushed_out",
 	    "flushed");

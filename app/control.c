@@ -19,8 +19,6 @@
 #include "control.h"
 #include "shaper_batch.h"
 #include "shaper_sched.h"
-#include "shp_netem.h"
-#include "shp_tbf.h"
 
 /* (declared in shaper.h; here, with the control plane, so that the CLI
  * harness in fuzz/ links without the ports) */

@@ -12,7 +12,7 @@
 
 #include "classify.h"
 #include "ctl_config.h"
-#include "shp_netem.h"
+#include "shp_rand.h"
 
 /* Guards `snap`: written on the main lcore, read by telemetry
  * callbacks. The data plane never takes it. */
@@ -77,8 +77,8 @@ snapshot_update(struct shaper *s)
 		 shp_classify_mode_name(c->mode));
 	format_priomap(c->priomap, n.priomap, sizeof(n.priomap));
 	n.paused = s->paused;
-	/* what a profile without `seed` uses: --seed, or netem's default */
-	n.seed = s->opt.seed_set ? s->opt.seed : SHP_NETEM_DEFAULT_SEED;
+	/* what a profile without `seed` uses: --seed, or the default */
+	n.seed = s->opt.seed_set ? s->opt.seed : SHP_SEED_DEFAULT;
 	n.nb_ports = s->nb_ports;
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];

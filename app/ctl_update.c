@@ -25,14 +25,6 @@
 #define MAX_TOKENS 256
 #define MAX_KEYWORDS 64
 
-/* Clauses that exclude each other within a kind. */
-static const struct {
-	const char *kind, *a, *b;
-} exclusive[] = {
-	{ "tbf", "limit", "latency" },
-	{ "fq_codel", "ecn", "noecn" },
-};
-
 struct words {
 	char buf[CTL_TEXT_LEN * 2];
 	char *tok[MAX_TOKENS];
@@ -111,12 +103,12 @@ excludes(const struct shp_kind *k, const char *a, const char *b)
 
 	if (strcmp(a, b) == 0)
 		return true;
-	for (i = 0; i < RTE_DIM(exclusive); i++)
-		if (strcmp(exclusive[i].kind, k->name) == 0 &&
-		    ((strcmp(exclusive[i].a, a) == 0 &&
-		      strcmp(exclusive[i].b, b) == 0) ||
-		     (strcmp(exclusive[i].b, a) == 0 &&
-		      strcmp(exclusive[i].a, b) == 0)))
+	/* words of the kind that say one thing two ways */
+	for (i = 0; k->exclusive != NULL && k->exclusive[i] != NULL; i += 2)
+		if ((strcmp(k->exclusive[i], a) == 0 &&
+		     strcmp(k->exclusive[i + 1], b) == 0) ||
+		    (strcmp(k->exclusive[i + 1], a) == 0 &&
+		     strcmp(k->exclusive[i], b) == 0))
 			return true;
 	return false;
 }

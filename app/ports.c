@@ -15,7 +15,6 @@
 #include <rte_malloc.h>
 
 #include "pace.h"
-#include "sch_bands.h"
 #include "shaper.h"
 
 #define POOL_CACHE SHP_POOL_CACHE
@@ -213,13 +212,20 @@ shaper_hold_note(const struct shaper *s, uint16_t port, const char *what,
 	return buf;
 }
 
+/* The kind in a chain spec's delay slot. */
+static const struct shp_kind *
+spec_delay_kind(const struct shp_chain_spec *spec)
+{
+	return spec->kind[SHP_SLOT_DELAY] != NULL ?
+	       spec->kind[SHP_SLOT_DELAY] : shp_kind_default(SHP_SLOT_DELAY);
+}
+
 /* The delay limit of a chain spec (0: none of its own). */
 static uint64_t
 spec_delay_limit(const struct shp_chain_spec *spec,
 		 const struct shp_kind_env *env)
 {
-	const struct shp_kind *k = spec->kind[SHP_SLOT_DELAY] != NULL ?
-		spec->kind[SHP_SLOT_DELAY] : shp_kind_default(SHP_SLOT_DELAY);
+	const struct shp_kind *k = spec_delay_kind(spec);
 
 	return spec->conf[SHP_SLOT_DELAY] != NULL && k->capacity != NULL ?
 	       k->capacity(spec->conf[SHP_SLOT_DELAY], env) : 0;
@@ -236,7 +242,8 @@ hold_warn(const struct shaper *s, uint16_t port,
 	struct shp_chain_spec cspec;
 	unsigned int i;
 
-	if (*shaper_hold_note(s, port, "netem", spec_delay_limit(spec, kenv),
+	if (*shaper_hold_note(s, port, spec_delay_kind(spec)->name,
+			      spec_delay_limit(spec, kenv),
 			      note, sizeof(note)) != '\0')
 		fprintf(stderr, "dpdk-shaper: warning: %s\n", note);
 	for (i = 0; cs != NULL && i < cs->nb; i++) {
@@ -245,7 +252,8 @@ hold_warn(const struct shaper *s, uint16_t port,
 		if ((d->ports != 0 && !(d->ports & (1u << port))) ||
 		    shp_class_spec(d, kenv, &cspec, what) < 0)
 			continue;
-		snprintf(what, sizeof(what), "class %s netem", d->name);
+		snprintf(what, sizeof(what), "class %s %s", d->name,
+			 spec_delay_kind(&cspec)->name);
 		if (*shaper_hold_note(s, port, what,
 				      spec_delay_limit(&cspec, kenv), note,
 				      sizeof(note)) != '\0')

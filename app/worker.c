@@ -13,7 +13,6 @@
 #include "classify.h"
 #include "shp_pkthdr.h"
 #include "pace.h"
-#include "sch_bands.h"
 #include "shaper.h"
 #include "shaper_batch.h"
 #include "shaper_sched.h"

@@ -30,7 +30,7 @@
 #include <rte_lcore.h>
 #include <rte_pause.h>
 
-#include "shp_tbf.h"
+#include "shp_bucket.h"
 #include "tbf_shared.h"
 
 #define ITER (2 * 1000 * 1000)

@@ -45,16 +45,12 @@
 
 #include "classify.h"
 #include "config.h"
-#include "netem_tq.h"
 #include "pcap_io.h"
 #include "schedule.h"
-#include "sch_bands.h"
 #include "shp_meta.h"
-#include "shp_netem.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
-#include "shp_tbf.h"
 
 #include "replay.h"
 
@@ -885,9 +881,10 @@ first_cpu(void)
 }
 
 /*
- * The class netems' time calendars (shp_classes_grow): made while the run
- * goes, for the first classes that hold packets, while the heap keeps its
- * reserve. Room for a few: a calendar only makes jitter cheaper, and
+ * What the classes' lean stages grow into while the run goes (their
+ * kinds' grow_heap: netem's time calendars, shp_classes_grow), for the
+ * first classes that hold packets, while the heap keeps its reserve.
+ * Room for a few of each kind: a calendar only makes jitter cheaper, and
  * 4096 of them would be gigabytes.
  */
 #define OFFLINE_CALENDARS 8u
@@ -896,16 +893,22 @@ static uint64_t
 calendars_mb(const struct replay *r, uint64_t mb)
 {
 	const struct shp_class_set *s = r->opt.classes;
-	int netem = shp_key_index("netem");
-	unsigned int i, n = 0;
-	uint64_t cal;
+	unsigned int i, k;
+	uint64_t cal = 0;
 
-	for (i = 0; s != NULL && netem >= 0 && i < s->nb; i++)
-		n += s->def[i].text[netem] != NULL;
-	if (n == 0)
+	for (k = 0; s != NULL && k < shp_key_nb(); k++) {
+		const struct shp_kind *kd = shp_kind_find(shp_key_name(k));
+		unsigned int n = 0;
+
+		if (kd == NULL || kd->grow_heap == NULL)
+			continue;
+		for (i = 0; i < s->nb; i++)
+			n += s->def[i].text[k] != NULL;
+		cal += (uint64_t)RTE_MIN(n, OFFLINE_CALENDARS) *
+		       ((kd->grow_heap(r->nb_mbufs) >> 20) + 1);
+	}
+	if (cal == 0)
 		return 0;
-	cal = (uint64_t)RTE_MIN(n, OFFLINE_CALENDARS) *
-	      ((shp_tq_cal_size(SHP_NETEM_TQ_BUCKETS, r->nb_mbufs) >> 20) + 1);
 	/* and the reserve shp_classes_grow keeps */
 	return cal + (SHP_CLASS_HEAP_RESERVE >> 20) + (mb + cal) / 7;
 }

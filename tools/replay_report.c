@@ -20,10 +20,8 @@
 #include "classify.h"
 #include "config.h"
 #include "shp_meta.h"
-#include "shp_netem.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
-#include "shp_tbf.h"
 
 #include "replay.h"
 
@@ -234,31 +232,17 @@ class_summary(struct replay *r, FILE *f)
 	}
 }
 
-/* The conf the chain runs now for the kind called name, or NULL. */
-static const void *
-chain_conf(const struct replay *r, const char *name)
-{
-	const struct shp_kind *k = shp_kind_find(name);
-	unsigned int s;
-
-	for (s = 0; k != NULL && s < SHP_SLOT_MAX; s++)
-		if (r->chain.kind[s] == k)
-			return r->chain.conf[s];
-	return NULL;
-}
-
 /* Prints the summary; returns whether the counters add up. */
 bool
 summary(struct replay *r, FILE *f)
 {
-	const struct shp_tbf_conf *tc;
-	const struct shp_netem_conf *nc;
 	const struct shp_port_ctr *c;
+	struct shp_run_facts run;
 	uint64_t dropped = 0, queued, span, offered;
 	struct shp_port_sum sum;
 	bool ok, first = true;
+	unsigned int sl;
 	int d;
-	int over = shp_drop_index("tbf_oversize");
 
 	/* the port's and its classes' (shp_stats_sum adds theirs) */
 	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
@@ -346,29 +330,21 @@ summary(struct replay *r, FILE *f)
 	if (r->stuck && interrupted)
 		fprintf(f, "note: %" PRIu64 " packets were still queued at "
 			"the interruption (counted as flushed)\n", r->stuck);
-	/* the confs the chain runs now (a schedule may have replaced
-	 * those it started with), for the notes below */
-	tc = chain_conf(r, "tbf");
-	nc = chain_conf(r, "netem");
-	if (over >= 0 && c->drops[over] > 0 && tc != NULL)
-		fprintf(f, "note: %" PRIu64 " packets (%.1f%%) were larger "
-			"than what tbf's bucket holds (burst %" PRIu64
-			" bytes%s) and could never pass (tbf_oversize): the "
-			"largest frame is %u bytes, give %s at least that "
-			"(tbf counts frames without the 4-byte FCS)\n",
-			c->drops[over],
-			100.0 * (double)c->drops[over] /
-			(double)offered, tc->burst,
-			tc->peakrate ? ", or mtu with peakrate" : "",
-			r->max_len, tc->peakrate ? "burst and mtu" :
-			"burst");
-	if (nc != NULL && nc->jitter != 0 && !nc->noreorder &&
-	    r->out_pkts > 0 && 2 * r->out_of_order > r->out_pkts)
-		fprintf(f, "note: %.1f%% of packets left out of order: a "
-			"jitter larger than the gap between packets reorders "
-			"them (as tc's netem does); add `noreorder` to the "
-			"netem profile to keep their order\n",
-			100.0 * (double)r->out_of_order / (double)r->out_pkts);
+	/* the kinds' advice, on the confs the chain runs now (a schedule
+	 * may have replaced those it started with) */
+	run = (struct shp_run_facts){ .drops = c->drops, .offered = offered,
+				      .out_pkts = r->out_pkts,
+				      .out_of_order = r->out_of_order,
+				      .max_len = r->max_len };
+	for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+		const struct shp_kind *k = r->chain.kind[sl];
+		char note[1024];
+
+		if (k != NULL && k->note != NULL &&
+		    r->chain.conf[sl] != NULL &&
+		    k->note(r->chain.conf[sl], &run, note, sizeof(note)) > 0)
+			fputs(note, f);
+	}
 	if (r->saturated)
 		fprintf(f, "note: %" PRIu64 " departures fell after the last "
 			"time a pcap record can hold (2106-02-07 06:28:15 UTC) "

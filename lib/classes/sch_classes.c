@@ -398,14 +398,10 @@ classes_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 			    shp_qdisc_qlen_total(cf->cls[i]->chain.root);
 }
 
-bool
-shp_chain_holds_delayed(const struct shp_chain *c,
-			const struct shp_port_ctr *pc)
+static uint64_t
+classes_delayed(const struct shp_qdisc *q)
 {
-	const struct shp_qdisc *q = c->queue;
-
-	return shp_stats_delayed(pc) != 0 ||
-	       (q != NULL && q->ops == &shp_cls_ops && priv(q)->delayed != 0);
+	return priv(q)->delayed;
 }
 
 void
@@ -414,14 +410,12 @@ shp_cls_apply_limit(struct shp_qdisc *q, const struct classes_conf *c)
 	uint64_t limit = priv(q)->limit;
 	unsigned int i;
 
-	if (q->child->ops->set_limit != NULL)
-		q->child->ops->set_limit(q->child, limit);
+	shp_qdisc_set_limit(q->child, limit);
 	for (i = 0; i < c->nb; i++) {
 		const struct shp_chain *ch = &c->cls[i]->chain;
 
-		if (ch->conf[SHP_SLOT_RATE] == NULL &&
-		    ch->queue->ops->set_limit != NULL)
-			ch->queue->ops->set_limit(ch->queue, limit);
+		if (ch->conf[SHP_SLOT_RATE] == NULL)
+			shp_qdisc_set_limit(ch->queue, limit);
 	}
 }
 
@@ -446,5 +440,6 @@ const struct shp_qdisc_ops shp_cls_ops = {
 	.next_time = classes_next_time,
 	.reset = shp_cls_reset,
 	.set_limit = classes_set_limit,
+	.delayed = classes_delayed,
 	.stats = classes_stats,
 };

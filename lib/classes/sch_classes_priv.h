@@ -106,6 +106,13 @@ extern struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS];
 
 extern const struct shp_qdisc_ops shp_cls_ops;
 
+/* The classes' share of their port's counters, registered with the core
+ * sums (shp_stats_source, sch_classes_update.c): port's class blocks
+ * added into a port sum (shp_stats_sum), and ",\n    \"classes\": {...}"
+ * in the stats file (nothing without). */
+void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
+void shp_classes_json(FILE *f, uint16_t port);
+
 static inline struct classes_priv *
 priv(const struct shp_qdisc *q)
 {

@@ -11,12 +11,23 @@
 #include <rte_malloc.h>
 
 #include "sch_classes_priv.h"
-#include "shp_netem.h"
-#include "shp_tbf.h"
 
 struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS];
 pthread_mutex_t shp_cls_lock = PTHREAD_MUTEX_INITIALIZER;
 struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS];
+
+/* Classes count in blocks of their own: the core's sums and stats file
+ * take them through this. Registered here, the file every use of classes
+ * links (shp_classes_attach), before any port is summed. */
+static const struct shp_stats_source classes_counters = {
+	.add_port = shp_classes_add_port,
+	.json = shp_classes_json,
+};
+
+RTE_INIT(shp_classes_register_counters)
+{
+	shp_stats_source_register(&classes_counters);
+}
 
 /* Free a class no data path sees any more; what it still holds is
  * flushed, what it counted stays in the port's sums. */
@@ -106,9 +117,8 @@ uint64_t
 shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 		unsigned int ring_size)
 {
-	int netem = shp_key_index("netem");
 	uint64_t per, sum = 0;
-	unsigned int i;
+	unsigned int i, k;
 
 	if (s == NULL || s->nb == 0)
 		return 0;
@@ -117,9 +127,18 @@ shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 	      sizeof(struct cls) + 2 * sizeof(struct shp_port_ctr) +
 	      16 * 1024 +                    /* stages, heap overhead */
 	      2 * MAX_MEMBERS / SHP_MAX_CLASSES * 64;   /* conf arrays */
-	for (i = 0; i < s->nb; i++)
-		sum += per + (netem >= 0 && s->def[i].text[netem] != NULL ?
-			      SHP_CLASS_NETEM_MEM : 0);
+	for (i = 0; i < s->nb; i++) {
+		sum += per;
+		/* the stages that take memory of their own when lean (a
+		 * netem's tfifo): the keys that name a kind */
+		for (k = 0; k < shp_key_nb(); k++) {
+			const struct shp_kind *kd =
+				shp_kind_find(shp_key_name(k));
+
+			if (kd != NULL && s->def[i].text[k] != NULL)
+				sum += kd->lean_mem;
+		}
+	}
 	return sum;
 }
 
@@ -140,34 +159,46 @@ shp_classes_grow(uint16_t port, unsigned int max, unsigned int *denied)
 	cf = shp_cls_stage[port] != NULL ? priv(shp_cls_stage[port])->conf :
 	     NULL;
 	for (i = 0; cf != NULL && i < cf->nb; i++) {
-		struct shp_qdisc *q = cf->cls[i]->chain.stage[SHP_SLOT_DELAY];
-		size_t size;
+		const struct shp_chain *ch = &cf->cls[i]->chain;
+		unsigned int sl;
 
-		if (!shp_netem_wants_calendar(q, SHP_CLASS_GROW_QLEN))
-			continue;
-		if (socket < 0) {
-			/* once a call: it walks the heap's free lists */
-			socket = q->pool != NULL && q->pool->socket_id >= 0 ?
-				 q->pool->socket_id : 0;
-			if (rte_malloc_get_socket_stats(socket, &st) < 0)
-				break;
-			reserve = RTE_MAX((size_t)SHP_CLASS_HEAP_RESERVE,
-					  (size_t)(st.heap_totalsz_bytes / 8));
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+			struct shp_qdisc *q = ch->stage[sl];
+			size_t size;
+
+			if (q == NULL || q->ops->grow_size == NULL ||
+			    (size = q->ops->grow_size(q,
+						      SHP_CLASS_GROW_QLEN)) == 0)
+				continue;
+			if (socket < 0) {
+				/* once a call: it walks the heap's free
+				 * lists */
+				socket = q->pool != NULL &&
+					 q->pool->socket_id >= 0 ?
+					 q->pool->socket_id : 0;
+				if (rte_malloc_get_socket_stats(socket,
+								&st) < 0)
+					goto done;
+				reserve = RTE_MAX((size_t)SHP_CLASS_HEAP_RESERVE,
+						  (size_t)(st.heap_totalsz_bytes /
+							   8));
+			}
+			if (made >= max)
+				goto done;
+			/* what is left stays for changes (set class, the
+			 * match table's rebuilds): a calendar makes jitter
+			 * cheaper, it is not needed for exactness */
+			if (st.heap_freesz_bytes < size + reserve ||
+			    st.greatest_free_size < size ||
+			    q->ops->grow(q) < 0) {
+				no++;
+				continue;
+			}
+			made++;
+			st.heap_freesz_bytes -= size;
 		}
-		if (made >= max)
-			break;
-		/* what is left stays for changes (set class, the match
-		 * table's rebuilds): a calendar makes jitter cheaper, it is
-		 * not needed for exactness */
-		size = shp_netem_calendar_size(q);
-		if (st.heap_freesz_bytes < size + reserve ||
-		    st.greatest_free_size < size || shp_netem_grow(q) < 0) {
-			no++;
-			continue;
-		}
-		made++;
-		st.heap_freesz_bytes -= size;
 	}
+done:
 	pthread_mutex_unlock(&shp_cls_lock);
 	if (no > 0 && !warned[port]) {
 		warned[port] = true;
@@ -502,22 +533,11 @@ shp_classes_publish(struct shp_classes_update *u)
 			u->conf->cls[u->conf->map[j]]->retiring = false;
 	pthread_mutex_lock(&shp_cls_lock);
 	if (u->attach) {
-		struct classes_priv *p = priv(u->q);
-		const struct shp_kind *tbf = shp_kind_find("tbf");
-
-		p->conf = u->conf;
-		/* the port tbf set its limit on its child before: now us */
-		if (tbf != NULL && c->kind[SHP_SLOT_RATE] == tbf &&
-		    c->conf[SHP_SLOT_RATE] != NULL)
-			p->limit = ((const struct shp_tbf_conf *)
-				    c->conf[SHP_SLOT_RATE])->limit;
-		if (u->inbox != NULL) {
-			__atomic_store_n(&c->inbox, u->inbox, __ATOMIC_RELEASE);
-			u->inbox = NULL;
-		}
-		__atomic_store_n(&c->stage[SHP_SLOT_RATE]->child, u->q,
-				 __ATOMIC_RELEASE);
-		__atomic_store_n(&c->queue, u->q, __ATOMIC_RELEASE);
+		priv(u->q)->conf = u->conf;
+		/* in front of the port's queue, with the byte limit the
+		 * rate stage gave it (tbf's): ours now */
+		shp_chain_insert(c, c->queue, u->q, u->inbox);
+		u->inbox = NULL;
 		shp_cls_stage[u->q->port] = u->q;
 	} else {
 		__atomic_store_n(&priv(u->q)->conf, u->conf, __ATOMIC_RELEASE);
@@ -583,8 +603,7 @@ shp_classes_detach(struct shp_chain *c, struct shp_ctx *ctx)
 		return;
 	shp_cls_reset(q, ctx);
 	pthread_mutex_lock(&shp_cls_lock);
-	c->stage[SHP_SLOT_RATE]->child = q->child;
-	c->queue = q->child;
+	shp_chain_remove(c, q);
 	if (shp_cls_stage[q->port] == q)
 		shp_cls_stage[q->port] = NULL;
 	pthread_mutex_unlock(&shp_cls_lock);

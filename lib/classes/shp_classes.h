@@ -152,20 +152,11 @@ int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
 		       struct rte_mempool *pool, uint16_t port,
 		       const struct shp_kind_env *kenv, char *err);
 
-/* Whether port chain c holds packets for a later send time, what the
- * worker paces arrivals on (shp_admit): the port's own stages' gauges
- * (SHP_XS_DELAYED) in pc, the TX lcore's counters for the port, or a
- * class's netem (the classes stage sums theirs at each dequeue). TX
- * lcore only. */
-bool shp_chain_holds_delayed(const struct shp_chain *c,
-			     const struct shp_port_ctr *pc);
-
 /* Bytes of memory (DPDK's heap) the classes of s take on one port, about
  * (their queues' rings of bands x ring_size, counters, histogram, conf;
- * a netem's stage at SHP_CLASS_NETEM_MEM, its calendar not counted:
- * shp_classes_grow makes those within what is left): what a caller
+ * a lean stage at its kind's lean_mem, what it grows into not counted:
+ * shp_classes_grow makes that within what is left): what a caller
  * sizing EAL's memory (-m) adds per port. */
-#define SHP_CLASS_NETEM_MEM (8u << 10)
 uint64_t shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 			 unsigned int ring_size);
 
@@ -235,14 +226,8 @@ int shp_classes_sum_cleared(uint16_t port, unsigned int i,
  * start). */
 void shp_classes_clear(uint16_t port);
 
-/* Add port's class blocks into a port sum (shp_stats_sum). */
-void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
-
 /* `show class [NAME]`: port's classes (or the one called name), their
  * stages and counters (since `clear stats`); returns how many were shown. */
 unsigned int shp_classes_show(FILE *f, uint16_t port, const char *name);
-
-/* ",\n    \"classes\": {...}" for the stats file (nothing without). */
-void shp_classes_json(FILE *f, uint16_t port);
 
 #endif

@@ -108,16 +108,16 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		if (filter)
 			continue;
 		below = c->stage[s];
-		if (s == SHP_SLOT_RATE && tap != NULL) {
-			c->tap = shp_qdisc_create_env(tap, below, pool, port,
-						      &c->env, NULL);
-			if (c->tap == NULL)
-				goto fail;
-			below = c->tap;
-		}
 	}
 	c->queue = c->stage[SHP_SLOT_QUEUE];
 	c->root = below;
+	if (tap != NULL) {
+		c->tap = shp_qdisc_create_env(tap, c->stage[SHP_SLOT_RATE],
+					      pool, port, &c->env, NULL);
+		if (c->tap == NULL)
+			goto fail;
+		shp_chain_insert(c, c->stage[SHP_SLOT_RATE], c->tap, NULL);
+	}
 	/* a class's chain is fed by its port's TX lcore only, and an RX
 	 * lcore that alone feeds a port runs its policer itself: none */
 	if (!c->queue->ops->mp_enqueue ||
@@ -147,6 +147,49 @@ fail:
 	memset(c, 0, sizeof(*c));
 	errno = e;
 	return -1;
+}
+
+/* The stage of c whose child is q, or NULL (q is the root). */
+static struct shp_qdisc *
+chain_parent(const struct shp_chain *c, const struct shp_qdisc *q)
+{
+	struct shp_qdisc *p;
+
+	for (p = c->root; p != NULL && p->child != q; p = p->child)
+		;
+	return p;
+}
+
+void
+shp_chain_insert(struct shp_chain *c, struct shp_qdisc *below,
+		 struct shp_qdisc *q, struct rte_ring *inbox)
+{
+	struct shp_qdisc *parent = chain_parent(c, below);
+
+	if (below == c->queue) {
+		shp_qdisc_set_limit(q, below->limit);
+		if (inbox != NULL)
+			__atomic_store_n(&c->inbox, inbox, __ATOMIC_RELEASE);
+	}
+	if (parent != NULL)
+		__atomic_store_n(&parent->child, q, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&c->root, q, __ATOMIC_RELEASE);
+	if (below == c->queue)
+		__atomic_store_n(&c->queue, q, __ATOMIC_RELEASE);
+}
+
+void
+shp_chain_remove(struct shp_chain *c, struct shp_qdisc *q)
+{
+	struct shp_qdisc *parent = chain_parent(c, q);
+
+	if (parent != NULL)
+		parent->child = q->child;
+	else
+		c->root = q->child;
+	if (c->queue == q)
+		c->queue = q->child;
 }
 
 void

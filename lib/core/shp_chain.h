@@ -6,7 +6,11 @@
  *
  * The program and the offline tool build their chains here and nowhere
  * else. The chain owns the confs it was given: a change publishes a new
- * one and hands the old back, to be freed after the RCU grace period.
+ * one and hands the old back, to be freed after the RCU grace period. A
+ * private stage that is no kind (the classes in front of the queue, the
+ * offline tool's tap above the rate stage) joins a chain through
+ * shp_chain_insert and leaves through shp_chain_remove: nothing outside
+ * this file writes a chain's fields.
  *
  * Who runs the queue's enqueue: a kind whose enqueue is multi-producer
  * (pfifo_fast: one rte_ring per band) is enqueued into by every RX lcore
@@ -41,7 +45,8 @@ struct shp_chain {
 	struct shp_qdisc *stage[SHP_SLOT_MAX];
 	const struct shp_kind *kind[SHP_SLOT_MAX];
 	void *conf[SHP_SLOT_MAX];
-	struct shp_qdisc *tap;     /* the caller's own stage, if any */
+	struct shp_qdisc *tap;     /* the caller's own stage, if any (put in
+				    * by shp_chain_build, freed with c) */
 	struct shp_qdisc *root;    /* what TX dequeues */
 	struct shp_qdisc *queue;   /* what RX enqueues into */
 	struct rte_ring *inbox;    /* see above; NULL for an MP queue */
@@ -84,6 +89,26 @@ int shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		    const struct shp_stage_env *env,
 		    const struct shp_qdisc_ops *tap, const struct shp_kind_env *kenv);
 
+/*
+ * Put private stage q (ops of its own, no kind and no slot: the offline
+ * tool's tap, the classes stage) into c's dequeue tree right above
+ * below, a stage of c that q already has as its child (created so). The
+ * stage that pulled from below pulls from q; q is the root if below was,
+ * and what RX enqueues into if below was that: then q takes over the
+ * byte limit below had from its parent (shp_qdisc_set_limit), and inbox
+ * (NULL: none) becomes the chain's, for a q that is not multi-producer
+ * on a chain without one (made beforehand: this cannot fail). Release
+ * stores: the owner lcore may be running; the caller serialises changes
+ * of c and frees q (c's stages it does not know).
+ */
+void shp_chain_insert(struct shp_chain *c, struct shp_qdisc *below,
+		      struct shp_qdisc *q, struct rte_ring *inbox);
+
+/* Take q, put in by shp_chain_insert, back out: whatever pulled from q
+ * pulls from its child again. The owner lcore must not be running q
+ * (the caller has reset it and waited). */
+void shp_chain_remove(struct shp_chain *c, struct shp_qdisc *q);
+
 /* Destroy the stages (what they hold is freed, counted as flushed) and
  * free the confs. */
 void shp_chain_destroy(struct shp_chain *c, struct shp_ctx *ctx);
@@ -104,6 +129,21 @@ int shp_chain_change(struct shp_chain *c, const struct shp_kind *k,
 /* Text of slot's stage as set (shp_kind_format). */
 int shp_chain_format(const struct shp_chain *c, enum shp_slot slot,
 		     char *buf, size_t len);
+
+/* Whether port chain c holds packets for a later send time, what the
+ * worker paces arrivals on (shp_admit): the port's own stages' gauges
+ * (SHP_XS_DELAYED) in pc, the TX lcore's counters for the port, or what
+ * the queue's own stages hold (its delayed op: a class's netem). TX
+ * lcore only, once per round. */
+static inline bool
+shp_chain_holds_delayed(const struct shp_chain *c,
+			const struct shp_port_ctr *pc)
+{
+	const struct shp_qdisc *q = c->queue;
+
+	return shp_stats_delayed(pc) != 0 ||
+	       (q != NULL && q->ops->delayed != NULL && q->ops->delayed(q) != 0);
+}
 
 /* Packets the inbox holds now. */
 static inline unsigned int

@@ -76,21 +76,49 @@ struct shp_kind_env {
 	const uint8_t *priomap;
 };
 
+/* What the offline tool saw of a run, for a kind's note. */
+struct shp_run_facts {
+	const uint64_t *drops;   /* the port's drop counters, by slot */
+	uint64_t offered;        /* the input and the copies made */
+	uint64_t out_pkts;       /* packets that left */
+	uint64_t out_of_order;   /* of those, left before one that arrived
+				  * earlier */
+	uint32_t max_len;        /* the largest frame of the input */
+};
+
+/*
+ * A kind: everything the program knows of a discipline, found by name.
+ * Unless a member says otherwise it is required, and it is called by the
+ * control plane (the main lcore: options, INI, `set`, the offline tool's
+ * set-up; control threads: the socket, REST, telemetry), never on the
+ * data path; the data path calls only ops.
+ */
 struct shp_kind {
-	const char *name;                 /* tc's word: "tbf", "fq_codel" */
+	/* tc's word ("tbf", "fq_codel"): the --queue text's first word for
+	 * a queue kind, the option and key for the others (shp_kind_key),
+	 * the prefix of its telemetry keys; unique */
+	const char *name;
+	/* where its stage goes in the chain: its position and what it may
+	 * do (a rate stage is a gate, the ingress one filters) */
 	enum shp_slot slot;
+	/* the data-path half (shp_qdisc.h) */
 	const struct shp_qdisc_ops *ops;
 	/*
 	 * Text after the kind's name (the whole --tbf/--netem text; for a
 	 * queue kind what follows its name) to a new immutable conf, or
 	 * NULL with one line in err (SHP_ERR_LEN) naming the bad word.
-	 * "" gives the defaults. Never called with "off".
+	 * "" gives the defaults. Never called with "off". The conf gets a
+	 * shp_conf_new_id() id, by which running stages notice it.
 	 */
 	void *(*parse)(const char *args, const struct shp_kind_env *env,
 		       char *err);
 	/* conf back to arguments (without the kind's name) that parse to
-	 * the same conf; snprintf's return convention */
+	 * the same conf; snprintf's return convention. What `show`, the
+	 * running config and the stats file print (test: print and
+	 * reparse). */
 	int (*format)(const void *conf, char *buf, size_t len);
+	/* free a conf parse made (NULL given: nothing); after the grace
+	 * period when it was published */
 	void (*conf_free)(void *conf);
 	/*
 	 * Optional: the packets a stage running conf may hold by its own
@@ -122,19 +150,49 @@ struct shp_kind {
 	 * flows): call it on a conf not yet published, before formatting
 	 * or comparing it. */
 	int (*check_change)(const void *cur, void *next, char *err);
-	/* its drop causes, NULL-terminated; the stage counts cause i with
+	/*
+	 * Optional: the offline tool's advice after a run whose chain ran
+	 * conf last (never NULL) in this kind's slot: whole lines, each
+	 * "note: ...\n", or nothing; snprintf's return convention. Called
+	 * in slot order (shp_slot), so notes read in chain order.
+	 */
+	int (*note)(const void *conf, const struct shp_run_facts *run,
+		    char *buf, size_t len);
+	/*
+	 * Optional: heap bytes a lean stage of this kind (shp_stage_env's
+	 * lean: a class's) may take later, through its grow op, for what it
+	 * left out at init (netem's time calendar), in a pool of pool_size
+	 * mbufs. The offline tool sizes its memory with it before any
+	 * stage exists. Any thread.
+	 */
+	size_t (*grow_heap)(unsigned int pool_size);
+	/* heap bytes a lean stage of this kind takes when made, about, when
+	 * it is more than the classes' per-class allowance for stages (a
+	 * netem's tfifo; shp_classes_mem); 0 for most */
+	size_t lean_mem;
+	/* Optional: its drop causes, NULL-terminated (stats file's
+	 * "drops", telemetry, the summary); the stage counts cause i with
 	 * shp_stage_drop(q, ctx, i, ...). A name another kind (or the
 	 * core) has too is one counter. */
 	const char *const *drops;
-	/* its own counters, terminated by a NULL name; index i with
-	 * shp_stage_xstat(q, ctx, i) */
+	/* Optional: its own counters and gauges, terminated by a NULL
+	 * name (stats file's "xstats".KIND, telemetry's KIND_NAME, the
+	 * exporter); index i with shp_stage_xstat(q, ctx, i), flags
+	 * SHP_XS_* above */
 	const struct shp_xstat_desc *xstats;
-	/* usage, one line: "fq_codel [limit PACKETS] [flows N] ..." */
+	/* usage, one line, for --help and the CLI's help:
+	 * "fq_codel [limit PACKETS] [flows N] ..." */
 	const char *usage;
-	/* its words, '#'-separated, for the CLI's completion */
+	/* Optional: its words, '#'-separated, for the CLI's completion and
+	 * `update`'s clauses */
 	const char *words;
+	/* Optional: its words that say one thing two ways, in pairs, NULL-
+	 * terminated ({ "limit", "latency", NULL }): `update` takes a new
+	 * one of a pair as replacing the current other. */
+	const char *const *exclusive;
 	/* its text names a file, read at each parse: the same text may be
-	 * a new profile (`set` says it reloaded, not that nothing changed) */
+	 * a new profile (`set` says it reloaded, not that nothing changed);
+	 * false for most */
 	bool reads_file;
 };
 

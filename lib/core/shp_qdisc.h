@@ -3,18 +3,46 @@
  * The stage ("queueing discipline") interface.
  *
  * In the spirit of Linux Qdisc_ops: every discipline is one file that fills
- * one small ops table; its private state lives behind `priv` and nobody else
- * looks at it. Stages work on vectors of packets (VPP style) and compose
- * through `child`: a discipline that gates or delays (tbf, netem) pulls from
- * its child on dequeue. A port's egress path is the chain
+ * one ops table (struct shp_qdisc_ops below); its private state lives
+ * behind `priv` and nobody else looks at it. The control-plane half of a
+ * kind (its tc grammar, its counters' names, its slot) is shp_kind.h; the
+ * chain that joins the stages of a port is shp_chain.h. Nothing outside a
+ * kind's own files knows it by name: whatever app/, tools/ and the core
+ * need of a stage goes through these ops and those two headers.
  *
- *     netem  ->child->  tbf  ->child->  bands
+ * A port's chain has one stage per slot (shp_kind.h), dequeued root first,
+ * each pulling from its `child`:
  *
- * and the TX lcore calls dequeue on the root only. RX enqueues into the
- * bands directly (they are the only multi-producer stage).
+ *     ingress       queue                    rate            delay
+ *     police   ->   pfifo_fast | fq_codel -> tbf | trace ->  netem  -> TX
+ *     (filter)      [classes in front of the queue when classes are set]
  *
+ * The ingress stage is no part of the dequeue tree: it judges arrivals
+ * (the filter op) and holds nothing. The queue is what RX enqueues into;
+ * the rate stage is a gate that lets its child's head go when its tokens
+ * (or its trace) allow; the delay stage is the root the TX lcore dequeues.
+ * The classes stage (shp_classes.h) is a private stage, no kind: it is
+ * put in front of the port's queue with shp_chain_insert and hands each
+ * class's packets to that class's own chain. The offline tool puts a
+ * private pass-through stage (its tap) above the rate stage the same way.
+ *
+ * Who calls what. Each egress port's chain is owned by one TX lcore (the
+ * "owner"): it is the only caller of dequeue, peek, the run ops, reset
+ * while running, pass, idle, charge and filter (filter also on the RX
+ * lcore that alone feeds the port, shp_chain.h), and the only writer of
+ * the state behind them. enqueue is the owner's too, unless the ops say
+ * mp_enqueue: then every RX lcore enqueues (the bands' MP rings). The
+ * control plane (main lcore, or the owner for a schedule) calls init,
+ * change, set_limit, fini; control threads (telemetry, the socket) call
+ * only what reads: stats, dump, report. An op marked optional may be
+ * NULL; the others every stage of a dequeue slot has (an ingress stage:
+ * filter instead of enqueue/dequeue/peek).
+ *
+ * Stages work on vectors of packets (VPP style); a call takes a burst, and
+ * nothing here adds work per packet that the stage does not do itself.
  * Stages never read the clock: `ctx->now` is given (TSC-derived when live,
- * virtual in tests and in the offline replay tool).
+ * virtual in tests and in the offline replay tool), so the same code runs
+ * on a virtual clock.
  *
  * Configuration objects passed to init/change are immutable once published:
  * change() only swaps a pointer that the data path loads once per call, so a
@@ -72,90 +100,161 @@ struct shp_qstats {
 	uint64_t backlog;    /* bytes held by this stage alone */
 };
 
+/*
+ * A discipline's data-path half. Returned counts are packets; every
+ * packet a call takes is afterwards accepted, handed on, or freed and
+ * counted under a drop cause (the conservation the stats file checks).
+ */
 struct shp_qdisc_ops {
+	/* Its name in logs and rings ("tbf"); the kind's name is tc's word
+	 * (shp_kind.h). Required. */
 	const char *id;
+	/* Bytes of private state allocated zeroed with the stage, behind
+	 * q->priv, on the stage's socket. */
 	size_t priv_size;
-	/* enqueue may be called by several lcores at once (the bands' rings
-	 * are multi-producer); otherwise only by the owner, and an RX lcore
-	 * that does not own the port hands its packets over through the
-	 * chain's inbox (shp_chain.h) */
+	/* true: enqueue may be called by several RX lcores at once (the
+	 * bands' rings are multi-producer); false: only by the owner, and
+	 * an RX lcore that does not own the port hands its packets over
+	 * through the chain's inbox (shp_chain.h). */
 	bool mp_enqueue;
-	/* conf is the stage's own config type; NULL means "off"/defaults. */
+	/* Set up priv for conf (the kind's own config type; NULL means
+	 * off, or the queue kind's defaults), q->child and q->env already
+	 * set. 0, or -1 with errno. Optional (NULL: nothing to set up).
+	 * Control plane, before any packet. */
 	int (*init)(struct shp_qdisc *q, const void *conf);
-	/* Publish a new immutable conf; returns the previous one (caller frees
-	 * it after a grace period). */
+	/* Publish a new immutable conf (NULL: off) and return the previous
+	 * one, which the caller frees after a grace period. The data path
+	 * notices it at its next call (by the conf's id: shp_conf_new_id).
+	 * Optional (NULL: the kind cannot change while running,
+	 * shp_chain_change refuses). Control plane, or the owner for a
+	 * schedule; serialised by the chain's lock. */
 	const void *(*change)(struct shp_qdisc *q, const void *conf);
-	/* Takes ownership of pkts[0..n): accepted or counted as dropped and
-	 * freed. Returns how many were accepted. */
+	/* Take pkts[0..n): each accepted or freed and counted as dropped.
+	 * Returns how many were accepted. Required but for the ingress
+	 * slot. The owner, or any RX lcore with mp_enqueue. A gate's is
+	 * its child's (shp_gate_enqueue). */
 	uint16_t (*enqueue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			    uint16_t n, struct shp_ctx *ctx);
 	/* Optional: enqueue with the RX pass's classification already done
-	 * (shp_classify_burst_bands): band[i] of pkts[i], the set of bands
-	 * used, the pkt_len sum. Same contract as enqueue otherwise. */
+	 * (shp_classify_burst_bands): band[i] of pkts[i] (clamped in place
+	 * past the last band), the set of bands used, the pkt_len sum.
+	 * Same contract and callers as enqueue; the chain prefers it on
+	 * the RX path (shp_chain_enqueue_rx). */
 	uint16_t (*enqueue_rx)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			       uint8_t *band, uint32_t used, uint64_t bytes,
 			       uint16_t n, struct shp_ctx *ctx);
-	/* For a stage of the ingress slot (police), instead of the calls
-	 * below, which it has not: judge pkts[0..n), in order, as arrivals
-	 * at ctx->now. verdict[i] 0 lets pkts[i] on to the queue; c + 1
-	 * drops it, counted as the kind's drop cause c. Frees and counts
-	 * nothing (shp_chain_ingress does). Owner lcore only. */
+	/* For a stage of the ingress slot (police), instead of enqueue,
+	 * dequeue and peek, which it has not: judge pkts[0..n), in order,
+	 * as arrivals at ctx->now. verdict[i] 0 lets pkts[i] on to the
+	 * queue; c + 1 drops it, counted as the kind's drop cause c. Frees
+	 * and counts nothing (shp_chain_ingress does). The one lcore that
+	 * runs the ingress stage (shp_chain_ingress_here). */
 	void (*filter)(struct shp_qdisc *q, struct rte_mbuf *const *pkts,
 		       uint16_t n, uint8_t *verdict, struct shp_ctx *ctx);
-	/* Up to n packets due at ctx->now; never waits to fill a burst. */
+	/* Up to n packets due at ctx->now into pkts; never waits to fill a
+	 * burst. Sets ctx->bytes and ctx->more as struct shp_ctx says.
+	 * Required but for the ingress slot. Owner only; the TX lcore
+	 * calls it on the root, a stage on its child. */
 	uint16_t (*dequeue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			    uint16_t n, struct shp_ctx *ctx);
-	/* The packet dequeue would return next, or NULL; stays queued. */
+	/* The packet dequeue would return next, or NULL; it stays queued,
+	 * and the next dequeue returns it even if a higher band filled
+	 * meanwhile (Linux's qdisc_peek_dequeued). Required but for the
+	 * ingress slot (a gate in front needs it). Owner only. */
 	struct rte_mbuf *(*peek)(struct shp_qdisc *q, struct shp_ctx *ctx);
-	/* Optional, for a gate in front (tbf): the packets dequeue would
-	 * return next, left queued (*run points into the stage; 0 if none),
-	 * then take_run removes the first k of them (no other call in
-	 * between) and returns their bytes. One call per run instead of a
-	 * peek and a one-packet dequeue per packet. Without them a run is
-	 * the one packet peek returns. */
+	/* Optional, for a gate in front (tbf, trace): the packets dequeue
+	 * would return next, left queued (*run points into the stage; 0 if
+	 * none), then take_run removes the first k of them (no other call
+	 * in between) and returns their bytes. One call per run instead of
+	 * a peek and a one-packet dequeue per packet. Without them a run is
+	 * the one packet peek returns (shp_qdisc_peek_run). Owner only. */
 	uint16_t (*peek_run)(struct shp_qdisc *q, struct rte_mbuf *const **run,
 			     struct shp_ctx *ctx);
 	uint64_t (*take_run)(struct shp_qdisc *q, uint16_t k,
 			     struct rte_mbuf **out, struct shp_ctx *ctx);
 	/* Earliest clock value >= ctx->now at which dequeue could return a
 	 * packet, given what the stage and its children hold now; UINT64_MAX
-	 * when they hold nothing. Optional (NULL: ctx->now if qlen > 0).
-	 * Changes no stage state: a peek may fill the bands' stash and run
-	 * the byte-limit pushout due at ctx->now, as a dequeue at ctx->now
-	 * would first. For clocks that jump from event to event (the offline
-	 * tool); the live TX loop polls and does not use it. */
+	 * when they hold nothing. Optional (NULL: ctx->now if qlen > 0,
+	 * shp_qdisc_next_time). Changes no stage state: a peek may fill the
+	 * bands' stash and run the byte-limit pushout due at ctx->now, as a
+	 * dequeue at ctx->now would first. For clocks that jump from event
+	 * to event (the offline tool, tests); the live TX loop polls and
+	 * does not use it. Owner only. */
 	uint64_t (*next_time)(struct shp_qdisc *q, struct shp_ctx *ctx);
 	/* True when the stage holds nothing and, as configured now, would
 	 * hand a packet straight on: a caller that is the stage's only
 	 * producer and its consumer may then skip it (Linux's
 	 * TCQ_F_CAN_BYPASS for an empty pfifo_fast). Optional (NULL: never
-	 * idle). Owner lcore only. */
+	 * idle). Owner only, per burst. */
 	bool (*idle)(const struct shp_qdisc *q);
 	/* Optional, for a gate (tbf) that is not idle: every other stage of
 	 * the chain is idle, so q's child holds nothing. How many of
 	 * pkts[0..n), from the first, an enqueue then dequeue at ctx->now
 	 * would let go at once; q's state is left as that dequeue leaves it
 	 * (tokens charged). It reads the packets' lengths only: their
-	 * metadata is not written yet (see shp_qdisc_bypass). Owner lcore
-	 * only. */
+	 * metadata is not written yet (see shp_qdisc_bypass). Owner only,
+	 * per burst. */
 	uint16_t (*pass)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			 uint16_t n, struct shp_ctx *ctx);
+	/* Optional, for a stage that charges what passes it (tbf): charge
+	 * len bytes that reached the chain above q without passing it (a
+	 * netem duplicate, which Linux re-enqueues at the root) as if they
+	 * had, at now; the packets behind then wait for them. Called on
+	 * the first stage below the caller that has it
+	 * (shp_qdisc_charge). Owner only; per copy made, not per packet. */
+	void (*charge)(struct shp_qdisc *q, uint32_t len, uint64_t now);
 	/* Optional: a parent's byte limit for what this stage holds (tbf's
 	 * limit, as Linux's tbf sets its child fifo's); 0 lifts it. A stage
-	 * with a limit of its own (fq_codel) leaves it NULL. */
+	 * with a limit of its own (fq_codel) leaves it NULL. Called through
+	 * shp_qdisc_set_limit, which keeps the value in q->limit for a
+	 * stage that later takes q's place. Control plane (the parent's
+	 * init and change). */
 	void (*set_limit)(struct shp_qdisc *q, uint64_t bytes);
-	/* Free everything held here (not in the child), counted as flushed. */
+	/* Optional, for a stage whose own stages count in blocks of their
+	 * own (a classful stage: its classes' netems): packets they hold
+	 * for a later send time, as of its last dequeue; the chain's own
+	 * are the SHP_XS_DELAYED gauges (shp_chain_holds_delayed). Owner
+	 * only, once per round. */
+	uint64_t (*delayed)(const struct shp_qdisc *q);
+	/* Optional, for a stage made lean (shp_stage_env's lean) that left
+	 * out at init what it can run without (netem's time calendar): the
+	 * heap bytes it would take now to have it; 0 when it wants nothing
+	 * (it has it or was offered it, or holds fewer than min_qlen
+	 * packets). Control thread: the owner's fields read as a hint. */
+	size_t (*grow_size)(const struct shp_qdisc *q, uint32_t min_qlen);
+	/* With grow_size: make what it counted and offer it to the owner,
+	 * which takes it at its next call (no allocation on the data
+	 * path); 0, or -1 when the heap has no room. Control thread. */
+	int (*grow)(struct shp_qdisc *q);
+	/* Optional: what the stage alone can tell of its state, for
+	 * `show` (the bands: "non-empty bitmap 0x5"); snprintf's return
+	 * convention. Any control thread: relaxed reads of what the owner
+	 * writes, no lock. */
+	int (*report)(const struct shp_qdisc *q, char *buf, size_t len);
+	/* Free everything held here (not in the child), counted as
+	 * flushed in ctx's block. Optional (NULL: it holds nothing, as a
+	 * gate). The owner, or the main lcore once the owner stopped
+	 * (shutdown, shp_qdisc_reset_all). */
 	void (*reset)(struct shp_qdisc *q, struct shp_ctx *ctx);
+	/* Packets and bytes held by this stage alone (not its child).
+	 * Required but for the ingress slot. Any thread: relaxed reads. */
 	void (*stats)(const struct shp_qdisc *q, struct shp_qstats *st);
-	/* Print the current configuration in its tc syntax. */
+	/* Print the configuration it runs now in its tc syntax, without
+	 * the kind's name (the running-config snapshot, the offline
+	 * tool's profile line). Required of a kind's stage. Any thread:
+	 * one load of the conf pointer. */
 	void (*dump)(const struct shp_qdisc *q, FILE *f);
+	/* Optional: free priv's own allocations (what it holds was reset
+	 * first). Control plane, once no lcore runs the stage
+	 * (shp_qdisc_destroy). */
 	void (*fini)(struct shp_qdisc *q);
 };
 
-/* Where a stage runs: what init may need besides its conf. */
+/* Where a stage runs: what init may need besides its conf. The chain
+ * keeps one per chain (shp_chain.env) for all its stages. */
 struct shp_stage_env {
 	const char *name;           /* unique per port: ring names */
-	int socket;
+	int socket;                 /* NUMA socket for its memory */
 	bool single_producer;       /* one RX lcore feeds this port */
 	unsigned int ring_size;     /* --ring-size */
 	/* every lcore's counter blocks, for stages that sum producer-side
@@ -165,7 +264,7 @@ struct shp_stage_env {
 	/* a class's stages, of which there may be thousands: rings from
 	 * the heap, without a memzone each (shp_ring_new: EAL has 2560),
 	 * and a netem has no time calendar (megabytes) until the control
-	 * side gives it one (shp_netem_grow) */
+	 * side gives it one (the grow op) */
 	bool lean;
 	/* the pool's share of the port (shp_chain_pool_shares): the delay
 	 * stages of its chain and of its classes together hold at most
@@ -184,8 +283,14 @@ struct rte_ring *shp_ring_new(const char *name, unsigned int count,
 			      int socket, unsigned int flags, bool anon);
 void shp_ring_free(struct rte_ring *r);
 
+/* A stage: what every discipline shares; its own state is behind priv.
+ * Made by shp_qdisc_create (the chain builder, shp_chain.h), read by
+ * everyone, written by the control plane only (child by
+ * shp_chain_insert/remove, with release stores). */
 struct shp_qdisc {
-	const struct shp_qdisc_ops *ops;
+	const struct shp_qdisc_ops *ops;   /* its discipline */
+	/* what it pulls from on dequeue (NULL: a leaf, or the ingress
+	 * stage); RX does not go through it (shp_chain.queue) */
 	struct shp_qdisc *child;
 	struct rte_mempool *pool;   /* for stages that create packets */
 	uint16_t port;              /* egress port id, for stream seeding */
@@ -194,7 +299,11 @@ struct shp_qdisc {
 	const uint8_t *drop_slot;
 	const uint8_t *xstat_slot;
 	const struct shp_stage_env *env;  /* NULL when created without */
-	void *priv;
+	/* the byte limit its parent last gave it (shp_qdisc_set_limit; 0:
+	 * none), kept even when it has no set_limit op, so that a stage
+	 * put in its place later takes it over (shp_chain_insert) */
+	uint64_t limit;
+	void *priv;                 /* ops->priv_size bytes, zeroed */
 };
 
 /*
@@ -215,6 +324,8 @@ struct shp_qdisc *shp_qdisc_create_env(const struct shp_qdisc_ops *ops,
 				       struct rte_mempool *pool, uint16_t port,
 				       const struct shp_stage_env *env,
 				       const void *conf);
+/* fini, then free q (NULL: nothing). What q holds must have been reset
+ * first (shp_qdisc_reset_all); control plane, no lcore running q. */
 void shp_qdisc_destroy(struct shp_qdisc *q);
 
 /*
@@ -226,6 +337,16 @@ uint16_t shp_gate_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			  uint16_t n, struct shp_ctx *ctx);
 struct rte_mbuf *shp_gate_peek(struct shp_qdisc *q, struct shp_ctx *ctx);
 void shp_gate_stats(const struct shp_qdisc *q, struct shp_qstats *st);
+
+/* A parent's byte limit onto q: its set_limit op (if it has one) and
+ * q->limit. Control plane. */
+static inline void
+shp_qdisc_set_limit(struct shp_qdisc *q, uint64_t bytes)
+{
+	q->limit = bytes;
+	if (q->ops->set_limit != NULL)
+		q->ops->set_limit(q, bytes);
+}
 
 /* Packets held by q and all its children. */
 uint32_t shp_qdisc_qlen_total(const struct shp_qdisc *q);
@@ -274,6 +395,19 @@ shp_qdisc_bypass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	return gate->ops->pass(gate, pkts, n, ctx);
 }
 
+/* Charge len bytes to the first stage of q's chain, q included, that
+ * charges (the charge op: any rate kind that has it), at now; none may,
+ * and a pass-through stage between (the offline tool's tap) is skipped. */
+static inline void
+shp_qdisc_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
+{
+	for (; q != NULL; q = q->child)
+		if (q->ops->charge != NULL) {
+			q->ops->charge(q, len, now);
+			return;
+		}
+}
+
 /* q's next_time op, or its fallback: ctx->now when q or a child holds a
  * packet, UINT64_MAX when none does. */
 uint64_t shp_qdisc_next_time(struct shp_qdisc *q, struct shp_ctx *ctx);
@@ -281,6 +415,7 @@ uint64_t shp_qdisc_next_time(struct shp_qdisc *q, struct shp_ctx *ctx);
 /* Reset q and all its children. */
 void shp_qdisc_reset_all(struct shp_qdisc *q, struct shp_ctx *ctx);
 
+/* q's dequeue and enqueue ops (callers as the ops say). */
 static inline uint16_t
 shp_qdisc_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		  struct shp_ctx *ctx)
@@ -336,6 +471,7 @@ shp_drop_burst(struct shp_ctx *ctx, enum shp_drop cause,
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
+/* One packet dropped under a core cause. */
 static inline void
 shp_drop(struct shp_ctx *ctx, enum shp_drop cause, struct rte_mbuf *m)
 {
@@ -367,6 +503,7 @@ shp_drop_full(struct shp_ctx *ctx, uint16_t slot, struct rte_mbuf **pkts,
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
+/* shp_drop_full for q's own cause `cause`. */
 static inline void
 shp_stage_drop_full(const struct shp_qdisc *q, struct shp_ctx *ctx,
 		    unsigned int cause, struct rte_mbuf **pkts, uint16_t n)
@@ -374,6 +511,7 @@ shp_stage_drop_full(const struct shp_qdisc *q, struct shp_ctx *ctx,
 	shp_drop_full(ctx, q->drop_slot[cause], pkts, n);
 }
 
+/* One packet dropped under q's own cause `cause`. */
 static inline void
 shp_stage_drop(const struct shp_qdisc *q, struct shp_ctx *ctx,
 	       unsigned int cause, struct rte_mbuf *m)
@@ -399,9 +537,5 @@ shp_stage_drop_ctr(const struct shp_qdisc *q, struct shp_port_ctr *ctr,
 {
 	return &ctr->drops[q->drop_slot[cause]];
 }
-
-extern const struct shp_qdisc_ops shp_bands_ops;
-extern const struct shp_qdisc_ops shp_tbf_ops;
-extern const struct shp_qdisc_ops shp_netem_ops;
 
 #endif

@@ -27,6 +27,11 @@ struct shp_rand {
 
 #define SHP_RAND_GAMMA 0x9e3779b97f4a7c15ULL
 
+/* The seed of a profile's streams when neither it (`seed`) nor --seed
+ * names one, so that runs are reproducible by default: netem's, and what
+ * the running configuration reports as the seed in use. */
+#define SHP_SEED_DEFAULT 0x6e6574656d5eedULL
+
 /* SplitMix64's finaliser (Stafford's mix13): a bijection of 64-bit words
  * with full avalanche. */
 static inline uint64_t

@@ -2,12 +2,24 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "shp_classes.h"
 #include "shp_kind.h"
 #include "shp_stats.h"
 
 /* Relaxed loads: the owner may be writing; each u64 load is whole. */
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+/* Written before main() (RTE_INIT), read only afterwards: no lock. */
+static const struct shp_stats_source *sources[SHP_MAX_STATS_SOURCES];
+static unsigned int nb_sources;
+
+int
+shp_stats_source_register(const struct shp_stats_source *src)
+{
+	if (nb_sources == SHP_MAX_STATS_SOURCES)
+		return -1;
+	sources[nb_sources++] = src;
+	return 0;
+}
 
 uint64_t
 shp_stats_delayed(const struct shp_port_ctr *c)
@@ -68,8 +80,9 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		s->tx_pending += LD(c->tx_pending);
 		shp_port_ctr_add_stages(s, c, nb_bands, true);
 	}
-	/* what the port's classes' own stages counted (shp_classes.h) */
-	shp_classes_add_port(port, s);
+	/* what stages counted in blocks of their own (a class's) */
+	for (l = 0; l < nb_sources; l++)
+		sources[l]->add_port(port, s);
 	out->queued = s->tx_pending;
 	for (d = 0; d < shp_xstat_nb(); d++) {
 		unsigned int fl = shp_xstat_desc(d)->flags;
@@ -306,7 +319,9 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
 				shp_drop_names[d], c->drops[d]);
 		fprintf(f, "}");
-		shp_classes_json(f, port_ids[i]);
+		for (d = 0; d < nb_sources; d++)
+			if (sources[d]->json != NULL)
+				sources[d]->json(f, port_ids[i]);
 		fprintf(f, "}");
 	}
 	fprintf(f, "\n}");

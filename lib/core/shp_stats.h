@@ -164,7 +164,32 @@ void shp_port_ctr_add_stages(struct shp_port_ctr *s,
  * SHP_XS_DELAYED gauges of the kinds, shp_kind.h). */
 uint64_t shp_stats_delayed(const struct shp_port_ctr *c);
 
-/* Sum counter blocks[0..n) for port `port`. */
+/*
+ * Counters a stage keeps outside the lcore blocks: a classful stage gives
+ * each class a block of its own (one writer each), and those must count
+ * in the port's sums and the stats file too. The stage registers itself
+ * once, before the first reader (an RTE_INIT of the file that makes such
+ * stages), so the core names no discipline and a second classful kind
+ * is one more registration. At most SHP_MAX_STATS_SOURCES.
+ */
+struct shp_stats_source {
+	/* Add into s what port's stages count in their own blocks (drops,
+	 * statistics, bands, tx_pending for what they stage). Any control
+	 * thread, relaxed loads; serialised against changes by the
+	 * source. */
+	void (*add_port)(uint16_t port, struct shp_port_ctr *s);
+	/* Optional: more members of port's object in the stats file, each
+	 * written as ",\n    \"KEY\": VALUE" (nothing when it has none). */
+	void (*json)(FILE *f, uint16_t port);
+};
+
+#define SHP_MAX_STATS_SOURCES 4
+
+/* Register src (kept by pointer); 0, or -1 when the table is full. */
+int shp_stats_source_register(const struct shp_stats_source *src);
+
+/* Sum counter blocks[0..n) for port `port`, and what the registered
+ * sources count for it. */
 void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		   uint16_t port, unsigned int nb_bands,
 		   struct shp_port_sum *out);

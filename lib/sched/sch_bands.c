@@ -534,6 +534,13 @@ shp_bands_bitmap(const struct shp_qdisc *q)
 	return __atomic_load_n(&priv(q)->bitmap, __ATOMIC_ACQUIRE);
 }
 
+static int
+bands_report(const struct shp_qdisc *q, char *buf, size_t len)
+{
+	return snprintf(buf, len, "non-empty bitmap 0x%x",
+			shp_bands_bitmap(q));
+}
+
 unsigned int
 shp_bands_count(const struct shp_qdisc *q, unsigned int b)
 {
@@ -557,6 +564,7 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.enqueue = bands_enqueue,
 	.enqueue_rx = shp_bands_enqueue_vec,
 	.set_limit = shp_bands_set_limit,
+	.report = bands_report,
 	.dequeue = bands_dequeue,
 	.peek = bands_peek,
 	.peek_run = bands_peek_run,

@@ -51,4 +51,8 @@ unsigned int shp_bands_count(const struct shp_qdisc *q, unsigned int b);
 
 unsigned int shp_bands_nb(const struct shp_qdisc *q);
 
+/* The ops, for tests and benchmarks that build a stage by hand; the
+ * program finds them through the kind (shp_kind_find("pfifo_fast")). */
+extern const struct shp_qdisc_ops shp_bands_ops;
+
 #endif

@@ -930,6 +930,9 @@ fqc_check_change(const void *cur, void *next, char *err)
 	return 0;
 }
 
+/* ECN marking on or off */
+static const char *const fq_codel_exclusive[] = { "ecn", "noecn", NULL };
+
 const struct shp_kind shp_kind_fq_codel = {
 	.check_change = fqc_check_change,
 	.name = "fq_codel",
@@ -944,4 +947,5 @@ const struct shp_kind shp_kind_fq_codel = {
 	.usage = "fq_codel [limit PACKETS] [flows N] [target TIME] "
 		 "[interval TIME] [quantum BYTES] [ecn|noecn] "
 		 "[ce_threshold TIME] [memory_limit BYTES]",
+	.exclusive = fq_codel_exclusive,
 };

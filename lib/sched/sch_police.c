@@ -4,7 +4,8 @@
  * shp_kind.h). Each arrival the bucket covers passes at once, never
  * queued or delayed by it; one it does not cover is dropped, counted as
  * `policed`, and leaves the bucket as it was. The bucket, its words and
- * its arithmetic are tbf's (shp_police.h). conf == NULL: off.
+ * its arithmetic are tbf's (shp_bucket.h, shp_police.h). conf == NULL:
+ * off.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -47,8 +47,8 @@ apply_limit(struct shp_qdisc *q, const struct shp_tbf_conf *c)
 {
 	/* as Linux's tbf sets its child fifo's limit, never knowing its
 	 * kind: a child with a limit of its own ignores ours */
-	if (q->child != NULL && q->child->ops->set_limit != NULL)
-		q->child->ops->set_limit(q->child, c ? c->limit : 0);
+	if (q->child != NULL)
+		shp_qdisc_set_limit(q->child, c ? c->limit : 0);
 }
 
 static int
@@ -407,6 +407,7 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.next_time = tbf_next_time,
 	.idle = tbf_idle,
 	.pass = tbf_pass,
+	.charge = shp_tbf_charge,
 	.stats = shp_gate_stats,
 	.dump = tbf_dump,
 };
@@ -506,6 +507,32 @@ static const char *const tbf_drops[] = {
 	NULL
 };
 
+/* Frames larger than the bucket never pass; the cure is a bigger one. */
+static int
+tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,
+	 size_t len)
+{
+	const struct shp_tbf_conf *tc = conf;
+	int slot = shp_drop_index(tbf_drops[TBF_DROP_OVERSIZE]);
+	uint64_t over = slot >= 0 ? run->drops[slot] : 0;
+
+	if (over == 0)
+		return 0;
+	return snprintf(buf, len, "note: %" PRIu64 " packets (%.1f%%) were "
+			"larger than what tbf's bucket holds (burst %" PRIu64
+			" bytes%s) and could never pass (tbf_oversize): the "
+			"largest frame is %u bytes, give %s at least that "
+			"(tbf counts frames without the 4-byte FCS)\n",
+			over, 100.0 * (double)over / (double)run->offered,
+			tc->burst,
+			tc->peakrate ? ", or mtu with peakrate" : "",
+			run->max_len, tc->peakrate ? "burst and mtu" :
+			"burst");
+}
+
+/* the bucket's limit given as bytes or as the wait it allows */
+static const char *const tbf_exclusive[] = { "limit", "latency", NULL };
+
 const struct shp_kind shp_kind_tbf = {
 	.name = "tbf",
 	.slot = SHP_SLOT_RATE,
@@ -514,10 +541,12 @@ const struct shp_kind shp_kind_tbf = {
 	.format = tbf_kind_format,
 	.conf_free = free,
 	.tc_print = tbf_tc_print,
+	.note = tbf_note,
 	.drops = tbf_drops,
 	.usage = "tbf rate RATE burst BYTES (limit BYTES | latency TIME) "
 		 "[peakrate RATE mtu BYTES] [overhead BYTES] [mpu BYTES] "
 		 "[linklayer ethernet|atm]",
 	.words = "rate#burst#limit#latency#peakrate#mtu#overhead#mpu#"
 		 "linklayer",
+	.exclusive = tbf_exclusive,
 };

@@ -5,7 +5,7 @@
  *   rate RATE burst SIZE [mtu SIZE] [peakrate RATE] [overhead N]
  *        [mpu N] [linklayer ethernet|atm]
  *
- * The bucket is tbf's (shp_tbf.h: the same conf, the same parse of the
+ * The bucket is tbf's (shp_bucket.h: the same conf, the same parse of the
  * words both take, the same tick arithmetic and length rule), but nothing
  * waits behind it: a packet the bucket covers now passes at once, one it
  * does not is dropped and leaves the bucket as it was (tcf_police_act).
@@ -22,25 +22,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shp_tbf.h"
-
-/* act_police without a given mtu: 255 << cell_log, the cell log tc
- * computes for its default mtu of 2047 bytes (3) */
-#define SHP_POLICE_DEFAULT_MTU (255u << 3)
+#include "shp_bucket.h"
 
 struct shp_police_state {
 	uint64_t t_c;      /* ns of the last packet that conformed */
-	int64_t tokens;    /* ticks (shp_tbf.h), never below 0 */
+	int64_t tokens;    /* ticks (shp_bucket.h), never below 0 */
 	int64_t ptokens;   /* peak bucket, ticks */
 };
-
-/* Parse tc police words into a tbf conf (limit and latency refused);
- * 0 or -1 with err naming the bad word. */
-int shp_police_parse(const char *args, struct shp_tbf_conf *conf, char *err);
-
-/* Text of a conf that shp_police_parse takes back to an equal conf (but
- * id). snprintf's return convention. */
-int shp_police_format(const struct shp_tbf_conf *conf, char *buf, size_t len);
 
 /* A full bucket at now (tc: the action is created with a full bucket). */
 static inline void

@@ -12,8 +12,7 @@
 #include <rte_common.h>
 
 #include "shp_qdisc.h"
-#include "shp_police.h"
-#include "shp_tbf.h"
+#include "shp_bucket.h"
 #include "shp_tcargs.h"
 
 #define MAX_WORDS 32

@@ -11,7 +11,7 @@
  * instant it was (or will be) empty, claimed per burst with one
  * compare-and-swap.
  *
- * The arithmetic is tbf's (shp_tbf.h): tokens are ticks (2^-10 ns) of
+ * The arithmetic is tbf's (shp_bucket.h): tokens are ticks (2^-10 ns) of
  * transmit time at `rate`, the bucket holds buffer_t of them. A bucket
  * whose tokens are `toks` at time `t` is the same as its empty-time
  * E = t - toks: at `now` it holds min(buffer_t, now - E) tokens, and a
@@ -39,7 +39,7 @@
 #include <rte_atomic.h>
 #include <rte_common.h>
 
-#include "shp_tbf.h"
+#include "shp_bucket.h"
 
 struct shp_tbf_shared {
 	/* .val[0]: the rate bucket's empty-time, .val[1]: the peak's, in

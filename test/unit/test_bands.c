@@ -10,6 +10,7 @@
 
 #include "classify.h"
 #include "sch_bands.h"
+#include "shp_netem.h"
 #include "shp_tbf.h"
 #include "shp_rig.h"
 

@@ -546,6 +546,68 @@ class_dropped(unsigned int i)
 	return cs.dropped;
 }
 
+/* packets its bands took, over every band (b[0..SHP_MAX_BANDS)) */
+static uint64_t
+enqueued(const struct shp_band_ctr *b)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < SHP_MAX_BANDS; i++)
+		n += b[i].enqueued;
+	return n;
+}
+
+/*
+ * Issue 27.1: the classes join the port's chain through shp_chain_insert,
+ * in front of its queue: RX enqueues into them, the rate stage pulls from
+ * them, they pull from the port's queue and keep the limit the rate
+ * stage gave it (20 kb: 20480 bytes); detach (shp_chain_remove) puts the
+ * chain back as it was, and the port's sums take their counters from the
+ * source the classes registered.
+ */
+static void
+test_attach_wires_the_chain(void **state)
+{
+	struct shp_class_set *s = SET("class", "a", "dst_ip 10.1.0.0/16");
+	struct shp_qdisc *queue, *cls;
+	struct shp_port_sum before, after;
+	struct port p;
+	uint64_t own, t;
+
+	(void)state;
+	port_build(&p, "rate 8mbit burst 2kb limit 20kb", s);
+	queue = p.chain.stage[SHP_SLOT_QUEUE];
+	cls = p.chain.queue;
+	assert_ptr_not_equal(cls, queue);
+	assert_ptr_equal(cls->child, queue);
+	assert_ptr_equal(p.chain.stage[SHP_SLOT_RATE]->child, cls);
+	assert_int_equal(queue->limit, 20480);
+	assert_int_equal(cls->limit, 20480);
+	assert_non_null(cls->ops->delayed);
+	shp_stats_sum(shp_rig_ctr, 1, PORT, 3, &before);
+	own = enqueued(&p.ctx.ctr->band[0]);
+	offer(&p, 1, 10, MS);
+	shp_stats_sum(shp_rig_ctr, 1, PORT, 3, &after);
+	/* a's 10 packets counted by a's bands in a's own block, summed
+	 * into the port's */
+	assert_int_equal(enqueued(&p.ctx.ctr->band[0]), own);
+	assert_int_equal(enqueued(&after.c.band[0]) -
+			 enqueued(&before.c.band[0]), 10);
+	/* all of them out before the classes go (what they flush would
+	 * count in the next test's sums) */
+	for (t = MS; t <= 100 * MS; t += MS)
+		poll_at(&p, t);
+	assert_int_equal(conserved(&p), 0);
+	assert_int_equal(p.out[1], 10);
+	shp_classes_detach(&p.chain, &p.ctx);
+	assert_ptr_equal(p.chain.queue, queue);
+	assert_ptr_equal(p.chain.stage[SHP_SLOT_RATE]->child, queue);
+	shp_chain_destroy(&p.chain, &p.ctx);
+	shp_rig_assert_pool_full(shp_rig_pool);
+	shp_class_set_free(s);
+}
+
 /*
  * The port tbf's limit bounds, as tc's tbf its fifo, every queue whose
  * packets wait for the port's tokens only: the port's own (unmatched
@@ -768,6 +830,7 @@ main(void)
 		cmocka_unit_test(test_nothing_due_blocks_nothing),
 		cmocka_unit_test(test_change_and_clear_keep_what_is_queued),
 		cmocka_unit_test(test_long_text_change_applies),
+		cmocka_unit_test(test_attach_wires_the_chain),
 		cmocka_unit_test(test_port_tbf_limit),
 		cmocka_unit_test(test_class_netem_holds),
 		/* last: the drops it makes stay in the port's sums after its

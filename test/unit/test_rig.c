@@ -16,6 +16,7 @@
 #include <rte_udp.h>
 
 #include "classify.h"
+#include "sch_bands.h"
 #include "shp_netem.h"
 #include "shp_rig.h"
 #include "shp_tbf.h"

@@ -513,6 +513,39 @@ test_charge(void **state)
 }
 
 /*
+ * Issue 27.1: netem charges its copies through the charge op, found by
+ * walking down from where it is called (shp_qdisc_charge), not by
+ * naming tbf: the same debt as above, and the bands below charge nothing.
+ */
+static void
+test_charge_op(void **state)
+{
+	struct rte_mbuf *out[64];
+	struct shp_rig r;
+	uint16_t k;
+
+	(void)state;
+	rig_init(&r, "rate 1mbit burst 10kb limit 1mb");
+	assert_non_null(r.root->ops->charge);
+	assert_null(r.stage[0]->ops->charge);
+	feed(&r, 1000, 30);
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
+	assert_int_equal(k, 10);
+	rte_pktmbuf_free_bulk(out, k);
+	for (k = 0; k < 10; k++)
+		shp_qdisc_charge(r.root, 1000, r.ctx.now);
+	/* nothing below the bucket charges: no further debt */
+	shp_qdisc_charge(r.stage[0], 1000, r.ctx.now);
+	r.ctx.now += 86000000;
+	assert_int_equal(shp_qdisc_dequeue(r.root, out, 64, &r.ctx), 0);
+	r.ctx.now += 100000;
+	k = shp_qdisc_dequeue(r.root, out, 64, &r.ctx);
+	assert_int_equal(k, 1);
+	rte_pktmbuf_free_bulk(out, k);
+	shp_rig_fini(&r);
+}
+
+/*
  * Issue 15.2: the largest bucket accepted (26 days) survives a long idle
  * gap without overflowing, and what would not fit is refused.
  */
@@ -807,6 +840,7 @@ main(void)
 		cmocka_unit_test(test_oversize_raw_length),
 		cmocka_unit_test(test_bucket_overheads),
 		cmocka_unit_test(test_charge),
+		cmocka_unit_test(test_charge_op),
 		cmocka_unit_test(test_long_bucket),
 		cmocka_unit_test(test_off_and_change),
 		cmocka_unit_test(test_new_conf_same_address),

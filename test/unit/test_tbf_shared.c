@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "shp_rig.h"
-#include "shp_tbf.h"
+#include "shp_bucket.h"
 #include "tbf_shared.h"
 
 static struct shp_tbf_conf

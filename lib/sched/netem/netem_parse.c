@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shp_kind.h"
 #include "shp_netem.h"
 #include "shp_qdisc.h"
 #include "shp_tcargs.h"
@@ -883,4 +884,23 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		put(&o, " seed %" PRIu64, c->seed);
 
 	return (int)o.pos;
+}
+
+/* A jitter wider than the gaps between packets reorders them, as tc's
+ * does: said when most left out of order, with the word that keeps it. */
+int
+shp_netem_note(const void *conf, const struct shp_run_facts *run,
+	       char *buf, size_t len)
+{
+	const struct shp_netem_conf *nc = conf;
+
+	if (nc->jitter == 0 || nc->noreorder || run->out_pkts == 0 ||
+	    2 * run->out_of_order <= run->out_pkts)
+		return 0;
+	return snprintf(buf, len, "note: %.1f%% of packets left out of "
+			"order: a jitter larger than the gap between packets "
+			"reorders them (as tc's netem does); add `noreorder` "
+			"to the netem profile to keep their order\n",
+			100.0 * (double)run->out_of_order /
+			(double)run->out_pkts);
 }

@@ -36,7 +36,6 @@
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
-#include "shp_tbf.h"
 
 /* Random streams, one per impairment, all derived from (seed, port). The
  * per-packet ones are counter-based (netem_rand_at); the slot stream,
@@ -926,7 +925,7 @@ netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
 		   const struct shp_netem_conf *c, struct rte_mbuf *copy,
 		   struct shp_ctx *ctx, uint64_t n)
 {
-	shp_tbf_charge(q->child, rte_pktmbuf_pkt_len(copy), ctx->now);
+	shp_qdisc_charge(q->child, rte_pktmbuf_pkt_len(copy), ctx->now);
 	netem_enqueue_one(q, p, c, copy, ctx, true, n);
 }
 
@@ -1325,6 +1324,19 @@ shp_netem_calendar_size(const struct shp_qdisc *q)
 			       netem_priv(q)->default_limit);
 }
 
+static size_t
+netem_grow_size(const struct shp_qdisc *q, uint32_t min_qlen)
+{
+	return shp_netem_wants_calendar(q, min_qlen) ?
+	       shp_netem_calendar_size(q) : 0;
+}
+
+size_t
+shp_netem_grow_heap(unsigned int pool_size)
+{
+	return shp_tq_cal_size(shp_netem_tq_buckets, pool_size);
+}
+
 int
 shp_netem_grow(struct shp_qdisc *q)
 {
@@ -1352,6 +1364,8 @@ const struct shp_qdisc_ops shp_netem_ops = {
 	.next_time = netem_next_time,
 	.reset = netem_reset,
 	.idle = netem_idle,
+	.grow_size = netem_grow_size,
+	.grow = shp_netem_grow,
 	.stats = netem_stats,
 	.dump = netem_dump,
 	.fini = netem_fini,
@@ -1426,6 +1440,9 @@ const struct shp_kind shp_kind_netem = {
 	.format = netem_kind_format,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
+	.note = shp_netem_note,
+	.grow_heap = shp_netem_grow_heap,
+	.lean_mem = 8u << 10,   /* a class's, on its tfifo alone */
 	.drops = netem_drops,
 	.xstats = netem_xstats,
 	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "

@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shp_rand.h"
 #include "shp_units.h"
 
 /* Distribution tables: inverse CDF scaled by this (iproute2 NETEM_DIST_SCALE). */
@@ -57,7 +58,7 @@
 #define SHP_NETEM_DIST_FILE_MAX (1 << 20)
 
 /* Seed used when the conf has no `seed`: runs are reproducible by default. */
-#define SHP_NETEM_DEFAULT_SEED 0x6e6574656d5eedULL
+#define SHP_NETEM_DEFAULT_SEED SHP_SEED_DEFAULT
 
 struct shp_netem_dist {
 	char name[128];        /* built-in name, or the file as given */
@@ -190,9 +191,22 @@ extern uint32_t shp_netem_tq_buckets;
  * at its next enqueue: 0, or -1 when the heap has no room.
  */
 struct shp_qdisc;
+/* grow's heap bytes in a pool of pool_size mbufs, before any stage
+ * exists (the kind's grow_heap) */
+size_t shp_netem_grow_heap(unsigned int pool_size);
 bool shp_netem_wants_calendar(const struct shp_qdisc *q, uint32_t min_qlen);
 size_t shp_netem_calendar_size(const struct shp_qdisc *q);
 int shp_netem_grow(struct shp_qdisc *q);
+
+/* The ops, for tests and benchmarks that build a stage by hand; the
+ * program finds them through the kind (shp_kind_find("netem")). */
+struct shp_qdisc_ops;
+extern const struct shp_qdisc_ops shp_netem_ops;
+
+/* The offline tool's note on a run (the kind's note, shp_kind.h). */
+struct shp_run_facts;
+int shp_netem_note(const void *conf, const struct shp_run_facts *run,
+		   char *buf, size_t len);
 
 /* Built-in table ("normal", "pareto", "paretonormal"), freshly generated;
  * NULL for another name. Free with free(). */
