@@ -883,9 +883,16 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 			netem_enqueue_copy(q, p, c, dupm, ctx, n);
 		return false;
 	}
-	/* keep room for the copy so qlen never exceeds the limit */
+	/*
+	 * keep room for the copy so qlen never exceeds the limit. A limit
+	 * given is tc's, in packets, stored or not; the default one bounds
+	 * what holds mbufs of the pool (it is half the pool), and the store
+	 * bounds the rest by its bytes: what it cannot take keeps its mbuf
+	 * (store_full) and counts here.
+	 */
 	limit = c->limit_set ? c->limit : p->default_limit;
-	if (p->tq.qlen + (dupm != NULL) >= limit) {
+	if ((c->limit_set ? p->tq.qlen : netem_mbufs_held(p)) +
+	    (dupm != NULL) >= limit) {
 		if (dupm != NULL)
 			shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, dupm);
 		shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, m);
