@@ -39,6 +39,7 @@ struct shp_tq_cal {
 	struct shp_tq_ent *scratch;
 	uint32_t nb_bkt;
 	uint32_t nb_chunks;
+	size_t chunks_len;    /* of the mapping */
 };
 
 static uint32_t
@@ -76,7 +77,8 @@ shp_tq_cal_free(struct shp_tq_cal *c)
 		return;
 	rte_free(c->bkt);
 	rte_free(c->occ);
-	rte_free(c->chunks);
+	if (c->chunks != NULL)
+		munmap(c->chunks, c->chunks_len);
 	rte_free(c->ready);
 	rte_free(c->scratch);
 	rte_free(c);
@@ -97,9 +99,18 @@ shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts, int socket)
 				   RTE_CACHE_LINE_SIZE, socket);
 	c->occ = rte_zmalloc_socket("tq_occ", nb_bkt / 8, RTE_CACHE_LINE_SIZE,
 				    socket);
-	c->chunks = rte_malloc_socket("tq_chunks",
-				      sizeof(*c->chunks) * (size_t)nb_chunks,
-				      RTE_CACHE_LINE_SIZE, socket);
+	/*
+	 * Reserved, not committed, and handed out from the start of the
+	 * range only when no freed chunk is left: a queue sized for the
+	 * byte store's millions of frames makes resident only what its
+	 * packets in flight use (the pages page-aligned, so the chunks
+	 * stay cache-aligned).
+	 */
+	c->chunks_len = sizeof(*c->chunks) * (size_t)nb_chunks;
+	c->chunks = mmap(NULL, c->chunks_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c->chunks == MAP_FAILED)
+		c->chunks = NULL;
 	c->ready = rte_malloc_socket("tq_ready", sizeof(*c->ready) * READY_MAX,
 				     RTE_CACHE_LINE_SIZE, socket);
 	c->scratch = rte_malloc_socket("tq_scratch",
@@ -116,8 +127,6 @@ shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts, int socket)
 		c->bkt[i].head = c->bkt[i].tail = SHP_TQ_NONE;
 		c->bkt[i].count = 0;
 	}
-	for (i = 0; i < nb_chunks; i++)
-		c->chunks[i].next = i + 1 < nb_chunks ? i + 1 : SHP_TQ_NONE;
 	return c;
 }
 
@@ -131,7 +140,9 @@ shp_tq_adopt(struct shp_tq *q, struct shp_tq_cal *c)
 	q->chunks = c->chunks;
 	q->ready = c->ready;
 	q->scratch = c->scratch;
-	q->free_chunk = 0;
+	q->free_chunk = SHP_TQ_NONE;
+	q->nb_chunks = c->nb_chunks;
+	q->carved = 0;
 	q->cur = q->scan_from = 0;
 	q->r_pos = q->r_n = 0;
 	q->c_len = q->b_len = 0;
@@ -558,10 +569,15 @@ tq_calendar_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts,
 		struct shp_tq_chunk *nc;
 
 		i = q->free_chunk;
-		if (i == SHP_TQ_NONE)
+		if (i != SHP_TQ_NONE) {
+			nc = &q->chunks[i];
+			q->free_chunk = nc->next;
+		} else if (q->carved < q->nb_chunks) {
+			i = q->carved++;
+			nc = &q->chunks[i];
+		} else {
 			return NULL;
-		nc = &q->chunks[i];
-		q->free_chunk = nc->next;
+		}
 		nc->next = SHP_TQ_NONE;
 		nc->n = 0;
 		if (ch == NULL) {
@@ -923,11 +939,11 @@ tq_prefetch(const struct shp_tq *q, struct rte_mbuf **out, uint16_t k,
 		struct rte_mbuf *e = q->ready[i].m;
 		const char *m = (const char *)ent_rec(e);
 
-		/* a record: its header and the first bytes of the frame */
+		/* a record is as many lines: its descriptor and a small
+		 * frame (176 bytes for 64, at any 16-byte offset) */
 		rte_prefetch0(m);
 		rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
-		if (!ent_stored(e))
-			rte_prefetch0(m + 2 * RTE_CACHE_LINE_SIZE);
+		rte_prefetch0(m + 2 * RTE_CACHE_LINE_SIZE);
 	}
 }
 

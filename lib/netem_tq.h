@@ -92,6 +92,7 @@ struct shp_tq {
 	struct shp_tq_ent *scratch;  /* merge sort */
 	uint32_t nb_bkt;             /* power of 2 */
 	uint32_t free_chunk;         /* free list head */
+	uint32_t nb_chunks, carved;  /* chunks [carved, nb_chunks) unused yet */
 	unsigned int shift;          /* bucket width 2^shift ns */
 	unsigned int want_shift;     /* applied when the calendar is empty */
 	uint64_t cur;                /* absolute number of the ready bucket */

@@ -1113,6 +1113,8 @@ static int
 netem_init(struct shp_qdisc *q, const void *conf)
 {
 	struct netem_sched_data *p = netem_priv(q);
+	size_t region;
+	bool lean;
 
 	p->drop_slot = q->drop_slot;
 	p->xstat_slot = q->xstat_slot;
@@ -1123,20 +1125,24 @@ netem_init(struct shp_qdisc *q, const void *conf)
 		p->hold_cap = q->env->hold_cap;
 		p->default_limit = RTE_MIN(p->default_limit, p->hold_cap);
 	}
-	/* a queued packet is an mbuf of the pool: it bounds the calendar;
-	 * none for one of thousands of classes (env) until it holds packets
-	 * (shp_netem_grow): megabytes each, idle */
-	if (!shp_tq_init(&p->tq, q->env != NULL && q->env->lean ? 0 :
-			 shp_netem_tq_buckets,
-			 q->pool != NULL ? q->pool->size : p->default_limit,
+	/* a queued packet is an mbuf of the pool or a record of the byte
+	 * store: the two bound the calendar (whose chunks become resident
+	 * as used); none for one of thousands of classes (env) until it
+	 * holds packets (shp_netem_grow): megabytes each, idle */
+	lean = q->env != NULL && q->env->lean;
+	region = lean || q->pool == NULL ? 0 : netem_store_region(conf);
+	if (!shp_tq_init(&p->tq, lean ? 0 : shp_netem_tq_buckets,
+			 (q->pool != NULL ? q->pool->size : p->default_limit) +
+			 (uint32_t)RTE_MIN(region / shp_tq_store_rec_size(60),
+					   (size_t)1 << 24),
 			 q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no memory for the "
 			"time calendar, jitter goes through the rbtree "
 			"(slower; give EAL more memory with -m)\n", q->port);
 	/* the byte store goes with the calendar (its entries point at the
 	 * records): none for a lean one, which holds few packets */
-	if (q->pool != NULL && p->tq.nb_bkt != 0 &&
-	    !shp_tq_store_init(&p->tq, netem_store_region(conf), q->pool))
+	if (region != 0 && p->tq.nb_bkt != 0 &&
+	    !shp_tq_store_init(&p->tq, region, q->pool))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no address space "
 			"for the byte store, every packet waits in its "
 			"mbuf\n", q->port);
