@@ -58,7 +58,10 @@ def lines_without_profile(text, out):
     ("delay 10ms 5ms reorder 10% gap 5 duplicate 3% corrupt 2% loss 1%",
      []),
     ("delay 10ms 5ms", ["--tbf", "rate 1gbit burst 30kb limit 300kb"]),
-    ("delay 2ms 1ms rate 300mbit", []),
+    ("delay 2ms 1ms rate 2gbit", []),
+    # over its rate: a queue that reaches a limit given (tc's, every
+    # packet stored or not)
+    ("delay 2ms 1ms rate 300mbit limit 3000", []),
 ])
 def test_store_is_invisible(tmp_path, netem, args):
     inp = tmp_path / "in.pcap"
@@ -82,6 +85,23 @@ def test_store_is_invisible(tmp_path, netem, args):
     assert a == b
     assert (lines_without_profile(s_off, off) ==
             lines_without_profile(s_on, on))
+
+
+def test_default_limit_counts_mbufs(tmp_path):
+    """Where the two differ, by design: netem's default limit (half the
+    pool) bounds the packets that hold mbufs; stored frames hold none, so
+    a queue over its rate keeps more of them (fewer netem_limit drops),
+    and every packet is still accounted for."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, 30000, 11, 3000)
+    drops = []
+    for st in (" store off", ""):
+        out = tmp_path / "o.pcap"
+        text = replay(inp, out, "delay 2ms 1ms rate 300mbit" + st)
+        m = re.search(r"netem_limit (\d+)", text)
+        assert m and "conservation" in text and ": ok" in text, text
+        drops.append(int(m.group(1)))
+    assert drops[0] > 0 and drops[1] < drops[0], drops
 
 
 def test_store_threshold_is_a_parameter(tmp_path):
