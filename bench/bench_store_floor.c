@@ -20,7 +20,10 @@
  * Figures only; run on a quiet machine for numbers to compare.
  *
  * Usage: bench_store_floor [EAL args] [-- [-r MPPS] [-j JITTER_NS]
- *                           [-n PACKETS] DELAY_NS...]
+ *                           [-n PACKETS] [-s BYTES] DELAY_NS...]
+ *        -s: frames of BYTES (64 by default, at most 1500): where copying
+ *        the frame costs more than the cold mbuf it saves is the store's
+ *        threshold (netem's `store`, SHP_NETEM_STORE_DEFAULT)
  *        default: 14.88 Mpps (10GbE at 64 B), 10 ms (148,800 in flight),
  *        no jitter, 1e7 packets per case; needs ~600 MB for the mbuf case
  *        (-m 1024 with --no-huge).
@@ -43,7 +46,8 @@
 
 #define BURST 32
 
-static uint8_t frame[64] = { 0x45 };
+static uint8_t frame[2048] = { 0x45 };
+static uint16_t flen = 64;   /* -s: the frames' size */
 static uint64_t npkts = 10000000;
 
 /* the descriptor the floor keeps: the fields netem's record keeps */
@@ -64,8 +68,7 @@ rx_burst(struct rte_mempool *mp, struct rte_mbuf **in, uint64_t now)
 		exit(1);
 	}
 	for (i = 0; i < BURST; i++) {
-		memcpy(rte_pktmbuf_append(in[i], sizeof(frame)), frame,
-		       sizeof(frame));
+		memcpy(rte_pktmbuf_append(in[i], flen), frame, flen);
 		shp_meta_init(in[i], now);
 	}
 }
@@ -93,7 +96,7 @@ mpps_since(uint64_t t0, uint64_t sent)
 static double
 run_floor(struct rte_mempool *mp, uint64_t depth, uint64_t *sink)
 {
-	size_t rs = shp_tq_store_rec_size(sizeof(frame));
+	size_t rs = shp_tq_store_rec_size(flen);
 	size_t cap = rte_align64pow2((depth + 2 * BURST) * rs);
 	char *st = rte_malloc(NULL, cap, RTE_CACHE_LINE_SIZE);
 	struct rte_mbuf *in[BURST], *out[BURST];
@@ -187,12 +190,12 @@ run_tq(struct rte_mempool *mp, double mpps, uint64_t delay, uint64_t jitter,
 	if (!shp_tq_init(&q, SHP_NETEM_TQ_BUCKETS, (uint32_t)(depth * 2),
 			 SOCKET_ID_ANY) ||
 	    !shp_tq_store_init(&q, (depth * 2 + 65536) *
-			       shp_tq_store_rec_size(sizeof(frame)), mp)) {
+			       shp_tq_store_rec_size(flen), mp)) {
 		fprintf(stderr, "no memory for the time queue\n");
 		exit(1);
 	}
 	shp_tq_set_horizon(&q, delay + jitter, 2 * jitter);
-	shp_tq_store_set(&q, store);
+	shp_tq_store_set(&q, store > 0 ? RTE_MAX(store, (uint32_t)flen) : 0);
 	while (done < npkts + depth) {
 		if (t0 == 0 && done >= depth) {
 			t0 = rte_rdtsc();
@@ -250,16 +253,19 @@ main(int argc, char **argv)
 			jitter = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "-n") == 0 && i + 1 < (unsigned)argc)
 			npkts = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "-s") == 0 && i + 1 < (unsigned)argc)
+			flen = (uint16_t)RTE_MIN(strtoul(argv[++i], NULL, 10),
+						 1500ul);
 	}
 	if (i < (unsigned int)argc) {
 		nb = 0;
 		for (; i < (unsigned int)argc && nb < RTE_DIM(delays); i++)
 			delays[nb++] = strtoull(argv[i], NULL, 10);
 	}
-	printf("64 B frames at %.2f Mpps (virtual clock for the time queue), "
+	printf("%u B frames at %.2f Mpps (virtual clock for the time queue), "
 	       "jitter %" PRIu64 " ns, %" PRIu64 " packets per case, one "
-	       "lcore; record %zu B\n", rate, jitter, npkts,
-	       shp_tq_store_rec_size(sizeof(frame)));
+	       "lcore; record %zu B\n", flen, rate, jitter, npkts,
+	       shp_tq_store_rec_size(flen));
 	printf("%10s %10s %10s %12s %12s %10s %12s\n", "delay ms", "in flight",
 	       "floor", "tq store", "tq mbufs", "store/flr",
 	       "store hwm MB");
