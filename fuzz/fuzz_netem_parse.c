@@ -57,7 +57,8 @@ conf_eq(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->ber_drop == b->ber_drop && a->det.n == b->det.n &&
 	       a->det.m == b->det.m && a->seq_len == b->seq_len &&
 	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
-	       a->accumulate == b->accumulate;
+	       a->accumulate == b->accumulate &&
+	       a->store_set == b->store_set && a->store == b->store;
 }
 
 /*

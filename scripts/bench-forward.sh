@@ -22,9 +22,20 @@
 # non-throttling tbf" row is
 #   SHP_BENCH_QUEUES="pfifo_fast fq_codel" scripts/bench-forward.sh 6 3 \
 #        -- --mbufs 65536 --tbf 'rate 100gbit burst 1mb limit 100mb'
+# SHP_BENCH_NETEMS="delay 10ms|delay 10ms store off" does the same for
+# netem profiles ('|' between them; --netem PROFILE appended), e.g. the
+# byte store on and off side by side (docs/benchmarks.md, issue 25).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-read -r -a queues <<<"${SHP_BENCH_QUEUES:-}"
+# the variants run in every round: q:KIND (--queue) or n:PROFILE (--netem)
+queues=()
+if [ -n "${SHP_BENCH_NETEMS:-}" ]; then
+	IFS='|' read -r -a nets <<<"$SHP_BENCH_NETEMS"
+	for n in "${nets[@]}"; do queues+=("n:$n"); done
+else
+	read -r -a qs <<<"${SHP_BENCH_QUEUES:-}"
+	for q in ${qs[@]+"${qs[@]}"}; do queues+=("q:$q"); done
+fi
 [ ${#queues[@]} -gt 0 ] || queues=("")
 eal=(-l 0-1 --no-pci --log-level '*:error'
      --vdev net_null0,copy=1 --vdev net_null1,copy=1)
@@ -56,10 +67,13 @@ PY
 
 shaper_run() {
 	# packets sent / time forwarding ran, from --stats-file; the depth
-	# it held (what was flushed at the end) to $tmp/depth. $1: a queue
-	# kind for --queue, or empty
+	# it held (what was flushed at the end) to $tmp/depth. $1: a
+	# variant (q:KIND for --queue, n:PROFILE for --netem), or empty
 	local q=()
-	[ -n "$1" ] && q=(--queue "$1")
+	case "$1" in
+	q:*) q=(--queue "${1#q:}") ;;
+	n:*) q=(--netem "${1#n:}") ;;
+	esac
 	rm -f "$tmp/s.json"
 	timeout -s INT "$secs" ./build/app/dpdk-shaper "${eal[@]}" "${mem_s[@]}" \
 		--file-prefix bs$$ -- --stats-file "$tmp/s.json" \
@@ -91,26 +105,35 @@ for r in $(seq "$rounds"); do
 	t+=("$(testpmd_run)")
 	printf "round %d: testpmd %.2f Mpps" "$r" \
 		"$(echo "${t[-1]} / 1000000" | bc -l)"
-	for q in "${queues[@]}"; do
+	for i in "${!queues[@]}"; do
+		q=${queues[$i]}
 		s=$(shaper_run "$q")
 		d=$(cat "$tmp/depth")
 		f=$(floor_run "$d")
-		# per queue kind (or "-" without SHP_BENCH_QUEUES): shaper, floor
-		echo "$s $f" >>"$tmp/res_${q:--}"
+		# per variant (one, "", without SHP_BENCH_*): shaper, floor
+		echo "$s $f" >>"$tmp/res_$i"
+		case "$q" in
+		q:*) name=" --queue ${q#q:}" ;;
+		n:*) name=" --netem '${q#n:}'" ;;
+		*) name="" ;;
+		esac
 		printf ", dpdk-shaper%s %.2f Mpps (held %d), delay floor at" \
-			"${q:+ --queue $q}" "$(echo "$s / 1000000" | bc -l)" "$d"
+			"$name" "$(echo "$s / 1000000" | bc -l)" "$d"
 		printf " that depth %.2f Mpps" "$(echo "$f / 1000000" | bc -l)"
 	done
 	echo
 done
-for q in "${queues[@]}"; do
-	/usr/bin/python3 - "${t[*]}" "$tmp/res_${q:--}" "$q" <<'PY'
+for i in "${!queues[@]}"; do
+	/usr/bin/python3 - "${t[*]}" "$tmp/res_$i" "${queues[$i]}" <<'PY'
 import statistics, sys
 t = statistics.median(float(x) for x in sys.argv[1].split())
 rows = [line.split() for line in open(sys.argv[2])]
 s = statistics.median(float(r[0]) for r in rows)
 f = statistics.median(float(r[1]) for r in rows)
-name = "dpdk-shaper" + (" --queue " + sys.argv[3] if sys.argv[3] else "")
+v = sys.argv[3]
+name = "dpdk-shaper" + (" --queue " + v[2:] if v.startswith("q:") else
+                        " --netem '%s'" % v[2:] if v.startswith("n:") else
+                        "")
 print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps, "
       "delay floor %.2f Mpps" % (t / 1e6, name, s / 1e6, f / 1e6))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))

@@ -582,7 +582,8 @@ conf_equal(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->det.n == b->det.n && a->det.m == b->det.m &&
 	       a->seq_len == b->seq_len &&
 	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
-	       a->accumulate == b->accumulate;
+	       a->accumulate == b->accumulate &&
+	       a->store_set == b->store_set && a->store == b->store;
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -891,6 +892,33 @@ test_deterministic_loss(void **state)
 	parse_bad(out, "sequence", "4097 characters: give 1 to 4096");
 }
 
+/* Issue 25: store BYTES|off, printed only when given. */
+static void
+test_store(void **state)
+{
+	struct shp_netem_conf *c;
+
+	(void)state;
+	c = parse_ok("delay 10ms");
+	assert_false(c->store_set);
+	shp_netem_conf_free(c);
+	c = parse_ok("delay 10ms store 128");
+	assert_true(c->store_set);
+	assert_int_equal(c->store, 128);
+	shp_netem_conf_free(c);
+	c = parse_ok("store off delay 1ms");
+	assert_true(c->store_set);
+	assert_int_equal(c->store, 0);
+	shp_netem_conf_free(c);
+	round_trip("delay 10ms store 1k", "delay 10ms store 1024");
+	round_trip("store off delay 10ms 5ms", "delay 10ms 5ms store off");
+	round_trip("store 0", "store off");
+	round_trip("delay 1ms store 256 seed 3", "delay 1ms store 256 seed 3");
+	parse_bad("store", "store", NULL);
+	parse_bad("store big", "store", "'big'");
+	parse_bad("store -1", "store", "'-1'");
+}
+
 /* Issue 28.2: accumulate TIME. */
 static void
 test_accumulate(void **state)
@@ -981,6 +1009,7 @@ main(void)
 		cmocka_unit_test(test_slot_twice),
 		cmocka_unit_test(test_deterministic_loss),
 		cmocka_unit_test(test_accumulate),
+		cmocka_unit_test(test_store),
 		cmocka_unit_test(test_tc_words),
 	};
 

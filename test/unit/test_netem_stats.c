@@ -1045,14 +1045,28 @@ test_limit(void **state)
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 100);
 	shp_rig_fini(&r);
 
-	/* default: half the pool */
-	rig_init(&r, "delay 1s", 0, NULL, NULL);
+	/* default: half the pool, for the packets that hold mbufs */
+	rig_init(&r, "delay 1s store off", 0, NULL, NULL);
 	for (i = 0; i < POOL_SIZE / 2 + 10; i++) {
 		m[0] = mk_plain(i, 0);
 		shp_qdisc_enqueue(r.root, m, 1, &r.ctx);
 	}
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), POOL_SIZE / 2);
 	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 10);
+	shp_rig_fini(&r);
+
+	/* frames in the byte store hold none: the store bounds them (issue
+	 * 25), so more than half the pool waits and nothing is dropped */
+	rig_init(&r, "delay 1s", 0, NULL, NULL);
+	for (i = 0; i < POOL_SIZE / 2 + 10; i++) {
+		m[0] = mk_plain(i, 0);
+		shp_qdisc_enqueue(r.root, m, 1, &r.ctx);
+	}
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"),
+			 POOL_SIZE / 2 + 10);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 0);
+	assert_true(SHP_XSTAT(r.c, "netem", "store_frames") >=
+		    POOL_SIZE / 2 + 10 - 32);
 	shp_rig_fini(&r);
 }
 

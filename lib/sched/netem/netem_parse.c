@@ -589,6 +589,13 @@ netem_words(struct parser *p)
 			rc = parse_outage(p);
 		} else if (strcmp(w, "ber") == 0) {
 			rc = parse_ber(p);
+		} else if (strcmp(w, "store") == 0) {
+			rc = need_arg(p, "a size in bytes, or 'off'");
+			if (rc == 0 && strcmp(cur(p), "off") == 0)
+				c->store = 0;
+			else if (rc == 0)
+				rc = get_size32(p, "store", &c->store);
+			c->store_set = true;
 		} else if (strcmp(w, "accumulate") == 0) {
 			rc = need_arg(p, "a time (the window)");
 			if (rc == 0)
@@ -879,6 +886,12 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 	if (c->accumulate != 0) {
 		put(&o, " accumulate");
 		put_time(&o, c->accumulate);
+	}
+	if (c->store_set) {
+		if (c->store == 0)
+			put(&o, " store off");
+		else
+			put(&o, " store %" PRIu32, c->store);
 	}
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);

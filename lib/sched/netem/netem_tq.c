@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <rte_common.h>
 #include <rte_malloc.h>
+#include <rte_memcpy.h>
 #include <rte_prefetch.h>
 
 #include "netem_tq.h"
@@ -25,6 +28,8 @@ struct shp_tq_chunk {
 	struct shp_tq_ent e[CHUNK_ENTS];
 } __rte_cache_aligned;
 
+static void st_fini(struct shp_tq *q);
+
 /* A calendar's memory, made off the data path (shp_tq_cal_new). */
 struct shp_tq_cal {
 	struct shp_tq_bucket *bkt;
@@ -34,6 +39,7 @@ struct shp_tq_cal {
 	struct shp_tq_ent *scratch;
 	uint32_t nb_bkt;
 	uint32_t nb_chunks;
+	size_t chunks_len;    /* of the mapping */
 };
 
 static uint32_t
@@ -71,7 +77,8 @@ shp_tq_cal_free(struct shp_tq_cal *c)
 		return;
 	rte_free(c->bkt);
 	rte_free(c->occ);
-	rte_free(c->chunks);
+	if (c->chunks != NULL)
+		munmap(c->chunks, c->chunks_len);
 	rte_free(c->ready);
 	rte_free(c->scratch);
 	rte_free(c);
@@ -92,9 +99,18 @@ shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts, int socket)
 				   RTE_CACHE_LINE_SIZE, socket);
 	c->occ = rte_zmalloc_socket("tq_occ", nb_bkt / 8, RTE_CACHE_LINE_SIZE,
 				    socket);
-	c->chunks = rte_malloc_socket("tq_chunks",
-				      sizeof(*c->chunks) * (size_t)nb_chunks,
-				      RTE_CACHE_LINE_SIZE, socket);
+	/*
+	 * Reserved, not committed, and handed out from the start of the
+	 * range only when no freed chunk is left: a queue sized for the
+	 * byte store's millions of frames makes resident only what its
+	 * packets in flight use (the pages page-aligned, so the chunks
+	 * stay cache-aligned).
+	 */
+	c->chunks_len = sizeof(*c->chunks) * (size_t)nb_chunks;
+	c->chunks = mmap(NULL, c->chunks_len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c->chunks == MAP_FAILED)
+		c->chunks = NULL;
 	c->ready = rte_malloc_socket("tq_ready", sizeof(*c->ready) * READY_MAX,
 				     RTE_CACHE_LINE_SIZE, socket);
 	c->scratch = rte_malloc_socket("tq_scratch",
@@ -111,8 +127,6 @@ shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts, int socket)
 		c->bkt[i].head = c->bkt[i].tail = SHP_TQ_NONE;
 		c->bkt[i].count = 0;
 	}
-	for (i = 0; i < nb_chunks; i++)
-		c->chunks[i].next = i + 1 < nb_chunks ? i + 1 : SHP_TQ_NONE;
 	return c;
 }
 
@@ -126,7 +140,9 @@ shp_tq_adopt(struct shp_tq *q, struct shp_tq_cal *c)
 	q->chunks = c->chunks;
 	q->ready = c->ready;
 	q->scratch = c->scratch;
-	q->free_chunk = 0;
+	q->free_chunk = SHP_TQ_NONE;
+	q->nb_chunks = c->nb_chunks;
+	q->carved = 0;
 	q->cur = q->scan_from = 0;
 	q->r_pos = q->r_n = 0;
 	q->c_len = q->b_len = 0;
@@ -156,6 +172,7 @@ void
 shp_tq_fini(struct shp_tq *q)
 {
 	shp_tq_flush(q);
+	st_fini(q);
 	shp_tq_cal_free(q->cal);
 	q->cal = NULL;
 	q->bkt = NULL;
@@ -189,9 +206,341 @@ shp_tq_set_horizon(struct shp_tq *q, uint64_t reach, uint64_t spread)
 	q->want_shift = s;
 }
 
-/* ------------------------------------------------------------- insert */
+
+/* ------------------------------------------------------------- store */
+
+/*
+ * The store is a region cut into chunks of ST_CHUNK bytes; records are
+ * appended to the current chunk in arrival order, and a chunk returns to
+ * a LIFO free list (so the next one written is the one last left, still
+ * warm) once it is full and every record in it has left. Jitter releases
+ * records out of order: a chunk then simply waits for its last one, and
+ * memory is what the frames in flight span, not a ring's whole length.
+ * A chunk is taken from the never-used part of the region only when no
+ * freed one is there: the region is reserved, its pages become resident
+ * as they are first written.
+ */
+#define ST_CHUNK_SHIFT 16
+#define ST_CHUNK       (1u << ST_CHUNK_SHIFT)
+#define ST_HDR         RTE_CACHE_LINE_SIZE
+#define ST_NONE        UINT32_MAX
+/* a frame larger than this keeps its mbuf whatever the setting: records
+ * must leave a chunk room for a few */
+#define ST_MAX_LEN     (ST_CHUNK / 8)
+
+struct st_chunk {
+	uint32_t live;     /* records not yet released */
+	uint32_t sealed;   /* no longer written: free when live drops to 0 */
+	uint32_t next;     /* free list */
+};
+
+/*
+ * What a frame's mbuf carries that anyone after netem reads: TX (port,
+ * offloads, VLAN), the statistics (the private area: arrival time, send
+ * time, class, arrival number) and the dynamic fields (the replay tool
+ * stamps one). 112 bytes with the 16-byte alignment of the data.
+ */
+struct st_rec {
+	uint64_t rx_ns;
+	uint64_t tts;
+	uint64_t cls;           /* shp_meta's prio, band, flags, seq */
+	uint64_t ol_flags;
+	uint64_t hash;
+	uint64_t tx_offload;
+	uint32_t packet_type;
+	uint32_t seq;           /* ties, read without decoding cls */
+	uint16_t len, port, vlan_tci, vlan_tci_outer;
+	uint32_t dynfield1[9];
+} __rte_aligned(16);
+
+struct shp_tq_store {
+	char *base;             /* chunk-aligned */
+	void *map;
+	size_t map_len;
+	uint32_t nb_chunks;     /* of the region */
+	uint32_t carved;        /* chunks ever used: [0, carved) */
+	uint32_t free_head;
+	uint32_t cur;           /* the chunk written, ST_NONE before the first */
+	uint32_t off;           /* where in it the next record goes */
+	uint32_t in_use;        /* chunks */
+	uint32_t room;          /* data room of the pool's mbufs */
+	struct rte_mempool *pool;
+};
 
 static inline bool
+ent_stored(const struct rte_mbuf *m)
+{
+	return ((uintptr_t)m & 1) != 0;
+}
+
+static inline struct st_rec *
+ent_rec(const struct rte_mbuf *m)
+{
+	return (struct st_rec *)((uintptr_t)m & ~(uintptr_t)1);
+}
+
+static inline struct rte_mbuf *
+rec_ent(struct st_rec *r)
+{
+	return (struct rte_mbuf *)((uintptr_t)r | 1);
+}
+
+static inline struct st_chunk *
+st_chunk(const struct shp_tq_store *st, uint32_t c)
+{
+	return (struct st_chunk *)(st->base + ((size_t)c << ST_CHUNK_SHIFT));
+}
+
+size_t
+shp_tq_store_rec_size(uint32_t len)
+{
+	return sizeof(struct st_rec) + RTE_ALIGN_CEIL(len, 16);
+}
+
+bool
+shp_tq_store_init(struct shp_tq *q, size_t bytes, struct rte_mempool *pool)
+{
+	struct shp_tq_store *st;
+	size_t chunks = (bytes + ST_CHUNK - 1) / ST_CHUNK;
+	void *map;
+
+	if (pool == NULL || chunks == 0 || chunks >= ST_NONE)
+		return false;
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return false;
+	st->map_len = (chunks + 1) * (size_t)ST_CHUNK;
+	/* reserved, not committed: pages come as chunks are first used */
+	map = mmap(NULL, st->map_len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED) {
+		free(st);
+		return false;
+	}
+	st->map = map;
+	st->base = (char *)RTE_ALIGN_CEIL((uintptr_t)map, ST_CHUNK);
+#ifdef MADV_HUGEPAGE
+	/* fewer TLB misses over a store of megabytes; a hint only */
+	madvise(st->base, chunks * (size_t)ST_CHUNK, MADV_HUGEPAGE);
+#endif
+	st->nb_chunks = (uint32_t)chunks;
+	st->free_head = ST_NONE;
+	st->cur = ST_NONE;
+	st->pool = pool;
+	st->room = rte_pktmbuf_data_room_size(pool) > RTE_PKTMBUF_HEADROOM ?
+		rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM : 0;
+	q->st = st;
+	q->st_max = 0;
+	return true;
+}
+
+void
+shp_tq_store_set(struct shp_tq *q, uint32_t max_len)
+{
+	if (q->st == NULL)
+		return;
+	q->st_max = RTE_MIN(RTE_MIN(max_len, q->st->room), ST_MAX_LEN);
+}
+
+static void
+st_fini(struct shp_tq *q)
+{
+	if (q->st == NULL)
+		return;
+	munmap(q->st->map, q->st->map_len);
+	free(q->st);
+	q->st = NULL;
+	q->st_max = 0;
+}
+
+static inline void
+st_chunk_put(struct shp_tq *q, uint32_t c)
+{
+	struct shp_tq_store *st = q->st;
+	struct st_chunk *h = st_chunk(st, c);
+
+	h->sealed = 0;
+	h->next = st->free_head;
+	st->free_head = c;
+	st->in_use--;
+	q->st_stats.bytes -= ST_CHUNK;
+}
+
+/* A new chunk to write: the last freed, else one never used. */
+static bool
+st_chunk_next(struct shp_tq *q)
+{
+	struct shp_tq_store *st = q->st;
+	struct st_chunk *h;
+	uint32_t c, old = st->cur;
+
+	if (st->free_head != ST_NONE) {
+		c = st->free_head;
+		st->free_head = st_chunk(st, c)->next;
+	} else if (st->carved < st->nb_chunks) {
+		c = st->carved++;
+	} else {
+		return false;
+	}
+	h = st_chunk(st, c);
+	h->live = 0;
+	h->sealed = 0;
+	st->in_use++;
+	q->st_stats.bytes += ST_CHUNK;
+	if (q->st_stats.bytes > q->st_stats.hwm)
+		q->st_stats.hwm = q->st_stats.bytes;
+	st->cur = c;
+	st->off = ST_HDR;
+	if (old != ST_NONE) {
+		h = st_chunk(st, old);
+		h->sealed = 1;
+		if (h->live == 0)
+			st_chunk_put(q, old);
+	}
+	return true;
+}
+
+static inline void
+st_release(struct shp_tq *q, struct st_rec *r)
+{
+	struct shp_tq_store *st = q->st;
+	uint32_t c = (uint32_t)(((char *)r - st->base) >> ST_CHUNK_SHIFT);
+	struct st_chunk *h = st_chunk(st, c);
+
+	q->st_stats.frames--;
+	if (--h->live == 0 && h->sealed)
+		st_chunk_put(q, c);
+}
+
+/* Copy m into the store; NULL if there is no room (m untouched). */
+static inline struct st_rec *
+st_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts)
+{
+	struct shp_tq_store *st = q->st;
+	const struct shp_meta *meta = shp_meta(m);
+	uint32_t size = (uint32_t)shp_tq_store_rec_size(m->pkt_len);
+	struct st_rec *r;
+
+	if ((st->cur == ST_NONE || st->off + size > ST_CHUNK) &&
+	    !st_chunk_next(q))
+		return NULL;
+	r = (struct st_rec *)(st->base + ((size_t)st->cur << ST_CHUNK_SHIFT) +
+			      st->off);
+	st->off += size;
+	st_chunk(st, st->cur)->live++;
+	q->st_stats.frames++;
+	r->rx_ns = meta->rx_ns;
+	r->tts = tts;
+	r->cls = meta->cls;
+	r->seq = meta->seq;
+	/* what made the old mbuf a clone or an external buffer is not the
+	 * frame's: the new one is plain */
+	r->ol_flags = m->ol_flags &
+		~(RTE_MBUF_F_INDIRECT | RTE_MBUF_F_EXTERNAL);
+	memcpy(&r->hash, &m->hash, sizeof(r->hash));
+	r->tx_offload = m->tx_offload;
+	r->packet_type = m->packet_type;
+	r->len = (uint16_t)m->pkt_len;
+	r->port = m->port;
+	r->vlan_tci = m->vlan_tci;
+	r->vlan_tci_outer = m->vlan_tci_outer;
+	memcpy(r->dynfield1, m->dynfield1, sizeof(r->dynfield1));
+	rte_memcpy(r + 1, rte_pktmbuf_mtod(m, const void *), m->pkt_len);
+	return r;
+}
+
+/* The frame of r into the fresh mbuf m, and r released. */
+static inline void
+st_fill(struct shp_tq *q, struct rte_mbuf *m, struct st_rec *r)
+{
+	struct shp_meta *meta = shp_meta(m);
+
+	rte_memcpy(rte_pktmbuf_mtod(m, void *), r + 1, r->len);
+	m->data_len = r->len;
+	m->pkt_len = r->len;
+	m->port = r->port;
+	m->ol_flags = (m->ol_flags & RTE_MBUF_F_EXTERNAL) | r->ol_flags;
+	m->packet_type = r->packet_type;
+	memcpy(&m->hash, &r->hash, sizeof(r->hash));
+	m->vlan_tci = r->vlan_tci;
+	m->vlan_tci_outer = r->vlan_tci_outer;
+	m->tx_offload = r->tx_offload;
+	memcpy(m->dynfield1, r->dynfield1, sizeof(r->dynfield1));
+	meta->rx_ns = r->rx_ns;
+	meta->time_to_send = r->tts;
+	meta->next = NULL;
+	meta->cls = r->cls;
+	st_release(q, r);
+}
+
+/* A stored frame the pool had no mbuf for: it leaves the queue here. */
+static inline void
+st_lost(struct shp_tq *q, struct st_rec *r)
+{
+	q->st_stats.no_mbuf++;
+	q->st_stats.no_mbuf_bytes += r->len;
+	q->qlen--;
+	q->backlog -= r->len;
+	st_release(q, r);
+}
+
+/*
+ * Rebuild the stored frames among pkts[0..n) into fresh mbufs, in place
+ * and in order; those the pool has no mbuf for leave the vector (counted).
+ * Returns the packets left. Fresh mbufs are taken in bulk, from the
+ * pool's per-lcore cache: the ones the store freed at enqueue.
+ */
+static uint16_t
+st_rebuild(struct shp_tq *q, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *fresh[64];
+	uint16_t i, w = 0, left = 0, nf = 0, fi = 0;
+
+	for (i = 0; i < n; i++)
+		left += ent_stored(pkts[i]);
+	if (left == 0)
+		return n;
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct st_rec *r;
+
+		if (!ent_stored(m)) {
+			pkts[w++] = m;
+			continue;
+		}
+		r = ent_rec(m);
+		if (fi == nf) {
+			uint16_t want = RTE_MIN(left, (uint16_t)RTE_DIM(fresh));
+
+			fi = 0;
+			nf = 0;
+			if (rte_pktmbuf_alloc_bulk(q->st->pool, fresh,
+						   want) == 0) {
+				nf = want;
+			} else {
+				/* all or nothing: take what is there */
+				while (nf < want &&
+				       (fresh[nf] = rte_pktmbuf_alloc(
+						q->st->pool)) != NULL)
+					nf++;
+			}
+		}
+		left--;
+		if (fi == nf) {
+			st_lost(q, r);
+			continue;
+		}
+		st_fill(q, fresh[fi], r);
+		pkts[w++] = fresh[fi++];
+	}
+	RTE_ASSERT(fi == nf);
+	return w;
+}
+
+/* ------------------------------------------------------------- insert */
+
+/* The entry written, or NULL if the calendar cannot take the packet. */
+static inline struct shp_tq_ent *
 tq_calendar_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts,
 		uint64_t now)
 {
@@ -211,19 +560,24 @@ tq_calendar_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts,
 	}
 	b = tts >> q->shift;
 	if (b <= q->cur || b - q->cur >= q->nb_bkt)
-		return false;
+		return NULL;
 	bk = &q->bkt[b & (q->nb_bkt - 1)];
 	if (bk->count >= READY_MAX)
-		return false;
+		return NULL;
 	ch = bk->tail == SHP_TQ_NONE ? NULL : &q->chunks[bk->tail];
 	if (ch == NULL || ch->n == CHUNK_ENTS) {
 		struct shp_tq_chunk *nc;
 
 		i = q->free_chunk;
-		if (i == SHP_TQ_NONE)
-			return false;
-		nc = &q->chunks[i];
-		q->free_chunk = nc->next;
+		if (i != SHP_TQ_NONE) {
+			nc = &q->chunks[i];
+			q->free_chunk = nc->next;
+		} else if (q->carved < q->nb_chunks) {
+			i = q->carved++;
+			nc = &q->chunks[i];
+		} else {
+			return NULL;
+		}
 		nc->next = SHP_TQ_NONE;
 		nc->n = 0;
 		if (ch == NULL) {
@@ -244,7 +598,7 @@ tq_calendar_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts,
 	q->b_len++;
 	if (b < q->scan_from)
 		q->scan_from = b;
-	return true;
+	return &ch->e[ch->n - 1];
 }
 
 /*
@@ -255,8 +609,9 @@ tq_calendar_put(struct shp_tq *q, struct rte_mbuf *m, uint64_t tts,
 static void
 tq_commit(struct shp_tq *q)
 {
-	uint32_t mask = q->nb_bkt - 1, i, n = q->n_stage;
+	uint32_t mask = q->nb_bkt - 1, i, n = q->n_stage, nf = 0;
 	struct shp_tq_bucket *bk[SHP_TQ_STAGE];
+	struct rte_mbuf *fr[SHP_TQ_STAGE];
 
 	for (i = 0; i < n; i++) {
 		uint64_t b = shp_meta(q->stage[i])->time_to_send >> q->shift;
@@ -269,14 +624,31 @@ tq_commit(struct shp_tq *q)
 			rte_prefetch0(&q->chunks[bk[i]->tail]);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = q->stage[i];
+		uint64_t tts = shp_meta(m)->time_to_send;
+		struct shp_tq_ent *e = tq_calendar_put(q, m, tts, q->stage_now);
+		struct st_rec *r;
 
-		if (!tq_calendar_put(q, m, shp_meta(m)->time_to_send,
-				     q->stage_now)) {
+		if (e == NULL) {
+			/* the tfifo links mbufs: what goes there keeps its
+			 * own (rare: before the cursor, beyond the horizon) */
 			q->to_tfifo++;
 			shp_tfifo_insert(&q->tf, m);
+			continue;
 		}
+		if (m->pkt_len > q->st_max || m->nb_segs != 1)
+			continue;
+		r = st_put(q, m, tts);
+		if (r == NULL) {
+			q->st_stats.full++;
+			continue;
+		}
+		e->m = rec_ent(r);
+		fr[nf++] = m;
 	}
 	q->n_stage = 0;
+	/* back to the pool while they are in the cache: RX takes them next */
+	if (nf > 0)
+		rte_pktmbuf_free_bulk(fr, nf);
 }
 
 static inline void
@@ -532,12 +904,18 @@ tq_ready(struct shp_tq *q, uint64_t now)
 }
 
 /* Does the ready head leave before the tfifo's first f? */
+static inline uint32_t
+ent_seq(struct rte_mbuf *m)
+{
+	return ent_stored(m) ? ent_rec(m)->seq : shp_meta(m)->seq;
+}
+
 static inline bool
 tq_ent_first(const struct shp_tq_ent *e, const struct shp_meta *f)
 {
 	if (e->tts != f->time_to_send)
 		return e->tts < f->time_to_send;
-	return (int32_t)(shp_meta(e->m)->seq - f->seq) < 0;
+	return (int32_t)(ent_seq(e->m) - f->seq) < 0;
 }
 
 /* ------------------------------------------------------------ dequeue */
@@ -555,10 +933,14 @@ tq_prefetch(const struct shp_tq *q, struct rte_mbuf **out, uint16_t k,
 	uint32_t i, end = RTE_MIN(q->r_pos + (uint32_t)n, q->r_n);
 
 	for (i = 0; i < k; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(out[i], void *));
+		if (!ent_stored(out[i]))
+			rte_prefetch0(rte_pktmbuf_mtod(out[i], void *));
 	for (i = q->r_pos; i < end; i++) {
-		const char *m = (const char *)q->ready[i].m;
+		struct rte_mbuf *e = q->ready[i].m;
+		const char *m = (const char *)ent_rec(e);
 
+		/* a record is as many lines: its descriptor and a small
+		 * frame (176 bytes for 64, at any 16-byte offset) */
 		rte_prefetch0(m);
 		rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
 		rte_prefetch0(m + 2 * RTE_CACHE_LINE_SIZE);
@@ -622,8 +1004,30 @@ shp_tq_dequeue_due(struct shp_tq *q, uint64_t now, struct rte_mbuf **pkts,
 			pkts[out++] = shp_tfifo_pop(&q->tf);
 		}
 	}
+	if (q->st_stats.frames > 0)
+		out = st_rebuild(q, pkts, out);
 	tq_account(q, pkts, out);
 	return out;
+}
+
+bool
+shp_tq_head_time(struct shp_tq *q, uint64_t *tts)
+{
+	struct shp_meta *f;
+
+	tq_sync(q);
+	f = shp_tfifo_first(&q->tf);
+	if (!tq_ready(q, UINT64_MAX)) {
+		if (f == NULL)
+			return false;
+		*tts = f->time_to_send;
+		return true;
+	}
+	if (f == NULL || tq_ent_first(&q->ready[q->r_pos], f))
+		*tts = q->ready[q->r_pos].tts;
+	else
+		*tts = f->time_to_send;
+	return true;
 }
 
 struct rte_mbuf *
@@ -632,12 +1036,28 @@ shp_tq_peek(struct shp_tq *q)
 	struct shp_meta *f;
 
 	tq_sync(q);
-	f = shp_tfifo_first(&q->tf);
-	if (!tq_ready(q, UINT64_MAX))
-		return f == NULL ? NULL : shp_meta_mbuf(f);
-	if (f == NULL || tq_ent_first(&q->ready[q->r_pos], f))
-		return q->ready[q->r_pos].m;
-	return shp_meta_mbuf(f);
+	for (;;) {
+		struct shp_tq_ent *e;
+		struct rte_mbuf *m;
+
+		f = shp_tfifo_first(&q->tf);
+		if (!tq_ready(q, UINT64_MAX))
+			return f == NULL ? NULL : shp_meta_mbuf(f);
+		e = &q->ready[q->r_pos];
+		if (f != NULL && !tq_ent_first(e, f))
+			return shp_meta_mbuf(f);
+		if (!ent_stored(e->m))
+			return e->m;
+		/* the head is made an mbuf where it stands: the caller may
+		 * read it now and take it later */
+		m = e->m;
+		if (st_rebuild(q, &m, 1) == 1) {
+			e->m = m;
+			return m;
+		}
+		q->r_pos++;
+		q->c_len--;
+	}
 }
 
 struct rte_mbuf *
@@ -668,6 +1088,11 @@ shp_tq_flush(struct shp_tq *q)
 	tq_sync(q);
 
 #define TQ_FREE(mb) do {                                        \
+		if (ent_stored(mb)) {                           \
+			st_release(q, ent_rec(mb));             \
+			freed++;                                \
+			break;                                  \
+		}                                               \
 		batch[nb++] = (mb);                             \
 		if (nb == RTE_DIM(batch)) {                     \
 			rte_pktmbuf_free_bulk(batch, nb);       \

@@ -47,6 +47,31 @@ struct shp_tq_bucket {
 
 struct shp_tq_chunk;
 struct shp_tq_cal;
+struct shp_tq_store;
+
+/*
+ * The byte store (docs/netem.md, `store`): a single-segment frame of at
+ * most st_max bytes that the calendar takes is copied into the store, with
+ * what TX and the stages after netem read of its mbuf, and the mbuf goes
+ * back to the pool at once, while it is still in the cache. Its calendar
+ * entry then points at the record (low bit set, see netem_tq.c). At
+ * release a fresh mbuf from the pool's hot end gets the bytes back.
+ * Why: a packet that waited 10 ms has left every cache; release used to
+ * stall on its mbuf (header, private area and data: three cold lines),
+ * where a record written and read in arrival order is one sequential
+ * stream the prefetcher follows. Memory follows the bytes in flight, not
+ * the mbufs.
+ */
+struct shp_tq_st_stats {
+	uint64_t frames;      /* stored now */
+	uint64_t bytes;       /* of store chunks in use now */
+	uint64_t hwm;         /* most bytes of chunks ever in use */
+	uint64_t full;        /* frames kept as mbufs: no room in the store */
+	uint64_t no_mbuf;     /* stored frames the pool had no mbuf for at
+			       * release: dropped (read and cleared by the
+			       * owner, which counts them as a drop) */
+	uint64_t no_mbuf_bytes;  /* their bytes, ever (never cleared) */
+};
 
 struct shp_tq {
 	struct shp_tfifo tf;         /* everything the calendar does not hold */
@@ -67,6 +92,7 @@ struct shp_tq {
 	struct shp_tq_ent *scratch;  /* merge sort */
 	uint32_t nb_bkt;             /* power of 2 */
 	uint32_t free_chunk;         /* free list head */
+	uint32_t nb_chunks, carved;  /* chunks [carved, nb_chunks) unused yet */
 	unsigned int shift;          /* bucket width 2^shift ns */
 	unsigned int want_shift;     /* applied when the calendar is empty */
 	uint64_t cur;                /* absolute number of the ready bucket */
@@ -75,6 +101,10 @@ struct shp_tq {
 	uint32_t c_len;              /* packets in the calendar, ready included */
 	uint32_t b_len;              /* packets in buckets (not ready) */
 	uint64_t to_tfifo;           /* packets the calendar could not take */
+	/* the byte store: NULL, or frames up to st_max bytes are stored */
+	struct shp_tq_store *st;
+	uint32_t st_max;
+	struct shp_tq_st_stats st_stats;
 	/* inserts are placed in groups so their bucket misses overlap */
 	uint16_t n_stage;
 	uint64_t stage_now;
@@ -115,11 +145,33 @@ void shp_tq_adopt(struct shp_tq *q, struct shp_tq_cal *c);
  */
 void shp_tq_set_horizon(struct shp_tq *q, uint64_t reach, uint64_t spread);
 
+/*
+ * Give q a byte store of at most `bytes` (rounded to whole chunks), which
+ * takes memory from the OS as chunks are first used: the region is
+ * reserved, only what the frames in flight need becomes resident. Fresh
+ * mbufs come from pool at release. False if the region could not be
+ * reserved (the queue then keeps every mbuf). Frames are stored only
+ * once shp_tq_store_set gave a size above 0.
+ */
+bool shp_tq_store_init(struct shp_tq *q, size_t bytes,
+		       struct rte_mempool *pool);
+/* Store frames of at most max_len bytes from now on (0: none; capped at
+ * what an mbuf of the pool holds); what is stored stays until released. */
+void shp_tq_store_set(struct shp_tq *q, uint32_t max_len);
+/* Bytes of store memory a frame of len bytes takes. */
+size_t shp_tq_store_rec_size(uint32_t len);
+
 /* Queue m at shp_meta(m)->time_to_send; now is the current time. */
 void shp_tq_insert(struct shp_tq *q, struct rte_mbuf *m, uint64_t now);
 
-/* Earliest packet (stays queued), or NULL. */
+/* Earliest packet (stays queued), or NULL. A stored frame is rebuilt
+ * into an mbuf here (one whose pool was empty is dropped, counted in
+ * st_stats.no_mbuf, and the next one looked at). */
 struct rte_mbuf *shp_tq_peek(struct shp_tq *q);
+
+/* Send time of the earliest packet, without rebuilding it; false if the
+ * queue is empty. */
+bool shp_tq_head_time(struct shp_tq *q, uint64_t *tts);
 
 /* Remove and return the earliest packet, or NULL. */
 struct rte_mbuf *shp_tq_pop(struct shp_tq *q);

@@ -65,9 +65,11 @@ enum {
 
 /* the kind's drop causes and statistics (netem_drops, netem_xstats) */
 enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST, NETEM_DROP_LINK_DOWN,
-       NETEM_DROP_BER, NETEM_DROP_SHARE };
+       NETEM_DROP_BER, NETEM_DROP_SHARE, NETEM_DROP_STORE_NO_MBUF };
 enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
-       NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS };
+       NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS,
+       NETEM_XS_STORE_FRAMES, NETEM_XS_STORE_BYTES, NETEM_XS_STORE_HWM,
+       NETEM_XS_STORE_FULL };
 
 struct netem_sched_data {
 	const struct shp_netem_conf *conf; /* published by change() */
@@ -120,6 +122,14 @@ static inline struct netem_sched_data *
 netem_priv(const struct shp_qdisc *q)
 {
 	return q->priv;
+}
+
+/* Packets of the queue that hold an mbuf of the pool: the stored ones
+ * hold none. */
+static inline uint32_t
+netem_mbufs_held(const struct netem_sched_data *p)
+{
+	return p->tq.qlen - (uint32_t)p->tq.st_stats.frames;
 }
 
 static inline const struct shp_netem_conf *
@@ -872,9 +882,16 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 			netem_enqueue_copy(q, p, c, dupm, ctx, n);
 		return false;
 	}
-	/* keep room for the copy so qlen never exceeds the limit */
+	/*
+	 * keep room for the copy so qlen never exceeds the limit. A limit
+	 * given is tc's, in packets, stored or not; the default one bounds
+	 * what holds mbufs of the pool (it is half the pool), and the store
+	 * bounds the rest by its bytes: what it cannot take keeps its mbuf
+	 * (store_full) and counts here.
+	 */
 	limit = c->limit_set ? c->limit : p->default_limit;
-	if (p->tq.qlen + (dupm != NULL) >= limit) {
+	if ((c->limit_set ? p->tq.qlen : netem_mbufs_held(p)) +
+	    (dupm != NULL) >= limit) {
 		if (dupm != NULL)
 			shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, dupm);
 		shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, m);
@@ -883,7 +900,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	/* the port's delay stages together are at their share of the pool
 	 * (this stage's own change since its last sync added) */
 	if (unlikely(p->held != NULL &&
-		     (uint64_t)*p->held + p->tq.qlen - p->counted +
+		     (uint64_t)*p->held + netem_mbufs_held(p) - p->counted +
 		     (dupm != NULL) >= p->hold_cap)) {
 		if (dupm != NULL)
 			shp_stage_drop(q, ctx, NETEM_DROP_SHARE, dupm);
@@ -985,6 +1002,11 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
 {
 	p->seen = c != NULL ? c->id : 0;
+	/* frames already stored stay so until they leave: the setting is
+	 * for the ones that arrive under c (off: they pass at once, a copy
+	 * would only cost) */
+	shp_tq_store_set(&p->tq, c == NULL ? 0 : c->store_set ? c->store :
+			 SHP_NETEM_STORE_DEFAULT);
 	if (c == NULL)
 		return;
 	/* tables reach 4 sigma; uniform reaches 1 */
@@ -1025,19 +1047,73 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
 static inline void
 netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 {
+	uint32_t held = netem_mbufs_held(p);
+
 	NX(p, ctx, NETEM_XS_QUEUED) = p->tq.qlen;
+	if (p->tq.st != NULL) {
+		struct shp_tq_st_stats *s = &p->tq.st_stats;
+
+		NX(p, ctx, NETEM_XS_STORE_FRAMES) = s->frames;
+		NX(p, ctx, NETEM_XS_STORE_BYTES) = s->bytes;
+		NX(p, ctx, NETEM_XS_STORE_HWM) = s->hwm;
+		/* the queue counts events, the lcore's block keeps them */
+		if (unlikely(s->full != 0)) {
+			NX(p, ctx, NETEM_XS_STORE_FULL) += s->full;
+			s->full = 0;
+		}
+		if (unlikely(s->no_mbuf != 0)) {
+			ctx->ctr->drops[p->drop_slot[NETEM_DROP_STORE_NO_MBUF]]
+				+= s->no_mbuf;
+			s->no_mbuf = 0;
+		}
+	}
 	/* only a change is written: a stage of a class being made or freed
 	 * on the main lcore, empty, never writes what the TX lcore owns */
-	if (p->held != NULL && p->counted != p->tq.qlen) {
-		*p->held += p->tq.qlen - p->counted;
-		p->counted = p->tq.qlen;
+	if (p->held != NULL && p->counted != held) {
+		*p->held += held - p->counted;
+		p->counted = held;
 	}
+}
+
+/*
+ * The region the byte store may take (reserved; it is resident as far as
+ * the frames in flight reach): what the profile can hold, by the rate and
+ * the delay when it has a rate (at the worst ratio of store to wire
+ * bytes, minimum-size frames), by its limit when it has one, else enough
+ * for 100 ms of 64-byte frames at 10GbE line rate twice over.
+ */
+static size_t
+netem_store_region(const struct shp_netem_conf *c)
+{
+	size_t min = 64 * 65536, def = 512u << 20;
+	uint32_t thr;
+
+	if (c == NULL)
+		return def;
+	thr = c->store_set ? c->store : SHP_NETEM_STORE_DEFAULT;
+	if (thr == 0)
+		thr = SHP_NETEM_STORE_DEFAULT;   /* a later change may store */
+	if (c->rate != 0) {
+		double hold = (double)(c->latency + 4 * c->jitter +
+				       c->accumulate) / 1e9 + 0.01;
+		double frames = (double)c->rate * hold / 64;
+		double b = frames * (double)shp_tq_store_rec_size(64);
+
+		return b > (double)def * 4 ? def * 4 :
+			RTE_MAX((size_t)b, min);
+	}
+	if (c->limit_set)
+		return RTE_MAX((size_t)c->limit * shp_tq_store_rec_size(thr),
+			       min);
+	return def;
 }
 
 static int
 netem_init(struct shp_qdisc *q, const void *conf)
 {
 	struct netem_sched_data *p = netem_priv(q);
+	size_t region;
+	bool lean;
 
 	p->drop_slot = q->drop_slot;
 	p->xstat_slot = q->xstat_slot;
@@ -1048,16 +1124,27 @@ netem_init(struct shp_qdisc *q, const void *conf)
 		p->hold_cap = q->env->hold_cap;
 		p->default_limit = RTE_MIN(p->default_limit, p->hold_cap);
 	}
-	/* a queued packet is an mbuf of the pool: it bounds the calendar;
-	 * none for one of thousands of classes (env) until it holds packets
-	 * (shp_netem_grow): megabytes each, idle */
-	if (!shp_tq_init(&p->tq, q->env != NULL && q->env->lean ? 0 :
-			 shp_netem_tq_buckets,
-			 q->pool != NULL ? q->pool->size : p->default_limit,
+	/* a queued packet is an mbuf of the pool or a record of the byte
+	 * store: the two bound the calendar (whose chunks become resident
+	 * as used); none for one of thousands of classes (env) until it
+	 * holds packets (shp_netem_grow): megabytes each, idle */
+	lean = q->env != NULL && q->env->lean;
+	region = lean || q->pool == NULL ? 0 : netem_store_region(conf);
+	if (!shp_tq_init(&p->tq, lean ? 0 : shp_netem_tq_buckets,
+			 (q->pool != NULL ? q->pool->size : p->default_limit) +
+			 (uint32_t)RTE_MIN(region / shp_tq_store_rec_size(60),
+					   (size_t)1 << 24),
 			 q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no memory for the "
 			"time calendar, jitter goes through the rbtree "
 			"(slower; give EAL more memory with -m)\n", q->port);
+	/* the byte store goes with the calendar (its entries point at the
+	 * records): none for a lean one, which holds few packets */
+	if (region != 0 && p->tq.nb_bkt != 0 &&
+	    !shp_tq_store_init(&p->tq, region, q->pool))
+		RTE_LOG(WARNING, USER1, "netem: port %u: no address space "
+			"for the byte store, every packet waits in its "
+			"mbuf\n", q->port);
 	p->conf = conf;
 	netem_reset_state(q, p, conf);
 	return 0;
@@ -1154,6 +1241,7 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_sync_conf(q, p);
 	uint64_t backlog = p->tq.backlog, bytes;
+	uint64_t lost = p->tq.st_stats.no_mbuf_bytes;
 	uint16_t k, out;
 
 	if (c == NULL && p->tq.qlen == 0 && q->child != NULL) {
@@ -1180,7 +1268,8 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		out += netem_release(p, c, pkts + out, n - out, ctx->now);
 		bytes += backlog - p->tq.backlog;
 	}
-	ctx->bytes = bytes;
+	/* what the store dropped left the backlog without being sent */
+	ctx->bytes = bytes - (p->tq.st_stats.no_mbuf_bytes - lost);
 	netem_gauge(p, ctx);
 	return out;
 }
@@ -1218,11 +1307,10 @@ netem_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
 	const struct shp_netem_conf *c = netem_conf(p);
-	struct rte_mbuf *m = shp_tq_peek(&p->tq);
 	uint64_t t = UINT64_MAX;
 
-	if (m != NULL) {
-		t = shp_meta(m)->time_to_send;
+	/* the head's time only: a stored frame stays bytes until it leaves */
+	if (shp_tq_head_time(&p->tq, &t)) {
 		if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
 			t = netem_slot_time(q, p, c, t);
 		t = RTE_MAX(t, ctx->now);
@@ -1416,6 +1504,9 @@ static const char *const netem_drops[] = {
 	[NETEM_DROP_BER] = "lost_ber",        /* ber RATE drop */
 	/* the port's delay stages held its share of the pool */
 	[NETEM_DROP_SHARE] = "pool_share",
+	/* a frame the byte store held found the pool empty when it was
+	 * due: nothing to send it in */
+	[NETEM_DROP_STORE_NO_MBUF] = "store_no_mbuf",
 	NULL
 };
 
@@ -1429,6 +1520,12 @@ static const struct shp_xstat_desc netem_xstats[] = {
 	[NETEM_XS_ECN_MARKED] = { "ecn_marked", 0, "ecn_marked" },
 	/* bits `ber` flipped (its packets count in corrupted) */
 	[NETEM_XS_BER_BITS] = { "ber_bits", 0, NULL },
+	/* the byte store: frames and bytes of memory held now, the most
+	 * bytes ever held, frames kept as mbufs for want of room */
+	[NETEM_XS_STORE_FRAMES] = { "store_frames", SHP_XS_GAUGE, NULL },
+	[NETEM_XS_STORE_BYTES] = { "store_bytes", SHP_XS_GAUGE, NULL },
+	[NETEM_XS_STORE_HWM] = { "store_hwm", SHP_XS_GAUGE, NULL },
+	[NETEM_XS_STORE_FULL] = { "store_full", 0, NULL },
 	{ NULL, 0, NULL }
 };
 
@@ -1449,7 +1546,8 @@ const struct shp_kind shp_kind_netem = {
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
 		 "[outage ON_MEAN OFF_MEAN] [ber RATE [drop|corrupt]] "
-		 "[accumulate TIME] [seed N]",
+		 "[accumulate TIME] [store BYTES|off] [seed N]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
-		 "ecn#distribution#seed#noreorder#outage#ber#accumulate",
+		 "ecn#distribution#seed#noreorder#outage#ber#accumulate#"
+		 "store",
 };

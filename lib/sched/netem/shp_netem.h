@@ -35,6 +35,9 @@
  *   accumulate TIME      (ours: departures rounded up to the end of
  *                        their window of TIME, counted from the first
  *                        arrival)
+ *   store BYTES|off      (ours: frames up to BYTES wait in netem's byte
+ *                        store, their mbufs freed at once; default
+ *                        SHP_NETEM_STORE_DEFAULT)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
  * '%'; a bare RATE is bits per second. Words are read by the tc word parser
  * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
@@ -148,6 +151,12 @@ struct shp_netem_conf {
 	bool ber_drop;              /* a hit packet is dropped (lost_ber),
 				     * not corrupted */
 	uint64_t accumulate;        /* ns; 0: off (accumulate and burst) */
+
+	/* the byte store (netem_tq.h): single-segment frames up to store
+	 * bytes wait as bytes, not mbufs; 0: off. store_set: given in the
+	 * text (printed only then) */
+	bool store_set;
+	uint32_t store;
 };
 
 /*
@@ -169,6 +178,10 @@ void shp_netem_conf_free(struct shp_netem_conf *conf);
  */
 int shp_netem_conf_format(const struct shp_netem_conf *conf, char *buf,
 			  size_t len);
+
+/* `store` when the text gives none: frames of at most this many bytes
+ * (docs/benchmarks.md, the byte store, for the measurement). */
+#define SHP_NETEM_STORE_DEFAULT 256
 
 /* The limit the stage uses for a conf without `limit`: half the pool
  * (the other half stays for RX, bands and duplicates), 1000 without pool. */

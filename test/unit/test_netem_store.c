@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * netem's byte store (issue 25): frames up to `store BYTES` wait as bytes
+ * and leave in fresh mbufs. Every profile here runs twice on a virtual
+ * clock, `store off` (every frame keeps its mbuf, the code before the
+ * store) and with the store, and the two must give the same frames, in
+ * the same order, at the same times, with the same bytes and metadata;
+ * each run also checks every frame left once, as it came in (corrupt
+ * aside), and that the store did hold frames. Then the edges: the
+ * threshold and one byte over, a multi-segment frame, the store full
+ * (chunks recycled, the rest kept as mbufs), reset and a profile change
+ * with frames stored, and a pool empty at release (store_no_mbuf).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "netem_tq.h"
+#include "shp_kind.h"
+#include "shp_netem.h"
+#include "shp_rig.h"
+
+#define POOL_SIZE 16384
+#define MAX_OUT   40000
+
+/* what a frame carries out of netem: compared run against run */
+struct seen {
+	uint32_t id;          /* its first 4 bytes: the input number */
+	uint16_t len, port, vlan;
+	uint32_t ptype, rss;
+	uint64_t olf, rx_ns, tts, cls, left, sum;
+};
+
+static struct seen got[2][MAX_OUT];
+static uint64_t nb_got[2];
+static int run_idx;
+static uint64_t max_stored;
+
+static const uint16_t sizes[] = { 64, 256, 257, 1500, 60, 200 };
+
+static uint64_t
+fnv(const uint8_t *p, uint32_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Frame i: its number in the first bytes, a pattern after, and the
+ * metadata RX and the classifier would have set, all from i. */
+static struct rte_mbuf *
+mk(uint64_t i, uint64_t now)
+{
+	uint16_t len = sizes[i % RTE_DIM(sizes)];
+	struct rte_mbuf *m = shp_rig_pkt(len, 0, now);
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	struct shp_meta *meta = shp_meta(m);
+	uint32_t id = (uint32_t)i, j;
+
+	memcpy(d, &id, sizeof(id));
+	for (j = 4; j < len; j++)
+		d[j] = (uint8_t)(i * 7 + j);
+	m->port = (uint16_t)(i % 3);
+	m->vlan_tci = (uint16_t)(i & 0xfff);
+	m->ol_flags = RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_RSS_HASH;
+	m->packet_type = (uint32_t)(i * 2654435761u);
+	m->hash.rss = (uint32_t)(i ^ 0x5a5a5a5a);
+	meta->prio = (uint8_t)(i % 16);
+	meta->band = (uint8_t)(i % 3);
+	return m;
+}
+
+static void
+record(struct shp_rig *r, struct rte_mbuf *m)
+{
+	struct seen *s = &got[run_idx][nb_got[run_idx]++];
+	struct shp_meta *meta = shp_meta(m);
+	uint8_t buf[2048];
+	const uint8_t *d;
+
+	assert_true(nb_got[run_idx] <= MAX_OUT);
+	d = rte_pktmbuf_read(m, 0, m->pkt_len, buf);
+	memcpy(&s->id, d, 4);
+	s->len = (uint16_t)m->pkt_len;
+	s->port = m->port;
+	s->vlan = m->vlan_tci;
+	s->ptype = m->packet_type;
+	s->rss = m->hash.rss;
+	s->olf = m->ol_flags;
+	s->rx_ns = meta->rx_ns;
+	s->tts = meta->time_to_send;
+	s->cls = meta->cls & 0xffffffffull;   /* prio, band, flags */
+	s->left = r->ctx.now;
+	s->sum = fnv(d, m->pkt_len);
+	/* a frame rebuilt from the store is a plain one-segment mbuf */
+	assert_int_equal(m->nb_segs, 1);
+	if (SHP_XSTAT(r->c, "netem", "store_frames") > max_stored)
+		max_stored = SHP_XSTAT(r->c, "netem", "store_frames");
+}
+
+/* n frames, one every gap ns, through "netem ARGS[ store off]", drained. */
+static void
+run(int idx, const char *args, bool store, uint64_t n, uint64_t gap)
+{
+	char spec[512];
+	struct shp_rig r;
+
+	snprintf(spec, sizeof(spec), "netem %s%s", args,
+		 store ? "" : " store off");
+	run_idx = idx;
+	nb_got[idx] = 0;
+	max_stored = 0;
+	shp_rig_chain(&r, spec);
+	r.on_pkt = record;
+	shp_rig_stream(&r, n, gap, mk);
+	shp_rig_drain(&r);
+	if (store)
+		assert_true(max_stored > 0);
+	else
+		assert_int_equal(max_stored, 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	assert_int_equal(r.c->drops[shp_drop_index("store_no_mbuf")], 0);
+	shp_rig_fini(&r);
+}
+
+/* The two runs gave the same frames at the same times; each input frame
+ * left once, or twice with dup, unchanged unless corrupt. */
+static void
+compare(uint64_t n, bool dup, bool corrupt)
+{
+	static uint8_t times[MAX_OUT];
+	uint64_t i, reord = 0;
+
+	assert_int_equal(nb_got[0], nb_got[1]);
+	assert_true(nb_got[0] > 0);
+	memset(times, 0, sizeof(times));
+	for (i = 0; i < nb_got[0]; i++) {
+		struct seen *a = &got[0][i], *b = &got[1][i];
+
+		assert_memory_equal(a, b, sizeof(*a));
+		if (!corrupt) {
+			struct rte_mbuf *m = mk(a->id, 0);
+
+			assert_true(a->id < n);
+			assert_int_equal(a->len, m->pkt_len);
+			assert_true(a->sum == fnv(rte_pktmbuf_mtod(m,
+				uint8_t *), m->pkt_len));
+			assert_int_equal(a->port, m->port);
+			assert_int_equal(a->vlan, m->vlan_tci);
+			assert_int_equal(a->ptype, m->packet_type);
+			assert_int_equal(a->rss, m->hash.rss);
+			assert_true(a->olf == m->ol_flags);
+			assert_int_equal(a->cls & 0xffff,
+					 shp_meta(m)->cls & 0xffff);
+			rte_pktmbuf_free(m);
+			times[a->id]++;
+			assert_true(times[a->id] <= (dup ? 2 : 1));
+		}
+		if (i > 0 && a->id < got[0][i - 1].id)
+			reord++;
+	}
+	if (!corrupt && !dup)
+		for (i = 0; i < n; i++)
+			assert_int_equal(times[i], 1);
+	print_message("  %lu frames, %lu out of arrival order\n",
+		      (unsigned long)nb_got[0], (unsigned long)reord);
+}
+
+static void
+same(const char *args, uint64_t n, uint64_t gap, bool dup, bool corrupt)
+{
+	run(0, args, false, n, gap);
+	run(1, args, true, n, gap);
+	compare(n, dup, corrupt);
+}
+
+static void
+test_jitter(void **state)
+{
+	(void)state;
+	/* out of time order: most frames overtake or are overtaken */
+	same("delay 10ms 5ms", 30000, 2000, false, false);
+	same("delay 2ms 1ms distribution normal", 30000, 1000, false, false);
+}
+
+static void
+test_reorder_and_ties(void **state)
+{
+	(void)state;
+	/* reorder sends at `now`, into the tfifo as mbufs, on the same 1 us
+	 * grid as the delayed ones' times: ties between a stored frame and
+	 * an mbuf, broken by arrival */
+	same("delay 1ms reorder 25% gap 3", 20000, 1000, false, false);
+	/* 8 arrivals per ns: equal send times within the store */
+	same("delay 1ms", 6000, 0, false, false);
+	same("delay 1ms 100us noreorder rate 500mbit", 20000, 5000, false,
+	     false);
+	same("delay 3ms slot 10us 30us packets 20", 20000, 1500, false,
+	     false);
+}
+
+static void
+test_dup_corrupt(void **state)
+{
+	(void)state;
+	same("delay 5ms 1ms duplicate 30%", 20000, 1500, true, false);
+	same("delay 5ms 1ms duplicate 30% corrupt 20% loss 5%", 20000, 1500,
+	     true, true);
+}
+
+/* ------------------------------------------------- the time queue alone */
+
+static struct rte_mbuf *
+tq_pkt(uint32_t id, uint16_t len, uint64_t tts)
+{
+	struct rte_mbuf *m = shp_rig_pkt(len, 0, 0);
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t j;
+
+	memcpy(d, &id, sizeof(id));
+	for (j = 4; j < len; j++)
+		d[j] = (uint8_t)(id * 7 + j);
+	shp_meta(m)->time_to_send = tts;
+	return m;
+}
+
+/* frames of [lo, hi) that mk makes storable (up to 256 bytes) */
+static uint32_t
+storable(uint32_t lo, uint32_t hi)
+{
+	uint32_t i, n = 0;
+
+	for (i = lo; i < hi; i++)
+		n += sizes[i % RTE_DIM(sizes)] <= 256;
+	return n;
+}
+
+/* at the threshold stored, one byte over not; multi-segment never */
+static void
+test_threshold_and_segments(void **state)
+{
+	struct shp_tq q;
+	struct rte_mbuf *m, *seg, *out[8];
+	uint64_t now = 1000000;
+
+	(void)state;
+	assert_true(shp_tq_init(&q, 4096, 4096, SOCKET_ID_ANY));
+	assert_true(shp_tq_store_init(&q, 1 << 20, shp_rig_pool));
+	shp_tq_set_horizon(&q, 1000000, 0);
+	shp_tq_store_set(&q, 256);
+	shp_tq_insert(&q, tq_pkt(1, 256, now + 500000), now);
+	shp_tq_insert(&q, tq_pkt(2, 257, now + 500001), now);
+	/* 2 x 100 bytes in two segments */
+	m = tq_pkt(3, 100, now + 500002);
+	seg = tq_pkt(4, 100, 0);
+	assert_int_equal(rte_pktmbuf_chain(m, seg), 0);
+	shp_tq_insert(&q, m, now);
+	assert_int_equal(shp_tq_dequeue_due(&q, now, out, 8), 0);
+	assert_int_equal(q.st_stats.frames, 1);
+	assert_int_equal(q.qlen, 3);
+	assert_int_equal(q.backlog, 256 + 257 + 200);
+	assert_int_equal(shp_tq_dequeue_due(&q, now + 500002, out, 8), 3);
+	assert_int_equal(q.st_stats.frames, 0);
+	assert_int_equal(q.backlog, 0);
+	assert_int_equal(out[0]->pkt_len, 256);
+	assert_int_equal(*rte_pktmbuf_mtod(out[0], uint32_t *), 1);
+	assert_int_equal(out[1]->pkt_len, 257);
+	assert_ptr_equal(out[2], m);          /* kept: the same chain */
+	assert_int_equal(out[2]->nb_segs, 2);
+	assert_int_equal(out[2]->pkt_len, 200);
+	rte_pktmbuf_free_bulk(out, 3);
+	shp_tq_fini(&q);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
+/*
+ * A store of two chunks under a queue of up to 2000 frames due in a
+ * jittered order: chunks are recycled many times over (wrap-around), the
+ * frames the store has no room for keep their mbufs (store_full), and
+ * everything leaves in (time, arrival) order with its bytes.
+ */
+static void
+test_store_full_and_recycled(void **state)
+{
+	struct shp_tq q;
+	struct rte_mbuf *out[32];
+	uint64_t now = 1000000, x = 88172645463325252ull, last = 0;
+	uint32_t in = 0, outn = 0, i, last_id = 0;
+	uint64_t stored_total = 0;
+
+	(void)state;
+	assert_true(shp_tq_init(&q, 4096, 8192, SOCKET_ID_ANY));
+	assert_true(shp_tq_store_init(&q, 2 << 16, shp_rig_pool));
+	shp_tq_set_horizon(&q, 2000000, 1000000);
+	shp_tq_store_set(&q, 256);
+	while (outn < 200000) {
+		uint16_t k;
+
+		if (in < 200000 && q.qlen < 2000) {
+			uint64_t tts = now + 1000000 +
+				shp_rig_xorshift(&x) % 500000;
+			shp_tq_insert(&q, tq_pkt(in, 64 + in % 100, tts),
+				      now);
+			in++;
+		}
+		now += 500;
+		k = shp_tq_dequeue_due(&q, now, out, RTE_DIM(out));
+		for (i = 0; i < k; i++) {
+			struct shp_meta *meta = shp_meta(out[i]);
+			uint32_t id = *rte_pktmbuf_mtod(out[i], uint32_t *);
+
+			assert_true(meta->time_to_send <= now);
+			assert_true(meta->time_to_send > last ||
+				    (meta->time_to_send == last &&
+				     id > last_id) || outn == 0);
+			assert_int_equal(out[i]->pkt_len, 64 + id % 100);
+			assert_int_equal(*rte_pktmbuf_mtod_offset(out[i],
+				uint8_t *, 10), (uint8_t)(id * 7 + 10));
+			last = meta->time_to_send;
+			last_id = id;
+		}
+		outn += k;
+		rte_pktmbuf_free_bulk(out, k);
+	}
+	assert_int_equal(q.qlen, 0);
+	assert_int_equal(q.st_stats.frames, 0);
+	assert_true(q.st_stats.full > 0);            /* it ran full */
+	assert_true(q.st_stats.hwm <= 2 << 16);      /* within its region */
+	/* what went through the store: many times what it holds at once */
+	stored_total = in - q.st_stats.full - q.to_tfifo;
+	print_message("  %lu stored, %lu kept as mbufs (full), %lu tfifo\n",
+		      (unsigned long)stored_total,
+		      (unsigned long)q.st_stats.full,
+		      (unsigned long)q.to_tfifo);
+	assert_true(stored_total > 10 * ((2u << 16) / 112));
+	shp_tq_fini(&q);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
+/* ---------------------------------------- reset, change, pool empty */
+
+static void
+test_reset_and_change(void **state)
+{
+	char err[SHP_ERR_LEN];
+	struct shp_netem_conf *other = shp_netem_parse("delay 1ms store off",
+						       err);
+	struct rte_mbuf *m[64];
+	struct shp_rig r;
+	uint64_t i;
+
+	(void)state;
+	/* reset with frames stored: counted as flushed, pool full again */
+	shp_rig_chain(&r, "netem delay 1s");
+	for (i = 0; i < 64; i++)
+		m[i] = mk(i, 0);
+	assert_int_equal(shp_rig_enqueue_at(&r, 0, m, 64), 64);
+	assert_int_equal(shp_rig_dequeue_at(&r, 1, m, 64), 0);
+	assert_true(SHP_XSTAT(r.c, "netem", "store_frames") > 0);
+	shp_qdisc_reset_all(r.root, &r.ctx);
+	assert_int_equal(r.c->drops[SHP_DROP_FLUSHED], 64);
+	shp_rig_fini(&r);
+
+	/* a change with frames stored: they leave at their times, rebuilt,
+	 * while the new conf's keep their mbufs (and, earlier, go first) */
+	run_idx = 0;
+	nb_got[0] = 0;
+	shp_rig_chain(&r, "netem delay 10ms");
+	r.on_pkt = record;
+	for (i = 0; i < 32; i++)
+		m[i] = mk(i, 0);
+	shp_rig_enqueue_at(&r, 0, m, 32);
+	shp_rig_poll(&r);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"),
+			 storable(0, 32));
+	assert_non_null(r.root->ops->change(r.root, other));
+	for (i = 32; i < 64; i++)
+		m[i - 32] = mk(i, 1000);
+	shp_rig_enqueue_at(&r, 1000, m, 32);
+	shp_rig_poll(&r);
+	/* store off for the new ones */
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"),
+			 storable(0, 32));
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 64);
+	shp_rig_drain(&r);
+	assert_int_equal(nb_got[0], 64);
+	for (i = 0; i < 64; i++) {
+		/* the new conf's (32..63, due at 1 ms) before the old */
+		uint32_t want = i < 32 ? (uint32_t)i + 32 : (uint32_t)i - 32;
+		struct rte_mbuf *ref = mk(want, 0);
+
+		assert_int_equal(got[0][i].id, want);
+		assert_true(got[0][i].sum == fnv(rte_pktmbuf_mtod(ref,
+			uint8_t *), ref->pkt_len));
+		assert_int_equal(got[0][i].rx_ns, i < 32 ? 1000 : 0);
+		rte_pktmbuf_free(ref);
+	}
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	/* the rig frees its conf, not the one pushed */
+	r.root->ops->change(r.root, NULL);
+	shp_rig_fini(&r);
+	shp_netem_conf_free(other);
+}
+
+/* Due while the pool is empty: dropped as store_no_mbuf, never lost
+ * silently; the rest leave when mbufs are back. */
+static void
+test_pool_empty_at_release(void **state)
+{
+	static struct rte_mbuf *hold[POOL_SIZE];
+	struct rte_mbuf *m[64];
+	struct shp_rig r;
+	unsigned int nh = 0, i, st = storable(0, 64);
+	uint64_t dropped, left;
+
+	(void)state;
+	shp_rig_chain(&r, "netem delay 1ms");
+	for (i = 0; i < 64; i++)
+		m[i] = mk(i, 0);
+	shp_rig_enqueue_at(&r, 0, m, 64);
+	assert_int_equal(shp_rig_dequeue_at(&r, 1, m, 64), 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), st);
+	while (nh < POOL_SIZE && (hold[nh] = rte_pktmbuf_alloc(shp_rig_pool))
+	       != NULL)
+		nh++;
+	/* leave 10 mbufs */
+	rte_pktmbuf_free_bulk(hold + nh - 10, 10);
+	nh -= 10;
+	/* all due in one call: what leaves is not back in the pool before
+	 * the last is rebuilt */
+	left = shp_rig_dequeue_at(&r, 1000001, m, 64);
+	dropped = r.c->drops[shp_drop_index("store_no_mbuf")];
+	assert_int_equal(left + dropped, 64);
+	assert_int_equal(left, 10 + 64 - st);
+	assert_int_equal(dropped, st - 10);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	rte_pktmbuf_free_bulk(m, (unsigned int)left);
+	rte_pktmbuf_free_bulk(hold, nh);
+	shp_rig_fini(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jitter),
+		cmocka_unit_test(test_reorder_and_ties),
+		cmocka_unit_test(test_dup_corrupt),
+		cmocka_unit_test(test_threshold_and_segments),
+		cmocka_unit_test(test_store_full_and_recycled),
+		cmocka_unit_test(test_reset_and_change),
+		cmocka_unit_test(test_pool_empty_at_release),
+	};
+
+	shp_rig_env("netem_store", POOL_SIZE);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
