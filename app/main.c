@@ -417,6 +417,7 @@ main(int argc, char **argv)
 		       s->opt.cmdline_file);
 	}
 	s->running = true;
+	shaper_lost_launch(s);
 	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
 	if (s->opt.interactive)
 		cli_interact(s);

@@ -72,9 +72,10 @@ struct worker {
 	struct shp_load load;             /* what tx_cost_pub is made of */
 	uint64_t loops;                   /* poll rounds, for quiescence */
 	struct shp_stalls stalls;         /* loops the CPU was taken away */
-	/* what the kernel says this lcore lost since it started
-	 * (shp_cpu_lost.h): its thread, its one CPU (-1: a set), the
-	 * reading at start; read by the control side once started */
+	/* what the kernel says this lcore lost since the launch
+	 * (shp_cpu_lost.h): its thread (set by the worker), its one CPU
+	 * (-1: a set) and that CPU's steal at the launch (set by the main
+	 * lcore); read by the control side once lost_valid */
 	volatile bool lost_valid;
 	pid_t tid;
 	int cpu;
@@ -191,5 +192,8 @@ void shaper_stats_latency(struct shaper *s, uint16_t port,
 			  struct shp_latency *out);
 /* A worker's loops and stalls as reported (lib/core/shp_stall.h). */
 void shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out);
+/* Main lcore, before the workers are launched: where the kernel's count
+ * of their lost CPU starts (shp_cpu_lost.h). */
+void shaper_lost_launch(struct shaper *s);
 
 #endif

@@ -142,6 +142,26 @@ shaper_stats_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
 	shp_stats_latency(s->ctr, RTE_MAX_LCORE, port, out);
 }
 
+/*
+ * Where the kernel's count of each worker's lost CPU starts: its thread
+ * has waited for no CPU yet (it blocks until launched, and a blocked
+ * thread's run delay does not grow), so its totals count from zero; its
+ * CPU's steal counts from now.
+ */
+void
+shaper_lost_launch(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_workers; i++) {
+		struct worker *w = &s->workers[s->worker_ids[i]];
+
+		w->cpu = shp_cpu_lost_lcore_cpu(w->lcore);
+		shp_cpu_lost_read(-1, w->cpu, &w->lost0);
+		w->lost0.have_wait = true;
+	}
+}
+
 void
 shaper_worker_stalls(const struct worker *w, struct shp_stall_sum *out)
 {

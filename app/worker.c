@@ -574,14 +574,14 @@ rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 }
 
 
-/* The kernel's count of what this lcore loses starts now: its thread
- * and, when the EAL pinned it to one CPU, that CPU's steal. */
+/* The kernel's count of what this lcore loses: its thread, which the
+ * control side reads when it reports (two cheap calls here, and no file
+ * read before the first poll; the CPU's steal was taken at the launch,
+ * shaper_lost_launch). */
 static void
 worker_lost_start(struct worker *w)
 {
-	w->cpu = shp_cpu_lost_own_cpu();
 	w->tid = (pid_t)syscall(SYS_gettid);
-	shp_cpu_lost_read(w->tid, w->cpu, &w->lost0);
 	__atomic_store_n(&w->lost_valid, true, __ATOMIC_RELEASE);
 }
 

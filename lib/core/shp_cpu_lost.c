@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#define _GNU_SOURCE   /* sched_getaffinity, CPU_COUNT */
+#define _GNU_SOURCE   /* rte_lcore_cpuset, CPU_COUNT */
 #include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <rte_lcore.h>
 
 #include "shp_cpu_lost.h"
 
@@ -78,7 +79,7 @@ shp_cpu_lost_read(pid_t tid, int cpu, struct shp_cpu_lost *out)
 	if (tid == 0)
 		tid = (pid_t)syscall(SYS_gettid);
 	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
-	if (read_text(path, buf, 128) > 0 &&
+	if (tid > 0 && read_text(path, buf, 128) > 0 &&
 	    shp_schedstat_parse(buf, &out->wait_ns, &out->slices) == 0)
 		out->have_wait = true;
 	if (cpu >= 0 && read_text("/proc/stat", buf, sizeof(buf)) > 0 &&
@@ -107,13 +108,12 @@ shp_cpu_lost_since(const struct shp_cpu_lost *then,
 }
 
 int
-shp_cpu_lost_own_cpu(void)
+shp_cpu_lost_lcore_cpu(unsigned int lcore)
 {
-	cpu_set_t set;
+	rte_cpuset_t set = rte_lcore_cpuset(lcore);
 	int c;
 
-	if (sched_getaffinity(0, sizeof(set), &set) != 0 ||
-	    CPU_COUNT(&set) != 1)
+	if (CPU_COUNT(&set) != 1)
 		return -1;
 	for (c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &set))

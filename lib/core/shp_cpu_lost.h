@@ -38,10 +38,10 @@ int shp_schedstat_parse(const char *line, uint64_t *wait_ns,
  * if that CPU has no line or no steal field. */
 int shp_procstat_steal(const char *text, int cpu, uint64_t *ticks);
 
-/* The calling thread's CPU when it may run on one only, else -1. */
-int shp_cpu_lost_own_cpu(void);
+/* An EAL lcore's CPU when it may run on one only, else -1. */
+int shp_cpu_lost_lcore_cpu(unsigned int lcore);
 
-/* Now, for thread tid (0: the caller) and CPU cpu (-1: none). */
+/* Now, for thread tid (0: the caller, -1: none) and CPU cpu (-1: none). */
 void shp_cpu_lost_read(pid_t tid, int cpu, struct shp_cpu_lost *out);
 
 /* What was lost between two reads (now - then); unknowns stay unknown. */
