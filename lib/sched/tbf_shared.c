@@ -61,20 +61,12 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 			e += cost;
 			p += pcost;
 		}
-		if (k == 0) {
-			*next_ns = ticks_to_ns_up(RTE_MAX(e + cost, p + pcost));
-			return 0;
-		}
-		if (k < n) {
-			if (wire[k] != last) {
-				cost = shp_tbf_ticks(c->rate_mult, wire[k]);
-				pcost = c->peakrate ?
-					shp_tbf_ticks(c->peak_mult, wire[k]) :
-					0;
-			}
+		/* the loop stopped at frame k with its costs worked out */
+		if (k < n)
 			*next_ns = ticks_to_ns_up(RTE_MAX(e + cost,
 							  p + pcost));
-		}
+		if (k == 0)
+			return 0;
 		new.val[0] = (uint64_t)e;
 		new.val[1] = (uint64_t)p;
 		if (rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
