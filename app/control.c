@@ -487,6 +487,7 @@ class_hold_notes(const struct shaper *s, const struct shp_class_set *ns,
 		 const char *name)
 {
 	const struct shp_class_def *d = shp_class_find(ns, name);
+	const struct shp_kind *kind;
 	struct shp_chain_spec spec;
 	struct shp_kind_env env;
 	char err[SHP_ERR_LEN], what[SHP_ERR_LEN];
@@ -495,14 +496,15 @@ class_hold_notes(const struct shaper *s, const struct shp_class_set *ns,
 	shp_options_kind_env(&s->opt, &env);
 	if (d == NULL || shp_class_spec(d, &env, &spec, err) < 0)
 		return;
-	snprintf(what, sizeof(what), "class %s netem", name);
+	kind = spec.kind[sl] != NULL ? spec.kind[sl] :
+	       shp_kind_default(SHP_SLOT_DELAY);
+	/* the note names the class's delay stage by its own kind */
+	snprintf(what, sizeof(what), "class %s %s", name, kind->name);
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
 		if (d->ports == 0 || (d->ports & (1u << p)))
-			hold_note(s, p, spec.kind[sl] != NULL ? spec.kind[sl] :
-				  shp_kind_default(SHP_SLOT_DELAY),
-				  spec.conf[sl], what, &env);
+			hold_note(s, p, kind, spec.conf[sl], what, &env);
 	}
 	shp_chain_spec_free(&spec);
 }

@@ -448,7 +448,7 @@ shp_options_hold_caps(const struct shp_options *o, const uint16_t *ports,
 	for (i = 0; i < nb && i < SHP_MAX_PORTS; i++) {
 		struct shp_chain_spec q = { { NULL } };
 
-		need[i] = SHP_NETEM_RESERVE;
+		need[i] = SHP_DELAY_RESERVE;
 		if (shp_options_chain_spec(o, ports[i], &spec, err) < 0)
 			continue;
 		need[i] += shp_chain_spec_capacity(&spec, &env);

@@ -326,7 +326,7 @@ shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
 {
 	uint64_t n = held +
 		     (uint64_t)nb_ports * (desc +
-					   8 * burst + SHP_NETEM_RESERVE) +
+					   8 * burst + SHP_DELAY_RESERVE) +
 		     /* a cache holds up to 1.5 times its size */
 		     (uint64_t)nb_lcores * (2 * burst + SHP_POOL_CACHE * 3 / 2);
 
@@ -341,7 +341,7 @@ shp_chain_pool_shares(unsigned int pool, unsigned int nb,
 {
 	/* what the pool needs besides the chains' stages */
 	uint64_t fixed = shp_chain_pool_size(nb, 0, burst, nb_lcores, desc) -
-			 (uint64_t)nb * SHP_NETEM_RESERVE;
+			 (uint64_t)nb * SHP_DELAY_RESERVE;
 	uint64_t room = pool > fixed ? pool - fixed : 0, left = room, sum = 0;
 	uint64_t share[SHP_MAX_PORTS];
 	bool done[SHP_MAX_PORTS] = { false };

@@ -279,7 +279,7 @@ shp_chain_drain(struct shp_chain *c, struct shp_ctx *ctx, unsigned int max)
 #define SHP_NB_RXD 1024
 #define SHP_NB_TXD 1024
 #define SHP_POOL_CACHE 512   /* RTE_MEMPOOL_CACHE_MAX_SIZE */
-#define SHP_NETEM_RESERVE 16384
+#define SHP_DELAY_RESERVE 16384
 
 /*
  * Packets the stages of spec may hold at once: the sum of each kind's
@@ -308,7 +308,7 @@ unsigned int shp_chain_pool_size(unsigned int nb_ports, uint64_t held,
  * of pool mbufs, so that no port's profile takes the mbufs the others
  * receive into: the pool less what shp_chain_pool_size counts outside
  * the chains (descriptors, bursts, caches) is split between the ports in
- * proportion to need[i] (port i's capacity plus SHP_NETEM_RESERVE, as
+ * proportion to need[i] (port i's capacity plus SHP_DELAY_RESERVE, as
  * the pool is sized) max-min fairly: each port gets its need or an even
  * split of what the smaller needs left, whichever is less, and a pool
  * beyond every need (--mbufs) gives the rest in proportion to need.

@@ -769,36 +769,36 @@ test_class_netems_share_the_port_bound(void **state)
 static void
 test_pool_shares(void **state)
 {
-	uint64_t need[3] = { 3072 + SHP_NETEM_RESERVE,
-			     3072 + 100000 + SHP_NETEM_RESERVE,
-			     3072 + SHP_NETEM_RESERVE };
+	uint64_t need[3] = { 3072 + SHP_DELAY_RESERVE,
+			     3072 + 100000 + SHP_DELAY_RESERVE,
+			     3072 + SHP_DELAY_RESERVE };
 	uint64_t queue[3] = { 3072, 3072, 3072 }, sum = 0;
-	uint64_t room, big[3] = { 3072 + SHP_NETEM_RESERVE,
-				  3072 + 5000000 + SHP_NETEM_RESERVE,
-				  3072 + SHP_NETEM_RESERVE };
+	uint64_t room, big[3] = { 3072 + SHP_DELAY_RESERVE,
+				  3072 + 5000000 + SHP_DELAY_RESERVE,
+				  3072 + SHP_DELAY_RESERVE };
 	unsigned int pool, fixed, i;
 	uint32_t cap[3];
 
 	(void)state;
 	fixed = shp_chain_pool_size(3, 0, 32, 3, SHP_NB_RXD + SHP_NB_TXD) -
-		3 * SHP_NETEM_RESERVE;
+		3 * SHP_DELAY_RESERVE;
 	/* a pool sized for the chains: each port exactly what it needs */
 	pool = shp_chain_pool_size(3, need[0] + need[1] + need[2] -
-				   3 * SHP_NETEM_RESERVE, 32, 3,
+				   3 * SHP_DELAY_RESERVE, 32, 3,
 				   SHP_NB_RXD + SHP_NB_TXD);
 	shp_chain_pool_shares(pool, 3, need, queue, 32, 3,
 			      SHP_NB_RXD + SHP_NB_TXD, cap);
 	for (i = 0; i < 3; i++)
 		assert_int_equal(cap[i], need[i] - queue[i]);
-	assert_int_equal(cap[1], 100000 + SHP_NETEM_RESERVE);
+	assert_int_equal(cap[1], 100000 + SHP_DELAY_RESERVE);
 	/* a limit the pool was not sized for (--mbufs): it gets what the
 	 * others leave, the others keep their need */
 	pool = 80000;
 	room = pool - fixed;
 	shp_chain_pool_shares(pool, 3, big, queue, 32, 3,
 			      SHP_NB_RXD + SHP_NB_TXD, cap);
-	assert_int_equal(cap[0], SHP_NETEM_RESERVE);
-	assert_int_equal(cap[2], SHP_NETEM_RESERVE);
+	assert_int_equal(cap[0], SHP_DELAY_RESERVE);
+	assert_int_equal(cap[2], SHP_DELAY_RESERVE);
 	for (i = 0; i < 3; i++)
 		sum += cap[i] + queue[i];
 	assert_true(sum <= room);
@@ -811,7 +811,7 @@ test_pool_shares(void **state)
 		assert_int_equal(cap[i], 1);    /* the queue takes its 3000 */
 	/* a pool beyond every need: the rest by need, in proportion */
 	pool = shp_chain_pool_size(3, need[0] + need[1] + need[2] -
-				   3 * SHP_NETEM_RESERVE, 32, 3,
+				   3 * SHP_DELAY_RESERVE, 32, 3,
 				   SHP_NB_RXD + SHP_NB_TXD) +
 	       (unsigned int)(need[0] + need[1] + need[2]);
 	shp_chain_pool_shares(pool, 3, need, queue, 32, 3,

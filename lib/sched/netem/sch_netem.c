@@ -1486,7 +1486,7 @@ netem_kind_free(void *conf)
 }
 
 /* its limit when given; the default (half the pool) is the pool's own
- * reserve (SHP_NETEM_RESERVE) */
+ * reserve (SHP_DELAY_RESERVE) */
 static uint64_t
 netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 {
