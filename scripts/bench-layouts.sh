@@ -34,9 +34,16 @@ for r in $(seq "$R"); do
 			"$bin" "${L[@]}" --no-huge -m 2048 --no-pci --file-prefix bl$$ \
 				--log-level '*:error' --vdev net_null0,copy=1 \
 				--vdev net_null1,copy=1 -- "${X[@]}" --mbufs 400000 \
-				--stats-file "$tmp/s.json" "${args[@]}" >/dev/null 2>&1 &
+				--stats-file "$tmp/s.json" "${args[@]}" >"$tmp/out" 2>&1 &
 			pid=$!
-			sleep $((S + 3))
+			# from the end of set-up (the line of ports), which takes
+			# seconds on a fresh machine (400000 mbufs, first touch)
+			for _ in $(seq 600); do
+				grep -q "dpdk-shaper: 2 ports" "$tmp/out" && break
+				kill -0 $pid 2>/dev/null || break
+				sleep 0.1
+			done
+			sleep "$S"
 			kill -TERM $pid
 			wait $pid || true
 			python3 - "$tmp/s.json" "$T" "$lay" "$r" "$bin" <<'PY'
