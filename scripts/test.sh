@@ -62,7 +62,7 @@ done
 # The unit and replay tests again on an AddressSanitizer + UBSan build
 # (build-san/; UBSan errors fatal, no suppressions; leaks fail the run),
 # then every libFuzzer harness over its corpus and for SHP_CI_FUZZ_SECONDS
-# (default 30) seconds each (scripts/fuzz.sh, clang, build-fuzz/).
+# (default 15) seconds each (scripts/fuzz.sh, clang, build-fuzz/).
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 san_ok=0 san_total=1 fz_ok=0 fz_total=0
 echo "== sanitizers: build-san (address,undefined)"
@@ -94,9 +94,9 @@ else
 	echo "sanitizer build failed"
 	status=1
 fi
-echo "== fuzz: each harness over its corpus, then ${SHP_CI_FUZZ_SECONDS:-30}s"
+echo "== fuzz: each harness over its corpus, then ${SHP_CI_FUZZ_SECONDS:-15}s"
 fz_log=$(mktemp)
-scripts/fuzz.sh "${SHP_CI_FUZZ_SECONDS:-30}" | tee "$fz_log"
+scripts/fuzz.sh "${SHP_CI_FUZZ_SECONDS:-15}" | tee "$fz_log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fz_total=$(grep -c '^fuzz [a-z_]*: ' "$fz_log")
 fz_ok=$(grep -c '^fuzz [a-z_]*: ok' "$fz_log")

@@ -10,6 +10,7 @@ import time
 import uuid
 
 from conftest import (NULL_VDEVS as NULL2, Result, conservation, outputs,
+                      wait_started,
                       prefix, run_piped, shaper_cmd, telemetry)
 
 sys.path.insert(0, __file__.rsplit("/test/", 1)[0] + "/test")
@@ -42,6 +43,10 @@ def run_paced(tmp_path, commands, vdevs, app_args=(), timeout=120):
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
     try:
+        # the pauses count from the end of set-up, not from the start: the
+        # EAL takes seconds on a loaded machine, and a "stop" during it
+        # freezes whatever the first burst left queued
+        head = wait_started(p)
         for c in commands:
             if isinstance(c, float):
                 time.sleep(c)
@@ -49,7 +54,7 @@ def run_paced(tmp_path, commands, vdevs, app_args=(), timeout=120):
             p.stdin.write(c + "\n")
             p.stdin.flush()
         p.stdin.close()
-        out = p.stdout.read()
+        out = head + p.stdout.read()
         p.wait(timeout=timeout)
     finally:
         if p.poll() is None:

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import (BIN, NULL_VDEVS, REPO, SAMPLE, clean, outputs, prefix,
+                      wait_started,
                       run_piped, shaper_cmd)
 
 
@@ -97,10 +98,12 @@ def test_pipe_output_has_no_terminal_codes(tmp_path):
     cmd = shaper_cmd(vdevs, ["-i", "--replay"])
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
+    head = wait_started(p).encode()   # 3 s from the end of set-up
     p.stdin.write(b"show config\n")
     p.stdin.flush()
     time.sleep(3)                     # the replay ends: announced
     out, _ = p.communicate(b"help\nquit\n", timeout=60)
+    out = head + out
     assert p.returncode == 0
     assert b"replay done" in out
     assert b"\x1b" not in out and b"\r" not in out, repr(out[:400])
@@ -274,9 +277,11 @@ def test_stats_period_has_time_and_period_drops(tmp_path):
                                   "--netem", "loss 50%"])
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
+    head = wait_started(p)   # the periods count from the end of set-up
     time.sleep(3.8)
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=30)
+    out = head + out
     assert p.returncode == 0
     stamps = re.findall(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ), forwarding "
                         r"for ([\d.]+) s$", out, re.M)

@@ -9,11 +9,12 @@ limit. What the lcore cannot carry is still counted (`overload`,
 import os
 import signal
 import subprocess
+import time
 
 from conftest import BIN, Run, assert_conserved, forget_prefix
 
 
-def run_live(tmp_path, netem, secs=5):
+def run_live(tmp_path, netem, secs=4):
     stats = tmp_path / "stats.json"
     prefix = "rpstore%d" % os.getpid()
     cmd = [BIN, "-l", "0-1", "--no-huge", "-m", "2048", "--no-pci",
@@ -23,11 +24,18 @@ def run_live(tmp_path, netem, secs=5):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        try:
-            out, err = proc.communicate(timeout=secs)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=60)
+        # secs of forwarding from the end of set-up, which takes seconds on
+        # a loaded machine
+        head = b""
+        while b"dpdk-shaper: 2 ports" not in head or \
+                not head.endswith(b"\n"):
+            c = os.read(proc.stdout.fileno(), 1)
+            assert c, head
+            head += c
+        time.sleep(secs)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        out = head.decode() + out
     finally:
         if proc.poll() is None:
             proc.kill()
