@@ -13,8 +13,9 @@
  *  - command output goes through stdout in every mode (prompt, command
  *    file, `load`): cmdline_printf() to an fd of -1 would lose it.
  *
- * This file: the parser's state, a command's output, running a line, an
- * --atomic file or a command file, checking a file before the start.
+ * This file: running a line, an --atomic file or a command file, checking
+ * a file before the start. The parser's state and a command's output are
+ * cli_out.c's, which the commands use too.
  * The other jobs have their own files (cli_priv.h lists them).
  */
 #include <errno.h>
@@ -29,66 +30,6 @@
 #include "cli.h"
 #include "cli_priv.h"
 #include "control.h"
-
-struct shaper *S;
-struct cmdline *cl;      /* parser state only: fds -1 */
-bool failed;             /* set by a command that failed */
-
-/* not NULL while an --atomic file is checked (cli_exec_atomic) */
-struct batch *batch;
-
-void __rte_format_printf(1, 2)
-out(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stdout, fmt, ap);
-	va_end(ap);
-}
-
-void
-cli_set_failed(void)
-{
-	failed = true;
-}
-
-void __rte_format_printf(1, 2)
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("error: ", stdout);
-	va_start(ap, fmt);
-	vfprintf(stdout, fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-	failed = true;
-}
-
-/* ---- helpers ---------------------------------------------------- */
-
-void
-for_ports(int port, void (*fn)(struct shaper *, uint16_t))
-{
-	unsigned int i;
-
-	for (i = 0; i < S->nb_ports; i++)
-		if (port < 0 || port == S->port_ids[i])
-			fn(S, S->port_ids[i]);
-}
-
-/* The port word of a command, or -2 after saying why not. */
-int
-port_of(const char *cmd, const char *word)
-{
-	char err[SHP_ERR_LEN];
-	int p = ctl_port_arg(S, word, err);
-
-	if (p == -2)
-		fail("%s: %s", cmd, err);
-	return p;
-}
 
 /* ---- running lines and files ---------------------------------------- */
 
@@ -285,6 +226,7 @@ int
 cli_init(struct shaper *s)
 {
 	S = s;
+	cli_file_runner = cli_run_file;
 	if (ctx_init() < 0)
 		return -1;
 	cl = cmdline_new(main_ctx, PROMPT, -1, -1);

@@ -40,6 +40,9 @@ struct batch {
 };
 extern struct batch *batch;
 
+/* cli_run_file, for `load` (set by cli_init: see cli_out.c) */
+extern int (*cli_file_runner)(const char *path);
+
 /* A command's output, to stdout (cli_exec_to points it elsewhere). */
 void __rte_format_printf(1, 2) out(const char *fmt, ...);
 /* "error: ..." and the command failed. */

@@ -297,7 +297,7 @@ cmd_load(void *res, struct cmdline *c, void *data)
 		return;
 	}
 	load_depth++;
-	outer_failed = cli_run_file(r->args) < 0;
+	outer_failed = cli_file_runner(r->args) < 0;
 	load_depth--;
 	failed = outer_failed;
 }
