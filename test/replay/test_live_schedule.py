@@ -128,7 +128,16 @@ def test_repeat(tmp_path):
     d = [t - T0 - pcaplib.seq_of(f) * 10 * MS for t, f in out]
     base = min(d)
     slow = sum(1 for x in d if x - base > 15 * MS)
-    assert 0.2 <= slow / len(d) <= 0.45, (slow, len(d))
+    # With --max-late 0 nothing is shed: a packet the host kept the worker
+    # from stamping or sending for 14 ms looks slow too. Packets come 10 ms
+    # apart, so a stall of L makes at most L / 10 ms + 1 of them so late,
+    # and every loop over 1 ms is in the stats file: that many more may
+    # count as slow, never fewer.
+    lc = run.stats["lcores"]
+    explained = sum(v["stalled_ns"] // (10 * MS) + v["stalls"]
+                    for v in lc.values())
+    assert 0.2 * len(d) <= slow <= 0.45 * len(d) + explained, \
+        (slow, len(d), explained, lc)
 
 
 
