@@ -14,9 +14,14 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <rte_mempool.h>
 
 #include "netem_tq.h"
+#include "shp_numa.h"
 #include "shp_rand.h"
 #include "ref_heap.h"
 #include "shp_rig.h"
@@ -394,6 +399,67 @@ test_no_calendar(void **state)
 	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
+/* The policy the kernel holds for the page at addr: its mode, and the
+ * node mask's first word. */
+static int
+policy_of(void *addr, unsigned long *mask0)
+{
+	unsigned long mask[16] = { 0 };
+	int mode = -1;
+
+	if (get_mempolicy(&mode, mask, sizeof(mask) * 8 + 1, addr,
+			  MPOL_F_ADDR) < 0)
+		return -errno;
+	*mask0 = mask[0];
+	return mode;
+}
+
+/* The calendar's chunks are mmap()ed, committed as they are first used:
+ * they ask for the node of the queue's socket, not the first toucher's;
+ * an unnamed socket asks for nothing, a node out of range is refused. */
+static void
+test_chunks_on_the_sockets_node(void **state)
+{
+	struct shp_tq q;
+	unsigned long m0 = 0;
+	size_t len = 1 << 20;
+	void *any;
+	int rc;
+
+	(void)state;
+	any = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(any != MAP_FAILED);
+	rc = shp_numa_prefer(any, len, 0);
+	if (rc == -ENOSYS) {
+		munmap(any, len);
+		printf("skipped: this kernel has no NUMA policies (mbind: "
+		       "ENOSYS)\n");
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(policy_of(any, &m0), MPOL_PREFERRED);
+	assert_int_equal(m0, 1);
+	assert_int_equal(shp_numa_prefer(any, len, 100000), -EINVAL);
+	munmap(any, len);
+
+	any = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(any != MAP_FAILED);
+	assert_int_equal(shp_numa_prefer(any, len, SOCKET_ID_ANY), 0);
+	assert_int_equal(policy_of(any, &m0), MPOL_DEFAULT);
+	munmap(any, len);
+
+	assert_true(shp_tq_init(&q, 64, 4000, 0));
+	assert_non_null(q.chunks);
+	assert_int_equal(policy_of(q.chunks, &m0), MPOL_PREFERRED);
+	assert_int_equal(m0, 1);
+	shp_tq_fini(&q);
+	assert_true(shp_tq_init(&q, 64, 4000, SOCKET_ID_ANY));
+	assert_int_equal(policy_of(q.chunks, &m0), MPOL_DEFAULT);
+	shp_tq_fini(&q);
+}
+
 int
 main(void)
 {
@@ -408,6 +474,7 @@ main(void)
 		cmocka_unit_test(test_full_bucket),
 		cmocka_unit_test(test_flush_frees_all),
 		cmocka_unit_test(test_no_calendar),
+		cmocka_unit_test(test_chunks_on_the_sockets_node),
 	};
 
 	shp_rig_env("netem_tq", POOL_SIZE);

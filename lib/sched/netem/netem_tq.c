@@ -8,6 +8,7 @@
 #include <rte_prefetch.h>
 
 #include "netem_tq.h"
+#include "shp_numa.h"
 
 #define SHP_TQ_NONE        UINT32_MAX
 #define CHUNK_ENTS         15     /* 16 + 15 * 16 bytes: four cache lines */
@@ -111,6 +112,8 @@ shp_tq_cal_new(uint32_t nb_bkt, uint32_t max_pkts, int socket)
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (c->chunks == MAP_FAILED)
 		c->chunks = NULL;
+	else
+		(void)shp_numa_prefer(c->chunks, c->chunks_len, socket);
 	c->ready = rte_malloc_socket("tq_ready", sizeof(*c->ready) * READY_MAX,
 				     RTE_CACHE_LINE_SIZE, socket);
 	c->scratch = rte_malloc_socket("tq_scratch",
@@ -320,6 +323,7 @@ shp_tq_store_init(struct shp_tq *q, size_t bytes, struct rte_mempool *pool)
 		return false;
 	}
 	st->map = map;
+	(void)shp_numa_prefer(map, st->map_len, pool->socket_id);
 	st->base = (char *)RTE_ALIGN_CEIL((uintptr_t)map, ST_CHUNK);
 #ifdef MADV_HUGEPAGE
 	/* fewer TLB misses over a store of megabytes; a hint only */
