@@ -245,7 +245,8 @@ summary(struct replay *r, FILE *f)
 	int d;
 
 	/* the port's and its classes' (shp_stats_sum adds theirs) */
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	shp_stats_sum(r->ctr, 1, 0, r->chain.bands != 0 ? r->chain.bands :
+		      r->opt.bands, &sum);
 	c = &sum.c;
 	for (d = 0; d < (int)shp_drop_nb(); d++)
 		dropped += c->drops[d];
@@ -370,7 +371,8 @@ write_stats(struct replay *r)
 
 	if (path == NULL)
 		return 0;
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	shp_stats_sum(r->ctr, 1, 0, r->chain.bands != 0 ? r->chain.bands :
+		      r->opt.bands, &sum);
 	shp_latency_summarize(&replay_lat, &sum);
 	snprintf(tmp, sizeof(tmp), "%s.partial-%d", path, (int)getpid());
 	f = fopen(tmp, "w");

@@ -28,6 +28,12 @@ struct shp_bands_conf {
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
 	bool lean;           /* shp_stage_env's */
+	/* the band of each priority 0..15 (the RX pass maps with it, from
+	 * the chain: shp_chain.priomap) */
+	uint8_t priomap[16];
+	bool bands_set;      /* nb_bands, priomap given by its text; */
+	bool priomap_set;    /* what is not, the aliases gave (--bands, */
+	bool alias_map;      /* --priomap: true, or the default map) */
 };
 
 /*
