@@ -147,7 +147,8 @@ print_profile(struct replay *r, FILE *f)
 	bool others = false, applied = false;
 
 	fprintf(f, "profile:      port 0: bands %u, classify %s",
-		o->bands, shp_classify_mode_name(o->classify));
+		r->chain.bands != 0 ? r->chain.bands : o->bands,
+		shp_classify_mode_name(o->classify));
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
 		const struct shp_qdisc *q = r->chain.stage[s];
 

@@ -306,13 +306,15 @@ shp_option_class(struct shp_options *o, const char *opt, const char *name,
 	return shp_class_option(o->classes, opt, name, value, err);
 }
 
-/* Each port's queue text against the aliases (--bands, --priomap): its
- * own words win, and what it leaves to them must fit what it gives. */
+/* Each port's and class's queue text against the aliases (--bands,
+ * --priomap): its own words win, and what it leaves to them must fit
+ * what it gives. */
 static int
 check_queues(const struct shp_options *o, char *err)
 {
 	struct shp_kind_env env;
 	char sub[SHP_ERR_LEN];
+	unsigned int i;
 	uint16_t p;
 
 	shp_options_kind_env(o, &env);
@@ -337,6 +339,13 @@ check_queues(const struct shp_options *o, char *err)
 			return -1;
 		}
 		shp_kind_conf_free(k, c);
+	}
+	for (i = 0; o->classes != NULL && i < o->classes->nb; i++) {
+		struct shp_chain_spec spec;
+
+		if (shp_class_spec(&o->classes->def[i], &env, &spec, err) < 0)
+			return -1;
+		shp_chain_spec_free(&spec);
 	}
 	return 0;
 }

@@ -675,6 +675,7 @@ pf_resolve(struct shp_bands_conf *c, const char *map_text,
 	   const struct shp_kind_env *env, char *err)
 {
 	char sub[SHP_ERR_LEN];
+	unsigned int i;
 
 	if (c->priomap_set) {
 		if (shp_priomap_parse(map_text, (uint8_t)c->nb_bands,
@@ -691,7 +692,7 @@ pf_resolve(struct shp_bands_conf *c, const char *map_text,
 		return 0;
 	}
 	memcpy(c->priomap, env->priomap, sizeof(c->priomap));
-	for (unsigned int i = 0; i < 16; i++)
+	for (i = 0; i < 16; i++)
 		if (c->priomap[i] >= c->nb_bands) {
 			snprintf(err, SHP_ERR_LEN, "pfifo_fast: bands %u: the "
 				 "global priomap sends priority %u to band %u: "

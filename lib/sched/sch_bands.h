@@ -3,7 +3,9 @@
  * pfifo_fast with N bands, one rte_ring per band.
  *
  * Producers (RX lcores, any number) enqueue with shp_qdisc_enqueue(), each
- * packet going to meta->band. The one consumer (the TX lcore owning the
+ * packet going to the band its priority (meta->prio) has in the conf's
+ * priomap, or with the RX pass's bands (enqueue_rx: the chain's priomap,
+ * the same map). The one consumer (the TX lcore owning the
  * egress port) dequeues strictly by priority: band 0 first, FIFO within a
  * band, the band chosen as the lowest set bit of a bitmap of non-empty bands.
  *

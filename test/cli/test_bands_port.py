@@ -3,6 +3,7 @@
 queue, `set queue P pfifo_fast ...`; --bands, --priomap and `set priomap`
 stay as aliases for every port whose queue gives none of its own."""
 import re
+import struct
 import subprocess
 import sys
 
@@ -217,3 +218,29 @@ def test_run_time_per_port_and_alias(tmp_path):
     last = qdisc_heads(o["show qdisc 1"][2])[0]
     assert last.endswith("bands 4 priomap 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 "), \
         last
+
+
+def test_class_queue_maps_by_its_own_priomap(tmp_path):
+    """A class's pfifo_fast maps its packets with its own map, not the
+    port's (their band counters add into the port's)."""
+    def frame(dst, seq):
+        f = bytearray(pcaplib.eth_ipv4(0, 100, seq))
+        f[30:34] = bytes(dst)
+        f[24:26] = b"\0\0"
+        f[24:26] = struct.pack("!H", pcaplib._csum(bytes(f[14:34])))
+        return bytes(f)
+
+    frames = [frame((10, 1, 0, 7) if i % 3 == 0 else (10, 2, 0, 9), i)
+              for i in range(30)]
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames)
+    r = run_piped(tmp_path, [], interactive=False, vdevs=[
+        "net_pcap0,rx_pcap=%s,tx_pcap=%s" % (inp, tmp_path / "o.pcap")],
+        app_args=["--replay",
+                  "--queue", "pfifo_fast bands 4 priomap " + csv([0] * 16),
+                  "--class", "c", "dst_ip 10.1.0.0/16",
+                  "--class-queue", "c",
+                  "pfifo_fast bands 4 priomap " + csv([3] + [1] * 15)])
+    assert r.rc == 0, r.out
+    got = [b["enqueued"] for b in r.stats["ports"]["0"]["bands"]]
+    assert got == [20, 0, 0, 10], (got, r.out)
