@@ -2,14 +2,16 @@
 `--queue[-port] 'pfifo_fast bands N priomap ...'`, the INI's [port N]
 queue, `set queue P pfifo_fast ...`; --bands, --priomap and `set priomap`
 stay as aliases for every port whose queue gives none of its own."""
+import json
 import re
 import struct
 import subprocess
 import sys
+import time
 
 import pytest
 
-from conftest import outputs, run_piped, shaper_cmd
+from conftest import outputs, run_piped, shaper_cmd, wait_started
 
 sys.path.insert(0, __file__.rsplit("/test/", 1)[0] + "/test")
 import pcaplib  # noqa: E402
@@ -220,17 +222,18 @@ def test_run_time_per_port_and_alias(tmp_path):
         last
 
 
+def class_frame(dst, seq):
+    f = bytearray(pcaplib.eth_ipv4(0, 100, seq))
+    f[30:34] = bytes(dst)
+    f[24:26] = b"\0\0"
+    f[24:26] = struct.pack("!H", pcaplib._csum(bytes(f[14:34])))
+    return bytes(f)
+
+
 def test_class_queue_maps_by_its_own_priomap(tmp_path):
     """A class's pfifo_fast maps its packets with its own map, not the
     port's (their band counters add into the port's)."""
-    def frame(dst, seq):
-        f = bytearray(pcaplib.eth_ipv4(0, 100, seq))
-        f[30:34] = bytes(dst)
-        f[24:26] = b"\0\0"
-        f[24:26] = struct.pack("!H", pcaplib._csum(bytes(f[14:34])))
-        return bytes(f)
-
-    frames = [frame((10, 1, 0, 7) if i % 3 == 0 else (10, 2, 0, 9), i)
+    frames = [class_frame((10, 1, 0, 7) if i % 3 == 0 else (10, 2, 0, 9), i)
               for i in range(30)]
     inp = tmp_path / "in.pcap"
     pcaplib.write(str(inp), frames)
@@ -244,3 +247,40 @@ def test_class_queue_maps_by_its_own_priomap(tmp_path):
     assert r.rc == 0, r.out
     got = [b["enqueued"] for b in r.stats["ports"]["0"]["bands"]]
     assert got == [20, 0, 0, 10], (got, r.out)
+
+
+def test_class_queue_follows_set_priomap(tmp_path):
+    """A class's pfifo_fast without a map of its own follows the alias:
+    `set priomap` moves its traffic, not the port's own map's."""
+    frames = [class_frame((10, 1, 0, 7), i) for i in range(64)]
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames)
+    stats = tmp_path / "s.json"
+    cmd = shaper_cmd(["net_pcap0,rx_pcap=%s,tx_pcap=/dev/null,infinite_rx=1"
+                      % inp, "net_null0,copy=1"], [
+        "-i", "--stats-file", str(stats), "--bands", "4",
+        "--queue", "pfifo_fast priomap " + csv([0] * 16),
+        "--class", "c", "dst_ip 10.1.0.0/16"])
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        head = wait_started(p)
+        time.sleep(1)
+        p.stdin.write("show bands 1\nset priomap " + " ".join(["3"] * 16) +
+                      "\n")
+        p.stdin.flush()
+        time.sleep(1)
+        out, _ = p.communicate("show bands 1\nquit\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    out = head + out
+    assert p.returncode == 0, out
+    o = outputs(out)
+    assert "priomap 3,3,3" in o["set priomap " + " ".join(["3"] * 16)][0]
+    bands = json.loads(stats.read_text())["ports"]["1"]["bands"]
+    got = [b["enqueued"] for b in bands]
+    # the class's default map for 4 bands (priority 0: band 1), then the
+    # alias's band 3; never the port's own band 0
+    assert got[0] == 0 and got[1] > 0 and got[3] > 0, (got, out)
