@@ -675,14 +675,15 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 	for (i = 0; i < s->nb_ports; i++) {
 		const struct shp_chain *c = &s->chain[s->port_ids[i]];
 		const struct shp_kind *k = c->kind[SHP_SLOT_QUEUE];
+		struct shp_kind_env pe = env;
 		const uint8_t *map;
 		void *conf = NULL;
 
 		if (k->bands == NULL)
 			continue;
-		env.bands = c->bands;
+		pe.bands = c->bands;   /* the running queue's */
 		shp_chain_format(c, SHP_SLOT_QUEUE, texts[i], CTL_TEXT_LEN);
-		if (shp_kind_parse("queue", texts[i], &env, &k, &conf,
+		if (shp_kind_parse("queue", texts[i], &pe, &k, &conf,
 				   sub) < 0 ||
 		    (k->check_change != NULL &&
 		     k->check_change(c->conf[SHP_SLOT_QUEUE], conf, sub) < 0)) {
