@@ -247,10 +247,9 @@ void shp_hist_summary_print(FILE *f, const char *name,
 
 /* Write the --stats-file JSON for ports[0..nb) to f (each port's
  * "bands" as many as its sum has; nb_bands for a sum that says none);
- * elapsed_s is how
- * long forwarding ran; lcores[0..nb_lcores) the workers' stalls (an
- * "lcores" object, left out with none: the offline tool has no CPU to
- * lose). */
+ * elapsed_s is how long forwarding ran; lcores[0..nb_lcores) the
+ * workers' stalls (an "lcores" object, left out with none: the offline
+ * tool has no CPU to lose). */
 void shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			  const uint16_t *port_ids, unsigned int nb,
 			  unsigned int nb_bands, double elapsed_s,
