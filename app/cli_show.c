@@ -132,12 +132,12 @@ show_bands(struct shaper *s, uint16_t p)
 		q = q->child;
 	if (q != NULL)
 		q->ops->report(q, state, sizeof(state));
-	out("port %u: %u bands%s%s\n", p, s->opt.bands, state[0] ? ", " : "",
+	out("port %u: %u bands%s%s\n", p, sum.nb_bands, state[0] ? ", " : "",
 	    state);
 	out("  %-4s %10s %14s %14s %12s %12s %12s %10s\n", "band", "depth",
 	    "enqueued", "dequeued", "dropped", "full", "pushed_out",
 	    "flushed");
-	for (b = 0; b < s->opt.bands; b++)
+	for (b = 0; b < sum.nb_bands; b++)
 		out("  %-4u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 " %12"
 		    PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n", b,
 		    sum.band_depth[b], sum.c.band[b].enqueued,

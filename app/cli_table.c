@@ -163,7 +163,9 @@ static const char help_show[] =
 "show schedule               links up or down, the next --schedule events\n";
 
 static const char help_set_fixed[] =
-"set priomap P0 ... P15      band of each priority (16 values)\n"
+"set priomap P0 ... P15      band of each priority (16 values), for every\n"
+"                            queue without its own (set queue P pfifo_fast\n"
+"                            priomap P0 ... P15: port P's own)\n"
 "set classify tos|dscp|pcp|none\n"
 "clear KEY all|P             set KEY all|P off (a queue: its defaults)\n"
 "set class NAME WORDS        define or change a class: match 'RULE' (OR\n"

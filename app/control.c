@@ -142,17 +142,17 @@ struct stage_prep {
 };
 
 static int
-stage_prepare(struct shaper *s, const char *key, int port,
-	      const char *const *args_of, const char *args,
-	      struct stage_prep *pr, char *err)
+stage_prepare_env(struct shaper *s, const char *key, int port,
+		  const char *const *args_of, const char *args,
+		  const struct shp_kind_env *envp, struct stage_prep *pr,
+		  char *err)
 {
 	const struct shp_kind **kind = pr->kind;
 	void **conf = pr->conf;
-	struct shp_kind_env env;
+	struct shp_kind_env env = *envp;
 	unsigned int i;
 
 	memset(pr, 0, sizeof(*pr));
-	shp_options_kind_env(&s->opt, &env);
 	/* every conf first, checked against the port's chain: an error
 	 * changes nothing */
 	for (i = 0; i < s->nb_ports; i++) {
@@ -163,6 +163,9 @@ stage_prepare(struct shaper *s, const char *key, int port,
 		if (!port_selected(port, p) ||
 		    (args_of != NULL && args_of[i] == NULL))
 			continue;
+		/* a text without bands keeps the running queue's: a map
+		 * it gives is checked against those */
+		env.bands = c->bands != 0 ? c->bands : envp->bands;
 		if (shp_kind_parse(key, args_of != NULL ? args_of[i] : args,
 				   &env, &kind[i], &conf[i], err) < 0)
 			goto undo;
@@ -207,6 +210,17 @@ undo:
 	return -1;
 }
 
+static int
+stage_prepare(struct shaper *s, const char *key, int port,
+	      const char *const *args_of, const char *args,
+	      struct stage_prep *pr, char *err)
+{
+	struct shp_kind_env env;
+
+	shaper_kind_env(s, &env);
+	return stage_prepare_env(s, key, port, args_of, args, &env, pr, err);
+}
+
 static void
 stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
 {
@@ -229,7 +243,7 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
 	struct shp_kind_env env;
 	unsigned int i, j, m = 0;
 
-	shp_options_kind_env(&s->opt, &env);
+	shaper_kind_env(s, &env);
 	for (j = 0; j < n; j++)
 		for (i = 0; i < s->nb_ports; i++) {
 			uint16_t p = s->port_ids[i];
@@ -448,6 +462,43 @@ ctl_set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
 	return 0;
 }
 
+/* A class set ns for every port, prepared (an error changes nothing),
+ * then published. */
+static int
+classes_prepare(struct shaper *s, const struct shp_class_set *ns,
+		const struct shp_kind_env *env,
+		struct shp_classes_update **u, char *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		u[i] = NULL;
+		if (shp_classes_prepare(&s->chain[p], ns, s->pool_of[p], p, env,
+					&u[i], err) < 0) {
+			while (i-- > 0)
+				shp_classes_abort(u[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+classes_publish(struct shaper *s, struct shp_classes_update **u)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++)
+		if (u[i] != NULL)
+			shp_classes_publish(u[i]);
+	grace_period();
+	for (i = 0; i < s->nb_ports; i++)
+		if (u[i] != NULL)
+			shp_classes_finish(u[i]);
+}
+
 /*
  * `set class NAME ...` (words) and `clear class NAME` (words NULL): the
  * new class set is prepared on every port first (an error changes
@@ -457,28 +508,13 @@ ctl_set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
 static int
 apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
 {
-	struct shp_classes_update *u[SHP_MAX_PORTS] = { NULL };
+	struct shp_classes_update *u[SHP_MAX_PORTS];
 	struct shp_kind_env env;
-	unsigned int i;
 
-	shp_options_kind_env(&s->opt, &env);
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-
-		if (shp_classes_prepare(&s->chain[p], ns, s->pool_of[p], p, &env,
-					&u[i], err) < 0) {
-			while (i-- > 0)
-				shp_classes_abort(u[i]);
-			return -1;
-		}
-	}
-	for (i = 0; i < s->nb_ports; i++)
-		if (u[i] != NULL)
-			shp_classes_publish(u[i]);
-	grace_period();
-	for (i = 0; i < s->nb_ports; i++)
-		if (u[i] != NULL)
-			shp_classes_finish(u[i]);
+	shaper_kind_env(s, &env);
+	if (classes_prepare(s, ns, &env, u, err) < 0)
+		return -1;
+	classes_publish(s, u);
 	return 0;
 }
 
@@ -493,7 +529,7 @@ class_hold_notes(const struct shaper *s, const struct shp_class_set *ns,
 	char err[SHP_ERR_LEN], what[SHP_ERR_LEN];
 	unsigned int i, sl = SHP_SLOT_DELAY;
 
-	shp_options_kind_env(&s->opt, &env);
+	shaper_kind_env(s, &env);
 	if (d == NULL || shp_class_spec(d, &env, &spec, err) < 0)
 		return;
 	kind = spec.kind[sl] != NULL ? spec.kind[sl] :
@@ -606,10 +642,24 @@ publish_classifier(struct shaper *s, struct shp_classifier *n)
 	ctl_config_refresh(s);
 }
 
+/*
+ * The priomap alias: every port's queue that gives no map of its own
+ * (its kind's bands op: pfifo_fast) takes the new one, reparsed from its
+ * own text with it; one that cannot (fewer bands of its own) is named,
+ * and nothing changes.
+ */
 int
 ctl_set_priomap(struct shaper *s, const char *text, char *err)
 {
+	static char texts[SHP_MAX_PORTS][CTL_TEXT_LEN];
+	const char *args_of[SHP_MAX_PORTS] = { NULL };
+	struct shp_classes_update *u[SHP_MAX_PORTS];
 	struct shp_classifier *n = malloc(sizeof(*n));
+	struct shp_kind_env env;
+	struct stage_prep pr;
+	char sub[SHP_ERR_LEN];
+	unsigned int i;
+	bool any = false;
 
 	if (n == NULL) {
 		snprintf(err, SHP_ERR_LEN, "out of memory");
@@ -620,6 +670,57 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 		free(n);
 		return -1;
 	}
+	shaper_kind_env(s, &env);
+	env.priomap = n->priomap;
+	for (i = 0; i < s->nb_ports; i++) {
+		const struct shp_chain *c = &s->chain[s->port_ids[i]];
+		const struct shp_kind *k = c->kind[SHP_SLOT_QUEUE];
+		struct shp_kind_env pe = env;
+		const uint8_t *map;
+		void *conf = NULL;
+
+		if (k->bands == NULL)
+			continue;
+		pe.bands = c->bands;   /* the running queue's */
+		shp_chain_format(c, SHP_SLOT_QUEUE, texts[i], CTL_TEXT_LEN);
+		if (shp_kind_parse("queue", texts[i], &pe, &k, &conf,
+				   sub) < 0 ||
+		    (k->check_change != NULL &&
+		     k->check_change(c->conf[SHP_SLOT_QUEUE], conf, sub) < 0)) {
+			if (conf != NULL)
+				shp_kind_conf_free(k, conf);
+			snprintf(err, SHP_ERR_LEN, "port %u: %s",
+				 s->port_ids[i], sub);
+			free(n);
+			return -1;
+		}
+		/* a map of its own stays */
+		k->bands(conf, &map);
+		if (memcmp(map, c->priomap, 16) != 0) {
+			args_of[i] = texts[i];
+			any = true;
+		}
+		shp_kind_conf_free(k, conf);
+	}
+	if (any && stage_prepare_env(s, "queue", -1, args_of, NULL, &env,
+				     &pr, err) < 0) {
+		free(n);
+		return -1;
+	}
+	/* the classes' queues too (the same set again: only those whose
+	 * map changes change) */
+	if (s->opt.classes != NULL &&
+	    classes_prepare(s, s->opt.classes, &env, u, err) < 0) {
+		if (any)
+			stage_prep_free(&pr, s->nb_ports);
+		free(n);
+		return -1;
+	}
+	if (any)
+		stage_publish(s, &pr, 1);
+	if (s->opt.classes != NULL)
+		classes_publish(s, u);
+	s->priomap_set = true;
 	publish_classifier(s, n);
 	return 0;
 }

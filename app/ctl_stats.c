@@ -116,7 +116,7 @@ ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 {
 	shaper_stats_port(s, port, sum);
 	pthread_mutex_lock(&ctl_lock);
-	shp_stats_sub(sum, &base[port], s->opt.bands);
+	shp_stats_sub(sum, &base[port], sum->nb_bands);
 	pthread_mutex_unlock(&ctl_lock);
 }
 
@@ -259,7 +259,7 @@ ctl_print_periodic(struct shaper *s, FILE *f)
 		period_p999(s, p, late, soj, sizeof(late));
 		ctl_port_rate(s, CTL_RATE_PERIODIC, p, &sum, &r);
 		depths[0] = '\0';
-		for (b = 0; b < s->opt.bands && off < sizeof(depths); b++)
+		for (b = 0; b < sum.nb_bands && off < sizeof(depths); b++)
 			off += snprintf(depths + off, sizeof(depths) - off,
 					"%s%" PRIu64, b ? "/" : "",
 					sum.band_depth[b]);

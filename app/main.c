@@ -289,6 +289,7 @@ setup(struct shaper *s)
 						    RTE_MAX_LCORE) != 0)
 		return -1;
 	s->classifier = &s->opt.classifier;
+	s->priomap_set = s->opt.priomap_text != NULL;
 	shp_clock_init(&s->clock);
 	if (shaper_stages_init(s) < 0)
 		return -1;

@@ -98,7 +98,10 @@ struct shaper {
 	uint16_t port_ids[SHP_MAX_PORTS];
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */
 	struct shp_chain chain[SHP_MAX_PORTS];        /* by port id */
-	const struct shp_classifier *classifier;      /* RCU-published */
+	/* RCU-published: the mode, and the aliases' priomap (--priomap,
+	 * `set priomap`) for queues that give none of their own */
+	const struct shp_classifier *classifier;
+	bool priomap_set;         /* that map was given: not the default */
 	struct worker workers[RTE_MAX_LCORE];
 	unsigned int worker_ids[RTE_MAX_LCORE];
 	unsigned int nb_workers;
@@ -172,6 +175,24 @@ shaper_pool_store(const struct shaper *s)
 const char *shaper_ports_text(const struct shaper *s, char *buf, size_t len);
 /* The ports' ids as a bit mask (shp_class_set_check_ports). */
 uint32_t shaper_ports_mask(const struct shaper *s);
+
+/* How many bands port's queue has: its kind's (a queue without bands
+ * counts in --bands' as many, all zero, as it always did). */
+static inline unsigned int
+shaper_bands(const struct shaper *s, uint16_t port)
+{
+	return s->chain[port].bands != 0 ? s->chain[port].bands :
+	       s->opt.bands;
+}
+
+/* What the kinds' parsers take from the options now: those given at
+ * start, the priomap alias as `set priomap` left it. Main lcore. */
+static inline void
+shaper_kind_env(const struct shaper *s, struct shp_kind_env *env)
+{
+	shp_options_kind_env(&s->opt, env);
+	env->priomap = s->priomap_set ? s->classifier->priomap : NULL;
+}
 
 /* worker.c */
 int shaper_worker_main(void *arg);

@@ -253,7 +253,7 @@ shaper_sched_init(struct shaper *s)
 
 	if (s->opt.schedule_file == NULL)
 		return 0;
-	shp_options_kind_env(&s->opt, &kenv);
+	shaper_kind_env(s, &kenv);
 	if (shp_sched_load(&sched, s->opt.schedule_file, s->port_ids,
 			   s->nb_ports, &kenv, err) < 0)
 		goto fail;

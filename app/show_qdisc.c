@@ -99,9 +99,7 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 		if (cfg->port_ids[i] == port)
 			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
 				text[sl] = cfg->stage[i][sl];
-	shp_options_kind_env(&s->opt, &env);
-	env.bands = cfg->bands;
-	env.priomap = s->classifier->priomap;
+	shaper_kind_env(s, &env);
 	/* a queue without bands: what it holds, from its stats op */
 	if (qk->ops->enqueue_rx == NULL) {
 		struct shp_qstats qs = { 0 };
@@ -112,7 +110,7 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 		deq_p = c->tx_packets;
 		deq_b = c->tx_bytes;
 	}
-	for (b = 0; b < s->opt.bands; b++) {
+	for (b = 0; b < sum.nb_bands; b++) {
 		const struct shp_band_ctr *bc = &c->band[b];
 		uint64_t gone = bc->dequeued_bytes + bc->pushed_out_bytes;
 

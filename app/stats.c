@@ -15,7 +15,8 @@ shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 {
 	struct rte_eth_stats st;
 
-	shp_stats_sum(s->ctr, RTE_MAX_LCORE, port, s->opt.bands, sum);
+	shp_stats_sum(s->ctr, RTE_MAX_LCORE, port, shaper_bands(s, port),
+		      sum);
 	/* what the port itself dropped or refused, next to our causes */
 	if (rte_eth_stats_get(port, &st) == 0) {
 		sum->nic.imissed = st.imissed;
@@ -269,7 +270,7 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			", dropped %" PRIu64 "\n", port, c->rx_packets,
 			c->rx_bytes, c->tx_packets, c->tx_bytes, sum.queued,
 			sum.dropped);
-		for (b = 0; b < s->opt.bands; b++)
+		for (b = 0; b < sum.nb_bands; b++)
 			fprintf(f, "  band %u: enqueued %" PRIu64 " dequeued %"
 				PRIu64 " dropped %" PRIu64 " depth %" PRIu64
 				"\n", b, c->band[b].enqueued,

@@ -204,6 +204,9 @@ tel_error(struct rte_tel_data *d, const char *msg)
 	return rte_tel_data_add_dict_string(d, "error", msg) < 0 ? -1 : 0;
 }
 
+/* entries of a port's reply */
+#define PER(w, sum) ((w) == W_BANDS ? (sum)->nb_bands : 1u)
+
 static int
 per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 	 enum what w)
@@ -211,7 +214,7 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 	uint16_t ports[SHP_MAX_PORTS];
 	struct shp_port_sum *sums = NULL;
 	struct tel_entry *built = NULL;
-	unsigned int per, nent, i, k;
+	unsigned int nent = 0, i, k, j;
 	size_t len = TEL_REPLY_SLACK;
 	int n, rc = 0;
 
@@ -225,8 +228,6 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 		rc = -1;   /* the client prints null: bad parameter */
 		goto out;
 	}
-	per = w == W_BANDS ? S->opt.bands : 1;
-	nent = (unsigned int)n * per;
 	sums = malloc(sizeof(*sums) * (n > 0 ? n : 1));
 	if (sums == NULL) {
 		rc = -1;
@@ -235,7 +236,9 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 	/* Measure the whole reply before building any of it. */
 	for (i = 0; i < (unsigned int)n; i++) {
 		ctl_port_sum(S, ports[i], &sums[i]);
-		for (k = 0; k < per; k++) {
+		/* each port's own bands */
+		nent += PER(w, &sums[i]);
+		for (k = 0; k < PER(w, &sums[i]); k++) {
 			struct tel_dict t = { 0 };
 			char key[16];
 
@@ -259,9 +262,9 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 		rc = -1;
 		goto out;
 	}
-	for (i = 0; i < (unsigned int)n && rc == 0; i++)
-		for (k = 0; k < per && rc == 0; k++) {
-			struct tel_entry *e = &built[i * per + k];
+	for (i = 0, j = 0; i < (unsigned int)n && rc == 0; i++)
+		for (k = 0; k < PER(w, &sums[i]) && rc == 0; k++) {
+			struct tel_entry *e = &built[j++];
 			struct tel_dict t = { .d = rte_tel_data_alloc() };
 
 			e->c = t.d;

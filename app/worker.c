@@ -304,8 +304,12 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		}
 		n = k;
 	}
+	/* the priority by the global mode, the band by the port's queue's
+	 * own map */
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
-	used = shp_classify_bands(cls, pkts, n, prio, band, &bytes);
+	used = shp_classify_bands_map(cls,
+				      shp_chain_priomap(&s->chain[r->egress]),
+				      pkts, n, prio, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
 	sent = rx_bypass(s, r, pkts, n, used, bytes, prio, band, &ctx);
@@ -564,9 +568,10 @@ rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 
 	if (n == 0)
 		return;
-	used = shp_classify_burst_bands(__atomic_load_n(&s->classifier,
-							__ATOMIC_ACQUIRE),
-					pkts, n, ctx.now, band, &bytes);
+	used = shp_classify_burst_map(__atomic_load_n(&s->classifier,
+						      __ATOMIC_ACQUIRE),
+				      shp_chain_priomap(&s->chain[r->egress]),
+				      pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
 	shp_chain_enqueue_rx(&s->chain[r->egress], pkts, band, used, bytes, n,

@@ -927,6 +927,20 @@ run_dir_remove(const char *dir)
 		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The most bands the queue may have: its own, or --bands' (memory for
+ * its rings before the chain exists). */
+static unsigned int
+spec_bands(const struct replay *r)
+{
+	const struct shp_kind *k = r->spec.kind[SHP_SLOT_QUEUE];
+	const void *conf = r->spec.conf[SHP_SLOT_QUEUE];
+	const uint8_t *map;
+
+	if (k == NULL || k->bands == NULL || conf == NULL)
+		return r->opt.bands;
+	return RTE_MAX(r->opt.bands, k->bands(conf, &map));
+}
+
 static int
 eal_start(struct replay *r)
 {
@@ -942,7 +956,7 @@ eal_start(struct replay *r)
 	obj = sizeof(struct rte_mbuf) + SHP_MBUF_PRIV_SIZE +
 	      RTE_MBUF_DEFAULT_BUF_SIZE + 128;
 	mb = ((uint64_t)r->nb_mbufs * obj * 5 / 4 +
-	      (uint64_t)r->opt.bands * (r->opt.ring_size * 8 + 65536)) >> 20;
+	      (uint64_t)spec_bands(r) * (r->opt.ring_size * 8 + 65536)) >> 20;
 	mb += 96 + (shp_classes_mem(r->opt.classes, r->opt.bands,
 				    r->opt.ring_size) >> 20);
 	mb += calendars_mb(r, mb);
@@ -1080,7 +1094,8 @@ replay_loop(struct replay *r)
 
 	while (!interrupted && (rc = pcap_next_ex(r->in, &h, &data)) == 1) {
 		struct rte_mbuf *m;
-		uint64_t t;
+		uint64_t t, bytes;
+		uint8_t band;
 
 		if (shp_pcap_time_ns(r->in, h, &t) < 0)
 			return fail(EXIT_USAGE, "%s: record %" PRIu64 ": time "
@@ -1131,7 +1146,9 @@ replay_loop(struct replay *r)
 			continue;
 		}
 		shp_meta_init(m, t);
-		shp_classify_burst(&r->opt.classifier, &m, 1, t);
+		shp_classify_burst_map(&r->opt.classifier,
+				       shp_chain_priomap(&r->chain), &m, 1, t,
+				       &band, &bytes);
 		r->ctx.now = t;
 		r->ctx.ctr->rx_packets++;
 		r->ctx.ctr->rx_bytes += h->caplen;

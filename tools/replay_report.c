@@ -147,7 +147,8 @@ print_profile(struct replay *r, FILE *f)
 	bool others = false, applied = false;
 
 	fprintf(f, "profile:      port 0: bands %u, classify %s",
-		o->bands, shp_classify_mode_name(o->classify));
+		r->chain.bands != 0 ? r->chain.bands : o->bands,
+		shp_classify_mode_name(o->classify));
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
 		const struct shp_qdisc *q = r->chain.stage[s];
 
@@ -245,7 +246,8 @@ summary(struct replay *r, FILE *f)
 	int d;
 
 	/* the port's and its classes' (shp_stats_sum adds theirs) */
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	shp_stats_sum(r->ctr, 1, 0, r->chain.bands != 0 ? r->chain.bands :
+		      r->opt.bands, &sum);
 	c = &sum.c;
 	for (d = 0; d < (int)shp_drop_nb(); d++)
 		dropped += c->drops[d];
@@ -370,7 +372,8 @@ write_stats(struct replay *r)
 
 	if (path == NULL)
 		return 0;
-	shp_stats_sum(r->ctr, 1, 0, r->opt.bands, &sum);
+	shp_stats_sum(r->ctr, 1, 0, r->chain.bands != 0 ? r->chain.bands :
+		      r->opt.bands, &sum);
 	shp_latency_summarize(&replay_lat, &sum);
 	snprintf(tmp, sizeof(tmp), "%s.partial-%d", path, (int)getpid());
 	f = fopen(tmp, "w");

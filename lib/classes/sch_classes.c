@@ -58,6 +58,19 @@ hand_to(struct shp_qdisc *q, struct classes_conf *cf, uint16_t i,
 					used |= 1u << vb[j];
 			k = m;
 		}
+		/* the RX pass mapped with the port's map: a class's
+		 * queue has a map of its own */
+		if (vb != NULL) {
+			const uint8_t *cm =
+				shp_chain_priomap(&cf->cls[i]->chain);
+			uint16_t j;
+
+			if (cm != NULL)
+				for (j = 0, used = 0; j < k; j++) {
+					vb[j] = cm[shp_meta(v[j])->prio];
+					used |= 1u << vb[j];
+				}
+		}
 		busy_push(cf, i);
 		/* a class's own gate holds its queue back as the port's does */
 		c.unthrottled = ctx->unthrottled &&

@@ -246,6 +246,19 @@ on_port(const struct shp_class_def *d, uint16_t port)
 	return d->ports == 0 || (d->ports & (1u << port)) != 0;
 }
 
+/* The same map of bands (the text does not say what a queue took from
+ * the aliases: `set priomap` changes the map, not the text). */
+static bool
+same_bands(const struct shp_kind *k, const void *a, const void *b)
+{
+	const uint8_t *ma, *mb;
+
+	if (k->bands == NULL || a == NULL || b == NULL)
+		return true;
+	return k->bands(a, &ma) == k->bands(b, &mb) &&
+	       memcmp(ma, mb, 16) == 0;
+}
+
 /* Stage changes a kept class needs to run d: 0 and queued in u, or -1
  * (a different kind: a restart) with err. */
 static int
@@ -290,7 +303,8 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 				      sizeof(b));
 		/* a text cut short (a long `loss sequence`) may hide a
 		 * difference: it is a change */
-		if (na == nb && na < (int)sizeof(a) && strcmp(a, b) == 0)
+		if (na == nb && na < (int)sizeof(a) && strcmp(a, b) == 0 &&
+		    same_bands(want, spec.conf[s], k->chain.conf[s]))
 			continue;   /* the same: left as it runs */
 		if (want->ops->change == NULL) {
 			snprintf(err, SHP_ERR_LEN, "class %s: %s cannot change "

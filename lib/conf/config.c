@@ -118,10 +118,15 @@ parse_span(const char *name, const char *v, uint64_t *out, char *err)
 static int
 check_profile(const char *key, const char *v, char *err)
 {
+	/* as many bands as any queue may have: a map checked against the
+	 * bands an alias gives is checked once all options are in
+	 * (shp_options_finalize) */
+	const struct shp_kind_env env = { .bands = SHP_MAX_BANDS,
+					  .ring_size = SHP_DEFAULT_RING_SIZE };
 	const struct shp_kind *k;
 	void *c;
 
-	if (shp_kind_parse(key, v, NULL, &k, &c, err) < 0)
+	if (shp_kind_parse(key, v, &env, &k, &c, err) < 0)
 		return -1;
 	shp_kind_conf_free(k, c);
 	return 0;
@@ -301,6 +306,50 @@ shp_option_class(struct shp_options *o, const char *opt, const char *name,
 	return shp_class_option(o->classes, opt, name, value, err);
 }
 
+/* Each port's and class's queue text against the aliases (--bands,
+ * --priomap): its own words win, and what it leaves to them must fit
+ * what it gives. */
+static int
+check_queues(const struct shp_options *o, char *err)
+{
+	struct shp_kind_env env;
+	char sub[SHP_ERR_LEN];
+	unsigned int i;
+	uint16_t p;
+
+	shp_options_kind_env(o, &env);
+	for (p = 0; p < SHP_MAX_PORTS; p++) {
+		const char *t = shp_options_profile(o, "queue", p);
+		const struct shp_kind *k;
+		void *c;
+
+		if (t == NULL)
+			continue;
+		if (shp_kind_parse("queue", t, &env, &k, &c, sub) < 0) {
+			int q = shp_key_index("queue");
+			bool all = t == o->cli.all[q] || t == o->file.all[q];
+
+			if (all)
+				snprintf(err, SHP_ERR_LEN, "--queue '%.*s': %s",
+					 (int)strcspn(t, "\r\n"), t, sub);
+			else
+				snprintf(err, SHP_ERR_LEN, "--queue-port %u "
+					 "'%.*s': %s", p,
+					 (int)strcspn(t, "\r\n"), t, sub);
+			return -1;
+		}
+		shp_kind_conf_free(k, c);
+	}
+	for (i = 0; o->classes != NULL && i < o->classes->nb; i++) {
+		struct shp_chain_spec spec;
+
+		if (shp_class_spec(&o->classes->def[i], &env, &spec, err) < 0)
+			return -1;
+		shp_chain_spec_free(&spec);
+	}
+	return 0;
+}
+
 int
 shp_options_finalize(struct shp_options *o, char *err)
 {
@@ -322,7 +371,7 @@ shp_options_finalize(struct shp_options *o, char *err)
 			snprintf(err, SHP_ERR_LEN, "--%s", sub);
 		return -1;
 	}
-	return 0;
+	return check_queues(o, err);
 }
 
 static const char *
@@ -352,6 +401,7 @@ shp_options_kind_env(const struct shp_options *o, struct shp_kind_env *env)
 {
 	memset(env, 0, sizeof(*env));
 	env->bands = o->bands;
+	env->priomap = o->priomap_text != NULL ? o->classifier.priomap : NULL;
 	env->ring_size = o->ring_size;
 	env->seed = o->seed;
 	env->seed_set = o->seed_set;

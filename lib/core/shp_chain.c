@@ -59,6 +59,20 @@ fail:
 	return -1;
 }
 
+/* The queue's bands from its conf, for the RX pass. */
+static void
+queue_bands(struct shp_chain *c)
+{
+	const struct shp_kind *k = c->kind[SHP_SLOT_QUEUE];
+	const uint8_t *map = NULL;
+	unsigned int n = 0;
+
+	if (k->bands != NULL && c->conf[SHP_SLOT_QUEUE] != NULL)
+		n = k->bands(c->conf[SHP_SLOT_QUEUE], &map);
+	c->bands = n;
+	__atomic_store_n(&c->priomap, map, __ATOMIC_RELEASE);
+}
+
 int
 shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		struct rte_mempool *pool, uint16_t port,
@@ -94,6 +108,7 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 			goto fail;
 		}
 	}
+	queue_bands(c);
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
 		/* the ingress stage has no child: it hands nothing on
 		 * itself (shp_chain_ingress) */
@@ -289,6 +304,8 @@ shp_chain_change(struct shp_chain *c, const struct shp_kind *k, void *conf,
 	rte_spinlock_lock(&c->lock);
 	*old = (void *)(uintptr_t)k->ops->change(c->stage[s], conf);
 	c->conf[s] = conf;
+	if (s == SHP_SLOT_QUEUE)
+		queue_bands(c);
 	rte_spinlock_unlock(&c->lock);
 	return 0;
 }

@@ -51,6 +51,11 @@ struct shp_chain {
 	struct shp_qdisc *queue;   /* what RX enqueues into */
 	struct rte_ring *inbox;    /* see above; NULL for an MP queue */
 	struct shp_stage_env env;
+	/* the queue kind's bands (its kind's bands op; 0 and NULL: it has
+	 * none): how many, and the band of each priority, into conf[] of
+	 * the queue slot, which the RX pass maps with (shp_chain_priomap) */
+	unsigned int bands;
+	const uint8_t *priomap;
 	/* shp_chain_change from the main lcore (`set`) and from the owner
 	 * (a schedule) at once: each gets its own old conf back, and
 	 * conf[] stays what the stages run */
@@ -143,6 +148,15 @@ shp_chain_holds_delayed(const struct shp_chain *c,
 
 	return shp_stats_delayed(pc) != 0 ||
 	       (q != NULL && q->ops->delayed != NULL && q->ops->delayed(q) != 0);
+}
+
+/* The band of each priority 0..15 on c's queue (NULL: it has no bands):
+ * the RX pass loads it once per burst. Valid until the next grace
+ * period (a change frees the conf it points into after one). */
+static inline const uint8_t *
+shp_chain_priomap(const struct shp_chain *c)
+{
+	return __atomic_load_n(&c->priomap, __ATOMIC_ACQUIRE);
 }
 
 /* Packets the inbox holds now. */

@@ -65,14 +65,14 @@ struct shp_xstat_desc {
 };
 
 /* What parse (and tc_print) may use besides the text: the program's
- * global options. */
+ * global options, which a kind's own words override. */
 struct shp_kind_env {
 	unsigned int bands;      /* --bands */
 	unsigned int ring_size;  /* --ring-size */
 	uint64_t seed;           /* --seed, when seed_set */
 	bool seed_set;
-	/* tc_print: the classifier's priomap, 16 bands (NULL: the default
-	 * for `bands`) */
+	/* --priomap, or `set priomap` since: the band of each priority
+	 * 0..15 (NULL: none given, Linux's default for the bands) */
 	const uint8_t *priomap;
 };
 
@@ -150,6 +150,14 @@ struct shp_kind {
 	 * flows): call it on a conf not yet published, before formatting
 	 * or comparing it. */
 	int (*check_change)(const void *cur, void *next, char *err);
+	/*
+	 * Optional, for a queue kind whose stage takes the RX pass's bands
+	 * (its ops' enqueue_rx): conf's number of bands, and in *priomap
+	 * the band of each priority 0..15 (16 bytes of conf, valid as long
+	 * as conf), which the RX pass classifies the port's packets with
+	 * (shp_chain.priomap).
+	 */
+	unsigned int (*bands)(const void *conf, const uint8_t **priomap);
 	/*
 	 * Optional: the offline tool's advice after a run whose chain ran
 	 * conf last (never NULL) in this kind's slot: whole lines, each

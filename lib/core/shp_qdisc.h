@@ -136,7 +136,8 @@ struct shp_qdisc_ops {
 	uint16_t (*enqueue)(struct shp_qdisc *q, struct rte_mbuf **pkts,
 			    uint16_t n, struct shp_ctx *ctx);
 	/* Optional: enqueue with the RX pass's classification already done
-	 * (shp_classify_burst_bands): band[i] of pkts[i] (clamped in place
+	 * (shp_classify_bands_map, with the chain's shp_chain_priomap, the
+	 * queue's own map): band[i] of pkts[i] (clamped in place
 	 * past the last band), the set of bands used, the pkt_len sum.
 	 * Same contract and callers as enqueue; the chain prefers it on
 	 * the RX path (shp_chain_enqueue_rx). */

@@ -68,6 +68,7 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	unsigned int l, b, d;
 
 	memset(out, 0, sizeof(*out));
+	out->nb_bands = nb_bands;
 	for (l = 0; l < n; l++) {
 		const struct shp_port_ctr *c = &blocks[l].port[port];
 
@@ -300,7 +301,7 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 				s->link.full_duplex ? "true" : "false",
 				s->link.changes);
 		fprintf(f, ",\n    \"bands\": [");
-		for (b = 0; b < nb_bands; b++) {
+		for (b = 0; b < (s->nb_bands ? s->nb_bands : nb_bands); b++) {
 			const struct shp_band_ctr *bc = &c->band[b];
 
 			fprintf(f, "%s{\"enqueued\": %" PRIu64

@@ -144,6 +144,7 @@ struct shp_port_sum {
 	uint64_t created;      /* packets the stages made (netem copies) */
 	uint64_t egress_in;    /* packets that arrived for this egress port */
 	uint64_t dropped;      /* all causes */
+	unsigned int nb_bands; /* the bands summed: the port's queue's */
 	/* filled by the app, not by shp_stats_sum (which zeroes them) */
 	struct shp_nic_ctr nic;
 	struct shp_link link;
@@ -244,10 +245,11 @@ void shp_latency_summarize(const struct shp_latency *l,
 void shp_hist_summary_print(FILE *f, const char *name,
 			    const struct shp_hist_summary *h);
 
-/* Write the --stats-file JSON for ports[0..nb) to f; elapsed_s is how
- * long forwarding ran; lcores[0..nb_lcores) the workers' stalls (an
- * "lcores" object, left out with none: the offline tool has no CPU to
- * lose). */
+/* Write the --stats-file JSON for ports[0..nb) to f (each port's
+ * "bands" as many as its sum has; nb_bands for a sum that says none);
+ * elapsed_s is how long forwarding ran; lcores[0..nb_lcores) the
+ * workers' stalls (an "lcores" object, left out with none: the offline
+ * tool has no CPU to lose). */
 void shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 			  const uint16_t *port_ids, unsigned int nb,
 			  unsigned int nb_bands, double elapsed_s,

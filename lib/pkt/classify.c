@@ -78,15 +78,18 @@ shp_classify_prio(enum shp_classify_mode mode, const struct rte_mbuf *m)
 }
 
 uint32_t
-shp_classify_bands(const struct shp_classifier *c, struct rte_mbuf **pkts,
-		   uint16_t n, uint8_t *prio, uint8_t *band, uint64_t *bytes)
+shp_classify_bands_map(const struct shp_classifier *c, const uint8_t *map,
+		       struct rte_mbuf **pkts, uint16_t n, uint8_t *prio,
+		       uint8_t *band, uint64_t *bytes)
 {
 	uint64_t sum = 0;
 	uint32_t used = 0;
 	uint16_t i;
 
+	if (map == NULL)
+		map = c->priomap;
 	if (c->mode == SHP_CLASSIFY_NONE) {
-		uint8_t b = c->priomap[0];
+		uint8_t b = map[0];
 
 		for (i = 0; i < n; i++) {
 			sum += rte_pktmbuf_pkt_len(pkts[i]);
@@ -99,7 +102,7 @@ shp_classify_bands(const struct shp_classifier *c, struct rte_mbuf **pkts,
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint8_t p = prio_of(c->mode, m);
-		uint8_t b = c->priomap[p];
+		uint8_t b = map[p];
 
 		sum += rte_pktmbuf_pkt_len(m);
 		prio[i] = p;
@@ -107,6 +110,26 @@ shp_classify_bands(const struct shp_classifier *c, struct rte_mbuf **pkts,
 		used |= 1u << b;
 	}
 	*bytes = sum;
+	return used;
+}
+
+uint32_t
+shp_classify_bands(const struct shp_classifier *c, struct rte_mbuf **pkts,
+		   uint16_t n, uint8_t *prio, uint8_t *band, uint64_t *bytes)
+{
+	return shp_classify_bands_map(c, NULL, pkts, n, prio, band, bytes);
+}
+
+uint32_t
+shp_classify_burst_map(const struct shp_classifier *c, const uint8_t *map,
+		       struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
+		       uint8_t *band, uint64_t *bytes)
+{
+	uint8_t prio[n ? n : 1];
+	uint32_t used = shp_classify_bands_map(c, map, pkts, n, prio, band,
+					       bytes);
+
+	shp_meta_rx_burst(pkts, n, rx_ns, 0, prio, band);
 	return used;
 }
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Classification: packet headers -> priority (0..15) -> band via priomap.
+ * Classification: packet headers -> priority (0..15) -> band via priomap
+ * (the port's queue's own: shp_chain_priomap; the global one in struct
+ * shp_classifier is the aliases', --priomap and `set priomap`).
  *
  * Priorities are Linux TC_PRIO values, so the priomap means the same as in
  * `tc qdisc add ... pfifo_fast` / `prio`. Anything that cannot be parsed
@@ -59,6 +61,20 @@ uint32_t shp_classify_burst_bands(const struct shp_classifier *c,
 uint32_t shp_classify_bands(const struct shp_classifier *c,
 			    struct rte_mbuf **pkts, uint16_t n, uint8_t *prio,
 			    uint8_t *band, uint64_t *bytes);
+
+/*
+ * The same two with the map of the queue the packets go to (its kind's
+ * priomap: each port's pfifo_fast has its own) instead of c's, which is
+ * what the aliases set (--priomap, `set priomap`); map NULL: c's.
+ */
+uint32_t shp_classify_bands_map(const struct shp_classifier *c,
+				const uint8_t *map, struct rte_mbuf **pkts,
+				uint16_t n, uint8_t *prio, uint8_t *band,
+				uint64_t *bytes);
+uint32_t shp_classify_burst_map(const struct shp_classifier *c,
+				const uint8_t *map, struct rte_mbuf **pkts,
+				uint16_t n, uint64_t rx_ns, uint8_t *band,
+				uint64_t *bytes);
 
 /* Default priomap for nb bands: Linux's 3-band map, clamped to nb-1. */
 void shp_priomap_default(uint8_t nb_bands, uint8_t priomap[16]);

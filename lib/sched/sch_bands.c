@@ -10,6 +10,7 @@
 #include "sch_bands.h"
 #include "shp_kind.h"
 #include "shp_meta.h"
+#include "shp_tcargs.h"
 #include "shp_units.h"
 
 #define STASH 32
@@ -45,6 +46,8 @@ struct bands_priv {
 	struct rte_mbuf *peeked;
 	unsigned int peeked_band;
 	unsigned int run_band;     /* of the last peek_run */
+	/* the conf it runs, for dump (the control plane swaps it) */
+	const struct shp_bands_conf *conf;
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -87,6 +90,8 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		return -1;
 	}
 	p->nb_bands = conf->nb_bands;
+	/* (a conf built by hand, with its name, may not outlive init) */
+	p->conf = kc->name == NULL ? kc : NULL;
 	p->drop_slot = q->drop_slot;
 	p->ctr_blocks = conf->ctr_blocks;
 	p->nb_ctr_blocks = conf->nb_ctr_blocks;
@@ -209,12 +214,18 @@ static uint16_t
 bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
+	const struct shp_bands_conf *c =
+		__atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE);
 	uint8_t band[n ? n : 1];
 	uint32_t used = 0;
 	uint16_t i;
 
+	/* our own map: the band RX chose was its port's (a class's queue
+	 * has a map of its own); a stage built by hand has none */
 	for (i = 0; i < n; i++) {
-		band[i] = shp_meta(pkts[i])->band;
+		const struct shp_meta *m = shp_meta(pkts[i]);
+
+		band[i] = c != NULL ? c->priomap[m->prio] : m->band;
 		used |= 1u << band[i];
 	}
 	return enqueue_vec(priv(q), pkts, band, used, UINT64_MAX, n, ctx);
@@ -516,10 +527,33 @@ bands_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 		st->qlen += shp_bands_count(q, b);
 }
 
+/* The data path never reads the conf: the RX pass maps priorities to
+ * bands with the map the chain takes from it (shp_chain.priomap), and
+ * check_change kept the number of bands. */
+static const void *
+bands_change(struct shp_qdisc *q, const void *conf)
+{
+	struct bands_priv *p = priv(q);
+	const void *old = p->conf;
+
+	__atomic_store_n(&p->conf, (const struct shp_bands_conf *)conf,
+			 __ATOMIC_RELEASE);
+	return old;
+}
+
 static void
 bands_dump(const struct shp_qdisc *q, FILE *f)
 {
+	const struct shp_bands_conf *c =
+		__atomic_load_n(&priv(q)->conf, __ATOMIC_ACQUIRE);
+	int k;
+
 	fprintf(f, "bands %u", priv(q)->nb_bands);
+	if (c == NULL || !c->priomap_set)
+		return;
+	fprintf(f, " priomap ");
+	for (k = 0; k < 16; k++)
+		fprintf(f, "%s%u", k ? "," : "", c->priomap[k]);
 }
 
 void
@@ -561,6 +595,7 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.priv_size = sizeof(struct bands_priv),
 	.mp_enqueue = true,
 	.init = bands_init,
+	.change = bands_change,
 	.enqueue = bands_enqueue,
 	.enqueue_rx = shp_bands_enqueue_vec,
 	.set_limit = shp_bands_set_limit,
@@ -577,40 +612,156 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.fini = bands_fini,
 };
 
-/* pfifo_fast: the bands of --bands/--priomap, which RX classifies into
- * (Linux's pfifo_fast has no options either). */
+/*
+ * pfifo_fast's own parameters: its number of bands and the band of each
+ * priority the RX pass computes (Linux's prio qdisc's bands and priomap).
+ * What the text leaves out comes from the global aliases (env: --bands,
+ * --priomap, `set priomap`), so the port's own words win over them.
+ */
+#define PF_MAX_WORDS 40
+#define PF_MAX_LEN 256
+
+static int
+pf_words(struct shp_tcargs *a, struct shp_bands_conf *c, char *map_text,
+	 size_t map_len)
+{
+	char sub[SHP_ERR_LEN];
+
+	for (a->i = 0; a->i < a->argc; a->i++) {
+		const char *w = shp_tc_cur(a);
+
+		if (strcmp(w, "bands") == 0) {
+			int64_t v;
+
+			if (shp_tc_next(a, "a number") ||
+			    shp_tc_int(a, "bands", 1, SHP_MAX_BANDS, &v))
+				return -1;
+			c->nb_bands = (unsigned int)v;
+			c->bands_set = true;
+		} else if (strcmp(w, "priomap") == 0) {
+			size_t off = 0;
+
+			/* tc's "priomap 1 2 2 ..." or one "1,2,2,..."
+			 * word: every word up to the next keyword, so that
+			 * a bad one is named rather than taken for one */
+			map_text[0] = '\0';
+			while (a->i + 1 < a->argc &&
+			       strcmp(a->argv[a->i + 1], "bands") != 0 &&
+			       strcmp(a->argv[a->i + 1], "priomap") != 0) {
+				a->i++;
+				off += snprintf(map_text + off,
+						off < map_len ? map_len - off : 0,
+						"%s%s", off ? "," : "",
+						shp_tc_cur(a));
+			}
+			if (off >= map_len)
+				return shp_tc_fail(a, "priomap: too long");
+			if (shp_priomap_parse(map_text, SHP_MAX_BANDS,
+					      c->priomap, sub) < 0)
+				return shp_tc_fail(a, "%s", sub);
+			c->priomap_set = true;
+		} else {
+			return shp_tc_fail(a, "unknown word '%s' (bands, "
+					   "priomap)", w);
+		}
+	}
+	return 0;
+}
+
+/* Complete c's map from what its text left to the aliases, and check it
+ * against its bands. */
+static int
+pf_resolve(struct shp_bands_conf *c, const char *map_text,
+	   const struct shp_kind_env *env, char *err)
+{
+	char sub[SHP_ERR_LEN];
+	unsigned int i;
+
+	if (c->priomap_set) {
+		if (shp_priomap_parse(map_text, (uint8_t)c->nb_bands,
+				      c->priomap, sub) < 0) {
+			snprintf(err, SHP_ERR_LEN, "pfifo_fast: %s (bands %u)",
+				 sub, c->nb_bands);
+			return -1;
+		}
+		return 0;
+	}
+	c->alias_map = env != NULL && env->priomap != NULL;
+	if (!c->alias_map) {
+		shp_priomap_default((uint8_t)c->nb_bands, c->priomap);
+		return 0;
+	}
+	memcpy(c->priomap, env->priomap, sizeof(c->priomap));
+	for (i = 0; i < 16; i++)
+		if (c->priomap[i] >= c->nb_bands) {
+			snprintf(err, SHP_ERR_LEN, "pfifo_fast: bands %u: the "
+				 "global priomap sends priority %u to band %u: "
+				 "give this queue its own priomap", c->nb_bands,
+				 i, c->priomap[i]);
+			return -1;
+		}
+	return 0;
+}
+
 static void *
 pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
 		 char *err)
 {
-	struct shp_bands_conf *c;
+	struct shp_tcargs a = { .qdisc = "pfifo_fast", .err = err };
+	char buf[PF_MAX_LEN], *argv[PF_MAX_WORDS], map_text[PF_MAX_LEN];
+	struct shp_bands_conf c = { 0 }, *out;
 
-	args += strspn(args, " \t\r\n");
-	if (*args != '\0') {
-		/* one line: the text up to its first line break */
-		snprintf(err, SHP_ERR_LEN, "--queue 'pfifo_fast %.*s': "
-			 "pfifo_fast takes no options (its bands are "
-			 "--bands and --priomap)", (int)strcspn(args, "\r\n"),
-			 args);
+	err[0] = '\0';
+	c.nb_bands = env != NULL ? env->bands : 3;
+	c.ring_size = env != NULL ? env->ring_size : 1024;
+	if (shp_tc_split(&a, args, buf, sizeof(buf), argv,
+			 PF_MAX_WORDS) < 0 ||
+	    pf_words(&a, &c, map_text, sizeof(map_text)) < 0 ||
+	    pf_resolve(&c, map_text, env, err) < 0)
+		return NULL;
+	out = malloc(sizeof(*out));
+	if (out == NULL) {
+		snprintf(err, SHP_ERR_LEN, "pfifo_fast: out of memory");
 		return NULL;
 	}
-	c = calloc(1, sizeof(*c));
-	if (c == NULL) {
-		snprintf(err, SHP_ERR_LEN, "out of memory");
-		return NULL;
-	}
-	c->nb_bands = env != NULL ? env->bands : 3;
-	c->ring_size = env != NULL ? env->ring_size : 1024;
-	return c;
+	*out = c;
+	return out;
 }
 
 static int
+format_map(const uint8_t *map, char sep, char *buf, size_t len)
+{
+	int k, n = 0;
+
+	for (k = 0; k < 16; k++)
+		n += snprintf(buf + RTE_MIN((size_t)n, len),
+			      (size_t)n < len ? len - n : 0, "%s%u",
+			      k ? (sep == ',' ? "," : " ") : "", map[k]);
+	return n;
+}
+
+/* Only the words its text gave: what it left to the aliases follows
+ * them again when reparsed. */
+static int
 pfifo_fast_format(const void *conf, char *buf, size_t len)
 {
-	RTE_SET_USED(conf);
+	const struct shp_bands_conf *c = conf;
+	int n = 0;
+
 	if (len > 0)
 		buf[0] = '\0';
-	return 0;
+	if (c == NULL)
+		return 0;
+	if (c->bands_set)
+		n = snprintf(buf, len, "bands %u", c->nb_bands);
+	if (c->priomap_set) {
+		n += snprintf(buf + RTE_MIN((size_t)n, len),
+			      (size_t)n < len ? len - n : 0, "%spriomap ",
+			      n ? " " : "");
+		n += format_map(c->priomap, ',', buf + RTE_MIN((size_t)n, len),
+				(size_t)n < len ? len - n : 0);
+	}
+	return n;
 }
 
 /* as tc prints prio: its bands and priomap; Linux's default (three bands,
@@ -619,21 +770,25 @@ static int
 pfifo_fast_tc_print(const char *args, const struct shp_kind_env *env,
 		    const char **tc_name, char *buf, size_t len)
 {
+	char err[SHP_ERR_LEN];
+	struct shp_bands_conf *c = pfifo_fast_parse(args, env, err);
 	unsigned int bands = env != NULL ? env->bands : 3;
-	uint8_t def[16];
-	const uint8_t *map;
-	int k, n;
+	uint8_t def[16], map[16];
+	int n;
 
-	RTE_SET_USED(args);
+	if (c != NULL) {
+		bands = c->nb_bands;
+		memcpy(map, c->priomap, sizeof(map));
+		free(c);
+	} else {
+		shp_priomap_default((uint8_t)bands, map);
+	}
 	shp_priomap_default((uint8_t)bands, def);
-	map = env != NULL && env->priomap != NULL ? env->priomap : def;
 	if (bands != 3 || memcmp(map, def, sizeof(def)) != 0)
 		*tc_name = "prio";
-	n = snprintf(buf, len, "bands %u priomap", bands);
-	for (k = 0; k < 16; k++)
-		n += snprintf(buf + RTE_MIN((size_t)n, len),
-			      (size_t)n < len ? len - n : 0, " %u", map[k]);
-	return n;
+	n = snprintf(buf, len, "bands %u priomap ", bands);
+	return n + format_map(map, ' ', buf + RTE_MIN((size_t)n, len),
+			      (size_t)n < len ? len - n : 0);
 }
 
 /* every band's ring full */
@@ -646,6 +801,48 @@ pfifo_fast_capacity(const void *conf, const struct shp_kind_env *env)
 		return (uint64_t)c->nb_bands * c->ring_size;
 	return env != NULL ? (uint64_t)env->bands * env->ring_size :
 	       3 * 1024;
+}
+
+/* A running stage keeps its rings: its map may change, its number of
+ * bands not; a change that leaves bands out keeps the running number
+ * (and a map it took from the aliases is checked against it again). */
+static int
+pfifo_fast_check_change(const void *cur, void *next, char *err)
+{
+	const struct shp_bands_conf *a = cur;
+	struct shp_bands_conf *b = next;
+	unsigned int i;
+
+	if (a == NULL || b == NULL || a->nb_bands == b->nb_bands)
+		return 0;
+	if (b->bands_set) {
+		snprintf(err, SHP_ERR_LEN, "pfifo_fast: bands cannot change "
+			 "while running (%u now): leave it out to keep it, or "
+			 "restart", a->nb_bands);
+		return -1;
+	}
+	b->nb_bands = a->nb_bands;
+	if (!b->priomap_set && !b->alias_map) {
+		shp_priomap_default((uint8_t)b->nb_bands, b->priomap);
+		return 0;
+	}
+	for (i = 0; i < 16; i++)
+		if (b->priomap[i] >= b->nb_bands) {
+			snprintf(err, SHP_ERR_LEN, "pfifo_fast: priority %u "
+				 "to band %u, past the last of its %u bands",
+				 i, b->priomap[i], b->nb_bands);
+			return -1;
+		}
+	return 0;
+}
+
+static unsigned int
+pfifo_fast_bands(const void *conf, const uint8_t **priomap)
+{
+	const struct shp_bands_conf *c = conf;
+
+	*priomap = c->priomap;
+	return c->nb_bands;
 }
 
 static const char *const bands_drops[] = {
@@ -664,6 +861,9 @@ const struct shp_kind shp_kind_pfifo_fast = {
 	.conf_free = free,
 	.capacity = pfifo_fast_capacity,
 	.tc_print = pfifo_fast_tc_print,
+	.check_change = pfifo_fast_check_change,
+	.bands = pfifo_fast_bands,
 	.drops = bands_drops,
-	.usage = "pfifo_fast",
+	.usage = "pfifo_fast [bands N] [priomap P0 ... P15]",
+	.words = "bands#priomap",
 };

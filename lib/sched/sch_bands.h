@@ -3,7 +3,9 @@
  * pfifo_fast with N bands, one rte_ring per band.
  *
  * Producers (RX lcores, any number) enqueue with shp_qdisc_enqueue(), each
- * packet going to meta->band. The one consumer (the TX lcore owning the
+ * packet going to the band its priority (meta->prio) has in the conf's
+ * priomap, or with the RX pass's bands (enqueue_rx: the chain's priomap,
+ * the same map). The one consumer (the TX lcore owning the
  * egress port) dequeues strictly by priority: band 0 first, FIFO within a
  * band, the band chosen as the lowest set bit of a bitmap of non-empty bands.
  *
@@ -28,6 +30,12 @@ struct shp_bands_conf {
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
 	bool lean;           /* shp_stage_env's */
+	/* the band of each priority 0..15 (the RX pass maps with it, from
+	 * the chain: shp_chain.priomap) */
+	uint8_t priomap[16];
+	bool bands_set;      /* nb_bands, priomap given by its text; */
+	bool priomap_set;    /* what is not, the aliases gave (--bands, */
+	bool alias_map;      /* --priomap: true, or the default map) */
 };
 
 /*

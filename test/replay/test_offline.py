@@ -352,6 +352,36 @@ def test_bands_and_priomap_options(tmp_path):
     assert sorted(f for _, f in pcaplib.read(str(out))[1]) == sorted(frames)
 
 
+def test_queue_own_bands_and_priomap(tmp_path):
+    """pfifo_fast's own bands and priomap (issue 27 point 4) win over the
+    --bands/--priomap aliases, whatever the order."""
+    frames = frames_mixed(300)
+    ts = [T0 + 1000 * i for i in range(300)]
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    tbf = ["--tbf", "rate 50mbit burst 10kb limit 10mb"]
+    # one band of its own: one FIFO, arrival order kept
+    ok_run(inp, out, "--bands", "3", "--queue", "pfifo_fast bands 1", *tbf)
+    assert [f for _, f in pcaplib.read(str(out))[1]] == frames
+    # one map of its own sending every priority to band 0: the same
+    ok_run(inp, out, "--queue", "pfifo_fast priomap " + ",".join(["0"] * 16),
+           *tbf)
+    assert [f for _, f in pcaplib.read(str(out))[1]] == frames
+    # three bands of its own over --bands 1: priority reorders
+    stats = tmp_path / "s.json"
+    ok_run(inp, out, "--queue", "pfifo_fast bands 3", "--bands", "1",
+           "--stats-file", str(stats), *tbf)
+    got = [f for _, f in pcaplib.read(str(out))[1]]
+    assert got != frames and sorted(got) == sorted(frames)
+    bands = json.loads(stats.read_text())["ports"]["0"]["bands"]
+    assert len(bands) == 3 and all(b["enqueued"] > 0 for b in bands), bands
+    # refused, one line, exit 2: the alias map past its own bands
+    proc = run(inp, out, "--priomap", "0,1,2,0,1,2,0,1,2,0,1,2,0,1,2,0",
+               "--queue", "pfifo_fast bands 2")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and \
+        "own priomap" in proc.stderr, proc.stderr
+
+
 def test_config_file_port0(tmp_path):
     frames = frames_mixed(200)
     ts = spaced(200)

@@ -10,6 +10,7 @@
 
 #include "classify.h"
 #include "sch_bands.h"
+#include "shp_kind.h"
 #include "shp_netem.h"
 #include "shp_tbf.h"
 #include "shp_rig.h"
@@ -380,6 +381,84 @@ test_priv_alignment(void **state)
 	shp_rig_fini(&r);
 }
 
+/* pfifo_fast's own words: bands and priomap, what it leaves to the
+ * aliases (env), the text back, and what a running stage may take. */
+static void
+test_pfifo_fast_words(void **state)
+{
+	const struct shp_kind *k = shp_kind_find("pfifo_fast");
+	static const uint8_t own[16] = { 3, 2, 1, 0, 3, 2, 1, 0,
+					 3, 2, 1, 0, 3, 2, 1, 0 };
+	uint8_t alias[16] = { 0 }, def[16];
+	struct shp_kind_env env = { .bands = 3, .ring_size = 64 };
+	const uint8_t *map, *map2;
+	char err[SHP_ERR_LEN], buf[256];
+	void *a, *b;
+
+	(void)state;
+	assert_non_null(k->bands);
+	a = k->parse("bands 4 priomap 3 2 1 0 3 2 1 0 3 2 1 0 3 2 1 0",
+		     &env, err);
+	assert_non_null(a);
+	assert_int_equal(k->bands(a, &map), 4);
+	assert_memory_equal(map, own, 16);
+	assert_int_equal(k->capacity(a, &env), 4 * 64);
+	k->format(a, buf, sizeof(buf));
+	assert_string_equal(buf, "bands 4 priomap 3,2,1,0,3,2,1,0,3,2,1,0,"
+			    "3,2,1,0");
+	b = k->parse(buf, &env, err);
+	assert_non_null(b);
+	assert_int_equal(k->bands(b, &map2), 4);
+	assert_memory_equal(map2, own, 16);
+	k->conf_free(b);
+
+	/* nothing given: the aliases, and nothing to print back */
+	b = k->parse("", &env, err);
+	assert_int_equal(k->bands(b, &map2), 3);
+	shp_priomap_default(3, def);
+	assert_memory_equal(map2, def, 16);
+	assert_int_equal(k->format(b, buf, sizeof(buf)), 0);
+	k->conf_free(b);
+	alias[15] = 2;
+	env.priomap = alias;
+	b = k->parse("", &env, err);
+	k->bands(b, &map2);
+	assert_memory_equal(map2, alias, 16);
+	k->conf_free(b);
+	/* its own bands against the alias's map */
+	assert_null(k->parse("bands 2", &env, err));
+	assert_non_null(strstr(err, "own priomap"));
+	b = k->parse("bands 2 priomap 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1", &env,
+		     err);
+	assert_non_null(b);
+	k->conf_free(b);
+	env.priomap = NULL;
+
+	/* bad words, each named */
+	assert_null(k->parse("priomap 1 2", &env, err));
+	assert_non_null(strstr(err, "needs 16 values"));
+	assert_null(k->parse("bands 2 priomap 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,2",
+			     &env, err));
+	assert_non_null(strstr(err, "band 2 out of range 0..1"));
+	assert_null(k->parse("bands 0", &env, err));
+	assert_non_null(strstr(err, "bands"));
+	assert_null(k->parse("limit 5", &env, err));
+	assert_non_null(strstr(err, "unknown word 'limit'"));
+
+	/* running with 4 bands: the number stays, the map may change */
+	b = k->parse("bands 3", &env, err);
+	assert_int_equal(k->check_change(a, b, err), -1);
+	assert_non_null(strstr(err, "bands cannot change"));
+	k->conf_free(b);
+	b = k->parse("", &env, err);
+	assert_int_equal(k->check_change(a, b, err), 0);
+	assert_int_equal(k->bands(b, &map2), 4);
+	shp_priomap_default(4, def);
+	assert_memory_equal(map2, def, 16);
+	k->conf_free(b);
+	k->conf_free(a);
+}
+
 int
 main(void)
 {
@@ -393,6 +472,7 @@ main(void)
 		cmocka_unit_test(test_limit_pushout),
 		cmocka_unit_test(test_rx_fast_path),
 		cmocka_unit_test(test_priv_alignment),
+		cmocka_unit_test(test_pfifo_fast_words),
 	};
 
 	shp_rig_env("bands", 16384);

@@ -272,6 +272,48 @@ test_mtu_layers(void **state)
 	shp_options_free(&o);
 }
 
+/* A queue's own bands and priomap win over the aliases, [port N] as the
+ * command line; what it leaves to them must fit it, checked once every
+ * option is in. */
+static void
+test_queue_own_bands_over_aliases(void **state)
+{
+	struct shp_options o;
+	struct shp_kind_env env;
+	struct shp_chain_spec spec;
+	const uint8_t *map;
+	char err[SHP_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(load("[global]\nbands = 4\n[port 1]\nqueue = "
+			      "pfifo_fast bands 2\n", &o, err), 0);
+	assert_int_equal(shp_options_finalize(&o, err), 0);
+	shp_options_kind_env(&o, &env);
+	assert_int_equal(shp_options_chain_spec(&o, 1, &spec, err), 0);
+	assert_int_equal(spec.kind[SHP_SLOT_QUEUE]->bands(
+				 spec.conf[SHP_SLOT_QUEUE], &map), 2);
+	assert_int_equal(map[0], 1);   /* Linux's map for 2 bands */
+	assert_int_equal(map[6], 0);
+	shp_chain_spec_free(&spec);
+	/* port 0 gives none: the aliases (the queue's defaults at build) */
+	assert_null(shp_options_profile(&o, "queue", 0));
+	assert_int_equal(env.bands, 4);
+	/* a --priomap past port 1's own bands: refused, naming it */
+	assert_int_equal(shp_option_set(&o, "priomap", -1,
+					"0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,3",
+					true, err), 0);
+	assert_int_equal(shp_options_finalize(&o, err), -1);
+	assert_non_null(strstr(err, "--queue-port 1 'pfifo_fast bands 2'"));
+	assert_non_null(strstr(err, "own priomap"));
+	/* with a map of its own it is fine */
+	assert_int_equal(shp_option_set(&o, "queue-port", 1,
+					"pfifo_fast bands 2 priomap "
+					"1,1,1,1,1,1,0,0,1,1,1,1,1,1,1,1",
+					true, err), 0);
+	assert_int_equal(shp_options_finalize(&o, err), 0);
+	shp_options_free(&o);
+}
+
 int
 main(void)
 {
@@ -285,6 +327,7 @@ main(void)
 		cmocka_unit_test(test_long_value_refused_not_cut),
 		cmocka_unit_test(test_pool_plan),
 		cmocka_unit_test(test_mtu_layers),
+		cmocka_unit_test(test_queue_own_bands_over_aliases),
 	};
 	int rc;
 
