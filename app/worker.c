@@ -43,71 +43,22 @@
 #define DRAIN_BURSTS 4
 #define COST_EVERY 8   /* a power of 2 */
 
-static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
-				struct rte_mbuf **pkts, uint16_t n,
-				uint64_t now, uint64_t bytes, uint64_t late);
-static inline uint16_t tx_burst_fresh(struct egress *e,
-				      struct shp_port_ctr *pc,
-				      struct rte_mbuf **pkts, uint16_t n,
-				      uint64_t bytes, bool gated);
+/* The port as lib's rules see it (shp_egress_io): this lcore's clock,
+ * rte_eth_tx_burst and its counts; defined with the TX part below. */
+struct tx_arg {
+	struct shaper *s;
+	struct egress *e;
+	struct shp_port_ctr *pc;
+};
 
-/*
- * Bypass (Linux's TCQ_F_CAN_BYPASS): when this lcore owns the egress port,
- * nothing waits there and no stage would hold or alter a packet, enqueue
- * followed by dequeue is a no-op: send the burst at once. Only for a burst
- * that falls in one band, so strict priority within a burst is kept too.
- * A gate (tbf) with tokens for them passes the burst's head the same way
- * (shp_qdisc_bypass); the rest is queued as usual. What the port refuses
- * is queued as usual, at the head of its band; once a gate has charged
- * it, it waits as the port's refused packets do, not to be charged again.
- */
-static inline uint16_t
-rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
-	  uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
-	  const uint8_t *band, struct shp_ctx *ctx)
-{
-	struct egress *e = &s->egress[r->egress];
-	struct shp_chain *c = &s->chain[r->egress];
-	struct shp_band_ctr *bc;
-	uint64_t tx_bytes = ctx->ctr->tx_bytes;
-	uint16_t k, sent, i;
-	bool gated;
+static inline uint64_t tx_now(void *arg);
+static inline uint16_t tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n,
+			       uint64_t now, uint64_t bytes, uint64_t shed);
+static inline uint16_t tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n,
+				uint64_t bytes, bool gated);
 
-	/* (a queue that takes the RX pass's bands counts the packets that
-	 * went through it in no time in its bands, as its enqueue would) */
-	if (!r->tx_here || (used & (used - 1)) != 0 || e->npend != 0 ||
-	    s->paused || c->queue->ops->enqueue_rx == NULL)
-		return 0;
-	k = shp_qdisc_bypass(c->root, pkts, n, ctx, &gated);
-	if (k == 0)
-		return 0;
-	sent = tx_burst_fresh(e, ctx->ctr, pkts, k, k == n ? bytes : UINT64_MAX,
-			      gated);
-	if (gated && sent < k) {
-		/* kept after all: they need the metadata RX skipped (sent
-		 * through the gate now: that is their send time) */
-		shp_meta_rx_burst(pkts + sent, k - sent, ctx->now, ctx->now,
-				  prio + sent, band + sent);
-		for (i = sent; i < k; i++)
-			e->pending[i - sent] = pkts[i];
-		e->pend_head = 0;
-		e->npend = k - sent;
-		ctx->ctr->tx_pending = e->npend;
-		sent = k;
-	}
-	ctx->ctr->egress_in += sent;
-	/* through the band in no time: its byte counters too (what the
-	 * port took, tx_count's count, and what waits as refused) */
-	tx_bytes = ctx->ctr->tx_bytes - tx_bytes;
-	for (i = sent - e->npend; i < sent; i++)
-		tx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	bc = &ctx->ctr->band[__builtin_ctz(used)];
-	bc->enqueued += sent;
-	bc->enqueued_bytes += tx_bytes;
-	bc->dequeued += sent;
-	bc->dequeued_bytes += tx_bytes;
-	return sent;
-}
+#define TX_IO(a) { .now = tx_now, .tx = tx_send, .tx_fresh = tx_fresh, \
+		   .arg = (a) }
 
 /*
  * --pace: a burst is read only when the queue's pacer holds nothing, and
@@ -215,6 +166,38 @@ rx_pool_check(const struct shaper *s, struct rte_mempool *mp,
 		in->rx_pool_empty++;
 }
 
+/*
+ * Chain: pkts[0..n), classified (prio[], band[], used, bytes: the RX
+ * pass's), into the egress port's chain, or, on the port's own lcore,
+ * through it at once where nothing there would hold them
+ * (shp_egress_bypass). Returns how many went through at once.
+ */
+static inline uint16_t
+rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
+	 uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
+	 uint8_t *band, struct shp_ctx *ctx)
+{
+	struct shp_chain *c = &s->chain[r->egress];
+	uint16_t sent = 0;
+
+	if (r->tx_here && !s->paused) {
+		struct egress *e = &s->egress[r->egress];
+		struct tx_arg a = { .s = s, .e = e, .pc = ctx->ctr };
+		const struct shp_egress_io io = TX_IO(&a);
+
+		sent = shp_egress_bypass(c, &e->pend, &io, pkts, n, used,
+					 &bytes, prio, band, ctx);
+		if (sent == n)
+			return sent;
+	}
+	shp_meta_rx_burst(pkts + sent, n - sent, ctx->now, 0, prio + sent,
+			  band + sent);
+	ctx->unthrottled = shp_chain_unthrottled(c);
+	shp_chain_enqueue_rx(c, pkts + sent, band + sent, used, bytes,
+			     n - sent, r->tx_here, ctx);
+	return sent;
+}
+
 static inline void
 rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	 struct shp_lcore_ctr *ctr, uint64_t cost, bool sample)
@@ -226,7 +209,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
 	uint64_t bytes;
 	uint32_t used;
-	uint16_t n, k, sent;
+	uint16_t n, k;
 	uint64_t t0 = 0;
 	bool behind;
 
@@ -308,21 +291,10 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	used = shp_classify_bands(cls, pkts, n, prio, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	sent = rx_bypass(s, r, pkts, n, used, bytes, prio, band, &ctx);
-	if (sent == n)
+	/* (a burst sent at once took TX's time too: no sample of
+	 * admitting) */
+	if (rx_chain(s, r, pkts, n, used, bytes, prio, band, &ctx) == n)
 		return;
-	shp_meta_rx_burst(pkts + sent, n - sent, ctx.now, 0, prio + sent,
-			  band + sent);
-	ctx.unthrottled = shp_chain_unthrottled(&s->chain[r->egress]);
-	if (sent > 0) {
-		uint16_t i;
-
-		bytes = 0;
-		for (i = sent; i < n; i++)
-			bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	}
-	shp_chain_enqueue_rx(&s->chain[r->egress], pkts + sent, band + sent,
-			     used, bytes, n - sent, r->tx_here, &ctx);
 	if (sample && 2 * n >= s->opt.burst)
 		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
 }
@@ -412,21 +384,6 @@ tx_burst_fresh(struct egress *e, struct shp_port_ctr *pc,
 	return sent;
 }
 
-/* Publish whether the chain is behind; written only on a change so that
- * RX lcores reading it keep their copy of the line. */
-static inline void
-set_behind(struct egress *e, bool b)
-{
-	if (b != e->behind)
-		e->behind = b;
-}
-
-struct tx_arg {
-	struct shaper *s;
-	struct egress *e;
-	struct shp_port_ctr *pc;
-};
-
 static inline uint64_t
 tx_now(void *arg)
 {
@@ -443,44 +400,51 @@ tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 			shp_late_bound(a->s->opt.late_drop_ns, shed));
 }
 
-/* One TX round for an egress port (shp_egress_round: due packets first,
- * then whether the chain is behind). */
+static inline uint16_t
+tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t bytes,
+	 bool gated)
+{
+	struct tx_arg *a = arg;
+
+	return tx_burst_fresh(a->e, a->pc, pkts, n, bytes, gated);
+}
+
+/* Publish whether the chain is behind; written only on a change so that
+ * RX lcores reading it keep their copy of the line. */
+static inline void
+set_behind(struct egress *e, bool b)
+{
+	if (b != e->behind)
+		e->behind = b;
+}
+
+/*
+ * One TX round for an egress port: what the port refused last time first
+ * (shp_pending_send), then due packets (shp_egress_round) and whether the
+ * chain is behind; what the port refuses now is kept for the next round.
+ */
 static inline void
 tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	struct shp_lcore_ctr *ctr, unsigned int budget, bool sample)
 {
 	struct shp_port_ctr *pc = &ctr->port[e->port];
 	struct tx_arg a = { .s = s, .e = e, .pc = pc };
-	const struct shp_egress_io io = { .now = tx_now, .tx = tx_send,
-					  .arg = &a };
+	const struct shp_egress_io io = TX_IO(&a);
 	struct shp_ctx ctx = { .ctr = pc };
 	struct shp_chain *chain = &s->chain[e->port];
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	struct shp_round r;
-	bool held;
-	uint16_t sent, i;
+	bool held, behind;
 	uint64_t t0 = 0, t1, shed;
 	unsigned int moved = 0;
 
 	/* (before the port's refusals: a port that takes nothing does not
 	 * hold the control's batch back) */
 	shaper_batch_tx(s, e->port);
-	if (e->npend > 0) {
-		/* The port refused these last time: they go first, and
-		 * nothing new is pulled until they are gone. */
-		uint64_t now = shp_clock_now(&s->clock);
-
-		sent = tx_burst(e, pc, e->pending + e->pend_head, e->npend,
-				now, UINT64_MAX, s->opt.late_drop_ns);
-		e->pend_head += sent;
-		e->npend -= sent;
-		pc->tx_pending = e->npend;
-		if (e->npend > 0) {
-			set_behind(e, shp_is_behind(
-				shp_due_time(e->pending[e->pend_head]), now,
-				s->opt.max_late_ns));
-			return;
-		}
+	if (shp_pending_send(&e->pend, pc, &io, s->opt.max_late_ns,
+			     &behind)) {
+		set_behind(e, behind);
+		return;
 	}
 	shaper_sched_tx(s, e->port);
 	if (sample || !w->rx)
@@ -508,13 +472,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 			shp_load_add(&w->load, t1 - t0, moved, t2 - t1,
 				     shp_round_sent(&r, d), d);
 	}
-	if (unlikely(r.refused > 0)) {
-		for (i = 0; i < r.refused; i++)
-			e->pending[i] = pkts[r.last_n - r.refused + i];
-		e->pend_head = 0;
-		e->npend = r.refused;
-		pc->tx_pending = e->npend;
-	}
+	shp_pending_keep_round(&e->pend, pc, pkts, &r);
 	set_behind(e, r.behind);
 	held = shp_chain_holds_delayed(chain, pc);
 	if (held != e->holds)
@@ -667,12 +625,7 @@ shaper_flush(struct shaper *s)
 		struct shp_ctx ctx = { .now = shp_clock_now(&s->clock),
 				       .ctr = pc };
 
-		if (e->npend > 0) {
-			shp_drop_burst(&ctx, SHP_DROP_FLUSHED,
-				       e->pending + e->pend_head, e->npend);
-			e->npend = 0;
-			pc->tx_pending = 0;
-		}
+		shp_pending_flush(&e->pend, &ctx);
 		if (s->chain[port].root != NULL) {
 			/* what RX lcores handed over joins the queue first */
 			shp_chain_drain(&s->chain[port], &ctx, UINT_MAX);
