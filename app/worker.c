@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The poll loop of a worker lcore: RX (classify, enqueue into the egress
- * port's bands) and/or TX (dequeue the egress chain, transmit, keep what
- * the port refuses for the next round).
+ * The poll loop of a worker lcore, in the order a packet moves: RX (poll,
+ * stamp), admit (the pacing of arrivals, overload), classify, chain (into
+ * the egress port's chain, or straight through it: the bypass), round
+ * (dequeue what is due) and TX. An lcore does the RX part, the TX part or
+ * both; the rules are lib's (shp_egress.h), which this file gives the
+ * clock and the ports.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -83,46 +86,56 @@ rx_paced(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 }
 
 /*
- * The egress chain is behind schedule: the emulator, not the profile, is
- * the bottleneck. What arrives now is dropped at once, before it costs any
- * more work, so that what is already scheduled leaves on time and the
- * chain catches up; counted as `overload` on the egress port.
+ * A short burst while the pool cannot fill one: the port had arrivals it
+ * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
+ * per burst. Only a short burst pays for the look at the pool.
  */
 static void
-overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
-	 struct rte_mbuf **pkts, uint16_t n)
+rx_pool_check(const struct shaper *s, struct rte_mempool *mp,
+	      struct shp_port_ctr *in)
 {
-	uint64_t bytes = 0;
-	uint16_t i;
+	const struct rte_mempool_cache *c =
+		rte_mempool_default_cache(mp, rte_lcore_id());
 
-	for (i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	in->rx_packets += n;
-	in->rx_bytes += bytes;
-	out->egress_in += n;
-	out->drops[SHP_DROP_OVERLOAD] += n;
-	rte_pktmbuf_free_bulk(pkts, n);
+	/* the store's own count: rte_mempool_avail_count walks every
+	 * lcore's cache */
+	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) +
+	    (c != NULL ? c->len : 0) < s->opt.burst)
+		in->rx_pool_empty++;
 }
 
 /*
- * The egress port's ingress stage (a policer), where this lcore runs it
- * (shp_chain.h), first: what it refuses is the profile's drop, judged as
- * if the emulator kept up, before `overload` or the admission pacing
- * take what is left. Counted as received and offered. Returns what
- * passed.
+ * RX: a burst from r into pkts, *stamp set to the time it arrived, not
+ * the loop's start: a stale stamp would let netem send a packet early.
+ * Paced packets carry the time they were due. 0: nothing came.
  */
 static inline uint16_t
-rx_ingress(struct shp_chain *c, struct shp_port_ctr *in, struct shp_ctx *ctx,
-	  struct rte_mbuf **pkts, uint16_t n)
+rx_poll(struct shaper *s, struct rxq_ref *r, struct shp_port_ctr *in,
+	struct rte_mbuf **pkts, uint64_t *stamp)
 {
-	uint64_t gone = 0;
-	uint16_t k;
+	uint16_t n;
 
-	k = shp_chain_ingress(c, pkts, n, NULL, NULL, &gone, ctx);
-	in->rx_packets += n - k;
-	in->rx_bytes += gone;
-	ctx->ctr->egress_in += n - k;
-	return k;
+	if (unlikely(r->pace != NULL))
+		n = rx_paced(s, r, pkts, stamp);
+	else
+		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+	if (unlikely(n < s->opt.burst) && r->pace == NULL)
+		rx_pool_check(s, r->pool, in);
+	if (n == 0) {
+		/* An input is exhausted only if it returned nothing while
+		 * the pool had mbufs to give it: net_pcap returns nothing
+		 * too when it cannot allocate, and the rest of the capture
+		 * would never be read. (Counted for --replay only: the
+		 * pool's count walks every lcore's cache.) */
+		if (s->opt.replay && r->empty_polls < REPLAY_EMPTY_POLLS &&
+		    rte_mempool_avail_count(r->pool) >= s->opt.burst)
+			r->empty_polls++;
+		return 0;
+	}
+	r->empty_polls = 0;
+	if (likely(r->pace == NULL))
+		*stamp = shp_clock_now(&s->clock);
+	return n;
 }
 
 /* Frames above the ports' MTU (that a vdev took): gone as `oversize`.
@@ -148,22 +161,114 @@ rx_oversize(const struct rxq_ref *r, struct shp_port_ctr *in,
 }
 
 /*
- * A short burst while the pool cannot fill one: the port had arrivals it
- * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
- * per burst. Only a short burst pays for the look at the pool.
+ * The control plane's changes due by a burst's stamp, made (or, by an
+ * RX-only lcore, waited for) before the burst meets the chain: a batch,
+ * a schedule's, then the link (shaper_batch.h, shaper_sched.h). True
+ * when the link is down: the burst was counted and freed. A TX round
+ * makes them too (changes_tx), for the lcores that poll no RX and for
+ * what is queued already; only this hook makes them exact to the stamp.
+ */
+static inline bool
+changes_rx(struct shaper *s, struct worker *w, struct rxq_ref *r,
+	   struct rte_mbuf **pkts, uint16_t n, struct shp_port_ctr *in,
+	   struct shp_ctx *ctx)
+{
+	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx->now);
+	return unlikely(shaper_sched_rx[r->egress]) &&
+	       shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts,
+				     n, in, ctx->ctr, ctx->now);
+}
+
+/*
+ * The egress port's ingress stage (a policer), where this lcore runs it
+ * (shp_chain.h), first: what it refuses is the profile's drop, judged as
+ * if the emulator kept up, before `overload` or the admission pacing
+ * take what is left. Counted as received and offered. Returns what
+ * passed.
+ */
+static inline uint16_t
+rx_ingress(struct shp_chain *c, struct shp_port_ctr *in, struct shp_ctx *ctx,
+	  struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t gone = 0;
+	uint16_t k;
+
+	k = shp_chain_ingress(c, pkts, n, NULL, NULL, &gone, ctx);
+	in->rx_packets += n - k;
+	in->rx_bytes += gone;
+	ctx->ctr->egress_in += n - k;
+	return k;
+}
+
+/*
+ * What admitting a packet costs this lcore (shp_admit_cost). Run to
+ * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
+ * at the slowest TX lcore's rate, shared among the RX lcores, or at its
+ * own, whichever is slower (shp_admit_cost_rx). --max-late 0 turns pacing
+ * off too.
+ */
+static inline uint64_t
+admit_cost(struct shaper *s, struct worker *w)
+{
+	uint64_t tx = 0;
+	unsigned int i, nb_rx = 0;
+
+	if (s->opt.max_late_ns == 0)
+		return 0;
+	if (w->tx)
+		return shp_admit_cost(&w->admit);
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *o = &s->workers[s->worker_ids[i]];
+
+		nb_rx += o->rx;
+		if (o->tx && o->tx_cost_pub > tx)
+			tx = o->tx_cost_pub;
+	}
+	return shp_admit_cost_rx(&w->admit, tx, nb_rx);
+}
+
+/*
+ * The egress chain is behind schedule: the emulator, not the profile, is
+ * the bottleneck. What arrives now is dropped at once, before it costs any
+ * more work, so that what is already scheduled leaves on time and the
+ * chain catches up; counted as `overload` on the egress port.
  */
 static void
-rx_pool_check(const struct shaper *s, struct rte_mempool *mp,
-	      struct shp_port_ctr *in)
+overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
+	 struct rte_mbuf **pkts, uint16_t n)
 {
-	const struct rte_mempool_cache *c =
-		rte_mempool_default_cache(mp, rte_lcore_id());
+	uint64_t bytes = 0;
+	uint16_t i;
 
-	/* the store's own count: rte_mempool_avail_count walks every
-	 * lcore's cache */
-	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) +
-	    (c != NULL ? c->len : 0) < s->opt.burst)
-		in->rx_pool_empty++;
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	out->egress_in += n;
+	out->drops[SHP_DROP_OVERLOAD] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+/*
+ * Admit, of pkts[0..n) stamped at stamp, what the chain can take on
+ * time: nothing while it is behind, else what the lcore carries at
+ * cost (shp_admit); the rest is `overload`, and the time spent dropping
+ * a whole burst comes off the credit. Returns how many: pkts[0..k).
+ */
+static inline uint16_t
+rx_admit(struct shaper *s, struct worker *w, struct shp_port_ctr *in,
+	 struct shp_port_ctr *out, struct rte_mbuf **pkts, uint16_t n,
+	 uint64_t cost, bool behind, uint64_t stamp)
+{
+	uint16_t k = unlikely(behind) ? 0 : shp_admit(&w->admit, n, cost);
+
+	if (unlikely(k < n)) {
+		overload(in, out, pkts + k, n - k);
+		if (k == 0)
+			shp_admit_charge(&w->admit,
+					 shp_clock_now(&s->clock) - stamp);
+	}
+	return k;
 }
 
 /*
@@ -198,19 +303,20 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	return sent;
 }
 
+/* RX, admit, classify, chain: one burst of one queue. */
 static inline void
 rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	 struct shp_lcore_ctr *ctr, uint64_t cost, bool sample)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	const struct shp_classifier *cls;
+	struct shp_chain *c = &s->chain[r->egress];
 	struct shp_port_ctr *in = &ctr->port[r->port];
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
 	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
-	uint64_t bytes;
+	uint64_t bytes, t0 = 0;
 	uint32_t used;
-	uint16_t n, k;
-	uint64_t t0 = 0;
+	uint16_t n;
 	bool behind;
 
 	behind = s->egress[r->egress].behind;
@@ -227,30 +333,9 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	/* the poll's own cost is part of what admitting costs */
 	if (sample)
 		t0 = shp_clock_now(&s->clock);
-	if (unlikely(r->pace != NULL))
-		n = rx_paced(s, r, pkts, &ctx.now);
-	else
-		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
-	if (unlikely(n < s->opt.burst) && r->pace == NULL)
-		rx_pool_check(s, r->pool, in);
-	if (n == 0) {
-		/* An input is exhausted only if it returned nothing while
-		 * the pool had mbufs to give it: net_pcap returns nothing
-		 * too when it cannot allocate, and the rest of the capture
-		 * would never be read. (Counted for --replay only: the
-		 * pool's count walks every lcore's cache.) */
-		if (s->opt.replay && r->empty_polls < REPLAY_EMPTY_POLLS &&
-		    rte_mempool_avail_count(r->pool) >= s->opt.burst)
-			r->empty_polls++;
+	n = rx_poll(s, r, in, pkts, &ctx.now);
+	if (n == 0)
 		return;
-	}
-	r->empty_polls = 0;
-	/* Stamp with the time the burst arrived, not the loop's start: a
-	 * stale stamp would let netem send a packet early. One pass stamps,
-	 * classifies and sums the bytes; the bands take its result as is.
-	 * Paced packets carry the time they were due. */
-	if (likely(r->pace == NULL))
-		ctx.now = shp_clock_now(&s->clock);
 	if (cost != 0)
 		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
 	if (unlikely(r->mtu != 0)) {
@@ -258,35 +343,19 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		if (n == 0)
 			return;
 	}
-	/* a batch's or a schedule's change due by this stamp is made
-	 * first; a link down takes the burst */
-	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx.now);
-	if (unlikely(shaper_sched_rx[r->egress]) &&
-	    shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts, n,
-				  in, ctx.ctr, ctx.now))
+	if (changes_rx(s, w, r, pkts, n, in, &ctx))
 		return;
-	if (unlikely(shp_chain_ingress_on(&s->chain[r->egress])) &&
-	    shp_chain_ingress_here(&s->chain[r->egress], r->tx_here)) {
-		n = rx_ingress(&s->chain[r->egress], in, &ctx, pkts, n);
+	if (unlikely(shp_chain_ingress_on(c)) &&
+	    shp_chain_ingress_here(c, r->tx_here)) {
+		n = rx_ingress(c, in, &ctx, pkts, n);
 		if (n == 0)
 			return;
 	}
-	if (unlikely(behind)) {
-		overload(in, ctx.ctr, pkts, n);
-		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) -
-					    ctx.now);
+	n = rx_admit(s, w, in, ctx.ctr, pkts, n, cost, behind, ctx.now);
+	if (n == 0)
 		return;
-	}
-	k = shp_admit(&w->admit, n, cost);
-	if (unlikely(k < n)) {
-		overload(in, ctx.ctr, pkts + k, n - k);
-		if (k == 0) {
-			shp_admit_charge(&w->admit,
-					 shp_clock_now(&s->clock) - ctx.now);
-			return;
-		}
-		n = k;
-	}
+	/* one pass classifies and sums the bytes; the bands take its
+	 * result as is */
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
 	used = shp_classify_bands(cls, pkts, n, prio, band, &bytes);
 	in->rx_packets += n;
@@ -419,9 +488,23 @@ set_behind(struct egress *e, bool b)
 }
 
 /*
- * One TX round for an egress port: what the port refused last time first
- * (shp_pending_send), then due packets (shp_egress_round) and whether the
- * chain is behind; what the port refuses now is kept for the next round.
+ * The control plane's changes due, at a TX round's start (changes_rx has
+ * why there too): a batch, then a schedule's. Before the port's refusals,
+ * so that a port that takes nothing holds back neither, nor an RX-only
+ * lcore that waits for them.
+ */
+static inline void
+changes_tx(struct shaper *s, uint16_t port)
+{
+	shaper_batch_tx(s, port);
+	shaper_sched_tx(s, port);
+}
+
+/*
+ * Round and TX for an egress port: what the port refused last time first
+ * (shp_pending_send), then what RX lcores handed over joins the queue,
+ * then due packets (shp_egress_round) and whether the chain is behind;
+ * what the port refuses now is kept for the next round.
  */
 static inline void
 tx_port(struct shaper *s, struct worker *w, struct egress *e,
@@ -438,15 +521,12 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	uint64_t t0 = 0, t1, shed;
 	unsigned int moved = 0;
 
-	/* (before the port's refusals: a port that takes nothing does not
-	 * hold the control's batch back) */
-	shaper_batch_tx(s, e->port);
+	changes_tx(s, e->port);
 	if (shp_pending_send(&e->pend, pc, &io, s->opt.max_late_ns,
 			     &behind)) {
 		set_behind(e, behind);
 		return;
 	}
-	shaper_sched_tx(s, e->port);
 	if (sample || !w->rx)
 		t0 = shp_clock_now(&s->clock);
 	t1 = t0;
@@ -477,33 +557,6 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	held = shp_chain_holds_delayed(chain, pc);
 	if (held != e->holds)
 		e->holds = held;
-}
-
-/*
- * What admitting a packet costs this lcore (shp_admit_cost). Run to
- * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
- * at the slowest TX lcore's rate, shared among the RX lcores, or at its
- * own, whichever is slower (shp_admit_cost_rx). --max-late 0 turns pacing
- * off too.
- */
-static inline uint64_t
-admit_cost(struct shaper *s, struct worker *w)
-{
-	uint64_t tx = 0;
-	unsigned int i, nb_rx = 0;
-
-	if (s->opt.max_late_ns == 0)
-		return 0;
-	if (w->tx)
-		return shp_admit_cost(&w->admit);
-	for (i = 0; i < s->nb_workers; i++) {
-		const struct worker *o = &s->workers[s->worker_ids[i]];
-
-		nb_rx += o->rx;
-		if (o->tx && o->tx_cost_pub > tx)
-			tx = o->tx_cost_pub;
-	}
-	return shp_admit_cost_rx(&w->admit, tx, nb_rx);
 }
 
 /* At shutdown, what a pacer still holds joins the bands, to be sent or
@@ -569,17 +622,8 @@ shaper_worker_main(void *arg)
 			      (++rounds & (COST_EVERY - 1)) == 0;
 
 		shp_stall_mark(&w->stalls, rte_rdtsc());
-		/* what is due leaves before new work is taken */
-		if (w->tx && !s->paused)
-			for (k = 0; k < w->nb_egress; k++)
-				tx_port(s, w, &s->egress[w->egress[k]], ctr,
-					budget, sample);
-		/* what RX lcores of a pipeline pace at (shp_load_cost) */
-		if (w->tx && (rounds & 1023) == 0)
-			w->tx_cost_pub = w->rx ? w->admit.tx.ns :
-				shp_load_cost(&w->load,
-					      shp_clock_now(&s->clock),
-					      w->tx_cost_pub);
+		/* RX to TX, the way a packet goes; a loop after another,
+		 * what is due still leaves between two polls */
 		if (w->rx && !s->paused && !w->rx_done) {
 			bool all_done = s->opt.replay;
 			uint64_t cost = admit_cost(s, w);
@@ -600,6 +644,16 @@ shaper_worker_main(void *arg)
 				__atomic_store_n(&w->rx_done, true,
 						 __ATOMIC_RELEASE);
 		}
+		if (w->tx && !s->paused)
+			for (k = 0; k < w->nb_egress; k++)
+				tx_port(s, w, &s->egress[w->egress[k]], ctr,
+					budget, sample);
+		/* what RX lcores of a pipeline pace at (shp_load_cost) */
+		if (w->tx && (rounds & 1023) == 0)
+			w->tx_cost_pub = w->rx ? w->admit.tx.ns :
+				shp_load_cost(&w->load,
+					      shp_clock_now(&s->clock),
+					      w->tx_cost_pub);
 		rte_rcu_qsbr_quiescent(shaper_rcu, lcore);
 		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELEASE);
 	}
