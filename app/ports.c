@@ -831,10 +831,10 @@ shaper_stages_init(struct shaper *s)
 		}
 		e->port = port;
 		e->txq = 0;
-		e->pending = rte_zmalloc_socket("pending", SHP_MAX_BURST *
-						sizeof(struct rte_mbuf *), 0,
-						env.socket);
-		if (e->pending == NULL)
+		e->pend.pkts = rte_zmalloc_socket("pending", SHP_MAX_BURST *
+						  sizeof(struct rte_mbuf *), 0,
+						  env.socket);
+		if (e->pend.pkts == NULL)
 			goto fail;
 		continue;
 fail:

@@ -39,9 +39,7 @@ struct rxq_ref {
 struct egress {
 	uint16_t port;
 	uint16_t txq;
-	uint16_t npend;       /* packets the port did not take yet */
-	uint16_t pend_head;
-	struct rte_mbuf **pending;
+	struct shp_pending pend;   /* what the port refused: goes first */
 	unsigned int owner;   /* lcore id */
 	/* Written by the owner only when it changes, read by RX lcores once
 	 * per burst: the chain's oldest due packet is later than

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The poll loop of a worker lcore: RX (classify, enqueue into the egress
- * port's bands) and/or TX (dequeue the egress chain, transmit, keep what
- * the port refuses for the next round).
+ * The poll loop of a worker lcore, in the order a packet moves: RX (poll,
+ * stamp), admit (the pacing of arrivals, overload), classify, chain (into
+ * the egress port's chain, or straight through it: the bypass), round
+ * (dequeue what is due) and TX. An lcore does the RX part, the TX part or
+ * both; the rules are lib's (shp_egress.h), which this file gives the
+ * clock and the ports.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,71 +46,22 @@
 #define DRAIN_BURSTS 4
 #define COST_EVERY 8   /* a power of 2 */
 
-static inline uint16_t tx_burst(struct egress *e, struct shp_port_ctr *pc,
-				struct rte_mbuf **pkts, uint16_t n,
-				uint64_t now, uint64_t bytes, uint64_t late);
-static inline uint16_t tx_burst_fresh(struct egress *e,
-				      struct shp_port_ctr *pc,
-				      struct rte_mbuf **pkts, uint16_t n,
-				      uint64_t bytes, bool gated);
+/* The port as lib's rules see it (shp_egress_io): this lcore's clock,
+ * rte_eth_tx_burst and its counts; defined with the TX part below. */
+struct tx_arg {
+	struct shaper *s;
+	struct egress *e;
+	struct shp_port_ctr *pc;
+};
 
-/*
- * Bypass (Linux's TCQ_F_CAN_BYPASS): when this lcore owns the egress port,
- * nothing waits there and no stage would hold or alter a packet, enqueue
- * followed by dequeue is a no-op: send the burst at once. Only for a burst
- * that falls in one band, so strict priority within a burst is kept too.
- * A gate (tbf) with tokens for them passes the burst's head the same way
- * (shp_qdisc_bypass); the rest is queued as usual. What the port refuses
- * is queued as usual, at the head of its band; once a gate has charged
- * it, it waits as the port's refused packets do, not to be charged again.
- */
-static inline uint16_t
-rx_bypass(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
-	  uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
-	  const uint8_t *band, struct shp_ctx *ctx)
-{
-	struct egress *e = &s->egress[r->egress];
-	struct shp_chain *c = &s->chain[r->egress];
-	struct shp_band_ctr *bc;
-	uint64_t tx_bytes = ctx->ctr->tx_bytes;
-	uint16_t k, sent, i;
-	bool gated;
+static inline uint64_t tx_now(void *arg);
+static inline uint16_t tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n,
+			       uint64_t now, uint64_t bytes, uint64_t shed);
+static inline uint16_t tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n,
+				uint64_t bytes, bool gated);
 
-	/* (a queue that takes the RX pass's bands counts the packets that
-	 * went through it in no time in its bands, as its enqueue would) */
-	if (!r->tx_here || (used & (used - 1)) != 0 || e->npend != 0 ||
-	    s->paused || c->queue->ops->enqueue_rx == NULL)
-		return 0;
-	k = shp_qdisc_bypass(c->root, pkts, n, ctx, &gated);
-	if (k == 0)
-		return 0;
-	sent = tx_burst_fresh(e, ctx->ctr, pkts, k, k == n ? bytes : UINT64_MAX,
-			      gated);
-	if (gated && sent < k) {
-		/* kept after all: they need the metadata RX skipped (sent
-		 * through the gate now: that is their send time) */
-		shp_meta_rx_burst(pkts + sent, k - sent, ctx->now, ctx->now,
-				  prio + sent, band + sent);
-		for (i = sent; i < k; i++)
-			e->pending[i - sent] = pkts[i];
-		e->pend_head = 0;
-		e->npend = k - sent;
-		ctx->ctr->tx_pending = e->npend;
-		sent = k;
-	}
-	ctx->ctr->egress_in += sent;
-	/* through the band in no time: its byte counters too (what the
-	 * port took, tx_count's count, and what waits as refused) */
-	tx_bytes = ctx->ctr->tx_bytes - tx_bytes;
-	for (i = sent - e->npend; i < sent; i++)
-		tx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	bc = &ctx->ctr->band[__builtin_ctz(used)];
-	bc->enqueued += sent;
-	bc->enqueued_bytes += tx_bytes;
-	bc->dequeued += sent;
-	bc->dequeued_bytes += tx_bytes;
-	return sent;
-}
+#define TX_IO(a) { .now = tx_now, .tx = tx_send, .tx_fresh = tx_fresh, \
+		   .arg = (a) }
 
 /*
  * --pace: a burst is read only when the queue's pacer holds nothing, and
@@ -132,46 +86,56 @@ rx_paced(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 }
 
 /*
- * The egress chain is behind schedule: the emulator, not the profile, is
- * the bottleneck. What arrives now is dropped at once, before it costs any
- * more work, so that what is already scheduled leaves on time and the
- * chain catches up; counted as `overload` on the egress port.
+ * A short burst while the pool cannot fill one: the port had arrivals it
+ * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
+ * per burst. Only a short burst pays for the look at the pool.
  */
 static void
-overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
-	 struct rte_mbuf **pkts, uint16_t n)
+rx_pool_check(const struct shaper *s, struct rte_mempool *mp,
+	      struct shp_port_ctr *in)
 {
-	uint64_t bytes = 0;
-	uint16_t i;
+	const struct rte_mempool_cache *c =
+		rte_mempool_default_cache(mp, rte_lcore_id());
 
-	for (i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	in->rx_packets += n;
-	in->rx_bytes += bytes;
-	out->egress_in += n;
-	out->drops[SHP_DROP_OVERLOAD] += n;
-	rte_pktmbuf_free_bulk(pkts, n);
+	/* the store's own count: rte_mempool_avail_count walks every
+	 * lcore's cache */
+	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) +
+	    (c != NULL ? c->len : 0) < s->opt.burst)
+		in->rx_pool_empty++;
 }
 
 /*
- * The egress port's ingress stage (a policer), where this lcore runs it
- * (shp_chain.h), first: what it refuses is the profile's drop, judged as
- * if the emulator kept up, before `overload` or the admission pacing
- * take what is left. Counted as received and offered. Returns what
- * passed.
+ * RX: a burst from r into pkts, *stamp set to the time it arrived, not
+ * the loop's start: a stale stamp would let netem send a packet early.
+ * Paced packets carry the time they were due. 0: nothing came.
  */
 static inline uint16_t
-rx_ingress(struct shp_chain *c, struct shp_port_ctr *in, struct shp_ctx *ctx,
-	  struct rte_mbuf **pkts, uint16_t n)
+rx_poll(struct shaper *s, struct rxq_ref *r, struct shp_port_ctr *in,
+	struct rte_mbuf **pkts, uint64_t *stamp)
 {
-	uint64_t gone = 0;
-	uint16_t k;
+	uint16_t n;
 
-	k = shp_chain_ingress(c, pkts, n, NULL, NULL, &gone, ctx);
-	in->rx_packets += n - k;
-	in->rx_bytes += gone;
-	ctx->ctr->egress_in += n - k;
-	return k;
+	if (unlikely(r->pace != NULL))
+		n = rx_paced(s, r, pkts, stamp);
+	else
+		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
+	if (unlikely(n < s->opt.burst) && r->pace == NULL)
+		rx_pool_check(s, r->pool, in);
+	if (n == 0) {
+		/* An input is exhausted only if it returned nothing while
+		 * the pool had mbufs to give it: net_pcap returns nothing
+		 * too when it cannot allocate, and the rest of the capture
+		 * would never be read. (Counted for --replay only: the
+		 * pool's count walks every lcore's cache.) */
+		if (s->opt.replay && r->empty_polls < REPLAY_EMPTY_POLLS &&
+		    rte_mempool_avail_count(r->pool) >= s->opt.burst)
+			r->empty_polls++;
+		return 0;
+	}
+	r->empty_polls = 0;
+	if (likely(r->pace == NULL))
+		*stamp = shp_clock_now(&s->clock);
+	return n;
 }
 
 /* Frames above the ports' MTU (that a vdev took): gone as `oversize`.
@@ -197,37 +161,162 @@ rx_oversize(const struct rxq_ref *r, struct shp_port_ctr *in,
 }
 
 /*
- * A short burst while the pool cannot fill one: the port had arrivals it
- * could not take (net_null, net_pcap leave rx_nombuf at 0), counted once
- * per burst. Only a short burst pays for the look at the pool.
+ * The control plane's changes due by a burst's stamp, made (or, by an
+ * RX-only lcore, waited for) before the burst meets the chain: a batch,
+ * a schedule's, then the link (shaper_batch.h, shaper_sched.h). True
+ * when the link is down: the burst was counted and freed. A TX round
+ * makes them too (changes_tx), for the lcores that poll no RX and for
+ * what is queued already; only this hook makes them exact to the stamp.
  */
-static void
-rx_pool_check(const struct shaper *s, struct rte_mempool *mp,
-	      struct shp_port_ctr *in)
+static inline bool
+changes_rx(struct shaper *s, struct worker *w, struct rxq_ref *r,
+	   struct rte_mbuf **pkts, uint16_t n, struct shp_port_ctr *in,
+	   struct shp_ctx *ctx)
 {
-	const struct rte_mempool_cache *c =
-		rte_mempool_default_cache(mp, rte_lcore_id());
-
-	/* the store's own count: rte_mempool_avail_count walks every
-	 * lcore's cache */
-	if (rte_mempool_get_ops(mp->ops_index)->get_count(mp) +
-	    (c != NULL ? c->len : 0) < s->opt.burst)
-		in->rx_pool_empty++;
+	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx->now);
+	return unlikely(shaper_sched_rx[r->egress]) &&
+	       shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts,
+				     n, in, ctx->ctr, ctx->now);
 }
 
+/*
+ * The egress port's ingress stage (a policer), where this lcore runs it
+ * (shp_chain.h), first: what it refuses is the profile's drop, judged as
+ * if the emulator kept up, before `overload` or the admission pacing
+ * take what is left. Counted as received and offered. Returns what
+ * passed.
+ */
+static inline uint16_t
+rx_ingress(struct shp_chain *c, struct shp_port_ctr *in, struct shp_ctx *ctx,
+	  struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t gone = 0;
+	uint16_t k;
+
+	k = shp_chain_ingress(c, pkts, n, NULL, NULL, &gone, ctx);
+	in->rx_packets += n - k;
+	in->rx_bytes += gone;
+	ctx->ctr->egress_in += n - k;
+	return k;
+}
+
+/*
+ * What admitting a packet costs this lcore (shp_admit_cost). Run to
+ * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
+ * at the slowest TX lcore's rate, shared among the RX lcores, or at its
+ * own, whichever is slower (shp_admit_cost_rx). --max-late 0 turns pacing
+ * off too.
+ */
+static inline uint64_t
+admit_cost(struct shaper *s, struct worker *w)
+{
+	uint64_t tx = 0;
+	unsigned int i, nb_rx = 0;
+
+	if (s->opt.max_late_ns == 0)
+		return 0;
+	if (w->tx)
+		return shp_admit_cost(&w->admit);
+	for (i = 0; i < s->nb_workers; i++) {
+		const struct worker *o = &s->workers[s->worker_ids[i]];
+
+		nb_rx += o->rx;
+		if (o->tx && o->tx_cost_pub > tx)
+			tx = o->tx_cost_pub;
+	}
+	return shp_admit_cost_rx(&w->admit, tx, nb_rx);
+}
+
+/*
+ * The egress chain is behind schedule: the emulator, not the profile, is
+ * the bottleneck. What arrives now is dropped at once, before it costs any
+ * more work, so that what is already scheduled leaves on time and the
+ * chain catches up; counted as `overload` on the egress port.
+ */
+static void
+overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
+	 struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t bytes = 0;
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
+	in->rx_packets += n;
+	in->rx_bytes += bytes;
+	out->egress_in += n;
+	out->drops[SHP_DROP_OVERLOAD] += n;
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
+/*
+ * Admit, of pkts[0..n) stamped at stamp, what the chain can take on
+ * time: nothing while it is behind, else what the lcore carries at
+ * cost (shp_admit); the rest is `overload`, and the time spent dropping
+ * a whole burst comes off the credit. Returns how many: pkts[0..k).
+ */
+static inline uint16_t
+rx_admit(struct shaper *s, struct worker *w, struct shp_port_ctr *in,
+	 struct shp_port_ctr *out, struct rte_mbuf **pkts, uint16_t n,
+	 uint64_t cost, bool behind, uint64_t stamp)
+{
+	uint16_t k = unlikely(behind) ? 0 : shp_admit(&w->admit, n, cost);
+
+	if (unlikely(k < n)) {
+		overload(in, out, pkts + k, n - k);
+		if (k == 0)
+			shp_admit_charge(&w->admit,
+					 shp_clock_now(&s->clock) - stamp);
+	}
+	return k;
+}
+
+/*
+ * Chain: pkts[0..n), classified (prio[], band[], used, bytes: the RX
+ * pass's), into the egress port's chain, or, on the port's own lcore,
+ * through it at once where nothing there would hold them
+ * (shp_egress_bypass). Returns how many went through at once.
+ */
+static inline uint16_t
+rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
+	 uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
+	 uint8_t *band, struct shp_ctx *ctx)
+{
+	struct shp_chain *c = &s->chain[r->egress];
+	uint16_t sent = 0;
+
+	if (r->tx_here && !s->paused) {
+		struct egress *e = &s->egress[r->egress];
+		struct tx_arg a = { .s = s, .e = e, .pc = ctx->ctr };
+		const struct shp_egress_io io = TX_IO(&a);
+
+		sent = shp_egress_bypass(c, &e->pend, &io, pkts, n, used,
+					 &bytes, prio, band, ctx);
+		if (sent == n)
+			return sent;
+	}
+	shp_meta_rx_burst(pkts + sent, n - sent, ctx->now, 0, prio + sent,
+			  band + sent);
+	ctx->unthrottled = shp_chain_unthrottled(c);
+	shp_chain_enqueue_rx(c, pkts + sent, band + sent, used, bytes,
+			     n - sent, r->tx_here, ctx);
+	return sent;
+}
+
+/* RX, admit, classify, chain: one burst of one queue. */
 static inline void
 rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	 struct shp_lcore_ctr *ctr, uint64_t cost, bool sample)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	const struct shp_classifier *cls;
+	struct shp_chain *c = &s->chain[r->egress];
 	struct shp_port_ctr *in = &ctr->port[r->port];
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
 	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
-	uint64_t bytes;
+	uint64_t bytes, t0 = 0;
 	uint32_t used;
-	uint16_t n, k, sent;
-	uint64_t t0 = 0;
+	uint16_t n;
 	bool behind;
 
 	behind = s->egress[r->egress].behind;
@@ -244,30 +333,9 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	/* the poll's own cost is part of what admitting costs */
 	if (sample)
 		t0 = shp_clock_now(&s->clock);
-	if (unlikely(r->pace != NULL))
-		n = rx_paced(s, r, pkts, &ctx.now);
-	else
-		n = rte_eth_rx_burst(r->port, r->queue, pkts, s->opt.burst);
-	if (unlikely(n < s->opt.burst) && r->pace == NULL)
-		rx_pool_check(s, r->pool, in);
-	if (n == 0) {
-		/* An input is exhausted only if it returned nothing while
-		 * the pool had mbufs to give it: net_pcap returns nothing
-		 * too when it cannot allocate, and the rest of the capture
-		 * would never be read. (Counted for --replay only: the
-		 * pool's count walks every lcore's cache.) */
-		if (s->opt.replay && r->empty_polls < REPLAY_EMPTY_POLLS &&
-		    rte_mempool_avail_count(r->pool) >= s->opt.burst)
-			r->empty_polls++;
+	n = rx_poll(s, r, in, pkts, &ctx.now);
+	if (n == 0)
 		return;
-	}
-	r->empty_polls = 0;
-	/* Stamp with the time the burst arrived, not the loop's start: a
-	 * stale stamp would let netem send a packet early. One pass stamps,
-	 * classifies and sums the bytes; the bands take its result as is.
-	 * Paced packets carry the time they were due. */
-	if (likely(r->pace == NULL))
-		ctx.now = shp_clock_now(&s->clock);
 	if (cost != 0)
 		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
 	if (unlikely(r->mtu != 0)) {
@@ -275,58 +343,29 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		if (n == 0)
 			return;
 	}
-	/* a batch's or a schedule's change due by this stamp is made
-	 * first; a link down takes the burst */
-	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx.now);
-	if (unlikely(shaper_sched_rx[r->egress]) &&
-	    shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts, n,
-				  in, ctx.ctr, ctx.now))
+	if (changes_rx(s, w, r, pkts, n, in, &ctx))
 		return;
-	if (unlikely(shp_chain_ingress_on(&s->chain[r->egress])) &&
-	    shp_chain_ingress_here(&s->chain[r->egress], r->tx_here)) {
-		n = rx_ingress(&s->chain[r->egress], in, &ctx, pkts, n);
+	if (unlikely(shp_chain_ingress_on(c)) &&
+	    shp_chain_ingress_here(c, r->tx_here)) {
+		n = rx_ingress(c, in, &ctx, pkts, n);
 		if (n == 0)
 			return;
 	}
-	if (unlikely(behind)) {
-		overload(in, ctx.ctr, pkts, n);
-		shp_admit_charge(&w->admit, shp_clock_now(&s->clock) -
-					    ctx.now);
+	n = rx_admit(s, w, in, ctx.ctr, pkts, n, cost, behind, ctx.now);
+	if (n == 0)
 		return;
-	}
-	k = shp_admit(&w->admit, n, cost);
-	if (unlikely(k < n)) {
-		overload(in, ctx.ctr, pkts + k, n - k);
-		if (k == 0) {
-			shp_admit_charge(&w->admit,
-					 shp_clock_now(&s->clock) - ctx.now);
-			return;
-		}
-		n = k;
-	}
-	/* the priority by the global mode, the band by the port's queue's
-	 * own map */
+	/* one pass classifies and sums the bytes: the priority by the
+	 * global mode, the band by the port's queue's own map */
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
 	used = shp_classify_bands_map(cls,
 				      shp_chain_priomap(&s->chain[r->egress]),
 				      pkts, n, prio, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	sent = rx_bypass(s, r, pkts, n, used, bytes, prio, band, &ctx);
-	if (sent == n)
+	/* (a burst sent at once took TX's time too: no sample of
+	 * admitting) */
+	if (rx_chain(s, r, pkts, n, used, bytes, prio, band, &ctx) == n)
 		return;
-	shp_meta_rx_burst(pkts + sent, n - sent, ctx.now, 0, prio + sent,
-			  band + sent);
-	ctx.unthrottled = shp_chain_unthrottled(&s->chain[r->egress]);
-	if (sent > 0) {
-		uint16_t i;
-
-		bytes = 0;
-		for (i = sent; i < n; i++)
-			bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	}
-	shp_chain_enqueue_rx(&s->chain[r->egress], pkts + sent, band + sent,
-			     used, bytes, n - sent, r->tx_here, &ctx);
 	if (sample && 2 * n >= s->opt.burst)
 		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
 }
@@ -416,21 +455,6 @@ tx_burst_fresh(struct egress *e, struct shp_port_ctr *pc,
 	return sent;
 }
 
-/* Publish whether the chain is behind; written only on a change so that
- * RX lcores reading it keep their copy of the line. */
-static inline void
-set_behind(struct egress *e, bool b)
-{
-	if (b != e->behind)
-		e->behind = b;
-}
-
-struct tx_arg {
-	struct shaper *s;
-	struct egress *e;
-	struct shp_port_ctr *pc;
-};
-
 static inline uint64_t
 tx_now(void *arg)
 {
@@ -447,46 +471,64 @@ tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 			shp_late_bound(a->s->opt.late_drop_ns, shed));
 }
 
-/* One TX round for an egress port (shp_egress_round: due packets first,
- * then whether the chain is behind). */
+static inline uint16_t
+tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t bytes,
+	 bool gated)
+{
+	struct tx_arg *a = arg;
+
+	return tx_burst_fresh(a->e, a->pc, pkts, n, bytes, gated);
+}
+
+/* Publish whether the chain is behind; written only on a change so that
+ * RX lcores reading it keep their copy of the line. */
+static inline void
+set_behind(struct egress *e, bool b)
+{
+	if (b != e->behind)
+		e->behind = b;
+}
+
+/*
+ * The control plane's changes due, at a TX round's start (changes_rx has
+ * why there too): a batch, then a schedule's. Before the port's refusals,
+ * so that a port that takes nothing holds back neither, nor an RX-only
+ * lcore that waits for them.
+ */
+static inline void
+changes_tx(struct shaper *s, uint16_t port)
+{
+	shaper_batch_tx(s, port);
+	shaper_sched_tx(s, port);
+}
+
+/*
+ * Round and TX for an egress port: what the port refused last time first
+ * (shp_pending_send), then what RX lcores handed over joins the queue,
+ * then due packets (shp_egress_round) and whether the chain is behind;
+ * what the port refuses now is kept for the next round.
+ */
 static inline void
 tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	struct shp_lcore_ctr *ctr, unsigned int budget, bool sample)
 {
 	struct shp_port_ctr *pc = &ctr->port[e->port];
 	struct tx_arg a = { .s = s, .e = e, .pc = pc };
-	const struct shp_egress_io io = { .now = tx_now, .tx = tx_send,
-					  .arg = &a };
+	const struct shp_egress_io io = TX_IO(&a);
 	struct shp_ctx ctx = { .ctr = pc };
 	struct shp_chain *chain = &s->chain[e->port];
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	struct shp_round r;
-	bool held;
-	uint16_t sent, i;
+	bool held, behind;
 	uint64_t t0 = 0, t1, shed;
 	unsigned int moved = 0;
 
-	/* (before the port's refusals: a port that takes nothing does not
-	 * hold the control's batch back) */
-	shaper_batch_tx(s, e->port);
-	if (e->npend > 0) {
-		/* The port refused these last time: they go first, and
-		 * nothing new is pulled until they are gone. */
-		uint64_t now = shp_clock_now(&s->clock);
-
-		sent = tx_burst(e, pc, e->pending + e->pend_head, e->npend,
-				now, UINT64_MAX, s->opt.late_drop_ns);
-		e->pend_head += sent;
-		e->npend -= sent;
-		pc->tx_pending = e->npend;
-		if (e->npend > 0) {
-			set_behind(e, shp_is_behind(
-				shp_due_time(e->pending[e->pend_head]), now,
-				s->opt.max_late_ns));
-			return;
-		}
+	changes_tx(s, e->port);
+	if (shp_pending_send(&e->pend, pc, &io, s->opt.max_late_ns,
+			     &behind)) {
+		set_behind(e, behind);
+		return;
 	}
-	shaper_sched_tx(s, e->port);
 	if (sample || !w->rx)
 		t0 = shp_clock_now(&s->clock);
 	t1 = t0;
@@ -512,44 +554,11 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 			shp_load_add(&w->load, t1 - t0, moved, t2 - t1,
 				     shp_round_sent(&r, d), d);
 	}
-	if (unlikely(r.refused > 0)) {
-		for (i = 0; i < r.refused; i++)
-			e->pending[i] = pkts[r.last_n - r.refused + i];
-		e->pend_head = 0;
-		e->npend = r.refused;
-		pc->tx_pending = e->npend;
-	}
+	shp_pending_keep_round(&e->pend, pc, pkts, &r);
 	set_behind(e, r.behind);
 	held = shp_chain_holds_delayed(chain, pc);
 	if (held != e->holds)
 		e->holds = held;
-}
-
-/*
- * What admitting a packet costs this lcore (shp_admit_cost). Run to
- * completion: its own RX and TX costs. An RX-only lcore (pipeline) paces
- * at the slowest TX lcore's rate, shared among the RX lcores, or at its
- * own, whichever is slower (shp_admit_cost_rx). --max-late 0 turns pacing
- * off too.
- */
-static inline uint64_t
-admit_cost(struct shaper *s, struct worker *w)
-{
-	uint64_t tx = 0;
-	unsigned int i, nb_rx = 0;
-
-	if (s->opt.max_late_ns == 0)
-		return 0;
-	if (w->tx)
-		return shp_admit_cost(&w->admit);
-	for (i = 0; i < s->nb_workers; i++) {
-		const struct worker *o = &s->workers[s->worker_ids[i]];
-
-		nb_rx += o->rx;
-		if (o->tx && o->tx_cost_pub > tx)
-			tx = o->tx_cost_pub;
-	}
-	return shp_admit_cost_rx(&w->admit, tx, nb_rx);
 }
 
 /* At shutdown, what a pacer still holds joins the bands, to be sent or
@@ -616,17 +625,8 @@ shaper_worker_main(void *arg)
 			      (++rounds & (COST_EVERY - 1)) == 0;
 
 		shp_stall_mark(&w->stalls, rte_rdtsc());
-		/* what is due leaves before new work is taken */
-		if (w->tx && !s->paused)
-			for (k = 0; k < w->nb_egress; k++)
-				tx_port(s, w, &s->egress[w->egress[k]], ctr,
-					budget, sample);
-		/* what RX lcores of a pipeline pace at (shp_load_cost) */
-		if (w->tx && (rounds & 1023) == 0)
-			w->tx_cost_pub = w->rx ? w->admit.tx.ns :
-				shp_load_cost(&w->load,
-					      shp_clock_now(&s->clock),
-					      w->tx_cost_pub);
+		/* RX to TX, the way a packet goes; a loop after another,
+		 * what is due still leaves between two polls */
 		if (w->rx && !s->paused && !w->rx_done) {
 			bool all_done = s->opt.replay;
 			uint64_t cost = admit_cost(s, w);
@@ -647,6 +647,16 @@ shaper_worker_main(void *arg)
 				__atomic_store_n(&w->rx_done, true,
 						 __ATOMIC_RELEASE);
 		}
+		if (w->tx && !s->paused)
+			for (k = 0; k < w->nb_egress; k++)
+				tx_port(s, w, &s->egress[w->egress[k]], ctr,
+					budget, sample);
+		/* what RX lcores of a pipeline pace at (shp_load_cost) */
+		if (w->tx && (rounds & 1023) == 0)
+			w->tx_cost_pub = w->rx ? w->admit.tx.ns :
+				shp_load_cost(&w->load,
+					      shp_clock_now(&s->clock),
+					      w->tx_cost_pub);
 		rte_rcu_qsbr_quiescent(shaper_rcu, lcore);
 		__atomic_store_n(&w->loops, w->loops + 1, __ATOMIC_RELEASE);
 	}
@@ -672,12 +682,7 @@ shaper_flush(struct shaper *s)
 		struct shp_ctx ctx = { .now = shp_clock_now(&s->clock),
 				       .ctr = pc };
 
-		if (e->npend > 0) {
-			shp_drop_burst(&ctx, SHP_DROP_FLUSHED,
-				       e->pending + e->pend_head, e->npend);
-			e->npend = 0;
-			pc->tx_pending = 0;
-		}
+		shp_pending_flush(&e->pend, &ctx);
 		if (s->chain[port].root != NULL) {
 			/* what RX lcores handed over joins the queue first */
 			shp_chain_drain(&s->chain[port], &ctx, UINT_MAX);

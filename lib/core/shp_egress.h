@@ -30,9 +30,13 @@
  *  - Arrivals paced at what the lcore carries (shp_admit, below), so that
  *    what is admitted now can be released on time a delay later.
  *
- * Kept free of ports and of the clock's source so that the rule is tested
- * on a virtual clock (test/unit/test_egress.c); app/worker.c instantiates
- * it with the TSC clock and rte_eth_tx_burst.
+ *  - What the port refuses goes first at the next round (shp_pending),
+ *    and a burst that nothing would hold leaves as it arrives (the RX
+ *    bypass, shp_egress_bypass), counted as if it went through.
+ *
+ * Kept free of ports and of the clock's source so that the rules are
+ * tested on a virtual clock (test/unit/test_egress.c, test_refused.c);
+ * app/worker.c instantiates them with the TSC clock and rte_eth_tx_burst.
  */
 #ifndef SHP_EGRESS_H
 #define SHP_EGRESS_H
@@ -43,6 +47,7 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "shp_chain.h"
 #include "shp_meta.h"
 #include "shp_qdisc.h"
 #include "shp_stall.h"
@@ -121,6 +126,14 @@ struct shp_egress_io {
 	 * list). */
 	uint16_t (*tx)(void *arg, struct rte_mbuf **pkts, uint16_t n,
 		       uint64_t now, uint64_t bytes, uint64_t shed);
+	/* The RX bypass's send (shp_egress_bypass): pkts[0..n) leave the
+	 * instant they arrived, their metadata not written, so none is
+	 * read: each one's sojourn is 0, and so is the lateness of what a
+	 * gate let go (gated: its send time is that instant). bytes is
+	 * their pkt_len sum. Returns how many the port took; the rest stay
+	 * the caller's. NULL where nothing bypasses. */
+	uint16_t (*tx_fresh)(void *arg, struct rte_mbuf **pkts, uint16_t n,
+			     uint64_t bytes, bool gated);
 	void *arg;
 };
 
@@ -218,6 +231,148 @@ shp_egress_round(struct shp_qdisc *root, struct shp_ctx *ctx,
 		now = io->now(io->arg);
 		r->behind = shp_is_behind(due, now, max_late);
 	} while (done < budget);
+}
+
+/*
+ * What the port refused. A port that takes fewer packets than it was given
+ * has no room for more: what it refused goes first at the next round, in
+ * its order, and nothing new is dequeued until it is gone (Linux keeps
+ * what a driver refused apart the same way: dev_requeue_skb). Held outside
+ * the chain, so no stage reorders it and a gate that let it go does not
+ * charge it again. The port's TX lcore only; pc->tx_pending says how many
+ * wait.
+ */
+struct shp_pending {
+	struct rte_mbuf **pkts;   /* SHP_MAX_BURST entries, the caller's */
+	uint16_t head;
+	uint16_t n;
+};
+
+/* Keep pkts[0..n) (n <= SHP_MAX_BURST), which the port refused; p holds
+ * nothing (a round or a bypass runs only then). */
+static inline void
+shp_pending_keep(struct shp_pending *p, struct shp_port_ctr *pc,
+		 struct rte_mbuf *const *pkts, uint16_t n)
+{
+	memcpy(p->pkts, pkts, n * sizeof(*pkts));
+	p->head = 0;
+	p->n = n;
+	pc->tx_pending = n;
+}
+
+/* What a round (shp_egress_round) left in pkts, refused: kept. */
+static inline void
+shp_pending_keep_round(struct shp_pending *p, struct shp_port_ctr *pc,
+		       struct rte_mbuf *const *pkts, const struct shp_round *r)
+{
+	if (unlikely(r->refused > 0))
+		shp_pending_keep(p, pc, pkts + r->last_n - r->refused,
+				 r->refused);
+}
+
+/*
+ * A round's start: what the port refused is sent first, at io's now
+ * (through io->tx: --late-drop applies, no shed). True while the port
+ * still refuses some of it: the round ends there, nothing new is
+ * dequeued, and *behind says whether the oldest of it is later than
+ * max_late. False: the way is clear for shp_egress_round.
+ */
+static __rte_always_inline bool
+shp_pending_send(struct shp_pending *p, struct shp_port_ctr *pc,
+		 const struct shp_egress_io *io, uint64_t max_late,
+		 bool *behind)
+{
+	uint64_t now;
+	uint16_t sent;
+
+	if (likely(p->n == 0))
+		return false;
+	now = io->now(io->arg);
+	sent = io->tx(io->arg, p->pkts + p->head, p->n, now, UINT64_MAX, 0);
+	p->head += sent;
+	p->n -= sent;
+	pc->tx_pending = p->n;
+	if (p->n == 0)
+		return false;
+	*behind = shp_is_behind(shp_due_time(p->pkts[p->head]), now,
+				max_late);
+	return true;
+}
+
+/* At the end (the port's lcore stopped): what p holds is freed, counted
+ * as flushed. */
+static inline void
+shp_pending_flush(struct shp_pending *p, struct shp_ctx *ctx)
+{
+	if (p->n == 0)
+		return;
+	shp_drop_burst(ctx, SHP_DROP_FLUSHED, p->pkts + p->head, p->n);
+	p->n = 0;
+	ctx->ctr->tx_pending = 0;
+}
+
+/*
+ * The RX bypass (Linux's TCQ_F_CAN_BYPASS), on the port's TX lcore: when
+ * nothing waits in c nor in p and no stage would hold or alter a packet,
+ * enqueue followed by dequeue is a no-op, and the burst is sent at once
+ * (io->tx_fresh). Only for a burst that falls in one band (used: one bit),
+ * so strict priority within a burst is kept too, and only through a
+ * queue that takes the RX pass's bands (enqueue_rx): the packets are
+ * counted in their band as its enqueue and dequeue would have, once. A
+ * gate (tbf) with tokens for them passes the burst's head the same way
+ * (shp_qdisc_bypass); the rest is the caller's to enqueue as usual. What
+ * the port refuses waits at the head: left to the caller, which queues
+ * it first in the empty band, unless a gate has charged it; then it goes
+ * to p, its metadata written (its send time is the instant the gate let
+ * it go), as any packet the port refuses, not to be charged again.
+ *
+ * pkts[0..n) arrived at ctx->now, metadata not written; prio[], band[]
+ * and used from the RX pass; *bytes their pkt_len sum. Returns how many
+ * the bypass took (sent, or kept in p), counted into egress_in;
+ * *bytes is then the sum of what is left, pkts[returned..n).
+ */
+static __rte_always_inline uint16_t
+shp_egress_bypass(struct shp_chain *c, struct shp_pending *p,
+		  const struct shp_egress_io *io, struct rte_mbuf **pkts,
+		  uint16_t n, uint32_t used, uint64_t *bytes,
+		  const uint8_t *prio, const uint8_t *band,
+		  struct shp_ctx *ctx)
+{
+	struct shp_band_ctr *bc;
+	uint64_t b = *bytes;
+	uint16_t k, sent, i;
+	bool gated;
+
+	if ((used & (used - 1)) != 0 || p->n != 0 ||
+	    c->queue->ops->enqueue_rx == NULL)
+		return 0;
+	k = shp_qdisc_bypass(c->root, pkts, n, ctx, &gated);
+	if (k == 0)
+		return 0;
+	/* (read before the port may free them) */
+	if (k < n)
+		for (b = 0, i = 0; i < k; i++)
+			b += rte_pktmbuf_pkt_len(pkts[i]);
+	sent = io->tx_fresh(io->arg, pkts, k, b, gated);
+	if (unlikely(sent < k)) {
+		if (gated) {
+			shp_meta_rx_burst(pkts + sent, k - sent, ctx->now,
+					  ctx->now, prio + sent, band + sent);
+			shp_pending_keep(p, ctx->ctr, pkts + sent, k - sent);
+		} else {
+			for (i = sent; i < k; i++)
+				b -= rte_pktmbuf_pkt_len(pkts[i]);
+			k = sent;
+		}
+	}
+	ctx->ctr->egress_in += k;
+	bc = &ctx->ctr->band[__builtin_ctz(used)];
+	bc->enqueued += k;
+	bc->enqueued_bytes += b;
+	bc->dequeued += k;
+	bc->dequeued_bytes += b;
+	*bytes -= b;
+	return k;
 }
 
 /*
