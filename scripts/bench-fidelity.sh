@@ -16,6 +16,8 @@
 # impose on any emulator that sends late. Figures only: never a test.
 #
 # Usage: scripts/bench-fidelity.sh [SECONDS]   (default 8 s per run)
+#   SHP_BENCH_BASE=PATH: each profile also through another build's
+#   dpdk-shaper, just before this one's (a before/after pair)
 #   2 MiB hugepages where they can be had (scripts/bench-lib.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,10 +29,19 @@ trap 'rm -rf "$tmp" /var/run/dpdk/bfid$$' EXIT
 [ -x build/app/dpdk-shaper ] || scripts/build.sh >/dev/null
 
 run() {
-	# run() NAME -- shaper options; prints one row, leaves the JSON
-	local name=$1
-	shift
-	timeout -s INT "$secs" ./build/app/dpdk-shaper -l 0-1 --no-pci \
+	# run() NAME -- shaper options; prints one row, leaves the JSON (of
+	# this build: with SHP_BENCH_BASE=PATH, another build's dpdk-shaper
+	# runs the same profile just before, its row marked [base])
+	if [ -n "${SHP_BENCH_BASE:-}" ]; then
+		run_one "$SHP_BENCH_BASE" "$1 [base]" "${@:2}"
+	fi
+	run_one ./build/app/dpdk-shaper "$@"
+}
+
+run_one() {
+	local bin=$1 name=$2
+	shift 2
+	timeout -s INT "$secs" "$bin" -l 0-1 --no-pci \
 		"${MEM_SHAPER[@]}" --log-level '*:error' --file-prefix bfid$$ \
 		--vdev net_null0,copy=1 --vdev net_null1,copy=1 -- \
 		--mbufs 400000 --stats-file "$tmp/s.json" "$@" \

@@ -27,7 +27,11 @@
 # byte store on and off side by side (docs/benchmarks.md, issue 25).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# the variants run in every round: q:KIND (--queue) or n:PROFILE (--netem)
+# SHP_BENCH_BASE=PATH runs another build's dpdk-shaper (a before/after
+# pair) in every round too, with the same options, e.g.
+#   SHP_BENCH_BASE=/tmp/base/build/app/dpdk-shaper scripts/bench-forward.sh 6 3
+# the variants run in every round: q:KIND (--queue), n:PROFILE (--netem),
+# b: (the SHP_BENCH_BASE build)
 queues=()
 if [ -n "${SHP_BENCH_NETEMS:-}" ]; then
 	IFS='|' read -r -a nets <<<"$SHP_BENCH_NETEMS"
@@ -37,6 +41,7 @@ else
 	for q in ${qs[@]+"${qs[@]}"}; do queues+=("q:$q"); done
 fi
 [ ${#queues[@]} -gt 0 ] || queues=("")
+[ -z "${SHP_BENCH_BASE:-}" ] || queues+=("b:")
 eal=(-l 0-1 --no-pci --log-level '*:error'
      --vdev net_null0,copy=1 --vdev net_null1,copy=1)
 # (testpmd 22.11 stops at once with --no-huge -m 3072; the shaper needs
@@ -69,13 +74,14 @@ shaper_run() {
 	# packets sent / time forwarding ran, from --stats-file; the depth
 	# it held (what was flushed at the end) to $tmp/depth. $1: a
 	# variant (q:KIND for --queue, n:PROFILE for --netem), or empty
-	local q=()
+	local q=() bin=./build/app/dpdk-shaper
 	case "$1" in
 	q:*) q=(--queue "${1#q:}") ;;
 	n:*) q=(--netem "${1#n:}") ;;
+	b:) bin=$SHP_BENCH_BASE ;;
 	esac
 	rm -f "$tmp/s.json"
-	timeout -s INT "$secs" ./build/app/dpdk-shaper "${eal[@]}" "${mem_s[@]}" \
+	timeout -s INT "$secs" "$bin" "${eal[@]}" "${mem_s[@]}" \
 		--file-prefix bs$$ -- --stats-file "$tmp/s.json" \
 		"${extra[@]}" "${q[@]}" >"$tmp/shaper.log" 2>&1 || true
 	/usr/bin/python3 - "$tmp/s.json" "$tmp/depth" <<'PY'
@@ -115,6 +121,7 @@ for r in $(seq "$rounds"); do
 		case "$q" in
 		q:*) name=" --queue ${q#q:}" ;;
 		n:*) name=" --netem '${q#n:}'" ;;
+		b:) name=" (base build)" ;;
 		*) name="" ;;
 		esac
 		printf ", dpdk-shaper%s %.2f Mpps (held %d), delay floor at" \
@@ -133,7 +140,7 @@ f = statistics.median(float(r[1]) for r in rows)
 v = sys.argv[3]
 name = "dpdk-shaper" + (" --queue " + v[2:] if v.startswith("q:") else
                         " --netem '%s'" % v[2:] if v.startswith("n:") else
-                        "")
+                        " (base build)" if v == "b:" else "")
 print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps, "
       "delay floor %.2f Mpps" % (t / 1e6, name, s / 1e6, f / 1e6))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))
