@@ -14,10 +14,14 @@ scripts/deps.sh --test || exit 1
 # (build.sh configures build/ again if the dependencies found changed,
 # e.g. cmocka just installed by deps.sh)
 scripts/build.sh || exit 1
-# An AddressSanitizer build of the program for the reconfiguration-under-
-# load test (test/cli/test_reconfig_load.py).
-scripts/build.sh --dir build-asan --setup "-Db_sanitize=address \
-	-Db_lundef=false -Dbuildtype=debugoptimized" app/dpdk-shaper \
+# The sanitizer build (AddressSanitizer + UBSan, build-san/), its program
+# first: the reconfiguration-under-load tests run it among the CLI tests
+# (test_reconfig_load.py, test_ctl.py); the rest of it is built for the
+# sanitizer runs below. (One sanitizer build, not two: a second one, of
+# ASan alone, took another minute of every run.)
+scripts/build.sh --dir build-san --setup "-Db_sanitize=address,undefined \
+	-Db_lundef=false -Dbuildtype=debugoptimized \
+	-Dc_args=-fno-sanitize-recover=undefined" app/dpdk-shaper \
 	>/dev/null || exit 1
 
 py=/usr/bin/python3   # Debian's, with python3-pytest and python3-scapy

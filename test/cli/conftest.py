@@ -2,7 +2,9 @@
 
 dpdk-shaper runs on net_null / net_pcap vdevs without hugepages (except the
 capture test). Every process is bounded by a timeout. SHAPER_BUILD picks the
-build directory (default build/); the sanitizer run uses build-asan/.
+build directory (default build/); ASAN_BIN is the sanitizer build's
+program (build-san/: AddressSanitizer and UBSan), which scripts/test.sh
+builds first.
 """
 import json
 import os
@@ -19,7 +21,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import rundir  # noqa: E402
 BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
 BIN = os.path.join(BUILD, "app", "dpdk-shaper")
-ASAN_BIN = os.path.join(REPO, "build-asan", "app", "dpdk-shaper")
+ASAN_BIN = os.path.join(REPO, "build-san", "app", "dpdk-shaper")
 SAMPLE = os.path.join(REPO, "test", "data", "sample.pcap")
 TELEMETRY = "/usr/bin/dpdk-telemetry.py"
 PY = "/usr/bin/python3"

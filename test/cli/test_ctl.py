@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(REPO, "scripts"))
 from shaper_client import Refused, Shaper, sock_path  # noqa: E402
 
 CTL = os.path.join(BUILD, "tools", "dpdk-shaper-ctl")
-if not os.path.exists(CTL):   # build-asan builds only the program
+if not os.path.exists(CTL):   # a sanitizer build may hold only the program
     CTL = os.path.join(REPO, "build", "tools", "dpdk-shaper-ctl")
 
 
@@ -294,12 +294,12 @@ def test_half_line_times_out(live):
     lv.stop()
 
 
-# on the release build and on the AddressSanitizer one (build-asan, which
+# on the release build and on the AddressSanitizer one (build-san, which
 # scripts/test.sh builds): no crash, no leak, whoever publishes
 @pytest.mark.parametrize("binary", ["release", "asan"])
 def test_two_clients_under_load_last_change_wins(live, binary):
     if binary == "asan" and not os.path.exists(ASAN_BIN):
-        pytest.skip("no build-asan (scripts/test.sh builds it)")
+        pytest.skip("no build-san (scripts/test.sh builds it)")
     lv = live(["--netem", "delay 1ms"],
               binary=ASAN_BIN if binary == "asan" else BIN)
     n = 1000

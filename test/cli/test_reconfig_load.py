@@ -1,6 +1,6 @@
 """Hundreds of live changes per second under load: no crash, no error,
 conservation of packets per egress port; the same under AddressSanitizer
-(build-asan, which scripts/test.sh builds)."""
+(build-san, which scripts/test.sh builds)."""
 import os
 import random
 import time
@@ -119,7 +119,7 @@ def test_reconfig_under_load_pcap_infinite(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.exists(ASAN_BIN),
-                    reason="no build-asan (scripts/test.sh builds it)")
+                    reason="no build-san (scripts/test.sh builds it)")
 def test_reconfig_under_load_asan(tmp_path):
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = "detect_leaks=1:halt_on_error=1:abort_on_error=0"

@@ -171,7 +171,7 @@ def test_bands_beyond_one_reply_pages_and_never_leaks(need_telemetry_client):
     vdevs = ["net_null%d,copy=1" % i for i in range(18)]
     cmd = shaper_cmd(vdevs, ["-i", "--bands", "16", "--ring-size", "64",
                              "--mbufs", "32768"], file_prefix=pre)
-    # on the ASan build (SHAPER_BUILD=build-asan), freed memory would sit
+    # on the ASan build (SHAPER_BUILD=build-san), freed memory would sit
     # in ASan's quarantine and count as RSS; LeakSanitizer checks at exit
     env = dict(os.environ)
     env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + \
