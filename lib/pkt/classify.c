@@ -138,11 +138,7 @@ shp_classify_burst_bands(const struct shp_classifier *c,
 			 struct rte_mbuf **pkts, uint16_t n, uint64_t rx_ns,
 			 uint8_t *band, uint64_t *bytes)
 {
-	uint8_t prio[n ? n : 1];
-	uint32_t used = shp_classify_bands(c, pkts, n, prio, band, bytes);
-
-	shp_meta_rx_burst(pkts, n, rx_ns, 0, prio, band);
-	return used;
+	return shp_classify_burst_map(c, NULL, pkts, n, rx_ns, band, bytes);
 }
 
 void
