@@ -691,19 +691,28 @@ run_shard_at(struct replay *r, unsigned int q)
 /*
  * Every shard at r->now, one after the other. The first served takes
  * the link's tokens first (what lcores racing for the shared bucket
- * would decide by who comes first), so the first place turns from one
- * instant to the next: no shard is always last, and the order is still
- * a function of the input alone.
+ * would decide by who comes first), so the first place goes round the
+ * shards that send: the next instant starts after the first shard that
+ * sent at this one. Shards that wait for tokens then take turns, none
+ * is always last, and the order is still a function of the input alone.
  */
 static int
 run_at(struct replay *r)
 {
-	unsigned int i;
+	unsigned int i, q, sent = r->queues;
 
-	for (i = 0; i < r->queues; i++)
-		if (run_shard_at(r, (r->serve_first + i) % r->queues) < 0)
+	for (i = 0; i < r->queues; i++) {
+		uint64_t before;
+
+		q = (r->serve_first + i) % r->queues;
+		before = r->ctx[q].ctr->tx_packets;
+		if (run_shard_at(r, q) < 0)
 			return -1;
-	r->serve_first = (r->serve_first + 1) % r->queues;
+		if (sent == r->queues && r->ctx[q].ctr->tx_packets != before)
+			sent = q;
+	}
+	if (sent < r->queues)
+		r->serve_first = (sent + 1) % r->queues;
 	return 0;
 }
 
