@@ -69,6 +69,40 @@ def capture(path, n, gap_ns, seed=1, heavy=0.9, flows=64):
     return frames, ts
 
 
+# The RSS specification's key, which the tool spreads with as a
+# default-configured NIC does (lib/pkt/shp_rss.h).
+RSS_KEY = bytes([
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+    0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+    0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa])
+
+
+def toeplitz(data):
+    key, h = int.from_bytes(RSS_KEY, "big"), 0
+    for i, byte in enumerate(data):
+        for b in range(8):
+            if byte & (0x80 >> b):
+                h ^= (key >> (320 - 32 - (i * 8 + b))) & 0xffffffff
+    return h
+
+
+def shard_of(flow, queues):
+    """The shard flow_frame(flow, ...) goes to: its 5-tuple's hash, a
+    128-entry table dealt round robin."""
+    tup = bytes([10, 0, 0, 1, 10, 0, 0, 2]) + \
+        struct.pack("!HH", 5000 + flow, 2000)
+    return (toeplitz(tup) % 128) % queues
+
+
+def test_toeplitz_reference():
+    # the specification's first IPv4 example, ports included
+    tup = bytes([66, 9, 149, 187, 161, 142, 100, 80]) + \
+        struct.pack("!HH", 2794, 1766)
+    assert toeplitz(tup) == 0x51ccc178
+
+
 def assert_flows_in_order(got):
     last = {}
     for _, fr in got:
@@ -139,6 +173,40 @@ def test_two_shards_share_the_link_rate(tmp_path):
     heavy = max(s["tx_bytes"] for s in shards) * 8 / span
     assert heavy > 0.6 * RATE_BPS, heavy
     assert "shard 1:" in text
+
+
+def test_two_busy_shards_take_turns(tmp_path):
+    """Two flows on different shards, each offered 8 Mbit/s of equal
+    frames to tbf 10mbit: the link's 10 Mbit/s is shared half and half
+    (neither shard is always served last), each flow in order, and each
+    flow left from the shard the RSS hash names."""
+    a = next(f for f in range(1, 200) if shard_of(f, 2) == 0)
+    b = next(f for f in range(1, 200) if shard_of(f, 2) == 1)
+    frames, ts, t = [], [], T0
+    for i in range(8000):
+        frames.append(flow_frame((a, b)[i % 2], 1000, i))
+        ts.append(t)
+        t += 500_000   # 2 x 1000 B per ms: 16 Mbit/s
+    inp, out, st = tmp_path / "in.pcap", tmp_path / "out.pcap", \
+        tmp_path / "st.json"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    ok_run(inp, out, "--tbf", TBF, "--queues", "2", "--stats-file", str(st))
+    _, got = pcaplib.read(str(out))
+    rate = busy_rate(got)
+    assert abs(rate - RATE_BPS) <= 0.005 * RATE_BPS, rate
+    assert_flows_in_order(got)
+    # over the time both were backlogged (to the input's end)
+    both = [fr for tt, fr in got if tt <= ts[-1]]
+    na = sum(1 for fr in both if flow_of(fr) == a)
+    nb = sum(1 for fr in both if flow_of(fr) == b)
+    assert abs(na - nb) <= 0.01 * (na + nb), (na, nb)
+    with open(st) as f:
+        shards = json.load(f)["ports"]["0"]["shards"]
+    sent = {flow_of(fr): 0 for _, fr in got}
+    for _, fr in got:
+        sent[flow_of(fr)] += 1
+    assert shards[0]["tx_packets"] == sent[a]
+    assert shards[1]["tx_packets"] == sent[b]
 
 
 def test_rate_with_constant_delay(tmp_path):
