@@ -139,6 +139,31 @@ shp_tbf_shared_charge(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 					     __ATOMIC_ACQUIRE));
 }
 
+uint64_t
+shp_tbf_shared_reserve(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		       uint32_t wire, uint64_t now_ns)
+{
+	const uint64_t now = ticks_of(now_ns);
+	const uint64_t cost = (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
+	const uint64_t pcost = c->peakrate ?
+			       (uint64_t)shp_tbf_ticks(c->peak_mult, wire) : 0;
+	rte_int128_t old = clk_load(s), new;
+
+	do {
+		new.val[0] = tlater(old.val[0], now - (uint64_t)c->buffer_t) +
+			     cost;
+		new.val[1] = tlater(old.val[1], now - (uint64_t)c->mtu_t) +
+			     pcost;
+	} while (!rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
+					     __ATOMIC_ACQ_REL,
+					     __ATOMIC_ACQUIRE));
+	__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+	/* it passes when the bucket, with it taken, is empty: E (and the
+	 * peak's E) reached */
+	return ns_at(now_ns, c->peakrate ? tlater(new.val[0], new.val[1]) :
+				 new.val[0]);
+}
+
 int64_t
 shp_tbf_shared_tokens(const struct shp_tbf_shared *s,
 		      const struct shp_tbf_conf *c, uint64_t now_ns)

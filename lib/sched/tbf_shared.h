@@ -116,6 +116,21 @@ uint64_t shp_tbf_shared_when(const struct shp_tbf_shared *s,
 			     const struct shp_tbf_conf *c, uint32_t wire,
 			     uint64_t now_ns);
 
+/*
+ * Reserve the link for a frame of wire bytes that the bucket refused at
+ * now_ns: its cost is taken now (the tokens may go below zero, as a
+ * charge), and it may leave at the returned time, when the tokens would
+ * have covered it; whoever claims after waits behind it. A shard refused
+ * for lack of tokens keeps its place this way: without it the shard whose
+ * head is the smallest frame would take the tokens every time they cover
+ * it, and a shard of large frames would wait for a moment no small one is
+ * ready. Alone on the bucket, the frame leaves when a claim would have
+ * let it go. Any lcore.
+ */
+uint64_t shp_tbf_shared_reserve(struct shp_tbf_shared *s,
+				const struct shp_tbf_conf *c, uint32_t wire,
+				uint64_t now_ns);
+
 /* Tokens (ticks) the rate bucket holds at now_ns, below zero in debt. */
 int64_t shp_tbf_shared_tokens(const struct shp_tbf_shared *s,
 			      const struct shp_tbf_conf *c, uint64_t now_ns);
