@@ -10,7 +10,12 @@
  * bucket instead of its own: the chain's env names it (shared_rate), and
  * the stage claims from it once per run of its child's packets
  * (tbf_shared.h). The decisions are those of the private bucket; only
- * where the tokens are kept differs.
+ * where the tokens are kept differs, and one thing more: a shard the
+ * bucket refuses reserves the link for its head frame (takes it out of
+ * the child and holds it until the time the reservation gives), so that
+ * shards take turns instead of the smallest head taking the tokens each
+ * time. A frame of a higher band that arrives meanwhile leaves after the
+ * held one (one frame per shard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +52,10 @@ struct tbf_priv {
 	/* the link's bucket, shared with the other shards (NULL: s is the
 	 * bucket) */
 	struct shp_tbf_shared *sh;
+	/* with sh: the frame the link is reserved for, and when it may
+	 * leave (NULL: none) */
+	struct rte_mbuf *held;
+	uint64_t held_at;
 };
 
 static inline struct tbf_priv *
@@ -133,6 +142,15 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 	uint16_t got = 0;
 
 	tbf_shared_seen(p, c, now);
+	if (p->held != NULL) {
+		if (now < p->held_at) {
+			ctx->bytes = 0;
+			return 0;
+		}
+		bytes += rte_pktmbuf_pkt_len(p->held);
+		pkts[got++] = p->held;
+		p->held = NULL;
+	}
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
@@ -146,12 +164,22 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		k = tbf_wire_run(c, run, cnt, wire);
 		if (k > 0)
 			m = shp_tbf_shared_claim(p->sh, c, wire, k, now, &next);
+		if (m < k) {
+			/* the link's tokens are spent for now: frame m
+			 * keeps the shard's place (m + 1 <= n - got) */
+			bytes += shp_qdisc_take_run(child, m + 1, pkts + got,
+						    ctx);
+			p->held = pkts[got + m];
+			bytes -= rte_pktmbuf_pkt_len(p->held);
+			p->held_at = shp_tbf_shared_reserve(p->sh, c, wire[m],
+							    now);
+			got += m;
+			break;
+		}
 		if (m > 0) {
 			bytes += shp_qdisc_take_run(child, m, pkts + got, ctx);
 			got += m;
 		}
-		if (m < k)
-			break;   /* the link's tokens are spent for now */
 		if (k < cnt) {
 			struct rte_mbuf *o;
 
@@ -384,6 +412,8 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	uint32_t len;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (p->held != NULL)   /* it goes first */
+		return RTE_MAX(now, p->held_at);
 	t_child = shp_qdisc_next_time(child, ctx);
 	if (c == NULL || t_child == UINT64_MAX)
 		return t_child;
@@ -486,6 +516,8 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		uint64_t next;
 		uint16_t k;
 
+		if (p->held != NULL)
+			return 0;   /* what arrives goes after it */
 		tbf_shared_seen(p, c, now);
 		k = tbf_wire_run(c, pkts, RTE_MIN(n, (uint16_t)SHP_TBF_RUN_MAX),
 				 wire);
@@ -501,6 +533,34 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	elapsed = tbf_elapsed(c, &p->s, now);
 	/* an oversize frame is the dequeue's to drop and count */
 	return tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
+}
+
+/* The held frame is what the dequeue returns next. */
+static struct rte_mbuf *
+tbf_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct rte_mbuf *m = priv(q)->held;
+
+	return m != NULL ? m : q->child->ops->peek(q->child, ctx);
+}
+
+static void
+tbf_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	const struct rte_mbuf *m = priv(q)->held;
+
+	st->qlen = m != NULL;
+	st->backlog = m != NULL ? rte_pktmbuf_pkt_len(m) : 0;
+}
+
+static void
+tbf_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct tbf_priv *p = priv(q);
+
+	if (p->held != NULL)
+		shp_drop(ctx, SHP_DROP_FLUSHED, p->held);
+	p->held = NULL;
 }
 
 static bool
@@ -532,12 +592,13 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.change = tbf_change,
 	.enqueue = shp_gate_enqueue,
 	.dequeue = tbf_dequeue,
-	.peek = shp_gate_peek,
+	.peek = tbf_peek,
 	.next_time = tbf_next_time,
 	.idle = tbf_idle,
 	.pass = tbf_pass,
 	.charge = shp_tbf_charge,
-	.stats = shp_gate_stats,
+	.reset = tbf_reset,
+	.stats = tbf_stats,
 	.dump = tbf_dump,
 };
 

@@ -209,6 +209,38 @@ def test_two_busy_shards_take_turns(tmp_path):
     assert shards[1]["tx_packets"] == sent[b]
 
 
+def test_large_frames_keep_their_turn(tmp_path):
+    """One shard floods the link with 100-byte frames, the other sends
+    1400-byte frames at 1 Mbit/s: the bucket covers a small head sooner
+    than a large one, yet every large frame leaves within two of its own
+    transmit times plus one small frame's (a refused shard reserves its
+    place), the link still at its rate."""
+    small = next(f for f in range(1, 200) if shard_of(f, 2) == 0)
+    large = next(f for f in range(1, 200) if shard_of(f, 2) == 1)
+    frames, ts, t, seq = [], [], T0, 0
+    for i in range(40000):   # a 100-byte frame every 40 us: 20 Mbit/s
+        frames.append(flow_frame(small, 100, seq))
+        ts.append(t)
+        seq += 1
+        if i % 280 == 0:   # a 1400-byte frame every 11.2 ms: 1 Mbit/s
+            frames.append(flow_frame(large, 1400, seq))
+            ts.append(t)
+            seq += 1
+        t += 40_000
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    ok_run(inp, out, "--tbf", TBF, "--queues", "2")
+    _, got = pcaplib.read(str(out))
+    arrived = {pcaplib.seq_of(f): tt for f, tt in zip(frames, ts)}
+    waits = [tt - arrived[pcaplib.seq_of(f)] for tt, f in got
+             if flow_of(f) == large]
+    assert len(waits) == sum(1 for f in frames if flow_of(f) == large)
+    bound = (2 * 1400 + 100) * 8 / RATE_BPS * 1e9
+    assert max(waits) <= bound, (max(waits), bound)
+    assert abs(busy_rate(got) - RATE_BPS) <= 0.005 * RATE_BPS
+    assert_flows_in_order(got)
+
+
 def test_rate_with_constant_delay(tmp_path):
     """The same through a constant netem delay: the link's rate holds
     and every packet spends exactly 10 ms in netem, on either shard."""
