@@ -327,6 +327,17 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint16_t got = 0, k;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (unlikely(c == NULL && p->held != NULL)) {
+		/* turned off while a frame held the link's place: it goes
+		 * first, at once */
+		pkts[0] = p->held;
+		p->held = NULL;
+		shp_meta_released(pkts, 1, now);
+		got = 1 + child->ops->dequeue(child, pkts + 1,
+					      (uint16_t)(n - 1), ctx);
+		ctx->bytes = UINT64_MAX;
+		return got;
+	}
 	if (c == NULL)
 		return child->ops->dequeue(child, pkts, n, ctx);
 	if (p->sh != NULL)
