@@ -148,20 +148,27 @@ shp_tbf_shared_reserve(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	const uint64_t pcost = c->peakrate ?
 			       (uint64_t)shp_tbf_ticks(c->peak_mult, wire) : 0;
 	rte_int128_t old = clk_load(s), new;
+	uint64_t at_ns, at;
 
 	do {
-		new.val[0] = tlater(old.val[0], now - (uint64_t)c->buffer_t) +
+		/* when both buckets cover it, in whole ns as a claim then
+		 * would see the clock; the buckets as that claim leaves
+		 * them (a bucket full before then holds no more) */
+		at = tlater(old.val[0], now - (uint64_t)c->buffer_t) + cost;
+		if (c->peakrate)
+			at = tlater(at, tlater(old.val[1], now -
+					       (uint64_t)c->mtu_t) + pcost);
+		at_ns = ns_at(now_ns, at);
+		at = ticks_of(at_ns);
+		new.val[0] = tlater(old.val[0], at - (uint64_t)c->buffer_t) +
 			     cost;
-		new.val[1] = tlater(old.val[1], now - (uint64_t)c->mtu_t) +
+		new.val[1] = tlater(old.val[1], at - (uint64_t)c->mtu_t) +
 			     pcost;
 	} while (!rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
 					     __ATOMIC_ACQ_REL,
 					     __ATOMIC_ACQUIRE));
 	__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
-	/* it passes when the bucket, with it taken, is empty: E (and the
-	 * peak's E) reached */
-	return ns_at(now_ns, c->peakrate ? tlater(new.val[0], new.val[1]) :
-				 new.val[0]);
+	return at_ns;
 }
 
 int64_t

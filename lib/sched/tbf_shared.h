@@ -120,7 +120,8 @@ uint64_t shp_tbf_shared_when(const struct shp_tbf_shared *s,
  * Reserve the link for a frame of wire bytes that the bucket refused at
  * now_ns: its cost is taken now (the tokens may go below zero, as a
  * charge), and it may leave at the returned time, when the tokens would
- * have covered it; whoever claims after waits behind it. A shard refused
+ * have covered it, the buckets left as a claim at that time would leave
+ * them; whoever claims after waits behind it. A shard refused
  * for lack of tokens keeps its place this way: without it the shard whose
  * head is the smallest frame would take the tokens every time they cover
  * it, and a shard of large frames would wait for a moment no small one is

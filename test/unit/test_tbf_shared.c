@@ -321,6 +321,52 @@ test_charge(void **state)
 }
 
 /*
+ * A refused frame reserved: it may leave exactly when the refusal's hint
+ * said (alone, a reservation changes nothing), and a frame another shard
+ * offers meanwhile waits behind it, as if the reserved one had been
+ * claimed first; with a peak rate the later of the two buckets counts.
+ */
+static void
+test_reserve(void **state)
+{
+	static const char *const confs[] = {
+		"rate 8mbit burst 2000 limit 1mb",
+		"rate 8mbit burst 4000 limit 1mb peakrate 16mbit mtu 1600",
+	};
+	unsigned int ci;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_tbf_conf c = conf_of(confs[ci]);
+		struct shp_tbf_shared sh, ref;
+		uint32_t big = 1500, small = 100;
+		uint64_t t = 1700000000ull * 1000000000ull, next, at, nx;
+		uint16_t k;
+
+		shp_tbf_shared_init(&sh, &c, t);
+		/* spend the tokens, then a big frame is refused */
+		while (shp_tbf_shared_claim(&sh, &c, &big, 1, t, &next) == 1)
+			;
+		ref = sh;
+		at = shp_tbf_shared_reserve(&sh, &c, big, t);
+		assert_int_equal(at, next);
+		assert_true(at > t);
+		/* the same as one bucket that let it go at `at` */
+		assert_int_equal(shp_tbf_shared_claim(&ref, &c, &big, 1, at,
+						      &nx), 1);
+		assert_true(sh.clk.val[0] == ref.clk.val[0] &&
+			    sh.clk.val[1] == ref.clk.val[1]);
+		/* a small frame offered at `at` now waits behind it: at
+		 * `at` the bucket holds none for it */
+		k = shp_tbf_shared_claim(&sh, &c, &small, 1, at, &nx);
+		assert_int_equal(k, 0);
+		assert_true(nx > at);
+		assert_int_equal(shp_tbf_shared_claim(&sh, &c, &small, 1, nx,
+						      &next), 1);
+	}
+}
+
+/*
  * Two threads claim at once on the real clock, bursts of 32 at a rate
  * they cannot reach: what they claimed together never exceeds the full
  * bucket plus the rate times the time since the start, however their
@@ -631,6 +677,7 @@ main(void)
 		cmocka_unit_test(test_two_shards_every_order),
 		cmocka_unit_test(test_split_rates),
 		cmocka_unit_test(test_charge),
+		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_threads_never_exceed),
 		cmocka_unit_test(test_stage_one_shard_as_private),
 		cmocka_unit_test(test_stage_two_shards_link_rate),
