@@ -6,7 +6,7 @@
  *                      [--priomap P] [--classify MODE] [--config FILE]
  *                      [--seed N] [--ring-size N] [--mbufs N] [--burst N]
  *                      [--stats-file PATH] [--progress S]
- *                      [--schedule FILE]
+ *                      [--schedule FILE] [--queues N]
  *
  * The tool is one egress port (port 0) of dpdk-shaper: the same lib stages
  * (classify -> bands -> tbf -> netem) on a virtual clock driven by the
@@ -15,6 +15,11 @@
  * takes values at which something happens (an arrival, or the root's
  * next_time: a token bucket release, a netem departure or slot), so
  * departures are exact to the nanosecond.
+ * With --queues N the port is N shards, as the program runs a link over
+ * N TX queues (issue 24): frames go to the shard a NIC's RSS would put
+ * them in (shp_rss.h), each shard runs a chain of its own, the tbf
+ * bucket is the link's one (tbf_shared.h), and the shards are served on
+ * the one clock in a fixed rotation, so the output stays exact.
  * The summary printed at the end and --stats-file are replay_report.c's.
  * See docs/replay.md.
  */
@@ -51,6 +56,7 @@
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
+#include "tbf_shared.h"
 
 #include "replay.h"
 
@@ -97,7 +103,7 @@ on_signal(int sig)
 enum {
 	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_TBF, OPT_NETEM,
 	OPT_CONFIG, OPT_SEED, OPT_RING_SIZE, OPT_MBUFS, OPT_BURST, OPT_HELP,
-	OPT_STATS_FILE, OPT_PROGRESS, OPT_SCHEDULE, OPT_MTU,
+	OPT_STATS_FILE, OPT_PROGRESS, OPT_SCHEDULE, OPT_MTU, OPT_QUEUES,
 };
 
 /* the fixed ones, then --KEY/--KEY-port of every stage kind (at
@@ -117,6 +123,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"progress", required_argument, NULL, OPT_PROGRESS},
 	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"mtu", required_argument, NULL, OPT_MTU},
+	{"queues", required_argument, NULL, OPT_QUEUES},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -161,6 +168,10 @@ usage(FILE *f)
 "  --schedule FILE        changes at given times from the first packet:\n"
 "                         lines 'TIME set|clear KEY 0 ...', 'TIME link\n"
 "                         down|up 0', 'repeat PERIOD' (docs/time-varying.md)\n"
+"  --queues N             spread the port over N shards, 1..%u (default\n"
+"                         1), as a NIC's RSS spreads flows over N queues:\n"
+"                         a queue per shard, one tbf rate for the link\n"
+"                         (docs/replay.md, Shards)\n"
 "  --help                 this text\n"
 "\n"
 "Prints a summary: the profile applied, in and out (packets, Mbit/s),\n"
@@ -169,7 +180,7 @@ usage(FILE *f)
 "Ctrl-C prints the summary so far (OUT is not written, exit 130).\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option or unreadable input\n"
 "(OUT is not written), 3 mbuf leak.\n",
-		SHP_DEFAULT_RING_SIZE, SHP_DEFAULT_BURST);
+		SHP_DEFAULT_RING_SIZE, SHP_DEFAULT_BURST, REPLAY_MAX_QUEUES);
 	shp_kinds_usage(f);
 	shp_class_usage(f);
 }
@@ -251,6 +262,20 @@ parse_args(struct replay *r, int argc, char **argv)
 					    optarg);
 			continue;
 		}
+		case OPT_QUEUES: {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (end == optarg || *end != '\0' || errno != 0 ||
+			    n < 1 || n > REPLAY_MAX_QUEUES)
+				return fail(EXIT_USAGE, "--queues '%s': "
+					    "expected a number of shards, "
+					    "1..%u", optarg, REPLAY_MAX_QUEUES);
+			r->queues = (unsigned int)n;
+			continue;
+		}
 		case ':':
 			return fail(EXIT_USAGE, "option '%s' needs a value",
 				    argv[optind - 1]);
@@ -324,6 +349,15 @@ parse_profiles(struct replay *r)
 		return fail(EXIT_USAGE, "%s", err);
 	if (shp_class_set_check_ports(r->opt.classes, 1u, err) < 0)
 		return fail(EXIT_USAGE, "%s (the tool's one port is 0)", err);
+	/* what a sharded port does not split yet: refused, not run wrong */
+	if (r->queues > 1 && r->opt.classes != NULL &&
+	    r->opt.classes->nb > 0)
+		return fail(EXIT_USAGE, "--queues %u: classes are not spread "
+			    "over shards yet (use --queues 1)", r->queues);
+	if (r->queues > 1 && r->opt.schedule_file != NULL)
+		return fail(EXIT_USAGE, "--queues %u: a --schedule is not "
+			    "applied to shards yet (use --queues 1)",
+			    r->queues);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
@@ -556,7 +590,7 @@ record_delay(struct replay *r, struct rte_mbuf *m)
 }
 
 static int
-emit(struct replay *r, struct rte_mbuf *m)
+emit(struct replay *r, unsigned int shard, struct rte_mbuf *m)
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m);
 	struct shp_meta *meta = shp_meta(m);
@@ -596,7 +630,7 @@ emit(struct replay *r, struct rte_mbuf *m)
 		r->out_of_order++;
 	else
 		r->max_rx_out = meta->rx_ns;
-	latency_record(r, meta);
+	latency_record(r, shard, meta);
 	return record_delay(r, m);
 }
 
@@ -609,43 +643,92 @@ static void progress(struct replay *r, bool last);
 static uint64_t
 activity(const struct replay *r)
 {
-	const struct shp_port_ctr *c = r->ctx.ctr;
-	uint64_t n = c->tx_packets;
-	unsigned int i;
+	uint64_t n = 0;
+	unsigned int i, q;
 
-	for (i = 0; i < shp_drop_nb(); i++)
-		n += c->drops[i];
-	for (i = 0; i < SHP_MAX_BANDS; i++)
-		n += c->band[i].dequeued;
+	for (q = 0; q < r->queues; q++) {
+		const struct shp_port_ctr *c = r->ctx[q].ctr;
+
+		n += c->tx_packets;
+		for (i = 0; i < shp_drop_nb(); i++)
+			n += c->drops[i];
+		for (i = 0; i < SHP_MAX_BANDS; i++)
+			n += c->band[i].dequeued;
+	}
 	return n;
 }
 
-/* Dequeue the root at r->now until it returns nothing; write what leaves. */
+/* Dequeue shard q's root at r->now until it returns nothing; write what
+ * leaves. */
 static int
-run_at(struct replay *r)
+run_shard_at(struct replay *r, unsigned int q)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
+	struct shp_ctx *ctx = &r->ctx[q];
 	uint16_t k, i;
 
-	r->ctx.now = r->now;
+	ctx->now = r->now;
 	do {
 		uint64_t bytes = 0;
 		int rc = 0;
 
-		k = shp_qdisc_dequeue(r->chain.root, pkts, r->opt.burst, &r->ctx);
+		k = shp_qdisc_dequeue(r->chain[q].root, pkts, r->opt.burst, ctx);
 		for (i = 0; i < k; i++) {
 			bytes += rte_pktmbuf_pkt_len(pkts[i]);
 			if (rc == 0)
-				rc = emit(r, pkts[i]);
+				rc = emit(r, q, pkts[i]);
 		}
-		r->ctx.ctr->tx_packets += k;
-		r->ctx.ctr->tx_bytes += bytes;
+		ctx->ctr->tx_packets += k;
+		ctx->ctr->tx_bytes += bytes;
 		if (k > 0)
 			rte_pktmbuf_free_bulk(pkts, k);
 		if (rc < 0)
 			return -1;
 	} while (k > 0);
 	return 0;
+}
+
+/*
+ * Every shard at r->now, one after the other. The first served takes
+ * the link's tokens first (what lcores racing for the shared bucket
+ * would decide by who comes first), so the first place goes round the
+ * shards that send: the next instant starts after the first shard that
+ * sent at this one. Shards that wait for tokens then take turns, none
+ * is always last, and the order is still a function of the input alone.
+ */
+static int
+run_at(struct replay *r)
+{
+	unsigned int i, q, sent = r->queues;
+
+	for (i = 0; i < r->queues; i++) {
+		uint64_t before;
+
+		q = (r->serve_first + i) % r->queues;
+		before = r->ctx[q].ctr->tx_packets;
+		if (run_shard_at(r, q) < 0)
+			return -1;
+		if (sent == r->queues && r->ctx[q].ctr->tx_packets != before)
+			sent = q;
+	}
+	if (sent < r->queues)
+		r->serve_first = (sent + 1) % r->queues;
+	return 0;
+}
+
+/* The earliest of the shards' next times. */
+static uint64_t
+next_time(struct replay *r)
+{
+	uint64_t t = NEVER;
+	unsigned int q;
+
+	for (q = 0; q < r->queues; q++) {
+		r->ctx[q].now = r->now;
+		t = RTE_MIN(t, shp_qdisc_next_time(r->chain[q].root,
+						   &r->ctx[q]));
+	}
+	return t;
 }
 
 /* The virtual time of the schedule's next occurrence, or NEVER. */
@@ -676,7 +759,7 @@ sched_apply(struct replay *r)
 	}
 	/* (checked against the chain before the run: cannot fail but for
 	 * memory) */
-	if (shp_sched_apply(e, &r->chain, &r->kenv, err) < 0) {
+	if (shp_sched_apply(e, &r->chain[0], &r->kenv, err) < 0) {
 		fail(EXIT_RUNTIME, "%s:%u: %s", r->sched.path, e->line, err);
 		return -1;
 	}
@@ -730,8 +813,7 @@ advance(struct replay *r, uint64_t until, bool drain)
 
 		if (interrupted)
 			return 0;
-		r->ctx.now = r->now;
-		t = shp_qdisc_next_time(r->chain.root, &r->ctx);
+		t = next_time(r);
 		if (r->sched_on) {
 			/* a change at its time, before what the stages do
 			 * then and before an arrival at that time; once
@@ -852,14 +934,15 @@ tap_register(struct replay *r)
 /* ------------------------------------------------------------ set-up */
 
 static unsigned int
-pool_size(const struct shp_options *o)
+pool_size(const struct shp_options *o, unsigned int queues)
 {
-	static const uint16_t port0;
+	static const uint16_t port0[REPLAY_MAX_QUEUES];
 	unsigned int n, need;
 
 	/* sized as the program sizes one port on `-l 0-1`, so that the
-	 * default netem limit (half the pool) is the same */
-	n = shp_options_pool_size(o, &port0, 1, 2, &need);
+	 * default netem limit (half the pool) is the same; each shard of a
+	 * sharded port as a port of its own (its chain may hold as much) */
+	n = shp_options_pool_size(o, port0, queues, 2, &need);
 	if (n < need)
 		fprintf(stderr, "%s: warning: --mbufs %u is below what the chain can "
 		       "hold (%u mbufs): a full queue leaves the input without "
@@ -952,11 +1035,12 @@ eal_start(struct replay *r)
 	};
 	uint64_t obj, mb;
 
-	r->nb_mbufs = pool_size(&r->opt);
+	r->nb_mbufs = pool_size(&r->opt, r->queues);
 	obj = sizeof(struct rte_mbuf) + SHP_MBUF_PRIV_SIZE +
 	      RTE_MBUF_DEFAULT_BUF_SIZE + 128;
 	mb = ((uint64_t)r->nb_mbufs * obj * 5 / 4 +
-	      (uint64_t)spec_bands(r) * (r->opt.ring_size * 8 + 65536)) >> 20;
+	      (uint64_t)r->queues * spec_bands(r) *
+	      (r->opt.ring_size * 8 + 65536)) >> 20;
 	mb += 96 + (shp_classes_mem(r->opt.classes, r->opt.bands,
 				    r->opt.ring_size) >> 20);
 	mb += calendars_mb(r, mb);
@@ -978,13 +1062,49 @@ eal_start(struct replay *r)
 	return 0;
 }
 
+/* Shard q's chain: shard 0 takes the profile parsed at the start, the
+ * others parse it again (a chain owns its confs). */
+static int
+shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
+{
+	struct shp_stage_env env;
+	char name[16], err[SHP_ERR_LEN];
+	struct shp_chain_spec spec;
+	int rc;
+
+	env = (struct shp_stage_env){
+		.socket = rte_socket_id(), .single_producer = true,
+		.ring_size = r->opt.ring_size,
+		/* the shard's own block: its bands' byte limit counts what
+		 * it holds, not the link's */
+		.ctr_blocks = &r->ctr[q], .nb_ctr_blocks = 1,
+		.shard = (uint16_t)q, .shared_rate = r->shared_rate,
+	};
+	if (q > 0) {
+		/* unique ring names */
+		snprintf(name, sizeof(name), "p0q%u", q);
+		env.name = name;
+		if (shp_options_chain_spec(&r->opt, 0, &spec, err) < 0)
+			return fail(EXIT_RUNTIME, "%s", err);
+	} else {
+		spec = r->spec;
+		memset(&r->spec, 0, sizeof(r->spec));
+	}
+	/* the chain takes the confs, also if it fails */
+	rc = shp_chain_build(&r->chain[q], &spec, r->pool, 0, &env, &tap_ops,
+			     kenv);
+	if (rc < 0)
+		return fail(EXIT_RUNTIME, "cannot create the stages: %s",
+			    strerror(errno));
+	return 0;
+}
+
 static int
 stages_init(struct replay *r)
 {
-	struct shp_stage_env env;
 	struct shp_kind_env kenv;
 	char err[SHP_ERR_LEN];
-	int rc;
+	unsigned int q;
 
 	r->pool = rte_pktmbuf_pool_create("replay_pool", r->nb_mbufs, 0,
 					  SHP_MBUF_PRIV_SIZE,
@@ -994,31 +1114,35 @@ stages_init(struct replay *r)
 		return fail(EXIT_RUNTIME, "cannot create a pool of %u mbufs: "
 			    "%s (try a smaller --mbufs)", r->nb_mbufs,
 			    rte_strerror(rte_errno));
-	r->ctr = rte_zmalloc("replay_ctr", sizeof(*r->ctr),
+	r->ctr = rte_zmalloc("replay_ctr", r->queues * sizeof(*r->ctr),
 			     RTE_CACHE_LINE_SIZE);
-	if (r->ctr == NULL)
+	r->lat = calloc(r->queues, sizeof(*r->lat));
+	if (r->ctr == NULL || r->lat == NULL)
 		return fail(EXIT_RUNTIME, "out of memory");
-	r->ctx.ctr = &r->ctr->port[0];
-	env = (struct shp_stage_env){
-		.socket = rte_socket_id(), .single_producer = true,
-		.ring_size = r->opt.ring_size,
-		.ctr_blocks = r->ctr, .nb_ctr_blocks = 1,
-	};
+	for (q = 0; q < r->queues; q++) {
+		r->ctx[q].ctr = &r->ctr[q].port[0];
+		shp_latency_init(&r->lat[q]);
+		r->ctr[q].port[0].lat = &r->lat[q];
+	}
+	shp_rss_init(&r->rss, (uint16_t)r->queues, NULL);
+	if (r->queues > 1) {
+		/* the stages fill it (its conf_id 0: none yet) */
+		r->shared_rate = rte_zmalloc("replay_rate",
+					     sizeof(*r->shared_rate),
+					     RTE_CACHE_LINE_SIZE);
+		if (r->shared_rate == NULL)
+			return fail(EXIT_RUNTIME, "out of memory");
+	}
 	shp_options_kind_env(&r->opt, &kenv);
 	if (tap_register(r) < 0)
 		return fail(EXIT_RUNTIME, "cannot register an mbuf field: %s",
 			    rte_strerror(rte_errno));
-	/* the chain takes the confs, also if it fails */
-	rc = shp_chain_build(&r->chain, &r->spec, r->pool, 0, &env, &tap_ops,
-			     &kenv);
-	memset(&r->spec, 0, sizeof(r->spec));
-	if (rc < 0) {
-		return fail(EXIT_RUNTIME, "cannot create the stages: %s",
-			    strerror(errno));
-	}
+	for (q = 0; q < r->queues; q++)
+		if (shard_build(r, q, &kenv) != 0)
+			return EXIT_RUNTIME;
 	/* the classes were checked with the options: what fails now is
 	 * memory, a runtime error (1), as dpdk-shaper says it */
-	if (shp_classes_attach(&r->chain, r->opt.classes, r->pool, 0, &kenv,
+	if (shp_classes_attach(&r->chain[0], r->opt.classes, r->pool, 0, &kenv,
 			       err) < 0)
 		return fail(EXIT_RUNTIME, "%s", err);
 	return 0;
@@ -1027,8 +1151,11 @@ stages_init(struct replay *r)
 static void
 stages_fini(struct replay *r)
 {
-	shp_classes_detach(&r->chain, &r->ctx);
-	shp_chain_destroy(&r->chain, &r->ctx);
+	unsigned int q;
+
+	shp_classes_detach(&r->chain[0], &r->ctx[0]);
+	for (q = 0; q < r->queues; q++)
+		shp_chain_destroy(&r->chain[q], &r->ctx[q]);
 	shp_chain_spec_free(&r->spec);
 }
 
@@ -1076,10 +1203,10 @@ link_down(struct replay *r, uint64_t t, uint32_t len)
 
 	if (!shp_sched_link_down(&r->sched, 0, t - r->first_ts, &since))
 		return false;
-	r->ctx.ctr->rx_packets++;
-	r->ctx.ctr->rx_bytes += len;
-	r->ctx.ctr->egress_in++;
-	r->ctx.ctr->drops[SHP_DROP_LINK_DOWN]++;
+	r->ctx[0].ctr->rx_packets++;
+	r->ctx[0].ctr->rx_bytes += len;
+	r->ctx[0].ctr->egress_in++;
+	r->ctx[0].ctr->drops[SHP_DROP_LINK_DOWN]++;
 	return true;
 }
 
@@ -1090,10 +1217,12 @@ replay_loop(struct replay *r)
 	unsigned int mtu = shp_options_mtu(&r->opt, 0);
 	struct pcap_pkthdr *h;
 	const u_char *data;
+	unsigned int q;
 	int rc;
 
 	while (!interrupted && (rc = pcap_next_ex(r->in, &h, &data)) == 1) {
 		struct rte_mbuf *m;
+		struct shp_ctx *ctx;
 		uint64_t t, bytes;
 		uint8_t band;
 
@@ -1134,26 +1263,29 @@ replay_loop(struct replay *r)
 			continue;
 		m = pkt_build(r->pool, data, h->caplen);
 		if (m == NULL) {
-			r->ctx.ctr->drops[SHP_DROP_NO_MBUF]++;
+			/* no frame to spread: the first shard's */
+			r->ctx[0].ctr->drops[SHP_DROP_NO_MBUF]++;
 			continue;
 		}
+		q = r->queues > 1 ? shp_rss_queue(&r->rss, m) : 0;
+		ctx = &r->ctx[q];
 		if (mtu != 0 && shp_frame_oversize(m, mtu)) {
-			r->ctx.ctr->rx_packets++;
-			r->ctx.ctr->rx_bytes += h->caplen;
-			r->ctx.ctr->egress_in++;
-			r->ctx.ctr->drops[SHP_DROP_OVERSIZE]++;
+			ctx->ctr->rx_packets++;
+			ctx->ctr->rx_bytes += h->caplen;
+			ctx->ctr->egress_in++;
+			ctx->ctr->drops[SHP_DROP_OVERSIZE]++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
 		shp_meta_init(m, t);
 		shp_classify_burst_map(&r->opt.classifier,
-				       shp_chain_priomap(&r->chain), &m, 1, t,
-				       &band, &bytes);
-		r->ctx.now = t;
-		r->ctx.ctr->rx_packets++;
-		r->ctx.ctr->rx_bytes += h->caplen;
-		r->ctx.ctr->egress_in++;
-		shp_chain_enqueue(&r->chain, &m, 1, &r->ctx);
+				       shp_chain_priomap(&r->chain[q]), &m, 1,
+				       t, &band, &bytes);
+		ctx->now = t;
+		ctx->ctr->rx_packets++;
+		ctx->ctr->rx_bytes += h->caplen;
+		ctx->ctr->egress_in++;
+		shp_chain_enqueue(&r->chain[q], &m, 1, ctx);
 	}
 	if (!interrupted && rc == PCAP_ERROR)
 		return fail(EXIT_USAGE, "%s: broken after %" PRIu64
@@ -1163,9 +1295,13 @@ replay_loop(struct replay *r)
 		return fail(EXIT_RUNTIME, "out of memory");
 	/* What is still held (stuck, or in flight at Ctrl-C) is freed and
 	 * counted as flushed: the summary balances either way. */
-	r->stuck = shp_qdisc_qlen_total(r->chain.root);
-	if (r->stuck > 0)
-		shp_qdisc_reset_all(r->chain.root, &r->ctx);
+	for (q = 0; q < r->queues; q++) {
+		uint32_t held = shp_qdisc_qlen_total(r->chain[q].root);
+
+		r->stuck += held;
+		if (held > 0)
+			shp_qdisc_reset_all(r->chain[q].root, &r->ctx[q]);
+	}
 	return 0;
 }
 
@@ -1206,6 +1342,8 @@ release(struct replay *r)
 	if (r->pool != NULL)
 		rte_mempool_free(r->pool);
 	rte_free(r->ctr);
+	free(r->lat);
+	rte_free(r->shared_rate);
 	if (r->in != NULL)
 		pcap_close(r->in);
 	free(r->inbuf);
@@ -1238,6 +1376,7 @@ main(int argc, char **argv)
 	bool ok;
 
 	shp_options_init(&r->opt);
+	r->queues = 1;
 	r->progress_s = 1;
 	r->info = stdout;
 	code = parse_args(r, argc, argv);

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "schedule.h"
 #include "shp_meta.h"
+#include "shp_rss.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
 
@@ -30,6 +31,9 @@
 #define EXIT_LEAK 3
 
 #define REPLAY_NS_PER_S UINT64_C(1000000000)
+
+/* --queues: the shards one egress port may be spread over */
+#define REPLAY_MAX_QUEUES 16
 
 /*
  * Delay samples of one kind (total, queueing, netem), kept whole for exact
@@ -64,10 +68,21 @@ struct replay {
 	char eal_mb[24];           /* the -m it gave the EAL */
 	unsigned int calendars;    /* class netems given a calendar */
 	unsigned int cal_denied;   /* the most that wanted one, found none */
+	/* --queues N: the port is N shards, each a chain of its own built
+	 * from the same profile, fed as a NIC's RSS would feed N RX queues;
+	 * shard q counts into block ctr[q] (its port 0) with ctx[q], and
+	 * its latency into lat[q]. chain[0] is the port's when unsharded. */
+	unsigned int queues;
+	struct shp_rss rss;
 	struct shp_lcore_ctr *ctr;
-	struct shp_ctx ctx;
+	struct shp_latency *lat;
+	struct shp_ctx ctx[REPLAY_MAX_QUEUES];
 	struct shp_chain_spec spec;   /* until the chain takes it */
-	struct shp_chain chain;
+	struct shp_chain chain[REPLAY_MAX_QUEUES];
+	/* the link's one rate bucket, which the shards claim from
+	 * (NULL with one shard: its tbf keeps its own) */
+	struct shp_tbf_shared *shared_rate;
+	unsigned int serve_first;     /* the shard served first next */
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 
 	uint64_t now;          /* the virtual clock, ns */
@@ -113,7 +128,8 @@ int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* replay_report.c */
 int dstat_push(struct dstat *d, uint64_t v);
-void latency_record(const struct replay *r, const struct shp_meta *meta);
+void latency_record(const struct replay *r, unsigned int shard,
+		    const struct shp_meta *meta);
 bool summary(struct replay *r, FILE *f);
 int write_stats(struct replay *r);
 

@@ -48,29 +48,52 @@ dstat_push(struct dstat *d, uint64_t v)
 }
 
 /*
- * Lateness and sojourn as the live shaper reports them (shp_latency). On
- * the virtual clock lateness is 0 by construction: the clock stops at
- * every send time the stages announce. It is measured anyway, so that a
- * stage announcing the wrong time shows here.
+ * Lateness and sojourn as the live shaper reports them (shp_latency), per
+ * shard as the program keeps them per TX lcore (r->lat, hung on each
+ * shard's counter block), the port's their sum. On the virtual clock
+ * lateness is 0 by construction: the clock stops at every send time the
+ * stages announce. It is measured anyway, so that a stage announcing the
+ * wrong time shows here.
  */
-static struct shp_latency replay_lat = {
-	.lateness.min = UINT64_MAX, .sojourn.min = UINT64_MAX,
-};
-
 void
-latency_record(const struct replay *r, const struct shp_meta *meta)
+latency_record(const struct replay *r, unsigned int shard,
+	       const struct shp_meta *meta)
 {
 	uint64_t soj = r->now - meta->rx_ns, tts = meta->time_to_send;
 
-	shp_latency_record_tx(&replay_lat, &soj, &tts, 1, r->now);
+	shp_latency_record_tx(&r->lat[shard], &soj, &tts, 1, r->now);
+}
+
+/* The port's distributions: the sum of its shards'. */
+static void
+port_latency(const struct replay *r, struct shp_port_sum *s)
+{
+	struct shp_latency l;
+
+	shp_stats_latency(r->ctr, r->queues, 0, &l);
+	shp_latency_summarize(&l, s);
+}
+
+static unsigned int
+port_bands(const struct replay *r)
+{
+	return r->chain[0].bands != 0 ? r->chain[0].bands : r->opt.bands;
+}
+
+/* Shard q's own figures: its counter block and its distributions. */
+static void
+shard_sum(const struct replay *r, unsigned int q, struct shp_port_sum *s)
+{
+	shp_stats_sum(&r->ctr[q], 1, 0, port_bands(r), s);
+	shp_latency_summarize(&r->lat[q], s);
 }
 
 static void
-latency_summary(FILE *f)
+latency_summary(const struct replay *r, FILE *f)
 {
 	struct shp_port_sum s;
 
-	shp_latency_summarize(&replay_lat, &s);
+	port_latency(r, &s);
 	shp_hist_summary_print(f, "lateness_ns: ", &s.lateness);
 	fprintf(f, "              (0 by construction offline: the virtual "
 		"clock stops at every send time)\n");
@@ -147,18 +170,23 @@ print_profile(struct replay *r, FILE *f)
 	bool others = false, applied = false;
 
 	fprintf(f, "profile:      port 0: bands %u, classify %s",
-		r->chain.bands != 0 ? r->chain.bands : o->bands,
+		r->chain[0].bands != 0 ? r->chain[0].bands : o->bands,
 		shp_classify_mode_name(o->classify));
 	for (s = 0; s < SHP_SLOT_MAX; s++) {
-		const struct shp_qdisc *q = r->chain.stage[s];
+		const struct shp_qdisc *q = r->chain[0].stage[s];
 
-		fprintf(f, "; %s ", shp_kind_key(r->chain.kind[s]));
+		fprintf(f, "; %s ", shp_kind_key(r->chain[0].kind[s]));
 		if (s == SHP_SLOT_QUEUE)
-			fprintf(f, "%s ", r->chain.kind[s]->name);
+			fprintf(f, "%s ", r->chain[0].kind[s]->name);
 		q->ops->dump(q, f);
-		applied |= s != SHP_SLOT_QUEUE && r->chain.conf[s] != NULL;
+		applied |= s != SHP_SLOT_QUEUE && r->chain[0].conf[s] != NULL;
 	}
 	fprintf(f, "\n");
+	if (r->queues > 1)
+		fprintf(f, "shards:       %u, flows spread as RSS would (the "
+			"default Toeplitz key, a 128-entry table); each its "
+			"own queue and delay line, one tbf rate for the "
+			"link\n", r->queues);
 	if (r->sched_on)
 		fprintf(f, "schedule:     %s: %u line%s%s, %" PRIu64 " change%s "
 			"applied\n", r->sched.path, r->sched.nb_lines,
@@ -233,6 +261,75 @@ class_summary(struct replay *r, FILE *f)
 	}
 }
 
+/*
+ * With more than one shard, a line each: what it was given and sent,
+ * what it dropped and holds, and its sojourn, so that an imbalance
+ * shows. (One shard is the port: its figures are above.)
+ */
+static void
+shard_summary(const struct replay *r, FILE *f)
+{
+	unsigned int q;
+	int d;
+
+	for (q = 0; r->queues > 1 && q < r->queues; q++) {
+		struct shp_port_sum s;
+		const char *sep = " (";
+
+		shard_sum(r, q, &s);
+		fprintf(f, "shard %u:      in %" PRIu64 " packets, out %" PRIu64
+			" packets, %" PRIu64 " bytes, dropped %" PRIu64, q,
+			s.c.rx_packets, s.c.tx_packets, s.c.tx_bytes,
+			s.dropped);
+		for (d = 0; d < (int)shp_drop_nb(); d++)
+			if (s.c.drops[d] != 0) {
+				fprintf(f, "%s%s %" PRIu64, sep,
+					shp_drop_names[d], s.c.drops[d]);
+				sep = ", ";
+			}
+		if (sep[0] == ',')
+			fprintf(f, ")");
+		fprintf(f, ", queued %" PRIu64 ", sojourn p50 %" PRIu64
+			" p99 %" PRIu64 " max %" PRIu64 " ns\n", s.queued,
+			s.sojourn.p50, s.sojourn.p99, s.sojourn.max);
+	}
+}
+
+/* --stats-file's ports.0.shards: one object per shard, their figures
+ * summing to the port's. Offline no lcore runs a shard: lcore null. */
+static const struct replay *shards_of;
+static bool shards_registered;
+
+static void
+add_nothing(uint16_t port, struct shp_port_ctr *s)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(s);
+}
+
+static void
+shards_json(FILE *f, uint16_t port)
+{
+	unsigned int q;
+
+	if (shards_of == NULL || port != 0)
+		return;
+	fprintf(f, ",\n    \"shards\": [");
+	for (q = 0; q < shards_of->queues; q++) {
+		struct shp_port_sum s;
+
+		shard_sum(shards_of, q, &s);
+		fprintf(f, "%s", q ? ",\n               " : "");
+		shp_stats_write_shard_json(f, &s, q, -1);
+	}
+	fprintf(f, "]");
+}
+
+static const struct shp_stats_source shards_source = {
+	.add_port = add_nothing,
+	.json = shards_json,
+};
+
 /* Prints the summary; returns whether the counters add up. */
 bool
 summary(struct replay *r, FILE *f)
@@ -245,14 +342,16 @@ summary(struct replay *r, FILE *f)
 	unsigned int sl;
 	int d;
 
-	/* the port's and its classes' (shp_stats_sum adds theirs) */
-	shp_stats_sum(r->ctr, 1, 0, r->chain.bands != 0 ? r->chain.bands :
-		      r->opt.bands, &sum);
+	/* the port's and its classes' (shp_stats_sum adds theirs), summed
+	 * over its shards */
+	shp_stats_sum(r->ctr, r->queues, 0, port_bands(r), &sum);
 	c = &sum.c;
 	for (d = 0; d < (int)shp_drop_nb(); d++)
 		dropped += c->drops[d];
-	queued = r->chain.root != NULL ? shp_qdisc_qlen_total(r->chain.root)
-				       : 0;
+	queued = 0;
+	for (sl = 0; sl < r->queues; sl++)
+		if (r->chain[sl].root != NULL)
+			queued += shp_qdisc_qlen_total(r->chain[sl].root);
 	span = r->started ? r->now - r->first_ts : 0;
 	if (interrupted && r->out_stdout)
 		fprintf(f, "interrupted: summary of the first %" PRIu64
@@ -295,7 +394,7 @@ summary(struct replay *r, FILE *f)
 		char name[64];
 
 		if ((x->flags & SHP_XS_GAUGE) ||
-		    shp_chain_find(&r->chain, shp_xstat_kind(d)) == NULL)
+		    shp_chain_find(&r->chain[0], shp_xstat_kind(d)) == NULL)
 			continue;
 		/* a kind's own name is not unique (fq_codel and netem both
 		 * have ecn_marked): KIND_NAME, as telemetry, unless the
@@ -311,7 +410,8 @@ summary(struct replay *r, FILE *f)
 	print_dstat(f, "delay:", &r->delay, "");
 	print_dstat(f, "queueing:", &r->queueing, " (bands + tbf)");
 	print_dstat(f, "netem:", &r->netem_delay, " (netem delay)");
-	latency_summary(f);
+	latency_summary(r, f);
+	shard_summary(r, f);
 	class_summary(r, f);
 	ok = r->in_pkts + sum.created == r->out_pkts + dropped + queued;
 	fprintf(f, "conservation: in %" PRIu64 " + duplicated %" PRIu64
@@ -339,12 +439,12 @@ summary(struct replay *r, FILE *f)
 				      .out_of_order = r->out_of_order,
 				      .max_len = r->max_len };
 	for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
-		const struct shp_kind *k = r->chain.kind[sl];
+		const struct shp_kind *k = r->chain[0].kind[sl];
 		char note[1024];
 
 		if (k != NULL && k->note != NULL &&
-		    r->chain.conf[sl] != NULL &&
-		    k->note(r->chain.conf[sl], &run, note, sizeof(note)) > 0)
+		    r->chain[0].conf[sl] != NULL &&
+		    k->note(r->chain[0].conf[sl], &run, note, sizeof(note)) > 0)
 			fputs(note, f);
 	}
 	if (r->saturated)
@@ -372,9 +472,14 @@ write_stats(struct replay *r)
 
 	if (path == NULL)
 		return 0;
-	shp_stats_sum(r->ctr, 1, 0, r->chain.bands != 0 ? r->chain.bands :
-		      r->opt.bands, &sum);
-	shp_latency_summarize(&replay_lat, &sum);
+	shp_stats_sum(r->ctr, r->queues, 0, port_bands(r), &sum);
+	port_latency(r, &sum);
+	/* the port's "shards" list, written as a stats source's member */
+	shards_of = r;
+	if (!shards_registered) {
+		shp_stats_source_register(&shards_source);
+		shards_registered = true;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.partial-%d", path, (int)getpid());
 	f = fopen(tmp, "w");
 	if (f == NULL)

@@ -61,6 +61,7 @@
 #include "shp_stats.h"
 
 struct shp_qdisc;
+struct shp_tbf_shared;
 
 /* What a stage call needs besides its packets. */
 struct shp_ctx {
@@ -275,6 +276,12 @@ struct shp_stage_env {
 	 * only (NULL: no bound) */
 	uint32_t *held;
 	uint32_t hold_cap;
+	/* a link spread over shards (issue 24): which one this chain is
+	 * (0 for an unsharded port: its stages behave as they always did),
+	 * and the link's one rate bucket that the shards' rate stages claim
+	 * from instead of a bucket of their own (NULL: each its own) */
+	uint16_t shard;
+	struct shp_tbf_shared *shared_rate;
 };
 
 /* A ring of count slots (rte_ring_create's flags): named (a memzone, as

@@ -249,6 +249,31 @@ shp_link_update(struct shp_link *l, bool up, bool full_duplex,
 }
 
 void
+shp_stats_write_shard_json(FILE *f, const struct shp_port_sum *s,
+			   unsigned int queue, int lcore)
+{
+	const struct shp_port_ctr *c = &s->c;
+	unsigned int d;
+
+	fprintf(f, "{\"queue\": %u, \"lcore\": ", queue);
+	if (lcore < 0)
+		fprintf(f, "null");
+	else
+		fprintf(f, "%d", lcore);
+	fprintf(f, ", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
+		", \"queued\": %" PRIu64 ", \"drops\": {", c->tx_packets,
+		c->tx_bytes, s->queued);
+	for (d = 0; d < shp_drop_nb(); d++)
+		fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
+			shp_drop_names[d], c->drops[d]);
+	fprintf(f, "}, \"latency\": {");
+	json_hist(f, "lateness_ns", &s->lateness);
+	fprintf(f, ", ");
+	json_hist(f, "sojourn_ns", &s->sojourn);
+	fprintf(f, "}}");
+}
+
+void
 shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 		     const uint16_t *port_ids, unsigned int nb,
 		     unsigned int nb_bands, double elapsed_s,

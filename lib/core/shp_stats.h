@@ -245,6 +245,17 @@ void shp_latency_summarize(const struct shp_latency *l,
 void shp_hist_summary_print(FILE *f, const char *name,
 			    const struct shp_hist_summary *h);
 
+/*
+ * One shard of a port spread over several (issue 24), as the stats
+ * file's ports.N.shards lists them: {"queue", "lcore", "tx_packets",
+ * "tx_bytes", "queued", "drops": {by cause}, "latency": {as the
+ * port's}}, from the shard's own sum (s: its counter block alone, its
+ * latency summarized in). lcore < 0: null (no lcore runs it: the
+ * offline tool).
+ */
+void shp_stats_write_shard_json(FILE *f, const struct shp_port_sum *s,
+				unsigned int queue, int lcore);
+
 /* Write the --stats-file JSON for ports[0..nb) to f (each port's
  * "bands" as many as its sum has; nb_bands for a sum that says none);
  * elapsed_s is how long forwarding ran; lcores[0..nb_lcores) the

@@ -5,6 +5,17 @@
  * both buckets hold its cost, a frame longer than max_size (burst, or
  * min(burst, mtu) with a peak rate; raw length, as the kernel) can never
  * leave and is dropped (tbf_oversize). conf == NULL: pass-through.
+ *
+ * A shard of a link spread over several (issue 24) runs the link's one
+ * bucket instead of its own: the chain's env names it (shared_rate), and
+ * the stage claims from it once per run of its child's packets
+ * (tbf_shared.h). The decisions are those of the private bucket; only
+ * where the tokens are kept differs, and one thing more: a shard the
+ * bucket refuses reserves the link for its head frame (takes it out of
+ * the child and holds it until the time the reservation gives), so that
+ * shards take turns instead of the smallest head taking the tokens each
+ * time. A frame of a higher band that arrives meanwhile leaves after the
+ * held one (one frame per shard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +30,10 @@
 #include "shp_meta.h"
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
+#include "tbf_shared.h"
+
+/* Frames claimed from a shared bucket at once, at most. */
+#define SHP_TBF_RUN_MAX 64
 
 /* The buckets at their last checkpoint. */
 struct tbf_state {
@@ -34,6 +49,13 @@ struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
 	uint64_t seen;    /* id of the conf the state belongs to */
 	struct tbf_state s;
+	/* the link's bucket, shared with the other shards (NULL: s is the
+	 * bucket) */
+	struct shp_tbf_shared *sh;
+	/* with sh: the frame the link is reserved for, and when it may
+	 * leave (NULL: none) */
+	struct rte_mbuf *held;
+	uint64_t held_at;
 };
 
 static inline struct tbf_priv *
@@ -60,8 +82,114 @@ tbf_init(struct shp_qdisc *q, const void *conf)
 	}
 	priv(q)->conf = conf;
 	priv(q)->seen = UINT64_MAX;   /* no conf yet: the first is fresh */
+	priv(q)->sh = q->env != NULL ? q->env->shared_rate : NULL;
+	/* full at the first use, whichever shard sends first */
+	if (priv(q)->sh != NULL && conf != NULL)
+		shp_tbf_shared_bind(priv(q)->sh, conf);
 	apply_limit(q, conf);
 	return 0;
+}
+
+/* The shared bucket takes a conf the stage meets for the first time
+ * (the first shard to meet a newer one refills it). */
+static inline void
+tbf_shared_seen(struct tbf_priv *p, const struct shp_tbf_conf *c,
+		uint64_t now)
+{
+	if (unlikely(c->id != p->seen)) {
+		p->seen = c->id;
+		shp_tbf_shared_adopt(p->sh, c, now);
+	}
+}
+
+/* The wire lengths of run[0..n) up to the first frame that can never
+ * pass (its index returned, n if none). */
+static inline uint16_t
+tbf_wire_run(const struct shp_tbf_conf *c, struct rte_mbuf *const *run,
+	     uint16_t n, uint32_t *wire)
+{
+	uint32_t last = UINT32_MAX, w = 0;
+	uint16_t k;
+
+	for (k = 0; k < n; k++) {
+		uint32_t len = rte_pktmbuf_pkt_len(run[k]);
+
+		if (unlikely(len > c->max_size))
+			break;
+		if (len != last) {
+			last = len;
+			w = (uint32_t)RTE_MIN(shp_tbf_wire_len(c, len),
+					      (uint64_t)UINT32_MAX);
+		}
+		wire[k] = w;
+	}
+	return k;
+}
+
+/*
+ * tbf_dequeue on the link's bucket: per run of the child's packets one
+ * claim for those in front of the first oversize one; what the bucket
+ * refuses stays queued for a later round.
+ */
+static uint16_t
+tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
+		   struct rte_mbuf **pkts, uint16_t n, struct shp_ctx *ctx)
+{
+	struct tbf_priv *p = priv(q);
+	struct shp_qdisc *child = q->child;
+	uint32_t wire[SHP_TBF_RUN_MAX];
+	uint64_t now = ctx->now, bytes = 0, next;
+	uint16_t got = 0;
+
+	tbf_shared_seen(p, c, now);
+	if (p->held != NULL) {
+		if (now < p->held_at) {
+			ctx->bytes = 0;
+			return 0;
+		}
+		bytes += rte_pktmbuf_pkt_len(p->held);
+		pkts[got++] = p->held;
+		p->held = NULL;
+	}
+	while (got < n) {
+		struct rte_mbuf *const *run;
+		struct rte_mbuf *one;
+		uint16_t cnt = shp_qdisc_peek_run(child, &one, &run, ctx);
+		uint16_t k, m = 0;
+
+		if (cnt == 0)
+			break;
+		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
+		cnt = RTE_MIN(cnt, (uint16_t)SHP_TBF_RUN_MAX);
+		k = tbf_wire_run(c, run, cnt, wire);
+		if (k > 0)
+			m = shp_tbf_shared_claim(p->sh, c, wire, k, now, &next);
+		if (m < k) {
+			/* the link's tokens are spent for now: frame m
+			 * keeps the shard's place (m + 1 <= n - got) */
+			bytes += shp_qdisc_take_run(child, m + 1, pkts + got,
+						    ctx);
+			p->held = pkts[got + m];
+			bytes -= rte_pktmbuf_pkt_len(p->held);
+			p->held_at = shp_tbf_shared_reserve(p->sh, c, wire[m],
+							    now);
+			got += m;
+			break;
+		}
+		if (m > 0) {
+			bytes += shp_qdisc_take_run(child, m, pkts + got, ctx);
+			got += m;
+		}
+		if (k < cnt) {
+			struct rte_mbuf *o;
+
+			shp_qdisc_take_run(child, 1, &o, ctx);
+			shp_stage_drop(q, ctx, TBF_DROP_OVERSIZE, o);
+		}
+	}
+	shp_meta_released(pkts, got, now);
+	ctx->bytes = bytes;
+	return got;
 }
 
 static const void *
@@ -199,8 +327,21 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint16_t got = 0, k;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (unlikely(c == NULL && p->held != NULL)) {
+		/* turned off while a frame held the link's place: it goes
+		 * first, at once */
+		pkts[0] = p->held;
+		p->held = NULL;
+		shp_meta_released(pkts, 1, now);
+		got = 1 + child->ops->dequeue(child, pkts + 1,
+					      (uint16_t)(n - 1), ctx);
+		ctx->bytes = UINT64_MAX;
+		return got;
+	}
 	if (c == NULL)
 		return child->ops->dequeue(child, pkts, n, ctx);
+	if (p->sh != NULL)
+		return tbf_dequeue_shared(q, c, pkts, n, ctx);
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
@@ -282,6 +423,8 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	uint32_t len;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+	if (p->held != NULL)   /* it goes first */
+		return RTE_MAX(now, p->held_at);
 	t_child = shp_qdisc_next_time(child, ctx);
 	if (c == NULL || t_child == UINT64_MAX)
 		return t_child;
@@ -291,6 +434,15 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	len = rte_pktmbuf_pkt_len(m);
 	if (len > c->max_size)   /* dequeue drops it at once */
 		return RTE_MAX(now, t_child);
+	if (p->sh != NULL) {
+		/* the dequeue fills it first */
+		if (c->id != p->seen && shp_tbf_shared_fresh(p->sh, c))
+			return RTE_MAX(now, t_child);
+		t = shp_tbf_shared_when(p->sh, c, (uint32_t)RTE_MIN(
+				shp_tbf_wire_len(c, len), (uint64_t)UINT32_MAX),
+				now);
+		return RTE_MAX(t, t_child);
+	}
 	s = c->id != p->seen ? tbf_fresh(c, now) : p->s;
 	wlen = shp_tbf_wire_len(c, len);
 	tbf_charge(c, &s, tbf_elapsed(c, &s, now), wlen, &toks, &ptoks);
@@ -325,6 +477,13 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 	if (c == NULL)
 		return;
+	if (p->sh != NULL) {
+		tbf_shared_seen(p, c, now);
+		shp_tbf_shared_charge(p->sh, c, (uint32_t)RTE_MIN(
+				shp_tbf_wire_len(c, len), (uint64_t)UINT32_MAX),
+				now);
+		return;
+	}
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
@@ -363,6 +522,19 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 
 	if (c == NULL)
 		return n;
+	if (p->sh != NULL) {
+		uint32_t wire[SHP_TBF_RUN_MAX];
+		uint64_t next;
+		uint16_t k;
+
+		if (p->held != NULL)
+			return 0;   /* what arrives goes after it */
+		tbf_shared_seen(p, c, now);
+		k = tbf_wire_run(c, pkts, RTE_MIN(n, (uint16_t)SHP_TBF_RUN_MAX),
+				 wire);
+		return k > 0 ? shp_tbf_shared_claim(p->sh, c, wire, k, now,
+						    &next) : 0;
+	}
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
@@ -372,6 +544,34 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	elapsed = tbf_elapsed(c, &p->s, now);
 	/* an oversize frame is the dequeue's to drop and count */
 	return tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
+}
+
+/* The held frame is what the dequeue returns next. */
+static struct rte_mbuf *
+tbf_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct rte_mbuf *m = priv(q)->held;
+
+	return m != NULL ? m : q->child->ops->peek(q->child, ctx);
+}
+
+static void
+tbf_stats(const struct shp_qdisc *q, struct shp_qstats *st)
+{
+	const struct rte_mbuf *m = priv(q)->held;
+
+	st->qlen = m != NULL;
+	st->backlog = m != NULL ? rte_pktmbuf_pkt_len(m) : 0;
+}
+
+static void
+tbf_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
+{
+	struct tbf_priv *p = priv(q);
+
+	if (p->held != NULL)
+		shp_drop(ctx, SHP_DROP_FLUSHED, p->held);
+	p->held = NULL;
 }
 
 static bool
@@ -403,12 +603,13 @@ const struct shp_qdisc_ops shp_tbf_ops = {
 	.change = tbf_change,
 	.enqueue = shp_gate_enqueue,
 	.dequeue = tbf_dequeue,
-	.peek = shp_gate_peek,
+	.peek = tbf_peek,
 	.next_time = tbf_next_time,
 	.idle = tbf_idle,
 	.pass = tbf_pass,
 	.charge = shp_tbf_charge,
-	.stats = shp_gate_stats,
+	.reset = tbf_reset,
+	.stats = tbf_stats,
 	.dump = tbf_dump,
 };
 

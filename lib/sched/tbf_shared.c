@@ -1,17 +1,40 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ticks are kept modulo 2^64: now_ns << SHP_TBF_SHIFT overflows past
+ * 2^53 ns (104 days of a clock, any capture's epoch time), so no tick is
+ * compared with another directly, only their difference, which stays far
+ * below 2^63 (a bucket depth and a burst's cost).
+ */
 #include "tbf_shared.h"
 
-void
-shp_tbf_shared_init(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
-		    uint64_t now_ns)
+/* a - b and the later of two ticks, modulo 2^64 */
+static inline int64_t
+tdiff(uint64_t a, uint64_t b)
 {
-	int64_t t = shp_tbf_shared_t(now_ns);
+	return (int64_t)(a - b);
+}
 
-	/* empty a bucket's depth ago: full now */
-	s->clk.val[0] = (uint64_t)(t - c->buffer_t);
-	s->clk.val[1] = (uint64_t)(t - c->mtu_t);
-	s->claims = 0;
-	s->retries = 0;
+static inline uint64_t
+tlater(uint64_t a, uint64_t b)
+{
+	return tdiff(a, b) > 0 ? a : b;
+}
+
+static inline uint64_t
+ticks_of(uint64_t now_ns)
+{
+	return now_ns << SHP_TBF_SHIFT;
+}
+
+/* The ns at or after now_ns when tick `at` is reached. */
+static inline uint64_t
+ns_at(uint64_t now_ns, uint64_t at)
+{
+	int64_t d = tdiff(at, ticks_of(now_ns));
+
+	return d <= 0 ? now_ns : now_ns + (((uint64_t)d +
+					    (1u << SHP_TBF_SHIFT) - 1) >>
+					   SHP_TBF_SHIFT);
 }
 
 /* Both halves, each atomically: a torn pair only makes the swap fail. */
@@ -25,11 +48,26 @@ clk_load(const struct shp_tbf_shared *s)
 	return v;
 }
 
-static inline uint64_t
-ticks_to_ns_up(int64_t t)
+/* empty a bucket's depth ago: full at now */
+static inline rte_int128_t
+clk_full(const struct shp_tbf_conf *c, uint64_t now_ns)
 {
-	return t <= 0 ? 0 : ((uint64_t)t + (1u << SHP_TBF_SHIFT) - 1) >>
-			    SHP_TBF_SHIFT;
+	rte_int128_t v;
+
+	v.val[0] = ticks_of(now_ns) - (uint64_t)c->buffer_t;
+	v.val[1] = ticks_of(now_ns) - (uint64_t)c->mtu_t;
+	return v;
+}
+
+void
+shp_tbf_shared_init(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		    uint64_t now_ns)
+{
+	s->clk = clk_full(c, now_ns);
+	s->claims = 0;
+	s->retries = 0;
+	s->conf_id = c->id;
+	s->filled = 1;
 }
 
 uint16_t
@@ -37,14 +75,14 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		     const uint32_t *wire, uint16_t n, uint64_t now_ns,
 		     uint64_t *next_ns)
 {
-	const int64_t now = shp_tbf_shared_t(now_ns);
+	const uint64_t now = ticks_of(now_ns);
 	rte_int128_t old = clk_load(s), new;
 
 	for (;;) {
 		/* a bucket full for longer holds no more than its depth */
-		int64_t e = RTE_MAX((int64_t)old.val[0], now - c->buffer_t);
-		int64_t p = RTE_MAX((int64_t)old.val[1], now - c->mtu_t);
-		int64_t cost = 0, pcost = 0;
+		uint64_t e = tlater(old.val[0], now - (uint64_t)c->buffer_t);
+		uint64_t p = tlater(old.val[1], now - (uint64_t)c->mtu_t);
+		uint64_t cost = 0, pcost = 0;
 		uint32_t last = UINT32_MAX;
 		uint16_t k;
 
@@ -52,23 +90,24 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 			/* a burst's frames are mostly of one length */
 			if (wire[k] != last) {
 				last = wire[k];
-				cost = shp_tbf_ticks(c->rate_mult, last);
-				pcost = c->peakrate ?
-					shp_tbf_ticks(c->peak_mult, last) : 0;
+				cost = (uint64_t)shp_tbf_ticks(c->rate_mult,
+							       last);
+				pcost = c->peakrate ? (uint64_t)shp_tbf_ticks(
+						c->peak_mult, last) : 0;
 			}
-			if (e + cost > now || p + pcost > now)
+			if (tdiff(e + cost, now) > 0 ||
+			    tdiff(p + pcost, now) > 0)
 				break;
 			e += cost;
 			p += pcost;
 		}
 		/* the loop stopped at frame k with its costs worked out */
 		if (k < n)
-			*next_ns = ticks_to_ns_up(RTE_MAX(e + cost,
-							  p + pcost));
+			*next_ns = ns_at(now_ns, tlater(e + cost, p + pcost));
 		if (k == 0)
 			return 0;
-		new.val[0] = (uint64_t)e;
-		new.val[1] = (uint64_t)p;
+		new.val[0] = e;
+		new.val[1] = p;
 		if (rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
 					       __ATOMIC_ACQ_REL,
 					       __ATOMIC_ACQUIRE)) {
@@ -84,29 +123,124 @@ void
 shp_tbf_shared_charge(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		      uint32_t wire, uint64_t now_ns)
 {
-	const int64_t now = shp_tbf_shared_t(now_ns);
-	const int64_t cost = shp_tbf_ticks(c->rate_mult, wire);
-	const int64_t pcost = c->peakrate ? shp_tbf_ticks(c->peak_mult, wire)
-					  : 0;
+	const uint64_t now = ticks_of(now_ns);
+	const uint64_t cost = (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
+	const uint64_t pcost = c->peakrate ?
+			       (uint64_t)shp_tbf_ticks(c->peak_mult, wire) : 0;
 	rte_int128_t old = clk_load(s), new;
 
 	do {
-		new.val[0] = (uint64_t)(RTE_MAX((int64_t)old.val[0],
-						now - c->buffer_t) + cost);
-		new.val[1] = (uint64_t)(RTE_MAX((int64_t)old.val[1],
-						now - c->mtu_t) + pcost);
+		new.val[0] = tlater(old.val[0], now - (uint64_t)c->buffer_t) +
+			     cost;
+		new.val[1] = tlater(old.val[1], now - (uint64_t)c->mtu_t) +
+			     pcost;
 	} while (!rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
 					     __ATOMIC_ACQ_REL,
 					     __ATOMIC_ACQUIRE));
+}
+
+uint64_t
+shp_tbf_shared_reserve(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		       uint32_t wire, uint64_t now_ns)
+{
+	const uint64_t now = ticks_of(now_ns);
+	const uint64_t cost = (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
+	const uint64_t pcost = c->peakrate ?
+			       (uint64_t)shp_tbf_ticks(c->peak_mult, wire) : 0;
+	rte_int128_t old = clk_load(s), new;
+	uint64_t at_ns, at;
+
+	do {
+		/* when both buckets cover it, in whole ns as a claim then
+		 * would see the clock; the buckets as that claim leaves
+		 * them (a bucket full before then holds no more) */
+		at = tlater(old.val[0], now - (uint64_t)c->buffer_t) + cost;
+		if (c->peakrate)
+			at = tlater(at, tlater(old.val[1], now -
+					       (uint64_t)c->mtu_t) + pcost);
+		at_ns = ns_at(now_ns, at);
+		at = ticks_of(at_ns);
+		new.val[0] = tlater(old.val[0], at - (uint64_t)c->buffer_t) +
+			     cost;
+		new.val[1] = tlater(old.val[1], at - (uint64_t)c->mtu_t) +
+			     pcost;
+	} while (!rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
+					     __ATOMIC_ACQ_REL,
+					     __ATOMIC_ACQUIRE));
+	__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+	return at_ns;
 }
 
 int64_t
 shp_tbf_shared_tokens(const struct shp_tbf_shared *s,
 		      const struct shp_tbf_conf *c, uint64_t now_ns)
 {
-	int64_t now = shp_tbf_shared_t(now_ns);
-	int64_t e = (int64_t)__atomic_load_n(&s->clk.val[0],
-					     __ATOMIC_ACQUIRE);
+	uint64_t e = __atomic_load_n(&s->clk.val[0], __ATOMIC_ACQUIRE);
 
-	return RTE_MIN(c->buffer_t, now - e);
+	return RTE_MIN(c->buffer_t, tdiff(ticks_of(now_ns), e));
+}
+
+void
+shp_tbf_shared_bind(struct shp_tbf_shared *s, const struct shp_tbf_conf *c)
+{
+	uint64_t id = __atomic_load_n(&s->conf_id, __ATOMIC_ACQUIRE);
+
+	while (id < c->id &&
+	       !__atomic_compare_exchange_n(&s->conf_id, &id, c->id, false,
+					    __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE))
+		;
+}
+
+bool
+shp_tbf_shared_fresh(const struct shp_tbf_shared *s,
+		     const struct shp_tbf_conf *c)
+{
+	return __atomic_load_n(&s->filled, __ATOMIC_ACQUIRE) == 0 ||
+	       c->id > __atomic_load_n(&s->conf_id, __ATOMIC_ACQUIRE);
+}
+
+bool
+shp_tbf_shared_adopt(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		     uint64_t now_ns)
+{
+	uint64_t id = __atomic_load_n(&s->conf_id, __ATOMIC_ACQUIRE);
+	uint32_t never = 0;
+	rte_int128_t old, full = clk_full(c, now_ns);
+
+	/* the first use, or the first shard to meet a newer conf */
+	if (!__atomic_compare_exchange_n(&s->filled, &never, 1, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		do {
+			if (id >= c->id)
+				return false;
+		} while (!__atomic_compare_exchange_n(&s->conf_id, &id, c->id,
+						      false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE));
+	} else {
+		shp_tbf_shared_bind(s, c);
+	}
+	/* full at now: what the others claimed under the old conf was
+	 * counted in the old conf's ticks */
+	old = clk_load(s);
+	while (!rte_atomic128_cmp_exchange(&s->clk, &old, &full, 0,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+	return true;
+}
+
+uint64_t
+shp_tbf_shared_when(const struct shp_tbf_shared *s,
+		    const struct shp_tbf_conf *c, uint32_t wire,
+		    uint64_t now_ns)
+{
+	const uint64_t now = ticks_of(now_ns);
+	rte_int128_t v = clk_load(s);
+	uint64_t at = tlater(v.val[0], now - (uint64_t)c->buffer_t) +
+		      (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
+
+	if (c->peakrate)
+		at = tlater(at, tlater(v.val[1], now - (uint64_t)c->mtu_t) +
+				(uint64_t)shp_tbf_ticks(c->peak_mult, wire));
+	return ns_at(now_ns, at);
 }

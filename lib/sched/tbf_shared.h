@@ -11,7 +11,8 @@
  * instant it was (or will be) empty, claimed per burst with one
  * compare-and-swap.
  *
- * The arithmetic is tbf's (shp_bucket.h): tokens are ticks (2^-10 ns) of
+ * The arithmetic is tbf's (shp_bucket.h), in ticks modulo 2^64 (only
+ * differences of two are compared, so a clock of any epoch works): tokens are ticks (2^-10 ns) of
  * transmit time at `rate`, the bucket holds buffer_t of them. A bucket
  * whose tokens are `toks` at time `t` is the same as its empty-time
  * E = t - toks: at `now` it holds min(buffer_t, now - E) tokens, and a
@@ -47,14 +48,13 @@ struct shp_tbf_shared {
 	rte_int128_t clk;
 	uint64_t claims;     /* successful swaps (statistics only) */
 	uint64_t retries;    /* swaps lost to another shard */
+	/* the id of the newest conf the bucket was filled for
+	 * (shp_tbf_shared_adopt): each shard's rate stage has its own copy
+	 * of the link's conf, and only the first to meet a newer one
+	 * refills the bucket */
+	uint64_t conf_id;
+	uint32_t filled;     /* 0 until the first use fills it */
 } __rte_cache_aligned;
-
-/* Ticks of a time in ns (the shaper clock). */
-static inline int64_t
-shp_tbf_shared_t(uint64_t now_ns)
-{
-	return (int64_t)(now_ns << SHP_TBF_SHIFT);
-}
 
 /* A full bucket at now: what tbf starts with. Not concurrent with claims. */
 void shp_tbf_shared_init(struct shp_tbf_shared *s,
@@ -81,6 +81,56 @@ uint16_t shp_tbf_shared_claim(struct shp_tbf_shared *s,
 void shp_tbf_shared_charge(struct shp_tbf_shared *s,
 			   const struct shp_tbf_conf *c, uint32_t wire,
 			   uint64_t now_ns);
+
+/*
+ * A shard's rate stage starts with conf c (its copy of the link's conf):
+ * the bucket is for c or a newer one, and is filled at its first use
+ * (shp_tbf_shared_adopt). Every shard binds before any uses it; s
+ * zeroed before the first bind. Control plane.
+ */
+void shp_tbf_shared_bind(struct shp_tbf_shared *s,
+			 const struct shp_tbf_conf *c);
+
+/* Would shp_tbf_shared_adopt(s, c, ...) fill the bucket: its first use,
+ * or c newer than its conf? Reads only. */
+bool shp_tbf_shared_fresh(const struct shp_tbf_shared *s,
+			  const struct shp_tbf_conf *c);
+
+/*
+ * A shard's rate stage met conf c for the first time, at now_ns: at the
+ * bucket's first use, or when c is newer (a higher id) than any conf the
+ * bucket was filled or bound for, the bucket starts full at now_ns for
+ * c, as tbf's own bucket does on a new conf; a shard that meets an older
+ * or the same conf leaves the bucket as the others made it. True when it
+ * filled. Any lcore.
+ */
+bool shp_tbf_shared_adopt(struct shp_tbf_shared *s,
+			  const struct shp_tbf_conf *c, uint64_t now_ns);
+
+/*
+ * The earliest time at or after now_ns at which a frame of wire bytes
+ * (shp_tbf_wire_len) passes both buckets, if no one claims before: what
+ * a rate stage tells its caller to come back at. Reads only.
+ */
+uint64_t shp_tbf_shared_when(const struct shp_tbf_shared *s,
+			     const struct shp_tbf_conf *c, uint32_t wire,
+			     uint64_t now_ns);
+
+/*
+ * Reserve the link for a frame of wire bytes that the bucket refused at
+ * now_ns: its cost is taken now (the tokens may go below zero, as a
+ * charge), and it may leave at the returned time, when the tokens would
+ * have covered it, the buckets left as a claim at that time would leave
+ * them; whoever claims after waits behind it. A shard refused
+ * for lack of tokens keeps its place this way: without it the shard whose
+ * head is the smallest frame would take the tokens every time they cover
+ * it, and a shard of large frames would wait for a moment no small one is
+ * ready. Alone on the bucket, the frame leaves when a claim would have
+ * let it go. Any lcore.
+ */
+uint64_t shp_tbf_shared_reserve(struct shp_tbf_shared *s,
+				const struct shp_tbf_conf *c, uint32_t wire,
+				uint64_t now_ns);
 
 /* Tokens (ticks) the rate bucket holds at now_ns, below zero in debt. */
 int64_t shp_tbf_shared_tokens(const struct shp_tbf_shared *s,

@@ -165,13 +165,20 @@ def test_stats_file_live_schema(tmp_path):
     st = json.loads(js.read_text())
     assert set(st) == {"elapsed_s", "ports"} and list(st["ports"]) == ["0"]
     p = st["ports"]["0"]
-    # the keys dpdk-shaper writes (lib/core/shp_stats.c, docs/usage.md)
+    # the keys dpdk-shaper writes (lib/core/shp_stats.c, docs/usage.md),
+    # and the port's shards (issue 24: one here, the port itself)
     assert set(p) == {"rx_packets", "rx_bytes", "tx_packets", "tx_bytes",
                       "queued", "egress_in", "dropped", "netem_queued",
                       "tx_pending", "rx_pool_empty", "duplicated", "corrupted",
                       "reordered",
                       "ecn_marked", "sojourn_ns", "bands", "drops",
-                      "latency", "nic", "xstats"}
+                      "latency", "nic", "xstats", "shards"}
+    [one] = p["shards"]
+    assert one["queue"] == 0 and one["lcore"] is None
+    assert [one[k] for k in ("tx_packets", "tx_bytes", "queued", "drops",
+                             "latency")] == \
+        [p[k] for k in ("tx_packets", "tx_bytes", "queued", "drops",
+                        "latency")]
     # each stage kind's own statistics, by kind; the older top-level
     # names are the same counters
     assert "netem" in p["xstats"] and "fq_codel" in p["xstats"]

@@ -4,7 +4,9 @@
  * on a virtual clock: against the tbf stage's own departures, against a
  * single bucket that sees the same claims in every order two shards can
  * make them, at the link's rate for any split of the load, and under two
- * threads that claim at once.
+ * threads that claim at once; and the tbf stage run on it (a chain whose
+ * env names the link's bucket): one shard as the private stage, two at
+ * the link's rate, on a clock of epoch time.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,6 +21,8 @@
 
 #include "shp_rig.h"
 #include "shp_bucket.h"
+#include "shp_kind.h"
+#include "shp_tbf.h"
 #include "tbf_shared.h"
 
 static struct shp_tbf_conf
@@ -317,6 +321,52 @@ test_charge(void **state)
 }
 
 /*
+ * A refused frame reserved: it may leave exactly when the refusal's hint
+ * said (alone, a reservation changes nothing), and a frame another shard
+ * offers meanwhile waits behind it, as if the reserved one had been
+ * claimed first; with a peak rate the later of the two buckets counts.
+ */
+static void
+test_reserve(void **state)
+{
+	static const char *const confs[] = {
+		"rate 8mbit burst 2000 limit 1mb",
+		"rate 8mbit burst 4000 limit 1mb peakrate 16mbit mtu 1600",
+	};
+	unsigned int ci;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_tbf_conf c = conf_of(confs[ci]);
+		struct shp_tbf_shared sh, ref;
+		uint32_t big = 1500, small = 100;
+		uint64_t t = 1700000000ull * 1000000000ull, next, at, nx;
+		uint16_t k;
+
+		shp_tbf_shared_init(&sh, &c, t);
+		/* spend the tokens, then a big frame is refused */
+		while (shp_tbf_shared_claim(&sh, &c, &big, 1, t, &next) == 1)
+			;
+		ref = sh;
+		at = shp_tbf_shared_reserve(&sh, &c, big, t);
+		assert_int_equal(at, next);
+		assert_true(at > t);
+		/* the same as one bucket that let it go at `at` */
+		assert_int_equal(shp_tbf_shared_claim(&ref, &c, &big, 1, at,
+						      &nx), 1);
+		assert_true(sh.clk.val[0] == ref.clk.val[0] &&
+			    sh.clk.val[1] == ref.clk.val[1]);
+		/* a small frame offered at `at` now waits behind it: at
+		 * `at` the bucket holds none for it */
+		k = shp_tbf_shared_claim(&sh, &c, &small, 1, at, &nx);
+		assert_int_equal(k, 0);
+		assert_true(nx > at);
+		assert_int_equal(shp_tbf_shared_claim(&sh, &c, &small, 1, nx,
+						      &next), 1);
+	}
+}
+
+/*
  * Two threads claim at once on the real clock, bursts of 32 at a rate
  * they cannot reach: what they claimed together never exceeds the full
  * bucket plus the rate times the time since the start, however their
@@ -391,6 +441,234 @@ test_threads_never_exceed(void **state)
 	assert_int_equal(sh.claims, h[0].calls + h[1].calls);
 }
 
+/* ------------------------------------------ the tbf stage on the bucket */
+
+/*
+ * A rig of a fifo under a tbf stage whose env names the shared bucket sh
+ * (the stage claims from it instead of keeping its own), on port (the
+ * rig's counters). conf is the caller's; env must outlive the rig.
+ */
+static void
+shard_rig(struct shp_rig *r, uint16_t port, struct shp_stage_env *env,
+	  struct shp_tbf_shared *sh, uint16_t shard,
+	  const struct shp_tbf_conf *conf)
+{
+	struct shp_qdisc *q;
+
+	shp_rig_chain_port(r, port, "fifo");
+	*env = (struct shp_stage_env){ .socket = SOCKET_ID_ANY,
+				       .shard = shard, .shared_rate = sh };
+	q = shp_qdisc_create_env(&shp_tbf_ops, r->root, shp_rig_pool, port,
+				 env, conf);
+	assert_non_null(q);
+	r->stage[r->nb_stages] = q;
+	r->kind[r->nb_stages] = NULL;
+	r->conf[r->nb_stages++] = NULL;
+	r->root = q;
+}
+
+static struct shp_tbf_conf *
+conf_new(const char *args)
+{
+	char err[128];
+	struct shp_tbf_conf *c = shp_kind_find("tbf")->parse(args, NULL, err);
+
+	if (c == NULL)
+		fail_msg("%s: %s", args, err);
+	return c;
+}
+
+static uint16_t
+take(struct shp_rig *r, uint64_t t, uint64_t *bytes)
+{
+	struct rte_mbuf *out[64];
+	uint16_t k = shp_rig_dequeue_at(r, t, out, RTE_DIM(out)), i;
+
+	for (i = 0; i < k; i++) {
+		assert_true(shp_meta(out[i])->time_to_send == t);
+		*bytes += rte_pktmbuf_pkt_len(out[i]);
+	}
+	rte_pktmbuf_free_bulk(out, k);
+	return k;
+}
+
+/*
+ * One shard fed, another bound to the same bucket and idle: the stage on
+ * the shared bucket lets go what the private stage lets go, at every
+ * poll, and says the same next time, on a clock of epoch time (whose
+ * ticks overflow 64 bits: only differences count), with a peak rate too.
+ */
+static void
+test_stage_one_shard_as_private(void **state)
+{
+	static const char *const confs[] = {
+		"rate 10mbit burst 10kb limit 10mb",
+		"rate 10mbit burst 20kb limit 10mb peakrate 40mbit mtu 1600",
+	};
+	unsigned int ci;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_tbf_shared *sh = calloc(1, sizeof(*sh) + 64);
+		struct shp_tbf_conf *c0 = conf_new(confs[ci]);
+		struct shp_tbf_conf *c1 = conf_new(confs[ci]);
+		struct shp_tbf_conf *c2 = conf_new(confs[ci]);
+		struct shp_stage_env e1, e2;
+		struct shp_rig priv, one, idle;
+		uint64_t t = 1700000000ull * 1000000000ull, x = 11 + ci;
+		uint64_t b0 = 0, b1 = 0, sent = 0;
+		unsigned int ev, arrived = 0;
+
+		assert_non_null(sh);
+		{
+			char spec[128];
+
+			snprintf(spec, sizeof(spec), "tbf %s", confs[ci]);
+			shp_rig_chain_port(&priv, 0, "fifo", spec);
+		}
+		shard_rig(&one, 1, &e1, sh, 0, c1);
+		shard_rig(&idle, 2, &e2, sh, 1, c2);
+		for (ev = 0; ev < 20000; ev++) {
+			uint64_t n0, n1, next_in;
+			uint16_t k0, k1;
+
+			/* bursts of arrivals, then quiet stretches */
+			if (arrived < 6000 && (ev / 500) % 2 == 0) {
+				struct rte_mbuf *a[3], *b[3];
+				uint16_t i, m = 1 + (uint16_t)((x >> 40) % 3);
+
+				for (i = 0; i < m; i++) {
+					uint16_t len = (uint16_t)rnd_len(&x);
+
+					a[i] = shp_rig_pkt(len, 0, t);
+					b[i] = shp_rig_pkt(len, 0, t);
+				}
+				assert_int_equal(shp_rig_enqueue_at(&priv, t,
+								    a, m), m);
+				assert_int_equal(shp_rig_enqueue_at(&one, t,
+								    b, m), m);
+				arrived += m;
+			}
+			k0 = take(&priv, t, &b0);
+			k1 = take(&one, t, &b1);
+			assert_int_equal(k0, k1);
+			sent += k0;
+			priv.ctx.now = one.ctx.now = t;
+			n0 = shp_qdisc_next_time(priv.root, &priv.ctx);
+			n1 = shp_qdisc_next_time(one.root, &one.ctx);
+			assert_true(n0 == n1);
+			assert_true(n0 == UINT64_MAX || n0 > t);
+			/* the next arrival or the next release */
+			next_in = t + 20000 + (x >> 50) % 400000;
+			t = RTE_MIN(next_in, n0);
+		}
+		print_message("%s: %" PRIu64 " sent\n", confs[ci], sent);
+		assert_true(b0 == b1 && sent > 1000);
+		shp_rig_fini(&idle);
+		shp_rig_fini(&one);
+		shp_rig_fini(&priv);
+		free(c1);
+		free(c2);
+		(void)c0;
+		free(c0);
+		free(sh);
+	}
+}
+
+/*
+ * Two shards on one bucket, each backlogged with its own share of twice
+ * the link's rate (50/50, 90/10), the clock following the earlier of
+ * their next times, served first the one after the last to send (as
+ * the offline tool serves its shards): at every event
+ * one of them lets something go (the hints are exact), over 10 s the
+ * link carries its rate within 0.5% and never more than rate x time +
+ * burst, and both shards carry.
+ */
+static void
+test_stage_two_shards_link_rate(void **state)
+{
+	static const unsigned int split[] = { 50, 90 };
+	const char *args = "rate 10mbit burst 10kb limit 10mb";
+	unsigned int si;
+
+	(void)state;
+	for (si = 0; si < RTE_DIM(split); si++) {
+		struct shp_tbf_shared *sh = calloc(1, sizeof(*sh) + 64);
+		struct shp_tbf_conf *c[2] = { conf_new(args), conf_new(args) };
+		struct shp_stage_env env[2];
+		struct shp_rig s[2];
+		const uint64_t t0 = 1700000000ull * 1000000000ull;
+		uint64_t t = t0, end = t0 + 10000000000ull, bytes[2] = { 0, 0 };
+		double owed[2] = { 0, 0 }, rate = 10e6 / 8;
+		unsigned int q, first = 0;
+
+		for (q = 0; q < 2; q++)
+			shard_rig(&s[q], (uint16_t)(1 + q), &env[q], sh,
+				  (uint16_t)q, c[q]);
+		while (t < end) {
+			uint64_t next = UINT64_MAX, total;
+			uint16_t got = 0;
+
+			/* arrivals up to t: 1000-byte frames, a backlog of
+			 * at most 64 each */
+			for (q = 0; q < 2; q++) {
+				struct rte_mbuf *m;
+
+				owed[q] = 2 * rate * 1e-9 * 20000 *
+					  (q == 0 ? split[si] :
+						    100 - split[si]) / 100 +
+					  owed[q];
+				while (owed[q] >= 1000 &&
+				       shp_qdisc_qlen_total(s[q].root) < 64) {
+					m = shp_rig_pkt(1000, 0, t);
+					shp_rig_enqueue_at(&s[q], t, &m, 1);
+					owed[q] -= 1000;
+				}
+			}
+			for (q = 0; q < 2; q++) {
+				unsigned int w = (q + first) % 2;
+				uint16_t k = take(&s[w], t, &bytes[w]);
+
+				if (k > 0 && got == 0)
+					first = (w + 1) % 2;
+				got += k;
+			}
+			total = bytes[0] + bytes[1];
+			assert_true(total <= rate * (t - t0) / 1e9 + 10240 +
+						     1000);
+			for (q = 0; q < 2; q++) {
+				s[q].ctx.now = t;
+				next = RTE_MIN(next, shp_qdisc_next_time(
+						       s[q].root, &s[q].ctx));
+			}
+			/* an event is either a release or an arrival step */
+			assert_true(got > 0 || next > t);
+			t = RTE_MIN(next, t + 20000);
+		}
+		{
+			double got = (bytes[0] + bytes[1]) / ((end - t0) / 1e9);
+
+			print_message("split %u: %.0f B/s, %" PRIu64 "/%" PRIu64
+				      "\n", split[si], got, bytes[0], bytes[1]);
+			assert_true(got >= 0.995 * rate && got <= 1.005 * rate);
+		}
+		assert_true(bytes[0] > 0 && bytes[1] > 0);
+		/* turns: an even split shares the link evenly; a shard
+		 * offered less than half of it gets all it was offered */
+		if (split[si] == 50)
+			assert_true(bytes[0] < 1.01 * bytes[1] &&
+				    bytes[1] < 1.01 * bytes[0]);
+		else
+			assert_true(bytes[1] >= 0.99 * 2 * rate * 10 *
+						(100 - split[si]) / 100);
+		for (q = 0; q < 2; q++) {
+			shp_rig_fini(&s[q]);
+			free(c[q]);
+		}
+		free(sh);
+	}
+}
+
 int
 main(void)
 {
@@ -399,7 +677,10 @@ main(void)
 		cmocka_unit_test(test_two_shards_every_order),
 		cmocka_unit_test(test_split_rates),
 		cmocka_unit_test(test_charge),
+		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_threads_never_exceed),
+		cmocka_unit_test(test_stage_one_shard_as_private),
+		cmocka_unit_test(test_stage_two_shards_link_rate),
 	};
 
 	shp_rig_env("tbf_shared", 16384);

@@ -970,7 +970,21 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 
 /* --------------------------------------------------------------- control */
 
-/* The random streams of a conf, all derived from (seed, port). */
+/*
+ * What separates the streams of one seed: the port, and the shard of a
+ * link spread over several (issue 24), each with its own delay line and
+ * its own draws. Shard 0 is the port alone: an unsharded port, and a
+ * sharded port's first shard, draw what they always drew.
+ */
+static inline uint64_t
+netem_stream_of(const struct shp_qdisc *q)
+{
+	uint64_t shard = q->env != NULL ? q->env->shard : 0;
+
+	return (uint64_t)q->port | shard << 16;
+}
+
+/* The random streams of a conf, all derived from (seed, port, shard). */
 static void
 netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 		   struct shp_rand rs[RS_MAX])
@@ -979,18 +993,19 @@ netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 	int i;
 
 	shp_rand_seed(&base, c->seed_set ? c->seed : SHP_NETEM_DEFAULT_SEED,
-		      q->port);
+		      netem_stream_of(q));
 	for (i = 0; i < RS_MAX; i++)
 		shp_rand_seed(&rs[i], shp_rand_u64(&base), i);
 }
 
-/* The keys of the counter-based streams, from (seed, port) as well. */
+/* The keys of the counter-based streams, from (seed, port, shard) as
+ * well. */
 static void
 netem_stream_keys(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 		  uint64_t key[RS_MAX])
 {
 	uint64_t base = shp_rand_key(c->seed_set ? c->seed :
-				     SHP_NETEM_DEFAULT_SEED, q->port);
+				     SHP_NETEM_DEFAULT_SEED, netem_stream_of(q));
 	int i;
 
 	for (i = 0; i < RS_MAX; i++)

@@ -1,0 +1,389 @@
+"""dpdk-shaper-replay --queues N: one egress port spread over N shards
+(issue 24), a flow kept on one shard, the tbf rate the link's one.
+
+Every figure is measured from the output capture (departure times) or
+the stats file, never taken from the tool's own summary alone."""
+import json
+import os
+import random
+import re
+import struct
+import subprocess
+
+import pytest
+
+import pcaplib
+from conftest import REPLAY_BIN
+
+MS = 10**6
+T0 = 1_700_000_000 * 10**9   # an epoch time: ticks of it overflow 64 bits
+TBF = "rate 10mbit burst 10kb limit 1mb"
+RATE_BPS = 10e6
+
+
+@pytest.fixture(scope="module", autouse=True)
+def replay_built():
+    if not os.path.exists(REPLAY_BIN):
+        pytest.fail("%s is missing: build first (ninja -C build)"
+                    % REPLAY_BIN)
+
+
+def run(inp, out, *args, cwd=None):
+    return subprocess.run([REPLAY_BIN, str(inp), str(out)] + list(args),
+                          capture_output=True, text=True, timeout=300,
+                          cwd=cwd)
+
+
+def ok_run(inp, out, *args, cwd=None):
+    proc = run(inp, out, *args, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert "clock anomalies" not in proc.stdout, proc.stdout
+    assert re.search(r"^conservation: .*: ok$", proc.stdout, re.M), \
+        proc.stdout
+    return proc.stdout
+
+
+def flow_frame(flow, length, seq, tos=0):
+    """A UDP frame of flow `flow` (its source port) carrying seq."""
+    fr = bytearray(pcaplib.eth_ipv4(tos, length, seq))
+    fr[34:36] = struct.pack("!H", 5000 + flow)
+    return bytes(fr)
+
+
+def flow_of(frame):
+    return struct.unpack_from("!H", frame, 34)[0] - 5000
+
+
+def capture(path, n, gap_ns, seed=1, heavy=0.9, flows=64):
+    """n frames of `flows` UDP flows, flow 0 carrying `heavy` of them,
+    lengths 200..1400, one every gap_ns (jittered a little)."""
+    rnd = random.Random(seed)
+    frames, ts, t = [], [], T0
+    for i in range(n):
+        flow = 0 if rnd.random() < heavy else rnd.randrange(1, flows)
+        frames.append(flow_frame(flow, rnd.choice((200, 600, 1000, 1400)),
+                                 i))
+        ts.append(t)
+        t += gap_ns + rnd.randrange(-gap_ns // 4, gap_ns // 4)
+    pcaplib.write(str(path), frames, ts, nano=True)
+    return frames, ts
+
+
+# The RSS specification's key, which the tool spreads with as a
+# default-configured NIC does (lib/pkt/shp_rss.h).
+RSS_KEY = bytes([
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+    0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+    0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+    0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+    0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa])
+
+
+def toeplitz(data):
+    key, h = int.from_bytes(RSS_KEY, "big"), 0
+    for i, byte in enumerate(data):
+        for b in range(8):
+            if byte & (0x80 >> b):
+                h ^= (key >> (320 - 32 - (i * 8 + b))) & 0xffffffff
+    return h
+
+
+def shard_of(flow, queues):
+    """The shard flow_frame(flow, ...) goes to: its 5-tuple's hash, a
+    128-entry table dealt round robin."""
+    tup = bytes([10, 0, 0, 1, 10, 0, 0, 2]) + \
+        struct.pack("!HH", 5000 + flow, 2000)
+    return (toeplitz(tup) % 128) % queues
+
+
+def test_toeplitz_reference():
+    # the specification's first IPv4 example, ports included
+    tup = bytes([66, 9, 149, 187, 161, 142, 100, 80]) + \
+        struct.pack("!HH", 2794, 1766)
+    assert toeplitz(tup) == 0x51ccc178
+
+
+def assert_flows_in_order(got):
+    last = {}
+    for _, fr in got:
+        f, s = flow_of(fr), pcaplib.seq_of(fr)
+        assert s > last.get(f, -1), "flow %d reordered at seq %d" % (f, s)
+        last[f] = s
+
+
+def busy_rate(got, skip_ns=50 * MS):
+    """bit/s over the busy period, from departure times: from the first
+    departure skip_ns after the start (past the bucket's initial burst)
+    to the last, each departure after the first paying for its own
+    bytes. The period must be one: no gap longer than a few frames."""
+    t0 = got[0][0] + skip_ns
+    busy = [(t, fr) for t, fr in got if t >= t0]
+    assert len(busy) > 1000
+    gaps = max(b[0] - a[0] for a, b in zip(busy, busy[1:]))
+    assert gaps < 5 * 1400 * 8 / RATE_BPS * 1e9, "link idle %d ns" % gaps
+    bits = 8 * sum(len(fr) for _, fr in busy[1:])
+    return bits / ((busy[-1][0] - busy[0][0]) / 1e9)
+
+
+def shards_sum_to_port(port):
+    shards = port["shards"]
+    for key in ("tx_packets", "tx_bytes", "queued"):
+        assert sum(s[key] for s in shards) == port[key], key
+    for cause, n in port["drops"].items():
+        assert sum(s["drops"][cause] for s in shards) == n, cause
+    for h in ("lateness_ns", "sojourn_ns"):
+        assert sum(s["latency"][h]["count"] for s in shards) == \
+            port["latency"][h]["count"]
+        assert max(s["latency"][h]["max"] for s in shards) == \
+            port["latency"][h]["max"]
+    assert [s["queue"] for s in shards] == list(range(len(shards)))
+    # offline no lcore runs a shard
+    assert all(s["lcore"] is None for s in shards)
+
+
+# ---------------------------------------------------------------- rate
+
+def test_two_shards_share_the_link_rate(tmp_path):
+    """64 flows, one of them 90% of the packets, offered at about 16
+    Mbit/s to tbf 10mbit over 2 shards: the link leaves at 10 Mbit/s
+    within 0.5% (two buckets would give up to 20, a static half each 5
+    plus the light shard's ~1.6), every flow in order, both shards
+    carry packets, the shards' counters sum to the port's."""
+    inp, out, st = tmp_path / "in.pcap", tmp_path / "out.pcap", \
+        tmp_path / "st.json"
+    frames, _ = capture(inp, 6000, 400_000)
+    text = ok_run(inp, out, "--tbf", TBF, "--queues", "2",
+                  "--stats-file", str(st))
+    _, got = pcaplib.read(str(out))
+    rate = busy_rate(got)
+    assert abs(rate - RATE_BPS) <= 0.005 * RATE_BPS, rate
+    assert_flows_in_order(got)
+    with open(st) as f:
+        port = json.load(f)["ports"]["0"]
+    shards = port["shards"]
+    assert len(shards) == 2
+    assert all(s["tx_packets"] > 0 for s in shards)
+    shards_sum_to_port(port)
+    assert port["tx_packets"] == len(got)
+    # the load was more than the link: what did not leave was dropped
+    assert port["dropped"] > 0
+    assert port["rx_packets"] == len(frames)
+    # the heavy flow's shard took more than a static half of the link
+    span = (got[-1][0] - got[0][0]) / 1e9
+    heavy = max(s["tx_bytes"] for s in shards) * 8 / span
+    assert heavy > 0.6 * RATE_BPS, heavy
+    assert "shard 1:" in text
+
+
+def test_two_busy_shards_take_turns(tmp_path):
+    """Two flows on different shards, each offered 8 Mbit/s of equal
+    frames to tbf 10mbit: the link's 10 Mbit/s is shared half and half
+    (neither shard is always served last), each flow in order, and each
+    flow left from the shard the RSS hash names."""
+    a = next(f for f in range(1, 200) if shard_of(f, 2) == 0)
+    b = next(f for f in range(1, 200) if shard_of(f, 2) == 1)
+    frames, ts, t = [], [], T0
+    for i in range(8000):
+        frames.append(flow_frame((a, b)[i % 2], 1000, i))
+        ts.append(t)
+        t += 500_000   # 2 x 1000 B per ms: 16 Mbit/s
+    inp, out, st = tmp_path / "in.pcap", tmp_path / "out.pcap", \
+        tmp_path / "st.json"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    ok_run(inp, out, "--tbf", TBF, "--queues", "2", "--stats-file", str(st))
+    _, got = pcaplib.read(str(out))
+    rate = busy_rate(got)
+    assert abs(rate - RATE_BPS) <= 0.005 * RATE_BPS, rate
+    assert_flows_in_order(got)
+    # over the time both were backlogged (to the input's end)
+    both = [fr for tt, fr in got if tt <= ts[-1]]
+    na = sum(1 for fr in both if flow_of(fr) == a)
+    nb = sum(1 for fr in both if flow_of(fr) == b)
+    assert abs(na - nb) <= 0.01 * (na + nb), (na, nb)
+    with open(st) as f:
+        shards = json.load(f)["ports"]["0"]["shards"]
+    sent = {flow_of(fr): 0 for _, fr in got}
+    for _, fr in got:
+        sent[flow_of(fr)] += 1
+    assert shards[0]["tx_packets"] == sent[a]
+    assert shards[1]["tx_packets"] == sent[b]
+
+
+def test_large_frames_keep_their_turn(tmp_path):
+    """One shard floods the link with 100-byte frames, the other sends
+    1400-byte frames at 1 Mbit/s: the bucket covers a small head sooner
+    than a large one, yet every large frame leaves within two of its own
+    transmit times plus one small frame's (a refused shard reserves its
+    place), the link still at its rate."""
+    small = next(f for f in range(1, 200) if shard_of(f, 2) == 0)
+    large = next(f for f in range(1, 200) if shard_of(f, 2) == 1)
+    frames, ts, t, seq = [], [], T0, 0
+    for i in range(40000):   # a 100-byte frame every 40 us: 20 Mbit/s
+        frames.append(flow_frame(small, 100, seq))
+        ts.append(t)
+        seq += 1
+        if i % 280 == 0:   # a 1400-byte frame every 11.2 ms: 1 Mbit/s
+            frames.append(flow_frame(large, 1400, seq))
+            ts.append(t)
+            seq += 1
+        t += 40_000
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    ok_run(inp, out, "--tbf", TBF, "--queues", "2")
+    _, got = pcaplib.read(str(out))
+    arrived = {pcaplib.seq_of(f): tt for f, tt in zip(frames, ts)}
+    waits = [tt - arrived[pcaplib.seq_of(f)] for tt, f in got
+             if flow_of(f) == large]
+    assert len(waits) == sum(1 for f in frames if flow_of(f) == large)
+    bound = (2 * 1400 + 100) * 8 / RATE_BPS * 1e9
+    assert max(waits) <= bound, (max(waits), bound)
+    assert abs(busy_rate(got) - RATE_BPS) <= 0.005 * RATE_BPS
+    assert_flows_in_order(got)
+
+
+def test_band0_below_its_turn_share(tmp_path):
+    """Band 0 at 2 Mbit/s on one shard, band 2 flooding the other at 20
+    Mbit/s, tbf 10mbit: no band-0 frame is lost, and each waits no longer
+    than in the one-queue run plus one burst time. What protects it is
+    the shards' turns (a refused shard reserves its place), not the
+    band: band 0 below the link's rate over the number of busy shards
+    is safe, above it is not (docs/replay.md)."""
+    hi = next(f for f in range(1, 200) if shard_of(f, 2) == 0)
+    lo = next(f for f in range(1, 200) if shard_of(f, 2) == 1)
+    frames, ts, t, seq = [], [], T0, 0
+    for i in range(7500):   # band 2: 1000 B every 0.4 ms
+        frames.append(flow_frame(lo, 1000, seq, tos=0x08))
+        ts.append(t)
+        seq += 1
+        if i % 10 == 3:   # band 0: 1000 B every 4 ms
+            frames.append(flow_frame(hi, 1000, seq, tos=0x10))
+            ts.append(t + 123_457)
+            seq += 1
+        t += 400_000
+    order = sorted(range(len(ts)), key=lambda k: ts[k])
+    frames = [frames[k] for k in order]
+    ts = [ts[k] for k in order]
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    arrived = {pcaplib.seq_of(f): tt for f, tt in zip(frames, ts)}
+    waits = {}
+    for q in ("1", "2"):
+        out = tmp_path / ("out%s.pcap" % q)
+        ok_run(inp, out, "--tbf", TBF, "--queues", q)
+        _, got = pcaplib.read(str(out))
+        waits[q] = {pcaplib.seq_of(f): tt - arrived[pcaplib.seq_of(f)]
+                    for tt, f in got if flow_of(f) == hi}
+    n_hi = sum(1 for f in frames if flow_of(f) == hi)
+    assert len(waits["1"]) == len(waits["2"]) == n_hi
+    burst_ns = 10 * 1024 * 8 / RATE_BPS * 1e9
+    worst = max(waits["2"][k] - waits["1"][k] for k in waits["1"])
+    assert worst <= burst_ns, (worst, burst_ns)
+
+
+def test_rate_with_constant_delay(tmp_path):
+    """The same through a constant netem delay: the link's rate holds
+    and every packet spends exactly 10 ms in netem, on either shard."""
+    inp, out, st = tmp_path / "in.pcap", tmp_path / "out.pcap", \
+        tmp_path / "st.json"
+    capture(inp, 6000, 400_000, seed=3)
+    text = ok_run(inp, out, "--tbf", TBF, "--netem", "delay 10ms",
+                  "--queues", "2", "--stats-file", str(st))
+    _, got = pcaplib.read(str(out))
+    rate = busy_rate(got)
+    assert abs(rate - RATE_BPS) <= 0.005 * RATE_BPS, rate
+    assert_flows_in_order(got)
+    m = re.search(r"^netem:\s+min (\S+) ms, mean \S+ ms, p50 \S+ ms, "
+                  r"p99 \S+ ms, max (\S+) ms", text, re.M)
+    assert m and m.group(1) == m.group(2) == "10.000000", text
+    with open(st) as f:
+        port = json.load(f)["ports"]["0"]
+    assert all(s["tx_packets"] > 0 for s in port["shards"])
+    shards_sum_to_port(port)
+
+
+def test_constant_delay_exact_per_packet(tmp_path):
+    """netem alone, 4 shards: every packet leaves exactly 10 ms after it
+    arrived (each shard its own delay line), flows in order."""
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    frames, ts = capture(inp, 4000, 100_000, seed=4, heavy=0.5)
+    ok_run(inp, out, "--netem", "delay 10ms", "--queues", "4")
+    _, got = pcaplib.read(str(out))
+    assert sorted(f for _, f in got) == sorted(frames)
+    arrived = {pcaplib.seq_of(f): t for f, t in zip(frames, ts)}
+    assert all(t == arrived[pcaplib.seq_of(f)] + 10 * MS for t, f in got)
+    assert_flows_in_order(got)
+
+
+# ------------------------------------------------- one shard: unchanged
+
+PROFILES = {
+    "tbf": ["--tbf", TBF],
+    "netem": ["--netem", "delay 10ms 3ms loss 2% duplicate 1%"],
+    "fq_codel_tbf": ["--queue", "fq_codel target 5ms",
+                     "--tbf", "rate 8mbit burst 10kb limit 200kb"],
+}
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_one_queue_is_byte_identical(tmp_path, profile):
+    """--queues 1 is the tool without the option: the same capture, the
+    same summary, the same stats file (which gains one shard)."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, 5000, 700_000, seed=5, heavy=0.6)
+    outs = {}
+    for name, extra in (("ref", []), ("q1", ["--queues", "1"])):
+        d = tmp_path / name
+        d.mkdir()
+        text = ok_run(inp, "out.pcap", *PROFILES[profile], *extra,
+                      "--stats-file", "st.json", cwd=d)
+        with open(d / "out.pcap", "rb") as f:
+            pcap = f.read()
+        with open(d / "st.json") as f:
+            stats = json.load(f)
+        outs[name] = (pcap, text, stats)
+    assert outs["ref"][0] == outs["q1"][0]
+    assert len(pcaplib.read(str(tmp_path / "ref" / "out.pcap"))[1]) > 1000
+    assert outs["ref"][1] == outs["q1"][1]
+    assert outs["ref"][2] == outs["q1"][2]
+    port = outs["q1"][2]["ports"]["0"]
+    assert len(port["shards"]) == 1
+    shards_sum_to_port(port)
+
+
+def test_sharded_runs_reproducible(tmp_path):
+    """Seeded impairments over 3 shards: the same output twice, and not
+    the one-shard output (each shard draws its own streams)."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, 3000, 300_000, seed=6, heavy=0.3)
+    prof = ["--netem", "delay 5ms 2ms loss 5%", "--seed", "7"]
+    res = []
+    for i, q in enumerate(("3", "3", "1")):
+        out = tmp_path / ("out%d.pcap" % i)
+        ok_run(inp, out, *prof, "--queues", q)
+        with open(out, "rb") as f:
+            res.append(f.read())
+    assert res[0] == res[1]
+    assert res[0] != res[2]
+
+
+# ------------------------------------------------------------- refusals
+
+@pytest.mark.parametrize("value", ["0", "17", "-1", "two", "", "2x"])
+def test_bad_queues_refused(tmp_path, value):
+    inp = tmp_path / "in.pcap"
+    capture(inp, 10, 1000)
+    proc = run(inp, tmp_path / "out.pcap", "--queues", value)
+    assert proc.returncode == 2, proc.stderr
+    assert "--queues '%s': expected a number of shards, 1..16" % value \
+        in proc.stderr
+    assert not (tmp_path / "out.pcap").exists()
+
+
+def test_schedule_with_shards_refused(tmp_path):
+    inp, sched = tmp_path / "in.pcap", tmp_path / "s.txt"
+    capture(inp, 10, 1000)
+    sched.write_text("1s set tbf 0 rate 1mbit burst 10kb limit 100kb\n")
+    proc = run(inp, tmp_path / "out.pcap", "--queues", "2",
+               "--schedule", str(sched))
+    assert proc.returncode == 2
+    assert "--schedule is not applied to shards yet" in proc.stderr
