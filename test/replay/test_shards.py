@@ -387,3 +387,20 @@ def test_schedule_with_shards_refused(tmp_path):
                "--schedule", str(sched))
     assert proc.returncode == 2
     assert "--schedule is not applied to shards yet" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [("--queues", "16"),
+                                  ("--queues", "4", "--queue", "fq_codel"),
+                                  ("--mbufs", "300000")])
+def test_big_pools_without_hugepages(tmp_path, args):
+    """The pool grows with the shards (each may hold what a port holds):
+    16 shards ask for 350,000 mbufs, fq_codel on 4 for more. Without
+    hugepages a pool whose every mbuf stays inside one 4 KiB page fitted
+    about 117,000 in the memory the tool sizes for them, so these failed
+    with "cannot create a pool"; the tool's mbufs may straddle pages (no
+    device reads them) and the same memory holds them all."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, 200, 1000)
+    out = ok_run(inp, tmp_path / "out.pcap", "--tbf",
+                 "rate 10mbit burst 10kb limit 1mb", *args)
+    assert "conservation: in 200 + duplicated 0 = out " in out, out
