@@ -864,6 +864,7 @@ ctl_fini(struct shaper *s)
 		shp_classes_detach(&s->chain[p], &ctx);
 		shp_chain_destroy(&s->chain[p], &ctx);
 	}
+	shaper_shards_fini(s);
 	ctl_stats_fini();
 	if (s->classifier != NULL && s->classifier != &s->opt.classifier) {
 		free((void *)(uintptr_t)s->classifier);

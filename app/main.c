@@ -239,7 +239,7 @@ setup(struct shaper *s)
 			return -2;
 		}
 	}
-	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * RTE_MAX_LCORE,
+	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * SHAPER_CTR_BLOCKS,
 			     RTE_CACHE_LINE_SIZE);
 	if (s->ctr == NULL)
 		return -1;

@@ -21,6 +21,7 @@ shp_options_init(struct shp_options *o)
 	o->classify = SHP_CLASSIFY_TOS;
 	o->ring_size = SHP_DEFAULT_RING_SIZE;
 	o->burst = SHP_DEFAULT_BURST;
+	o->queues = 1;
 	o->rxd = SHP_NB_RXD;
 	o->txd = SHP_NB_TXD;
 	o->link_wait_ns = 5000000000ull;
@@ -253,6 +254,9 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 				  err);
 	if (strcmp(name, "burst") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
+	/* a port's own limits (max_rx_queues) are checked once it exists */
+	if (strcmp(name, "queues") == 0)
+		return parse_uint(name, v, 1, SHP_MAX_QUEUES, &o->queues, err);
 	/* a port's own limits (rx_desc_lim) are checked once it exists */
 	if (strcmp(name, "rxd") == 0)
 		return parse_uint(name, v, 1, UINT16_MAX, &o->rxd, err);
