@@ -245,6 +245,8 @@ setup(struct shaper *s)
 		return -1;
 	if (shaper_lcores_assign(s) < 0)
 		return -2;
+	if (shaper_shards_stats_register(s) < 0)
+		return -1;
 	if (shaper_latency_init(s) < 0)
 		return -1;
 	s->nb_mbufs = shaper_pool_size(s);

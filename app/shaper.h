@@ -162,6 +162,8 @@ int shaper_shards_init(struct shaper *s, uint16_t port,
 		       const struct shp_stage_env *env,
 		       const struct shp_kind_env *kenv);
 void shaper_shards_fini(struct shaper *s);
+/* the stats file's ports.N.shards (shp_stats_source) */
+int shaper_shards_stats_register(struct shaper *s);
 /* Shard q of port: its counters and latency, as a port's sum. */
 void shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
 		      struct shp_port_sum *out);

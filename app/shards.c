@@ -287,3 +287,48 @@ shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
 	if (lat != NULL)
 		shp_latency_summarize(lat, out);
 }
+
+/* --stats-file's ports.N.shards: one object per shard (one for a port
+ * of one queue), their figures summing to the port's. */
+static struct shaper *shards_of;
+
+static void
+add_nothing(uint16_t port, struct shp_port_ctr *c)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(c);
+}
+
+static void
+shards_json(FILE *f, uint16_t port)
+{
+	unsigned int q;
+
+	if (shards_of == NULL)
+		return;
+	fprintf(f, ",\n    \"shards\": [");
+	for (q = 0; q < shaper_queues(shards_of); q++) {
+		struct shp_port_sum sum;
+
+		shaper_shard_sum(shards_of, port, q, &sum);
+		fprintf(f, "%s", q ? ",\n               " : "");
+		shp_stats_write_shard_json(f, &sum, q,
+					   (int)shaper_shard_lcore(shards_of,
+								   port, q));
+	}
+	fprintf(f, "]");
+}
+
+static const struct shp_stats_source shards_source = {
+	.add_port = add_nothing,
+	.json = shards_json,
+};
+
+int
+shaper_shards_stats_register(struct shaper *s)
+{
+	if (shards_of != NULL)
+		return 0;
+	shards_of = s;
+	return shp_stats_source_register(&shards_source);
+}
