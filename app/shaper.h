@@ -179,6 +179,12 @@ shaper_queues(const struct shaper *s)
 {
 	return s->opt.queues > 1 ? s->opt.queues : 1;
 }
+/* Shard q's chain of port (shard 0: the port's own). */
+static inline struct shp_chain *
+shaper_shard_chain(struct shaper *s, uint16_t port, unsigned int q)
+{
+	return q == 0 ? &s->chain[port] : s->shard[port][q]->chain;
+}
 
 /* ports.c */
 /* What an RX queue of port `in` checks for egress port `out`: the

@@ -173,7 +173,7 @@ changes_rx(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	   struct rte_mbuf **pkts, uint16_t n, struct shp_port_ctr *in,
 	   struct shp_ctx *ctx)
 {
-	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx->now);
+	shaper_batch_rx(s, r->egress, r->shard, r->tx_here, !w->tx, ctx->now);
 	return unlikely(shaper_sched_rx[r->egress]) &&
 	       shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts,
 				     n, in, ctx->ctr, ctx->now);
@@ -497,10 +497,10 @@ set_behind(struct egress *e, bool b)
  * lcore that waits for them.
  */
 static inline void
-changes_tx(struct shaper *s, uint16_t port)
+changes_tx(struct shaper *s, const struct egress *e)
 {
-	shaper_batch_tx(s, port);
-	shaper_sched_tx(s, port);
+	shaper_batch_tx(s, e->port, e->txq);
+	shaper_sched_tx(s, e->port);
 }
 
 /*
@@ -524,7 +524,7 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	uint64_t t0 = 0, t1, shed;
 	unsigned int moved = 0;
 
-	changes_tx(s, e->port);
+	changes_tx(s, e);
 	if (shp_pending_send(&e->pend, pc, &io, s->opt.max_late_ns,
 			     &behind)) {
 		set_behind(e, behind);
