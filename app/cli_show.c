@@ -392,6 +392,49 @@ cmd_show_port_info(void *res, struct cmdline *c, void *data)
 		for_ports(p, show_port_info);
 }
 
+/* `show port shards [all|P]`: each shard's own figures (--queues, issue
+ * 24), which sum to the port's: where one falls behind shows */
+static void
+show_port_shards(struct shaper *s, uint16_t port)
+{
+	unsigned int q, d;
+
+	out("port %u: %u shard%s\n", port, shaper_queues(s),
+	    shaper_queues(s) == 1 ? "" : "s");
+	for (q = 0; q < shaper_queues(s); q++) {
+		struct shp_port_sum sum;
+		const char *sep = " (";
+
+		shaper_shard_sum(s, port, q, &sum);
+		out("  shard %u: lcore %u tx_packets %" PRIu64 " tx_bytes %"
+		    PRIu64 " queued %" PRIu64 " dropped %" PRIu64, q,
+		    shaper_shard_lcore(s, port, q), sum.c.tx_packets,
+		    sum.c.tx_bytes, sum.queued, sum.dropped);
+		for (d = 0; d < shp_drop_nb(); d++)
+			if (sum.c.drops[d] != 0) {
+				out("%s%s %" PRIu64, sep, shp_drop_names[d],
+				    sum.c.drops[d]);
+				sep = ", ";
+			}
+		if (sep[0] == ',')
+			out(")");
+		out(" sojourn p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
+		    " ns\n", sum.sojourn.p50, sum.sojourn.p99,
+		    sum.sojourn.max);
+	}
+}
+
+void
+cmd_show_port_shards(void *res, struct cmdline *c, void *data)
+{
+	struct r_w4 *r = res;
+	int p = data != NULL ? port_of("show port shards", r->w4) : -1;
+
+	(void)c;
+	if (p != -2)
+		for_ports(p, show_port_shards);
+}
+
 /* `show port xstats P [all]`: the NIC's extended statistics, the
  * non-zero ones unless all (issue 29) */
 void
