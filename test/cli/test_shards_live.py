@@ -80,6 +80,21 @@ def test_two_queues_conservation(tmp_path):
             int(k) for k in st["lcores"]}, (shards, st["lcores"])
 
 
+def test_queues_dealt_round_robin(tmp_path):
+    """--queues 4 on two workers: queue q on worker q mod 2 (each worker
+    runs two shards of each port), every shard sending, the figures
+    exact."""
+    rc, out, st = run_for(tmp_path, 2, ["--queues", "4"])
+    assert rc == 0, out[-3000:]
+    assert "queues dealt round robin" in out
+    workers = sorted(int(k) for k in st["lcores"])
+    assert len(workers) == 2
+    for port in st["ports"].values():
+        shards = check_port(port)
+        assert [s["lcore"] for s in shards] == workers * 2, shards
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+
+
 def test_one_queue_has_one_shard(tmp_path):
     """Without --queues: one shard a port, which is the port."""
     rc, out, st = run_for(tmp_path, 1, [], lcores="0-1")
