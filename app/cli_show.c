@@ -247,8 +247,13 @@ show_lcores(void)
 		}
 		if (w->tx) {
 			out(", egress ports");
+			/* with --queues: port/shard, as the rx queues */
 			for (k = 0; k < w->nb_egress; k++)
-				out(" %u", w->egress[k]);
+				if (shaper_queues(S) > 1)
+					out(" %u/%u", w->egress[k],
+					    w->eg[k]->txq);
+				else
+					out(" %u", w->egress[k]);
 		}
 		out(", loops %" PRIu64 "\n",
 		    __atomic_load_n(&w->loops, __ATOMIC_RELAXED));
