@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from conftest import (NULL_VDEVS, SAMPLE, clean, outputs, shaper_cmd,
-                      wait_started)
+from conftest import (NULL_VDEVS, SAMPLE, clean, outputs, prefix,
+                      shaper_cmd, telemetry, wait_started)
 
 LCORES = "0@0,1@0,2@1"   # main, two workers
 SHARD_DROPS_KEYS = {"queue", "lcore", "tx_packets", "tx_bytes", "queued",
@@ -227,3 +227,37 @@ def test_refused_combinations(lcores, args, says):
     rc, out = refused(args, lcores=lcores)
     assert rc == 2, out
     assert says in out, out
+
+
+def test_telemetry_shards(tmp_path, need_telemetry_client):
+    """/shaper/shards,P: one entry a shard, on its own worker, summing to
+    /shaper/stats,P (forwarding stopped: nothing moves between the two
+    requests)."""
+    pre = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], file_prefix=pre,
+                     lcores=LCORES)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        wait_started(p)
+        time.sleep(1)
+        p.stdin.write(b"stop\n")
+        p.stdin.flush()
+        time.sleep(0.5)
+        shards, stats, bad = telemetry(pre, "/shaper/shards,1",
+                                       "/shaper/stats,1", "/shaper/shards,7")
+        p.stdin.write(b"quit\n")
+        p.stdin.flush()
+        out = p.communicate(timeout=60)[0].decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out[-3000:]
+    assert bad is None
+    assert set(shards) == {"1_0", "1_1"}, shards
+    assert [shards["1_%d" % q]["queue"] for q in (0, 1)] == [0, 1]
+    assert shards["1_0"]["lcore"] != shards["1_1"]["lcore"]
+    for k in ("tx_packets", "tx_bytes", "queued", "dropped"):
+        assert sum(s[k] for s in shards.values()) == stats["1"][k], k
+    assert all(s["tx_packets"] > 0 for s in shards.values()), shards
