@@ -45,6 +45,9 @@ show_config(void)
 	    S->opt.max_late_ns != 0 ? late : "off",
 	    S->opt.late_drop_ns != 0 ? drop : "off");
 	out("mbufs: %u  store: %s\n", S->nb_mbufs, shaper_pool_store(S));
+	if (shaper_queues(S) > 1)   /* (one queue: as it always was) */
+		out("queues: %u (shards per port: show port shards)\n",
+		    shaper_queues(S));
 	for (i = 0; i < c.nb_ports; i++) {
 		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
 		/* the gates as before, then the queue they take from */

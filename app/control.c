@@ -144,7 +144,7 @@ struct stage_prep {
 };
 
 /* The copies of port index i's change for shards 1..: the same text
- * parsed again (shard 0's was checked). */
+ * parsed again and checked against the shard's own running stage. */
 static int
 stage_prep_shards(struct shaper *s, struct stage_prep *pr, unsigned int i,
 		  const char *key, const char *text,
@@ -153,10 +153,22 @@ stage_prep_shards(struct shaper *s, struct stage_prep *pr, unsigned int i,
 	const struct shp_kind *k;
 	unsigned int q;
 
-	for (q = 1; q < shaper_queues(s); q++)
+	for (q = 1; q < shaper_queues(s); q++) {
+		const struct shp_chain *c =
+			shaper_shard_chain(s, s->port_ids[i], q);
+
 		if (shp_kind_parse(key, text, env, &k,
 				   &pr->conf[i][q], err) < 0)
 			return -1;
+		/* completed from the shard's own running stage, as shard
+		 * 0's was from its */
+		if (k->check_change != NULL &&
+		    k->check_change(c->conf[k->slot], pr->conf[i][q], err) < 0)
+			return -1;
+		/* one change, one id: the shared bucket refills once */
+		if (k->twin != NULL)
+			k->twin(pr->conf[i][q], pr->conf[i][0]);
+	}
 	return 0;
 }
 
