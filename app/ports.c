@@ -829,9 +829,11 @@ shaper_stages_init(struct shaper *s)
 		};
 		if (shaper_queues(s) > 1) {
 			/* a shard's byte limits count what it holds, in the
-			 * block only its owner writes */
+			 * block only its owner writes; only its owner
+			 * enqueues */
 			env.ctr_blocks = e->ctr;
 			env.nb_ctr_blocks = 1;
+			env.single_producer = true;
 		}
 		e->hold_cap = env.hold_cap;
 		port_held[port][0].v = 0;

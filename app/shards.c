@@ -248,12 +248,15 @@ shaper_shards_fini(struct shaper *s)
 		uint16_t port = s->port_ids[i];
 
 		for (q = 1; q < SHP_MAX_QUEUES; q++) {
+			/* no counters (a set-up that failed): nothing held */
+			static struct shp_port_ctr spare;
 			struct egress *e = s->shard[port][q];
 			struct shp_ctx ctx;
 
 			if (e == NULL)
 				continue;
-			ctx = (struct shp_ctx){ .ctr = &e->ctr->port[port] };
+			ctx = (struct shp_ctx){ .ctr = e->ctr != NULL ?
+						&e->ctr->port[port] : &spare };
 			if (e->chain->root != NULL)
 				shp_chain_destroy(e->chain, &ctx);
 			rte_free(e->pend.pkts);
