@@ -350,7 +350,8 @@ parse_profiles(struct replay *r)
 	 * counts the shards as ports (pool_size), not as the program's
 	 * queues */
 	if (!r->queues_set && r->opt.queues > 1)
-		r->queues = RTE_MIN(r->opt.queues, (unsigned int)REPLAY_MAX_QUEUES);
+		r->queues = RTE_MIN(r->opt.queues,
+				    (unsigned int)REPLAY_MAX_QUEUES);
 	r->opt.queues = 1;
 	if (shp_options_chain_spec(&r->opt, 0, &r->spec, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
