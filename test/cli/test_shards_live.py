@@ -261,3 +261,18 @@ def test_telemetry_shards(tmp_path, need_telemetry_client):
     for k in ("tx_packets", "tx_bytes", "queued", "dropped"):
         assert sum(s[k] for s in shards.values()) == stats["1"][k], k
     assert all(s["tx_packets"] > 0 for s in shards.values()), shards
+
+
+def test_port_short_of_queues():
+    """A port that cannot give N queues is refused at start: one line
+    naming the port, its driver and its limit, exit 2. net_af_packet on
+    lo gives as many queues as its qpairs= (1 by default)."""
+    vdevs = ["net_af_packet0,iface=lo", "net_null1"]
+    rc, out = refused(["--queues", "2"], vdevs=vdevs, lcores=LCORES)
+    if rc != 2 and "EAL" in out:
+        pytest.skip("net_af_packet on lo not created (needs CAP_NET_RAW): "
+                    + out.strip().splitlines()[-1])
+    assert rc == 2, out
+    lines = [l for l in out.splitlines() if "--queues 2" in l]
+    assert lines == ["dpdk-shaper: port 0 (net_af_packet): --queues 2: the "
+                     "port gives at most 1 RX and 1 TX queues"], out
