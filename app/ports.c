@@ -823,8 +823,9 @@ shaper_stages_init(struct shaper *s)
 			 * is short) */
 			.held = alone ? NULL : &port_held[port][0].v,
 			/* a shard holds its share of the port's */
-			.hold_cap = alone ? 0 : RTE_MAX(caps[i] /
-						shaper_queues(s), 1u),
+			.hold_cap = alone ? 0 : shaper_queues(s) == 1 ?
+				    caps[i] : RTE_MAX(caps[i] /
+						      shaper_queues(s), 1u),
 			.shared_rate = s->shared_rate[port],
 		};
 		if (shaper_queues(s) > 1) {
