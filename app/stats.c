@@ -257,6 +257,25 @@ shaper_xstats_print(FILE *f, const struct shp_port_ctr *c)
 		fprintf(f, "\n");
 }
 
+/* --queues: each shard's share of the port, where one fell behind */
+static void
+shards_print(struct shaper *s, uint16_t port, FILE *f)
+{
+	unsigned int q;
+
+	for (q = 0; shaper_queues(s) > 1 && q < shaper_queues(s); q++) {
+		struct shp_port_sum sum;
+
+		shaper_shard_sum(s, port, q, &sum);
+		fprintf(f, "  shard %u: lcore %u tx %" PRIu64 " pkts %" PRIu64
+			" bytes, queued %" PRIu64 ", dropped %" PRIu64
+			", sojourn p99 %" PRIu64 " ns\n", q,
+			shaper_shard_lcore(s, port, q), sum.c.tx_packets,
+			sum.c.tx_bytes, sum.queued, sum.dropped,
+			sum.sojourn.p99);
+	}
+}
+
 void
 shaper_stats_print(struct shaper *s, FILE *f)
 {
@@ -297,6 +316,7 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			shp_hist_summary_print(f, "  lateness_ns:", &sum.lateness);
 			shp_hist_summary_print(f, "  sojourn_ns: ", &sum.sojourn);
 		}
+		shards_print(s, port, f);
 		overload += c->drops[SHP_DROP_OVERLOAD];
 		late += c->drops[SHP_DROP_LATE];
 	}

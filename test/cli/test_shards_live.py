@@ -78,6 +78,12 @@ def test_two_queues_conservation(tmp_path):
         assert shards[0]["lcore"] != shards[1]["lcore"], shards
         assert {s["lcore"] for s in shards} <= {
             int(k) for k in st["lcores"]}, (shards, st["lcores"])
+    # the exit lines say the same, shard by shard under each port
+    said = re.findall(r"^  shard (\d+): lcore (\d+) tx (\d+) pkts", out,
+                      re.M)
+    assert said == [(str(s["queue"]), str(s["lcore"]), str(s["tx_packets"]))
+                    for p in sorted(st["ports"], key=int)
+                    for s in st["ports"][p]["shards"]], said
 
 
 def test_queues_dealt_round_robin(tmp_path):
@@ -99,6 +105,8 @@ def test_one_queue_has_one_shard(tmp_path):
     """Without --queues: one shard a port, which is the port."""
     rc, out, st = run_for(tmp_path, 1, [], lcores="0-1")
     assert rc == 0, out[-3000:]
+    # the exit lines as they always were: no shard of their own
+    assert not re.search(r"^  shard ", out, re.M), out
     for port in st["ports"].values():
         (shard,) = check_port(port)
         assert shard["lcore"] == 1
