@@ -84,6 +84,7 @@ void cmd_show_latency(void *res, struct cmdline *c, void *data);
 void cmd_show_stage(void *res, struct cmdline *c, void *data);
 void cmd_show_class(void *res, struct cmdline *c, void *data);
 void cmd_show_port_info(void *res, struct cmdline *c, void *data);
+void cmd_show_port_shards(void *res, struct cmdline *c, void *data);
 void cmd_show_xstats(void *res, struct cmdline *c, void *data);
 /* " (reverts in 12.3 s)" after a profile a `for` change set */
 void reverts_note(uint16_t p, const char *key, bool to);

@@ -45,6 +45,9 @@ show_config(void)
 	    S->opt.max_late_ns != 0 ? late : "off",
 	    S->opt.late_drop_ns != 0 ? drop : "off");
 	out("mbufs: %u  store: %s\n", S->nb_mbufs, shaper_pool_store(S));
+	if (shaper_queues(S) > 1)   /* (one queue: as it always was) */
+		out("queues: %u (shards per port: show port shards)\n",
+		    shaper_queues(S));
 	for (i = 0; i < c.nb_ports; i++) {
 		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
 		/* the gates as before, then the queue they take from */
@@ -247,8 +250,13 @@ show_lcores(void)
 		}
 		if (w->tx) {
 			out(", egress ports");
+			/* with --queues: port/shard, as the rx queues */
 			for (k = 0; k < w->nb_egress; k++)
-				out(" %u", w->egress[k]);
+				if (shaper_queues(S) > 1)
+					out(" %u/%u", w->egress[k],
+					    w->eg[k]->txq);
+				else
+					out(" %u", w->egress[k]);
 		}
 		out(", loops %" PRIu64 "\n",
 		    __atomic_load_n(&w->loops, __ATOMIC_RELAXED));
@@ -390,6 +398,49 @@ cmd_show_port_info(void *res, struct cmdline *c, void *data)
 	(void)c;
 	if (p != -2)
 		for_ports(p, show_port_info);
+}
+
+/* `show port shards [all|P]`: each shard's own figures (--queues, issue
+ * 24), which sum to the port's: where one falls behind shows */
+static void
+show_port_shards(struct shaper *s, uint16_t port)
+{
+	unsigned int q, d;
+
+	out("port %u: %u shard%s\n", port, shaper_queues(s),
+	    shaper_queues(s) == 1 ? "" : "s");
+	for (q = 0; q < shaper_queues(s); q++) {
+		struct shp_port_sum sum;
+		const char *sep = " (";
+
+		shaper_shard_sum(s, port, q, &sum);
+		out("  shard %u: lcore %u tx_packets %" PRIu64 " tx_bytes %"
+		    PRIu64 " queued %" PRIu64 " dropped %" PRIu64, q,
+		    shaper_shard_lcore(s, port, q), sum.c.tx_packets,
+		    sum.c.tx_bytes, sum.queued, sum.dropped);
+		for (d = 0; d < shp_drop_nb(); d++)
+			if (sum.c.drops[d] != 0) {
+				out("%s%s %" PRIu64, sep, shp_drop_names[d],
+				    sum.c.drops[d]);
+				sep = ", ";
+			}
+		if (sep[0] == ',')
+			out(")");
+		out(" sojourn p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
+		    " ns\n", sum.sojourn.p50, sum.sojourn.p99,
+		    sum.sojourn.max);
+	}
+}
+
+void
+cmd_show_port_shards(void *res, struct cmdline *c, void *data)
+{
+	struct r_w4 *r = res;
+	int p = data != NULL ? port_of("show port shards", r->w4) : -1;
+
+	(void)c;
+	if (p != -2)
+		for_ports(p, show_port_shards);
 }
 
 /* `show port xstats P [all]`: the NIC's extended statistics, the

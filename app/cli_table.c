@@ -289,6 +289,16 @@ INST(i_show_info_port, cmd_show_port_info, (void *)1,
      "show port info all|P: the port's driver, link, MTU, link changes",
      (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_info,
      (void *)&t_show_p_port);
+static cmdline_parse_token_string_t t_show_p_shards =
+	TOKEN_KW(struct r_w4, w3, "shards");
+INST(i_show_shards, cmd_show_port_shards, NULL,
+     "show port shards: each port's shards (--queues): lcore, sent, "
+     "queued, drops, sojourn",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_shards);
+INST(i_show_shards_port, cmd_show_port_shards, (void *)1,
+     "show port shards all|P: the port's shards (--queues)",
+     (void *)&t_show, (void *)&t_show_p, (void *)&t_show_p_shards,
+     (void *)&t_show_p_port);
 static cmdline_parse_token_string_t t_show_p_xstats =
 	TOKEN_KW(struct r_w5, w3, "xstats");
 static struct tok_word t_show_p_xport =
@@ -523,6 +533,7 @@ INST(i_load, cmd_load, NULL, "load FILE: run a command file",
 cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
 	&i_show_lat_port, &i_show_info, &i_show_info_port,
+	&i_show_shards, &i_show_shards_port,
 	&i_show_xstats, &i_show_xstats_all, &i_show_stage, &i_show_class, &i_show_class_name,
 	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
 	&i_update_class,

@@ -138,8 +138,49 @@ ctl_set_stage(struct shaper *s, const char *key, int port, const char *args,
  * published (kind[i] NULL: nothing to change on port index i). */
 struct stage_prep {
 	const struct shp_kind *kind[SHP_MAX_PORTS];
-	void *conf[SHP_MAX_PORTS];
+	/* shard 0's (the port's), then the other shards' own copies
+	 * (--queues N: a chain owns its confs) */
+	void *conf[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 };
+
+/* The copies of port index i's change for shards 1..: the same text
+ * parsed again and checked against the shard's own running stage. */
+static int
+stage_prep_shards(struct shaper *s, struct stage_prep *pr, unsigned int i,
+		  const char *key, const char *text,
+		  const struct shp_kind_env *env, char *err)
+{
+	const struct shp_kind *k;
+	unsigned int q;
+
+	for (q = 1; q < shaper_queues(s); q++) {
+		const struct shp_chain *c =
+			shaper_shard_chain(s, s->port_ids[i], q);
+
+		if (shp_kind_parse(key, text, env, &k,
+				   &pr->conf[i][q], err) < 0)
+			return -1;
+		/* completed from the shard's own running stage, as shard
+		 * 0's was from its */
+		if (k->check_change != NULL &&
+		    k->check_change(c->conf[k->slot], pr->conf[i][q], err) < 0)
+			return -1;
+		/* one change, one id: the shared bucket refills once */
+		if (k->twin != NULL)
+			k->twin(pr->conf[i][q], pr->conf[i][0]);
+	}
+	return 0;
+}
+
+static void
+stage_prep_free_port(struct stage_prep *pr, unsigned int i)
+{
+	unsigned int q;
+
+	for (q = 0; q < SHP_MAX_QUEUES; q++)
+		if (pr->conf[i][q] != NULL)
+			shp_kind_conf_free(pr->kind[i], pr->conf[i][q]);
+}
 
 static int
 stage_prepare_env(struct shaper *s, const char *key, int port,
@@ -148,7 +189,7 @@ stage_prepare_env(struct shaper *s, const char *key, int port,
 		  char *err)
 {
 	const struct shp_kind **kind = pr->kind;
-	void **conf = pr->conf;
+	void *conf[SHP_MAX_PORTS] = { NULL };
 	struct shp_kind_env env = *envp;
 	unsigned int i;
 
@@ -169,6 +210,7 @@ stage_prepare_env(struct shaper *s, const char *key, int port,
 		if (shp_kind_parse(key, args_of != NULL ? args_of[i] : args,
 				   &env, &kind[i], &conf[i], err) < 0)
 			goto undo;
+		pr->conf[i][0] = conf[i];
 		if (c->kind[kind[i]->slot] != kind[i]) {
 			snprintf(err, SHP_ERR_LEN, "port %u runs %s there, not "
 				 "%s: a different kind takes a restart (--%s-"
@@ -193,10 +235,16 @@ stage_prepare_env(struct shaper *s, const char *key, int port,
 				shp_kind_conf_free(kind[i], conf[i]);
 				kind[i] = NULL;
 				conf[i] = NULL;
+				pr->conf[i][0] = NULL;
 				continue;
 			}
 			snprintf(err, SHP_ERR_LEN, "%s cannot change while "
 				 "running", kind[i]->name);
+			i++;
+			goto undo;
+		}
+		if (stage_prep_shards(s, pr, i, key, args_of != NULL ?
+				      args_of[i] : args, &env, err) < 0) {
 			i++;
 			goto undo;
 		}
@@ -205,7 +253,7 @@ stage_prepare_env(struct shaper *s, const char *key, int port,
 undo:
 	while (i-- > 0)
 		if (kind[i] != NULL)
-			shp_kind_conf_free(kind[i], conf[i]);
+			stage_prep_free_port(pr, i);
 	memset(pr, 0, sizeof(*pr));
 	return -1;
 }
@@ -228,7 +276,7 @@ stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
 
 	for (i = 0; i < nb_ports; i++)
 		if (pr->kind[i] != NULL)
-			shp_kind_conf_free(pr->kind[i], pr->conf[i]);
+			stage_prep_free_port(pr, i);
 }
 
 /* Publish every prepared change, then one grace period for them all. */
@@ -237,30 +285,37 @@ stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
 static void
 stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
 {
-	static uint16_t port[CTL_BATCH_MAX * SHP_MAX_PORTS];
+	static uint16_t port[CTL_BATCH_MAX * SHP_MAX_PORTS * SHP_MAX_QUEUES];
+	static uint16_t shard[RTE_DIM(port)];
 	static const struct shp_kind *kind[RTE_DIM(port)];
 	static void *conf[RTE_DIM(port)], *old[RTE_DIM(port)];
 	struct shp_kind_env env;
-	unsigned int i, j, m = 0;
+	unsigned int i, j, q, m = 0;
 
 	shaper_kind_env(s, &env);
+	/* every shard of a port in the same publish */
 	for (j = 0; j < n; j++)
 		for (i = 0; i < s->nb_ports; i++) {
 			uint16_t p = s->port_ids[i];
 
 			if (pr[j].kind[i] == NULL)
 				continue;
-			port[m] = p;
-			kind[m] = pr[j].kind[i];
-			conf[m++] = pr[j].conf[i];
+			for (q = 0; q < shaper_queues(s); q++) {
+				port[m] = p;
+				shard[m] = (uint16_t)q;
+				kind[m] = pr[j].kind[i];
+				conf[m++] = pr[j].conf[i][q];
+			}
 			/* a later change to the stage: no revert */
 			reverts[p][pr[j].kind[i]->slot].on = false;
 		}
-	if (shaper_batch_apply(s, m, port, kind, conf, old) != 0)
+	if (shaper_batch_apply(s, m, port, shard, kind, conf, old) != 0)
 		printf("warning: a running stage refused a change it had "
 		       "taken when checked (a schedule changed it since)\n");
 	for (j = 0; j < m; j++)
-		hold_note(s, port[j], kind[j], conf[j], kind[j]->name, &env);
+		if (shard[j] == 0)
+			hold_note(s, port[j], kind[j], conf[j], kind[j]->name,
+				  &env);
 	grace_period();
 	shaper_batch_reclaim();
 	for (j = 0; j < m; j++)
@@ -511,6 +566,13 @@ apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
 	struct shp_classes_update *u[SHP_MAX_PORTS];
 	struct shp_kind_env env;
 
+	if (shaper_queues(s) > 1) {
+		/* (shaper_shards_check refuses them at start too) */
+		snprintf(err, SHP_ERR_LEN, "classes are not spread over "
+			 "shards yet (--queues %u; run with --queues 1)",
+			 shaper_queues(s));
+		return -1;
+	}
 	shaper_kind_env(s, &env);
 	if (classes_prepare(s, ns, &env, u, err) < 0)
 		return -1;
@@ -864,6 +926,7 @@ ctl_fini(struct shaper *s)
 		shp_classes_detach(&s->chain[p], &ctx);
 		shp_chain_destroy(&s->chain[p], &ctx);
 	}
+	shaper_shards_fini(s);
 	ctl_stats_fini();
 	if (s->classifier != NULL && s->classifier != &s->opt.classifier) {
 		free((void *)(uintptr_t)s->classifier);

@@ -239,12 +239,14 @@ setup(struct shaper *s)
 			return -2;
 		}
 	}
-	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * RTE_MAX_LCORE,
+	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * SHAPER_CTR_BLOCKS,
 			     RTE_CACHE_LINE_SIZE);
 	if (s->ctr == NULL)
 		return -1;
 	if (shaper_lcores_assign(s) < 0)
 		return -2;
+	if (shaper_shards_stats_register(s) < 0)
+		return -1;
 	if (shaper_latency_init(s) < 0)
 		return -1;
 	s->nb_mbufs = shaper_pool_size(s);

@@ -29,6 +29,7 @@ enum {
 	OPT_LINK_WAIT,
 	OPT_MTU,
 	OPT_MBUF_SIZE,
+	OPT_QUEUES,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
@@ -50,6 +51,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"burst", required_argument, NULL, OPT_BURST},
+	{"queues", required_argument, NULL, OPT_QUEUES},
 	{"rxd", required_argument, NULL, OPT_RXD},
 	{"txd", required_argument, NULL, OPT_TXD},
 	{"link-wait", required_argument, NULL, OPT_LINK_WAIT},
@@ -88,6 +90,11 @@ shaper_usage(FILE *f, const char *prog)
 "                         traffic class through the kernel's ip_tos2prio;\n"
 "                         VLAN frames by the inner IP header unless pcp)\n"
 "  --ring-size N          packets per band ring (default %u)\n"
+"  --queues N             RX and TX queues of every port, 1..%u (default\n"
+"                         1); each egress port runs N shards, one per TX\n"
+"                         queue, sharing one tbf rate; worker i of W polls\n"
+"                         RX queue q and sends on TX queue q for q = i,\n"
+"                         i+W, ... (needs W <= N, no --rx/--tx-lcores)\n"
 "\n"
 "Shaping (tc syntax; every stage kind below):\n"
 "  --queue 'KIND ARGS'    the bottleneck queue of every egress port:\n"
@@ -102,7 +109,7 @@ shaper_usage(FILE *f, const char *prog)
 "  --seed N               seed for netem profiles without their own `seed`\n"
 "                         (default: a fixed seed, so runs repeat exactly)\n"
 "  --config FILE          INI profile: [global] bands, priomap, classify,\n"
-"                         seed, ring_size, burst, mbufs, rxd, txd;\n"
+"                         seed, ring_size, burst, queues, mbufs, rxd, txd;\n"
 "                         [port N] queue,\n"
 "                         tbf, netem (any stage kind's key).\n"
 "                         Command-line options override the file.\n"
@@ -175,7 +182,7 @@ shaper_usage(FILE *f, const char *prog)
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
-		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_BURST,
+		prog, SHP_DEFAULT_RING_SIZE, SHP_MAX_QUEUES, SHP_MAX_BURST,
 		SHP_DEFAULT_BURST, SHP_NB_RXD, SHP_NB_TXD, SHP_MTU_MIN, SHP_MTU_MAX);
 	shp_kinds_usage(f);
 	shp_class_usage(f);

@@ -195,7 +195,7 @@ shaper_pool_size(struct shaper *s)
  * the port's TX lcore only, a line each. */
 static struct {
 	uint32_t v;
-} __rte_cache_aligned port_held[SHP_MAX_PORTS];
+} __rte_cache_aligned port_held[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 
 const char *
 shaper_hold_note(const struct shaper *s, uint16_t port, const char *what,
@@ -264,8 +264,8 @@ hold_warn(const struct shaper *s, uint16_t port,
 
 /* What an RX queue of port `in` checks for egress port `out`: the
  * smaller MTU given (0: none) */
-static uint32_t
-rx_mtu(const struct shaper *s, uint16_t in, uint16_t out)
+uint32_t
+shaper_rx_mtu(const struct shaper *s, uint16_t in, uint16_t out)
 {
 	unsigned int a = shp_options_mtu(&s->opt, in);
 	unsigned int b = shp_options_mtu(&s->opt, out);
@@ -331,6 +331,10 @@ shaper_lcores_assign(struct shaper *s)
 			"besides the main one (e.g. -l 0-1)\n");
 		return -1;
 	}
+	if (shaper_queues(s) > 1) {
+		s->nb_workers = n;
+		return shaper_shards_assign(s);
+	}
 	if (s->opt.rx_lcores && lcore_list("rx-lcores", s->opt.rx_lcores, rx))
 		return -1;
 	if (s->opt.tx_lcores && lcore_list("tx-lcores", s->opt.tx_lcores, tx))
@@ -372,8 +376,11 @@ shaper_lcores_assign(struct shaper *s)
 		uint16_t port = s->port_ids[i];
 		struct worker *w = &s->workers[tx_ids[i % ntx]];
 
+		w->eg[w->nb_egress] = &s->egress[port];
 		w->egress[w->nb_egress++] = port;
 		s->egress[port].owner = w->lcore;
+		s->egress[port].ctr = &s->ctr[w->lcore];
+		s->shard[port][0] = &s->egress[port];
 	}
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -397,9 +404,11 @@ shaper_lcores_assign(struct shaper *s)
 			r->port = port;
 			r->queue = q;
 			r->egress = (uint16_t)s->opt.pair_of[port];
+			r->eg = &s->egress[r->egress];
+			r->ctr = &s->ctr[w->lcore];
 			r->tx_here = w->tx &&
 				     s->egress[r->egress].owner == w->lcore;
-			r->mtu = rx_mtu(s, port, r->egress);
+			r->mtu = shaper_rx_mtu(s, port, r->egress);
 		}
 	}
 	return 0;
@@ -445,7 +454,8 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 	 * advertise the offload); ask those that want to be asked */
 	if (s->opt.pace && (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
-	rc = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
+	rc = rte_eth_dev_configure(port, nb_rxq, (uint16_t)shaper_queues(s),
+				   &conf);
 	if (rc != 0)
 		return rc;
 	rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
@@ -474,10 +484,12 @@ port_init(struct shaper *s, uint16_t port, uint16_t nb_rxq)
 		if (rc != 0)
 			return rc;
 	}
-	rc = rte_eth_tx_queue_setup(port, 0, nb_txd,
-				    rte_eth_dev_socket_id(port), NULL);
-	if (rc != 0)
-		return rc;
+	for (q = 0; q < shaper_queues(s); q++) {
+		rc = rte_eth_tx_queue_setup(port, q, nb_txd,
+					    rte_eth_dev_socket_id(port), NULL);
+		if (rc != 0)
+			return rc;
+	}
 	rte_eth_promiscuous_enable(port); /* not every PMD supports it */
 	rc = rte_eth_dev_start(port);
 	if (rc == 0 && port < SHP_MAX_PORTS)
@@ -651,9 +663,10 @@ shaper_ports_report(const struct shaper *s)
 		if (applied[port].soft_mtu)   /* what the RX lcore checks */
 			mtu = (uint16_t)shp_options_mtu(&s->opt, port);
 		printf("dpdk-shaper: port %u (%s): %u RX queue%s of %u "
-		       "descriptors, 1 TX queue of %u\n", port,
+		       "descriptors, %u TX queue%s of %u\n", port,
 		       info.driver_name, applied[port].rxq,
 		       applied[port].rxq == 1 ? "" : "s", applied[port].rxd,
+		       shaper_queues(s), shaper_queues(s) == 1 ? "" : "s",
 		       applied[port].txd);
 		if (l.up)
 			printf("dpdk-shaper: port %u (%s): link %s, mtu %u%s\n",
@@ -808,11 +821,23 @@ shaper_stages_init(struct shaper *s)
 			/* one port has no other to starve: its limits are
 			 * as given (the --mbufs warning says when the pool
 			 * is short) */
-			.held = alone ? NULL : &port_held[port].v,
-			.hold_cap = alone ? 0 : caps[i],
+			.held = alone ? NULL : &port_held[port][0].v,
+			/* a shard holds its share of the port's */
+			.hold_cap = alone ? 0 : shaper_queues(s) == 1 ?
+				    caps[i] : RTE_MAX(caps[i] /
+						      shaper_queues(s), 1u),
+			.shared_rate = s->shared_rate[port],
 		};
+		if (shaper_queues(s) > 1) {
+			/* a shard's byte limits count what it holds, in the
+			 * block only its owner writes; only its owner
+			 * enqueues */
+			env.ctr_blocks = e->ctr;
+			env.nb_ctr_blocks = 1;
+			env.single_producer = true;
+		}
 		e->hold_cap = env.hold_cap;
-		port_held[port].v = 0;
+		port_held[port][0].v = 0;
 		if (shp_options_chain_spec(o, port, &spec, err) < 0) {
 			fprintf(stderr, "dpdk-shaper: %s\n", err);
 			return -1;
@@ -831,11 +856,20 @@ shaper_stages_init(struct shaper *s)
 		}
 		e->port = port;
 		e->txq = 0;
+		e->chain = &s->chain[port];
 		e->pend.pkts = rte_zmalloc_socket("pending", SHP_MAX_BURST *
 						  sizeof(struct rte_mbuf *), 0,
 						  env.socket);
 		if (e->pend.pkts == NULL)
 			goto fail;
+		/* shards 1.. of a sharded port, each its own held count */
+		for (l = 1; l < shaper_queues(s); l++) {
+			env.shard = (uint16_t)l;
+			env.held = alone ? NULL : &port_held[port][l].v;
+			port_held[port][l].v = 0;
+			if (shaper_shards_init(s, port, &env, &kenv) < 0)
+				return -1;
+		}
 		continue;
 fail:
 		fprintf(stderr, "dpdk-shaper: port %u: cannot create its "

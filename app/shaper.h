@@ -21,11 +21,21 @@ struct shp_pace;
 extern struct rte_rcu_qsbr *shaper_rcu;   /* shaper_rcu.c */
 
 #define MAX_RXQ_PER_LCORE 64
+/* shards a worker may transmit: every port's, at most */
+#define MAX_EGRESS_PER_LCORE (SHP_MAX_PORTS * SHP_MAX_QUEUES)
+/* The counter blocks: one per lcore, then one per shard of a sharded
+ * port (--queues N > 1), written by the shard's owner only, so that a
+ * shard's figures are its own however the shards are dealt to lcores. */
+#define SHAPER_CTR_BLOCKS (RTE_MAX_LCORE + SHP_MAX_QUEUES)
+
+struct egress;
+struct shp_tbf_shared;
 
 struct rxq_ref {
 	uint16_t port;
 	uint16_t queue;
 	uint16_t egress;
+	uint16_t shard;       /* the egress port's shard it feeds */
 	uint32_t empty_polls;
 	bool tx_here;         /* this lcore also owns the egress port */
 	struct rte_mempool *pool;   /* the port's, which RX fills from */
@@ -33,12 +43,19 @@ struct rxq_ref {
 	 * dropped as `oversize` */
 	uint32_t mtu;
 	struct shp_pace *pace; /* --pace: what was read and is not due yet */
+	struct egress *eg;    /* that shard */
+	/* the block its counts go to: the lcore's, or with --queues N > 1
+	 * the shard's (SHAPER_CTR_BLOCKS) */
+	struct shp_lcore_ctr *ctr;
 };
 
-/* One egress port as its TX lcore sees it. */
+/* One egress port, or one shard of it (--queues N > 1: shard q sends on
+ * TX queue q), as its TX lcore sees it. */
 struct egress {
 	uint16_t port;
-	uint16_t txq;
+	uint16_t txq;         /* its shard, too */
+	struct shp_chain *chain;
+	struct shp_lcore_ctr *ctr;   /* the owner's block for it */
 	struct shp_pending pend;   /* what the port refused: goes first */
 	unsigned int owner;   /* lcore id */
 	/* Written by the owner only when it changes, read by RX lcores once
@@ -61,7 +78,9 @@ struct worker {
 	uint16_t nb_rxq;
 	uint16_t nb_egress;
 	struct rxq_ref rxq[MAX_RXQ_PER_LCORE];
-	uint16_t egress[SHP_MAX_PORTS];   /* port ids this lcore transmits */
+	/* port ids this lcore transmits, and each one's shard */
+	uint16_t egress[MAX_EGRESS_PER_LCORE];
+	struct egress *eg[MAX_EGRESS_PER_LCORE];
 	bool rx_done;                     /* replay: every input exhausted */
 	struct shp_admit admit;           /* pacing of arrivals, costs */
 	/* tx cost (shp_admit) published now and then for pipeline RX
@@ -96,6 +115,10 @@ struct shaper {
 	uint16_t port_ids[SHP_MAX_PORTS];
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */
 	struct shp_chain chain[SHP_MAX_PORTS];        /* by port id */
+	/* --queues N: port P's shard q (shard 0: egress[P], chain[P]), and
+	 * the tbf bucket its shards share (NULL with one queue) */
+	struct egress *shard[SHP_MAX_PORTS][SHP_MAX_QUEUES];
+	struct shp_tbf_shared *shared_rate[SHP_MAX_PORTS];
 	/* RCU-published: the mode, and the aliases' priomap (--priomap,
 	 * `set priomap`) for queues that give none of their own */
 	const struct shp_classifier *classifier;
@@ -103,7 +126,8 @@ struct shaper {
 	struct worker workers[RTE_MAX_LCORE];
 	unsigned int worker_ids[RTE_MAX_LCORE];
 	unsigned int nb_workers;
-	/* per-lcore counters, indexed by lcore id */
+	/* counters, indexed by lcore id, then the shards'
+	 * (SHAPER_CTR_BLOCKS) */
 	struct shp_lcore_ctr *ctr;
 	volatile bool quit;       /* stop everything */
 	volatile bool paused;     /* `stop`: forwarding paused */
@@ -129,7 +153,43 @@ int shaper_check_tx_pcaps(int eal_argc, char **argv);
 int shaper_check_prefix_free(int eal_argc, char **argv);
 void shaper_run_dir_remove(const char *dir);
 
+/* shards.c (--queues, issue 24): what a sharded run refuses (one line,
+ * -1: a usage error), the queues dealt to the workers, each shard's
+ * chain, the per-shard figures */
+int shaper_shards_check(const struct shaper *s);
+int shaper_shards_assign(struct shaper *s);
+int shaper_shards_init(struct shaper *s, uint16_t port,
+		       const struct shp_stage_env *env,
+		       const struct shp_kind_env *kenv);
+void shaper_shards_fini(struct shaper *s);
+/* the stats file's ports.N.shards (shp_stats_source) */
+int shaper_shards_stats_register(struct shaper *s);
+/* Shard q of port: its counters and latency, as a port's sum. */
+void shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
+		      struct shp_port_sum *out);
+/* The lcore that runs shard q of port. */
+static inline unsigned int
+shaper_shard_lcore(const struct shaper *s, uint16_t port, unsigned int q)
+{
+	return s->shard[port][q] != NULL ? s->shard[port][q]->owner :
+	       s->egress[port].owner;
+}
+static inline unsigned int
+shaper_queues(const struct shaper *s)
+{
+	return s->opt.queues > 1 ? s->opt.queues : 1;
+}
+/* Shard q's chain of port (shard 0: the port's own). */
+static inline struct shp_chain *
+shaper_shard_chain(struct shaper *s, uint16_t port, unsigned int q)
+{
+	return q == 0 ? &s->chain[port] : s->shard[port][q]->chain;
+}
+
 /* ports.c */
+/* What an RX queue of port `in` checks for egress port `out`: the
+ * smaller MTU given (0: none) */
+uint32_t shaper_rx_mtu(const struct shaper *s, uint16_t in, uint16_t out);
 int shaper_ports_init(struct shaper *s);
 int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);

@@ -9,7 +9,7 @@
 
 #include "shaper_batch.h"
 
-struct shaper_batch *shaper_batch_of[SHP_MAX_PORTS];
+struct shaper_batch *shaper_batch_of[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 /* made, withdrawn, to free after a grace period (main lcore only) */
 static struct shaper_batch *retired;
 
@@ -21,14 +21,15 @@ static struct shaper_batch *retired;
 #define BATCH_LEAD_NS 20000
 
 static void
-make(struct shaper *s, uint16_t p, struct shaper_batch *b)
+make(struct shaper *s, uint16_t p, uint16_t q, struct shaper_batch *b)
 {
 	char err[SHP_ERR_LEN];
 	unsigned int i;
 
 	for (i = 0; i < b->n; i++) {
 		b->old[i] = NULL;
-		b->refused[i] = shp_chain_change(&s->chain[p], b->kind[i],
+		b->refused[i] = shp_chain_change(shaper_shard_chain(s, p, q),
+						 b->kind[i],
 						 b->conf[i], &b->old[i],
 						 err) < 0;
 		if (b->refused[i])   /* (the running stage's check_change) */
@@ -37,9 +38,9 @@ make(struct shaper *s, uint16_t p, struct shaper_batch *b)
 }
 
 void
-shaper_batch_run(struct shaper *s, uint16_t p, uint64_t now)
+shaper_batch_run(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 {
-	struct shaper_batch *b = __atomic_load_n(&shaper_batch_of[p],
+	struct shaper_batch *b = __atomic_load_n(&shaper_batch_of[p][q],
 						 __ATOMIC_ACQUIRE);
 	uint32_t st = BATCH_POSTED;
 
@@ -47,77 +48,88 @@ shaper_batch_run(struct shaper *s, uint16_t p, uint64_t now)
 	    !__atomic_compare_exchange_n(&b->state, &st, BATCH_TAKEN, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
-	make(s, p, b);
+	make(s, p, q, b);
 	__atomic_store_n(&b->state, BATCH_DONE, __ATOMIC_RELEASE);
 }
 
 void
-shaper_batch_wait(struct shaper *s, uint16_t p, uint64_t now)
+shaper_batch_wait(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 {
 	struct shaper_batch *b;
 
 	/* the owner makes it at the start of its next TX round: a round
 	 * at most, once per batch */
-	while ((b = __atomic_load_n(&shaper_batch_of[p], __ATOMIC_ACQUIRE)) !=
+	while ((b = __atomic_load_n(&shaper_batch_of[p][q],
+				    __ATOMIC_ACQUIRE)) !=
 	       NULL && now >= b->at &&
 	       __atomic_load_n(&b->state, __ATOMIC_ACQUIRE) < BATCH_DONE &&
 	       !s->paused && !s->quit)
 		rte_pause();
 }
 
+/* A (port, shard) as one index into the batches. */
+#define TARGETS (SHP_MAX_PORTS * SHP_MAX_QUEUES)
+#define TARGET(p, q) ((unsigned int)(p) * SHP_MAX_QUEUES + (q))
+
 unsigned int
 shaper_batch_apply(struct shaper *s, unsigned int n, const uint16_t *port,
-		   const struct shp_kind *const *kind, void *const *conf,
-		   void **old)
+		   const uint16_t *shard, const struct shp_kind *const *kind,
+		   void *const *conf, void **old)
 {
-	struct shaper_batch *b[SHP_MAX_PORTS] = { NULL };
+	static struct shaper_batch *b[TARGETS];
+	static unsigned int k[TARGETS];
 	unsigned int i, j, refused = 0;
 	bool direct = !s->running || s->paused || s->quit;
 	uint64_t at;
 
-	/* each port's share, in the order given (a later change to the same
-	 * stage takes the earlier one's place: its old conf is that one) */
+	memset(b, 0, sizeof(b));
+	/* each shard's share, in the order given (a later change to the
+	 * same stage takes the earlier one's place: its old conf is that
+	 * one) */
 	for (j = 0; j < n; j++) {
-		uint16_t p = port[j];
+		unsigned int t = TARGET(port[j], shard[j]);
 
-		if (b[p] == NULL) {
-			b[p] = calloc(1, sizeof(*b[p]));
-			if (b[p] == NULL) {
+		if (b[t] == NULL) {
+			b[t] = calloc(1, sizeof(*b[t]));
+			if (b[t] == NULL) {
 				direct = true;   /* (memory: one at a time) */
 				break;
 			}
 		}
-		if (b[p]->n == SHAPER_BATCH_MAX) {
+		if (b[t]->n == SHAPER_BATCH_MAX) {
 			direct = true;
 			break;
 		}
-		b[p]->kind[b[p]->n] = kind[j];
-		b[p]->conf[b[p]->n++] = conf[j];
+		b[t]->kind[b[t]->n] = kind[j];
+		b[t]->conf[b[t]->n++] = conf[j];
 	}
 	if (direct) {
 		char err[SHP_ERR_LEN];
 
-		for (i = 0; i < SHP_MAX_PORTS; i++)
+		for (i = 0; i < TARGETS; i++)
 			free(b[i]);
 		for (j = 0; j < n; j++)
-			if (shp_chain_change(&s->chain[port[j]], kind[j],
-					     conf[j], &old[j], err) < 0) {
+			if (shp_chain_change(shaper_shard_chain(s, port[j],
+								shard[j]),
+					     kind[j], conf[j], &old[j],
+					     err) < 0) {
 				old[j] = conf[j];
 				refused++;
 			}
 		return refused;
 	}
 	at = shp_clock_now(&s->clock) + BATCH_LEAD_NS;
-	for (i = 0; i < SHP_MAX_PORTS; i++)
+	for (i = 0; i < TARGETS; i++)
 		if (b[i] != NULL) {
 			b[i]->at = at;
 			b[i]->state = BATCH_POSTED;
-			__atomic_store_n(&shaper_batch_of[i], b[i],
-					 __ATOMIC_RELEASE);
+			__atomic_store_n(&shaper_batch_of[i / SHP_MAX_QUEUES]
+						       [i % SHP_MAX_QUEUES],
+					 b[i], __ATOMIC_RELEASE);
 		}
 	/* the owners make them within a round from T; at the end, what no
 	 * owner took is made here (no packet moves any more) */
-	for (i = 0; i < SHP_MAX_PORTS; i++) {
+	for (i = 0; i < TARGETS; i++) {
 		uint32_t st = BATCH_POSTED;
 
 		if (b[i] == NULL)
@@ -129,29 +141,29 @@ shaper_batch_apply(struct shaper *s, unsigned int n, const uint16_t *port,
 							BATCH_WITHDRAWN, false,
 							__ATOMIC_ACQUIRE,
 							__ATOMIC_RELAXED)) {
-				make(s, (uint16_t)i, b[i]);
+				make(s, (uint16_t)(i / SHP_MAX_QUEUES),
+				     (uint16_t)(i % SHP_MAX_QUEUES), b[i]);
 				break;
 			}
 			st = BATCH_POSTED;
 			rte_pause();
 		}
-		__atomic_store_n(&shaper_batch_of[i], NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&shaper_batch_of[i / SHP_MAX_QUEUES]
+					       [i % SHP_MAX_QUEUES], NULL,
+				 __ATOMIC_RELEASE);
 	}
 	/* the old confs, in the order given */
-	{
-		unsigned int k[SHP_MAX_PORTS] = { 0 };
+	memset(k, 0, sizeof(k));
+	for (j = 0; j < n; j++) {
+		unsigned int t = TARGET(port[j], shard[j]);
 
-		for (j = 0; j < n; j++) {
-			struct shaper_batch *pb = b[port[j]];
-
-			old[j] = pb->old[k[port[j]]];
-			refused += pb->refused[k[port[j]]++];
-		}
+		old[j] = b[t]->old[k[t]];
+		refused += b[t]->refused[k[t]++];
 	}
 	/* an RX-only lcore or an owner may still read a batch it loaded
 	 * before the pointer went: shaper_batch_reclaim frees them after
 	 * the caller's grace period */
-	for (i = 0; i < SHP_MAX_PORTS; i++)
+	for (i = 0; i < TARGETS; i++)
 		if (b[i] != NULL) {
 			b[i]->next = retired;
 			retired = b[i];

@@ -24,6 +24,12 @@
  * for anyway before it frees the old confs. While the workers
  * are not running (before the launch, after `stop`, at the end), the main
  * lcore makes the changes itself: no packet moves then.
+ *
+ * A sharded port (--queues N > 1) takes a batch per shard, each with the
+ * shard's own copy of every conf, all with the same T and made by each
+ * shard's owner: a packet, which belongs to one shard, meets the port's
+ * new profile from T on whichever shard carries it, and the old confs of
+ * every shard go after the one grace period.
  */
 #ifndef SHAPER_BATCH_H
 #define SHAPER_BATCH_H
@@ -50,52 +56,54 @@ struct shaper_batch {
 	struct shaper_batch *next;     /* retired: the main lcore's */
 };
 
-/* By port: the batch its owner has to make, or NULL. */
-extern struct shaper_batch *shaper_batch_of[SHP_MAX_PORTS];
+/* By port and shard: the batch its owner has to make, or NULL. */
+extern struct shaper_batch *shaper_batch_of[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 
-/* The owner of port p, at now: make its batch if one is due. */
-void shaper_batch_run(struct shaper *s, uint16_t p, uint64_t now);
+/* The owner of port p's shard q, at now: make its batch if one is due. */
+void shaper_batch_run(struct shaper *s, uint16_t p, uint16_t q, uint64_t now);
 /* An RX-only lcore, a burst stamped now for port p: wait until the owner
  * made the batch due by now (or the workers pause or stop). */
-void shaper_batch_wait(struct shaper *s, uint16_t p, uint64_t now);
+void shaper_batch_wait(struct shaper *s, uint16_t p, uint16_t q,
+		       uint64_t now);
 
 /*
- * Main lcore: make n changes (kind[j], conf[j] for port[j]), checked
+ * Main lcore: make n changes (kind[j], conf[j] for port[j]'s shard
+ * shard[j]), checked
  * already, in one publish; old[j] gets the conf to free after a grace
  * period, and then calls shaper_batch_reclaim. The main lcore makes
  * them itself when the workers are not running. Returns the number of
  * changes the running stage refused (their conf comes back in old[j]).
  */
 unsigned int shaper_batch_apply(struct shaper *s, unsigned int n,
-				const uint16_t *port,
+				const uint16_t *port, const uint16_t *shard,
 				const struct shp_kind *const *kind,
 				void *const *conf, void **old);
 /* Main lcore, after a grace period that began after shaper_batch_apply
  * returned: free what the workers may have read. */
 void shaper_batch_reclaim(void);
 
-/* TX round of port p, before anything else: a due batch. */
+/* TX round of port p's shard q, before anything else: a due batch. */
 static inline void
-shaper_batch_tx(struct shaper *s, uint16_t p)
+shaper_batch_tx(struct shaper *s, uint16_t p, uint16_t q)
 {
-	if (unlikely(__atomic_load_n(&shaper_batch_of[p],
+	if (unlikely(__atomic_load_n(&shaper_batch_of[p][q],
 				     __ATOMIC_RELAXED) != NULL))
-		shaper_batch_run(s, p, shp_clock_now(&s->clock));
+		shaper_batch_run(s, p, q, shp_clock_now(&s->clock));
 }
 
-/* RX, a burst stamped now for port p (owner: this lcore owns p too;
- * rx_only: it transmits for no port). */
+/* RX, a burst stamped now for port p's shard q (owner: this lcore owns
+ * it too; rx_only: it transmits for no port). */
 static inline void
-shaper_batch_rx(struct shaper *s, uint16_t p, bool owner, bool rx_only,
-		uint64_t now)
+shaper_batch_rx(struct shaper *s, uint16_t p, uint16_t q, bool owner,
+		bool rx_only, uint64_t now)
 {
-	if (likely(__atomic_load_n(&shaper_batch_of[p],
+	if (likely(__atomic_load_n(&shaper_batch_of[p][q],
 				   __ATOMIC_RELAXED) == NULL))
 		return;
 	if (owner)
-		shaper_batch_run(s, p, now);
+		shaper_batch_run(s, p, q, now);
 	else if (rx_only)
-		shaper_batch_wait(s, p, now);
+		shaper_batch_wait(s, p, q, now);
 }
 
 #endif

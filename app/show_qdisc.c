@@ -88,7 +88,7 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 	const struct shp_chain *ch = &s->chain[port];
 	const struct shp_kind *qk = ch->kind[SHP_SLOT_QUEUE];
 	const struct shp_kind *rk = ch->kind[SHP_SLOT_RATE];
-	unsigned int i, b, sl, n = 0;
+	unsigned int i, b, sl, q, n = 0;
 	uint64_t deq_p = 0, deq_b = 0, bl_p = 0, bl_b = 0;
 
 	if (cfg == NULL)
@@ -100,13 +100,18 @@ cli_show_qdisc(struct shaper *s, uint16_t port, bool with_dev, FILE *f)
 			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
 				text[sl] = cfg->stage[i][sl];
 	shaper_kind_env(s, &env);
-	/* a queue without bands: what it holds, from its stats op */
+	/* a queue without bands: what it holds, from its stats op, over
+	 * every shard's (--queues) */
 	if (qk->ops->enqueue_rx == NULL) {
-		struct shp_qstats qs = { 0 };
+		for (q = 0; q < shaper_queues(s); q++) {
+			const struct shp_qdisc *sq =
+				shaper_shard_chain(s, port, q)->queue;
+			struct shp_qstats qs = { 0 };
 
-		ch->queue->ops->stats(ch->queue, &qs);
-		bl_p = qs.qlen;
-		bl_b = qs.backlog;
+			sq->ops->stats(sq, &qs);
+			bl_p += qs.qlen;
+			bl_b += qs.backlog;
+		}
 		deq_p = c->tx_packets;
 		deq_b = c->tx_bytes;
 	}

@@ -15,7 +15,7 @@ shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 {
 	struct rte_eth_stats st;
 
-	shp_stats_sum(s->ctr, RTE_MAX_LCORE, port, shaper_bands(s, port),
+	shp_stats_sum(s->ctr, SHAPER_CTR_BLOCKS, port, shaper_bands(s, port),
 		      sum);
 	/* what the port itself dropped or refused, next to our causes */
 	if (rte_eth_stats_get(port, &st) == 0) {
@@ -103,24 +103,29 @@ nic_xstats_json(uint16_t port)
 int
 shaper_latency_init(struct shaper *s)
 {
-	unsigned int i;
+	unsigned int i, q;
 
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t port = s->port_ids[i];
-		unsigned int lc = s->egress[port].owner;
-		struct shp_latency *l;
+	for (i = 0; i < s->nb_ports; i++)
+		for (q = 0; q < shaper_queues(s); q++) {
+			uint16_t port = s->port_ids[i];
+			struct egress *e = s->shard[port][q];
+			unsigned int lc = e->owner;
+			struct shp_latency *l;
 
-		l = rte_malloc_socket("latency", sizeof(*l),
-				      RTE_CACHE_LINE_SIZE,
-				      (int)rte_lcore_to_socket_id(lc));
-		if (l == NULL) {
-			fprintf(stderr, "dpdk-shaper: no memory for the "
-				"latency histograms of port %u\n", port);
-			return -1;
+			l = rte_malloc_socket("latency", sizeof(*l),
+					      RTE_CACHE_LINE_SIZE,
+					      (int)rte_lcore_to_socket_id(lc));
+			if (l == NULL) {
+				fprintf(stderr, "dpdk-shaper: no memory for "
+					"the latency histograms of port %u\n",
+					port);
+				return -1;
+			}
+			shp_latency_init(l);
+			/* the block its TX writes: the owner's, or the
+			 * shard's */
+			e->ctr->port[port].lat = l;
 		}
-		shp_latency_init(l);
-		s->ctr[lc].port[port].lat = l;
-	}
 	return 0;
 }
 
@@ -129,7 +134,7 @@ shaper_latency_fini(struct shaper *s)
 {
 	unsigned int l, p;
 
-	for (l = 0; l < RTE_MAX_LCORE; l++)
+	for (l = 0; l < SHAPER_CTR_BLOCKS; l++)
 		for (p = 0; p < SHP_MAX_PORTS; p++) {
 			rte_free(s->ctr[l].port[p].lat);
 			s->ctr[l].port[p].lat = NULL;
@@ -140,7 +145,7 @@ shaper_latency_fini(struct shaper *s)
 void
 shaper_stats_latency(struct shaper *s, uint16_t port, struct shp_latency *out)
 {
-	shp_stats_latency(s->ctr, RTE_MAX_LCORE, port, out);
+	shp_stats_latency(s->ctr, SHAPER_CTR_BLOCKS, port, out);
 }
 
 /*
@@ -252,6 +257,25 @@ shaper_xstats_print(FILE *f, const struct shp_port_ctr *c)
 		fprintf(f, "\n");
 }
 
+/* --queues: each shard's share of the port, where one fell behind */
+static void
+shards_print(struct shaper *s, uint16_t port, FILE *f)
+{
+	unsigned int q;
+
+	for (q = 0; shaper_queues(s) > 1 && q < shaper_queues(s); q++) {
+		struct shp_port_sum sum;
+
+		shaper_shard_sum(s, port, q, &sum);
+		fprintf(f, "  shard %u: lcore %u tx %" PRIu64 " pkts %" PRIu64
+			" bytes, queued %" PRIu64 ", dropped %" PRIu64
+			", sojourn p99 %" PRIu64 " ns\n", q,
+			shaper_shard_lcore(s, port, q), sum.c.tx_packets,
+			sum.c.tx_bytes, sum.queued, sum.dropped,
+			sum.sojourn.p99);
+	}
+}
+
 void
 shaper_stats_print(struct shaper *s, FILE *f)
 {
@@ -292,6 +316,7 @@ shaper_stats_print(struct shaper *s, FILE *f)
 			shp_hist_summary_print(f, "  lateness_ns:", &sum.lateness);
 			shp_hist_summary_print(f, "  sojourn_ns: ", &sum.sojourn);
 		}
+		shards_print(s, port, f);
 		overload += c->drops[SHP_DROP_OVERLOAD];
 		late += c->drops[SHP_DROP_LATE];
 	}

@@ -11,6 +11,8 @@
  *   /shaper/lcores      role and poll loops of each lcore
  *   /shaper/latency[,P] per port: lateness and sojourn percentiles (ns);
  *                       with P also the non-empty buckets
+ *   /shaper/shards[,P]  per "P_Q" (port P, shard Q, --queues): its lcore,
+ *                       tx, queued, drops by cause (since the start)
  *
  * Numbers are the ones `show` prints (since the last `clear stats`).
  *
@@ -414,6 +416,90 @@ out:
 	return rc;
 }
 
+/* Shard q of port: the stats file's shard keys, flat. */
+static void
+shard_counters(struct tel_dict *t, uint16_t port, unsigned int q)
+{
+	struct shp_port_sum sum;
+	unsigned int k;
+
+	shaper_shard_sum(S, port, q, &sum);
+	put_u64(t, "queue", q);
+	put_u64(t, "lcore", shaper_shard_lcore(S, port, q));
+	put_u64(t, "tx_packets", sum.c.tx_packets);
+	put_u64(t, "tx_bytes", sum.c.tx_bytes);
+	put_u64(t, "queued", sum.queued);
+	put_u64(t, "dropped", sum.dropped);
+	for (k = 0; k < shp_drop_nb(); k++)
+		put_u64(t, shp_drop_names[k], sum.c.drops[k]);
+	put_u64(t, "sojourn_p50_ns", sum.sojourn.p50);
+	put_u64(t, "sojourn_p99_ns", sum.sojourn.p99);
+	put_u64(t, "sojourn_max_ns", sum.sojourn.max);
+}
+
+static int
+tel_shards(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct tel_entry built[SHP_MAX_PORTS * SHP_MAX_QUEUES];
+	uint16_t ports[SHP_MAX_PORTS];
+	unsigned int nent = 0, i, q;
+	size_t len = TEL_REPLY_SLACK;
+	int n, rc = 0;
+
+	pthread_mutex_lock(&tel_lock);
+	n = alive ? select_ports(params, ports) : -1;
+	if (n < 0) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < (unsigned int)n; i++)
+		for (q = 0; q < shaper_queues(S); q++) {
+			struct tel_dict t = { 0 };
+
+			shard_counters(&t, ports[i], q);
+			len += t.len + 12;
+			nent++;
+		}
+	if (nent > RTE_TEL_MAX_DICT_ENTRIES || len > TEL_REPLY_MAX) {
+		char msg[RTE_TEL_MAX_STRING_LEN];
+
+		snprintf(msg, sizeof(msg), "%u entries, %zu bytes: more than "
+			 "one reply holds; ask %s,P for one port", nent, len,
+			 cmd);
+		rc = tel_error(d, msg);
+		goto out;
+	}
+	/* every entry built before any is added (per_port has why) */
+	for (i = 0, nent = 0; i < (unsigned int)n; i++)
+		for (q = 0; q < shaper_queues(S); q++) {
+			struct tel_entry *e = &built[nent++];
+			struct tel_dict t = { .d = rte_tel_data_alloc() };
+
+			e->c = t.d;
+			if (t.d == NULL) {
+				rc = -1;
+				continue;
+			}
+			rte_tel_data_start_dict(t.d);
+			snprintf(e->key, sizeof(e->key), "%u_%u", ports[i], q);
+			shard_counters(&t, ports[i], q);
+			if (t.err < 0)
+				rc = -1;
+		}
+	if (rc < 0) {
+		for (i = 0; i < nent; i++)
+			if (built[i].c != NULL)
+				rte_tel_data_free(built[i].c);
+		goto out;
+	}
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < nent; i++)
+		add_container(d, built[i].key, built[i].c);
+out:
+	pthread_mutex_unlock(&tel_lock);
+	return rc;
+}
+
 static int
 tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -611,6 +697,9 @@ shaper_telemetry_init(struct shaper *s)
 	rc |= rte_telemetry_register_cmd("/shaper/latency", tel_latency,
 		"Per-port lateness and sojourn percentiles (ns); with a port "
 		"id also the buckets as upper_bound_ns, count pairs");
+	rc |= rte_telemetry_register_cmd("/shaper/shards", tel_shards,
+		"Per port_shard counters (--queues): lcore, tx, queued, "
+		"drops. Parameter: port id");
 	return rc == 0 ? 0 : -1;
 }
 

@@ -173,7 +173,7 @@ changes_rx(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	   struct rte_mbuf **pkts, uint16_t n, struct shp_port_ctr *in,
 	   struct shp_ctx *ctx)
 {
-	shaper_batch_rx(s, r->egress, r->tx_here, !w->tx, ctx->now);
+	shaper_batch_rx(s, r->egress, r->shard, r->tx_here, !w->tx, ctx->now);
 	return unlikely(shaper_sched_rx[r->egress]) &&
 	       shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts,
 				     n, in, ctx->ctr, ctx->now);
@@ -282,11 +282,11 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	 uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
 	 uint8_t *band, struct shp_ctx *ctx)
 {
-	struct shp_chain *c = &s->chain[r->egress];
+	struct shp_chain *c = r->eg->chain;
 	uint16_t sent = 0;
 
 	if (r->tx_here && !s->paused) {
-		struct egress *e = &s->egress[r->egress];
+		struct egress *e = r->eg;
 		struct tx_arg a = { .s = s, .e = e, .pc = ctx->ctr };
 		const struct shp_egress_io io = TX_IO(&a);
 
@@ -306,11 +306,12 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 /* RX, admit, classify, chain: one burst of one queue. */
 static inline void
 rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
-	 struct shp_lcore_ctr *ctr, uint64_t cost, bool sample)
+	 uint64_t cost, bool sample)
 {
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	const struct shp_classifier *cls;
-	struct shp_chain *c = &s->chain[r->egress];
+	struct shp_lcore_ctr *ctr = r->ctr;
+	struct shp_chain *c = r->eg->chain;
 	struct shp_port_ctr *in = &ctr->port[r->port];
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
 	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
@@ -319,8 +320,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	uint16_t n;
 	bool behind;
 
-	behind = s->egress[r->egress].behind;
-	if (!s->egress[r->egress].holds)
+	behind = r->eg->behind;
+	if (!r->eg->holds)
 		cost = 0;
 	if (cost != 0 && !behind &&
 	    !shp_admit_ready(&w->admit, cost, s->opt.burst)) {
@@ -358,8 +359,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	 * global mode, the band by the port's queue's own map */
 	cls = __atomic_load_n(&s->classifier, __ATOMIC_ACQUIRE);
 	used = shp_classify_bands_map(cls,
-				      shp_chain_priomap(&s->chain[r->egress]),
-				      pkts, n, prio, band, &bytes);
+				      shp_chain_priomap(c), pkts, n, prio,
+				      band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
 	/* (a burst sent at once took TX's time too: no sample of
@@ -496,10 +497,10 @@ set_behind(struct egress *e, bool b)
  * lcore that waits for them.
  */
 static inline void
-changes_tx(struct shaper *s, uint16_t port)
+changes_tx(struct shaper *s, const struct egress *e)
 {
-	shaper_batch_tx(s, port);
-	shaper_sched_tx(s, port);
+	shaper_batch_tx(s, e->port, e->txq);
+	shaper_sched_tx(s, e->port);
 }
 
 /*
@@ -510,20 +511,20 @@ changes_tx(struct shaper *s, uint16_t port)
  */
 static inline void
 tx_port(struct shaper *s, struct worker *w, struct egress *e,
-	struct shp_lcore_ctr *ctr, unsigned int budget, bool sample)
+	unsigned int budget, bool sample)
 {
-	struct shp_port_ctr *pc = &ctr->port[e->port];
+	struct shp_port_ctr *pc = &e->ctr->port[e->port];
 	struct tx_arg a = { .s = s, .e = e, .pc = pc };
 	const struct shp_egress_io io = TX_IO(&a);
 	struct shp_ctx ctx = { .ctr = pc };
-	struct shp_chain *chain = &s->chain[e->port];
+	struct shp_chain *chain = e->chain;
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	struct shp_round r;
 	bool held, behind;
 	uint64_t t0 = 0, t1, shed;
 	unsigned int moved = 0;
 
-	changes_tx(s, e->port);
+	changes_tx(s, e);
 	if (shp_pending_send(&e->pend, pc, &io, s->opt.max_late_ns,
 			     &behind)) {
 		set_behind(e, behind);
@@ -564,8 +565,9 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 /* At shutdown, what a pacer still holds joins the bands, to be sent or
  * flushed (and counted) with everything else queued. */
 static void
-rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
+rx_unpace(struct shaper *s, struct rxq_ref *r)
 {
+	struct shp_lcore_ctr *ctr = r->ctr;
 	struct rte_mbuf *pkts[SHP_PACE_MAX];
 	struct shp_port_ctr *in = &ctr->port[r->port];
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress],
@@ -579,11 +581,11 @@ rx_unpace(struct shaper *s, struct rxq_ref *r, struct shp_lcore_ctr *ctr)
 		return;
 	used = shp_classify_burst_map(__atomic_load_n(&s->classifier,
 						      __ATOMIC_ACQUIRE),
-				      shp_chain_priomap(&s->chain[r->egress]),
+				      shp_chain_priomap(r->eg->chain),
 				      pkts, n, ctx.now, band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
-	shp_chain_enqueue_rx(&s->chain[r->egress], pkts, band, used, bytes, n,
+	shp_chain_enqueue_rx(r->eg->chain, pkts, band, used, bytes, n,
 			     r->tx_here, &ctx);
 }
 
@@ -605,7 +607,6 @@ shaper_worker_main(void *arg)
 	struct shaper *s = arg;
 	unsigned int lcore = rte_lcore_id();
 	struct worker *w = &s->workers[lcore];
-	struct shp_lcore_ctr *ctr = &s->ctr[lcore];
 	/* A lcore that also polls RX bounds each port's round so RX is
 	 * still polled; a TX-only lcore, so its other ports are served. */
 	unsigned int budget = (w->rx ? TX_BUDGET_BURSTS : TX_ONLY_BUDGET_BURSTS) *
@@ -637,7 +638,7 @@ shaper_worker_main(void *arg)
 				struct rxq_ref *q = &w->rxq[(k + first) %
 							    w->nb_rxq];
 
-				rx_queue(s, w, q, ctr, cost, sample);
+				rx_queue(s, w, q, cost, sample);
 				all_done &= q->empty_polls >=
 					    REPLAY_EMPTY_POLLS;
 			}
@@ -649,8 +650,7 @@ shaper_worker_main(void *arg)
 		}
 		if (w->tx && !s->paused)
 			for (k = 0; k < w->nb_egress; k++)
-				tx_port(s, w, &s->egress[w->egress[k]], ctr,
-					budget, sample);
+				tx_port(s, w, w->eg[k], budget, sample);
 		/* what RX lcores of a pipeline pace at (shp_load_cost) */
 		if (w->tx && (rounds & 1023) == 0)
 			w->tx_cost_pub = w->rx ? w->admit.tx.ns :
@@ -662,7 +662,7 @@ shaper_worker_main(void *arg)
 	}
 	for (k = 0; k < w->nb_rxq; k++)
 		if (w->rxq[k].pace != NULL)
-			rx_unpace(s, &w->rxq[k], ctr);
+			rx_unpace(s, &w->rxq[k]);
 	rte_rcu_qsbr_thread_offline(shaper_rcu, lcore);
 	rte_rcu_qsbr_thread_unregister(shaper_rcu, lcore);
 	return 0;
@@ -673,20 +673,26 @@ shaper_worker_main(void *arg)
 void
 shaper_flush(struct shaper *s)
 {
-	unsigned int i;
+	unsigned int i, q;
 
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t port = s->port_ids[i];
-		struct egress *e = &s->egress[port];
-		struct shp_port_ctr *pc = &s->ctr[e->owner].port[port];
-		struct shp_ctx ctx = { .now = shp_clock_now(&s->clock),
-				       .ctr = pc };
+	for (i = 0; i < s->nb_ports; i++)
+		for (q = 0; q < shaper_queues(s); q++) {
+			uint16_t port = s->port_ids[i];
+			struct egress *e = s->shard[port][q];
+			struct shp_port_ctr *pc;
+			struct shp_ctx ctx;
 
-		shp_pending_flush(&e->pend, &ctx);
-		if (s->chain[port].root != NULL) {
-			/* what RX lcores handed over joins the queue first */
-			shp_chain_drain(&s->chain[port], &ctx, UINT_MAX);
-			shp_qdisc_reset_all(s->chain[port].root, &ctx);
+			if (e == NULL || e->chain == NULL || e->ctr == NULL)
+				continue;
+			pc = &e->ctr->port[port];
+			ctx = (struct shp_ctx){ .now = shp_clock_now(&s->clock),
+						.ctr = pc };
+			shp_pending_flush(&e->pend, &ctx);
+			if (e->chain->root != NULL) {
+				/* what RX lcores handed over joins the queue
+				 * first */
+				shp_chain_drain(e->chain, &ctx, UINT_MAX);
+				shp_qdisc_reset_all(e->chain->root, &ctx);
+			}
 		}
-	}
 }

@@ -31,7 +31,7 @@ setup_shaper(struct shaper *s)
 	shp_options_init(&s->opt);
 	if (shp_options_finalize(&s->opt, err) < 0)
 		abort();
-	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * RTE_MAX_LCORE,
+	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * SHAPER_CTR_BLOCKS,
 			     RTE_CACHE_LINE_SIZE);
 	s->nb_mbufs = 1023;
 	s->pool = rte_pktmbuf_pool_create("fuzz_pool", s->nb_mbufs, 0,

@@ -275,6 +275,7 @@ parse_args(struct replay *r, int argc, char **argv)
 					    "expected a number of shards, "
 					    "1..%u", optarg, REPLAY_MAX_QUEUES);
 			r->queues = (unsigned int)n;
+			r->queues_set = true;
 			continue;
 		}
 		case ':':
@@ -346,6 +347,13 @@ parse_profiles(struct replay *r)
 {
 	char err[SHP_ERR_LEN];
 
+	/* INI [global] queues, unless --queues said otherwise; the pool
+	 * counts the shards as ports (pool_size), not as the program's
+	 * queues */
+	if (!r->queues_set && r->opt.queues > 1)
+		r->queues = RTE_MIN(r->opt.queues,
+				    (unsigned int)REPLAY_MAX_QUEUES);
+	r->opt.queues = 1;
 	if (shp_options_chain_spec(&r->opt, 0, &r->spec, err) < 0)
 		return fail(EXIT_USAGE, "%s", err);
 	if (shp_class_set_check_ports(r->opt.classes, 1u, err) < 0)

@@ -73,6 +73,7 @@ struct replay {
 	 * shard q counts into block ctr[q] (its port 0) with ctx[q], and
 	 * its latency into lat[q]. chain[0] is the port's when unsharded. */
 	unsigned int queues;
+	bool queues_set;         /* --queues given (over INI queues) */
 	struct shp_rss rss;
 	struct shp_lcore_ctr *ctr;
 	struct shp_latency *lat;

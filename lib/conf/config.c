@@ -21,6 +21,7 @@ shp_options_init(struct shp_options *o)
 	o->classify = SHP_CLASSIFY_TOS;
 	o->ring_size = SHP_DEFAULT_RING_SIZE;
 	o->burst = SHP_DEFAULT_BURST;
+	o->queues = 1;
 	o->rxd = SHP_NB_RXD;
 	o->txd = SHP_NB_TXD;
 	o->link_wait_ns = 5000000000ull;
@@ -253,6 +254,9 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 				  err);
 	if (strcmp(name, "burst") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
+	/* a port's own limits (max_rx_queues) are checked once it exists */
+	if (strcmp(name, "queues") == 0)
+		return parse_uint(name, v, 1, SHP_MAX_QUEUES, &o->queues, err);
 	/* a port's own limits (rx_desc_lim) are checked once it exists */
 	if (strcmp(name, "rxd") == 0)
 		return parse_uint(name, v, 1, UINT16_MAX, &o->rxd, err);
@@ -432,18 +436,20 @@ shp_options_pool_size(const struct shp_options *o, const uint16_t *ports,
 	struct shp_kind_env env;
 	char err[SHP_ERR_LEN];
 	uint64_t held = 0;
-	unsigned int i, n;
+	/* --queues: each shard's chain may hold what the port's would, and
+	 * each queue has its descriptors */
+	unsigned int i, n, q = o->queues > 1 ? o->queues : 1;
 
 	shp_options_kind_env(o, &env);
 	for (i = 0; i < nb; i++) {
 		/* (the profiles parsed in shp_options_finalize) */
 		if (shp_options_chain_spec(o, ports[i], &spec, err) < 0)
 			continue;
-		held += shp_chain_spec_capacity(&spec, &env);
+		held += (uint64_t)q * shp_chain_spec_capacity(&spec, &env);
 		shp_chain_spec_free(&spec);
 	}
 	n = shp_chain_pool_size(nb, held, o->burst, nb_lcores,
-				o->rxd + o->txd);
+				q * (o->rxd + o->txd));
 	if (need != NULL)
 		*need = n;
 	return o->mbufs != 0 ? o->mbufs : n;

@@ -54,6 +54,9 @@ struct shp_options {
 	unsigned int mbufs;           /* 0: computed */
 	unsigned int ring_size;
 	unsigned int burst;
+	/* --queues: RX and TX queues of every port, each egress port a
+	 * shard per TX queue (issue 24); 1: one chain a port */
+	unsigned int queues;
 	unsigned int rxd, txd;        /* descriptors per RX / TX queue */
 	uint64_t link_wait_ns;        /* --link-wait: for links at start */
 	/* --mtu (every port) over [port N] mtu over [global] mtu; 0: the
@@ -89,6 +92,8 @@ struct shp_options {
 #define SHP_DEFAULT_RING_SIZE 1024
 #define SHP_DEFAULT_BURST 32
 #define SHP_MAX_BURST 512
+/* --queues: shards of one port, as the offline tool takes (replay.h) */
+#define SHP_MAX_QUEUES 16
 #define SHP_DEFAULT_MAX_LATE_NS 50000    /* 50us */
 
 /* Frame lengths: an MTU is the L3 packet's; a frame adds its Ethernet

@@ -21,7 +21,7 @@
 static const char *const global_keys[] = {
 	"bands", "priomap", "classify", "seed", "ring_size", "burst",
 	"mbufs", "pairs", "max_late", "late_drop", "schedule", "rxd", "txd",
-	"link_wait", "mtu", "mbuf_size", NULL
+	"link_wait", "mtu", "mbuf_size", "queues", NULL
 };
 
 /*

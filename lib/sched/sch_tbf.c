@@ -734,12 +734,22 @@ tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,
 /* the bucket's limit given as bytes or as the wait it allows */
 static const char *const tbf_exclusive[] = { "limit", "latency", NULL };
 
+/* The shards' copies of one change: one id, one refill of the bucket
+ * they share (shp_tbf_shared_adopt). */
+static void
+tbf_kind_twin(void *copy, const void *orig)
+{
+	((struct shp_tbf_conf *)copy)->id =
+		((const struct shp_tbf_conf *)orig)->id;
+}
+
 const struct shp_kind shp_kind_tbf = {
 	.name = "tbf",
 	.slot = SHP_SLOT_RATE,
 	.ops = &shp_tbf_ops,
 	.parse = tbf_kind_parse,
 	.format = tbf_kind_format,
+	.twin = tbf_kind_twin,
 	.conf_free = free,
 	.tc_print = tbf_tc_print,
 	.note = tbf_note,

@@ -19,7 +19,8 @@ PORT_SCHEMA = {
     "duplicated",
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
     "bands", "drops", "xstats",
-    "link"}   # the port's link (issue 29)
+    "link",   # the port's link (issue 29)
+    "shards"}   # one a shard, one without --queues (issue 24)
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
 STALLS = ["loops", "stalls", "stalled_ns", "hiccups", "hiccup_ns",
           "longest_loop_ns", "socket",   # issue 29; hiccups: issue 30.7
@@ -80,6 +81,10 @@ def test_stats_file_schema(tmp_path):
     for name, port in doc["ports"].items():
         assert set(port) == PORT_SCHEMA, set(port) ^ PORT_SCHEMA
         assert list(port["sojourn_ns"]) == ["min", "avg", "max"]
+        # one queue: one shard, the port itself
+        (shard,) = port["shards"]
+        assert shard["tx_packets"] == port["tx_packets"], shard
+        assert shard["latency"] == port["latency"], shard
         assert list(port["latency"]) == ["lateness_ns", "sojourn_ns"]
         assert list(port["nic"]) == NIC + ["xstats"]
         # pcap ports drop nothing themselves

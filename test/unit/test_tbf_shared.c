@@ -669,6 +669,44 @@ test_stage_two_shards_link_rate(void **state)
 	}
 }
 
+/*
+ * A change reaches the shards as copies of one conf, each parsed from the
+ * same text: the kind's twin op gives the copy the original's id, so the
+ * first shard to meet the change refills the bucket and the others leave
+ * it (without it the copy, newer, would refill it once more: up to a
+ * burst more on the link per shard).
+ */
+static void
+test_twin_refills_once(void **state)
+{
+	const struct shp_kind *k = shp_kind_find("tbf");
+	const char *args = "rate 10mbit burst 10kb limit 1mb";
+	struct shp_tbf_shared *sh = calloc(1, sizeof(*sh) + 64);
+	struct shp_tbf_conf *old = conf_new(args);
+	struct shp_tbf_conf *c0 = conf_new(args), *c1 = conf_new(args);
+	struct shp_tbf_conf *c2 = conf_new(args);
+	uint64_t t = 1700000000ull * 1000000000ull;
+
+	(void)state;
+	assert_non_null(k->twin);
+	shp_tbf_shared_bind(sh, old);
+	assert_true(shp_tbf_shared_adopt(sh, old, t));
+	/* parsed one after the other: the copy is newer */
+	assert_true(c1->id > c0->id);
+	k->twin(c1, c0);
+	assert_int_equal(c1->id, c0->id);
+	assert_true(shp_tbf_shared_adopt(sh, c0, t + 1000));
+	assert_false(shp_tbf_shared_fresh(sh, c1));
+	assert_false(shp_tbf_shared_adopt(sh, c1, t + 2000));
+	/* a copy left untwinned is a change of its own */
+	assert_true(shp_tbf_shared_adopt(sh, c2, t + 3000));
+	free(old);
+	free(c0);
+	free(c1);
+	free(c2);
+	free(sh);
+}
+
 int
 main(void)
 {
@@ -681,6 +719,7 @@ main(void)
 		cmocka_unit_test(test_threads_never_exceed),
 		cmocka_unit_test(test_stage_one_shard_as_private),
 		cmocka_unit_test(test_stage_two_shards_link_rate),
+		cmocka_unit_test(test_twin_refills_once),
 	};
 
 	shp_rig_env("tbf_shared", 16384);

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --queues N (issue 24): every port has N RX and N TX queues and every
+ * egress port runs N shards, shard q sending on TX queue q. Run to
+ * completion: the worker that owns queue q polls RX queue q of every port
+ * and transmits shard q of every port, so a flow (which the port's RSS,
+ * or net_null's per-queue generator, keeps on one queue) stays on one
+ * shard and one lcore. The shards of a port share its tbf bucket
+ * (tbf_shared.h); netem's streams take the shard into their key.
+ *
+ * Each shard counts into a block of its own (SHAPER_CTR_BLOCKS), written
+ * by its owner only: the port's figures are the sum of every block as
+ * before, a shard's its block alone, however the queues are dealt.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <rte_ethdev.h>
+#include <rte_malloc.h>
+
+#include "shaper.h"
+#include "tbf_shared.h"
+
+/* Shard q >= 1 of a port: what shard 0 keeps in struct shaper. */
+struct shard {
+	struct egress e;
+	struct shp_chain chain;
+} __rte_cache_aligned;
+
+int
+shaper_shards_check(const struct shaper *s)
+{
+	unsigned int n = s->opt.queues;
+
+	if (n <= 1)
+		return 0;
+	/* what a sharded port does not split yet: refused, not run wrong */
+	if (s->opt.rx_lcores != NULL || s->opt.tx_lcores != NULL) {
+		fprintf(stderr, "dpdk-shaper: --queues %u: --rx-lcores and "
+			"--tx-lcores (a pipeline) do not serve shards yet; "
+			"with --queues every worker polls and sends its own "
+			"queues (leave them out, or use --queues 1)\n", n);
+		return -1;
+	}
+	if (s->opt.classes != NULL && s->opt.classes->nb > 0) {
+		fprintf(stderr, "dpdk-shaper: --queues %u: classes are not "
+			"spread over shards yet (use --queues 1)\n", n);
+		return -1;
+	}
+	if (s->opt.schedule_file != NULL) {
+		fprintf(stderr, "dpdk-shaper: --queues %u: a --schedule is "
+			"not applied to shards yet (use --queues 1)\n", n);
+		return -1;
+	}
+	if (s->opt.pace) {
+		fprintf(stderr, "dpdk-shaper: --queues %u: --pace replays "
+			"net_pcap captures, which have one queue (use "
+			"--queues 1)\n", n);
+		return -1;
+	}
+	return 0;
+}
+
+/* Can port give n RX and n TX queues? One line when it cannot. */
+static int
+port_queues_check(uint16_t port, unsigned int n)
+{
+	struct rte_eth_dev_info info;
+
+	if (rte_eth_dev_info_get(port, &info) != 0) {
+		fprintf(stderr, "dpdk-shaper: port %u: cannot read its "
+			"device info\n", port);
+		return -1;
+	}
+	if (info.driver_name != NULL &&
+	    strcmp(info.driver_name, "net_pcap") == 0) {
+		/* each rx_pcap= is a queue of its own, read whole: a
+		 * capture cannot be spread by flow over N queues */
+		fprintf(stderr, "dpdk-shaper: port %u (net_pcap): --queues "
+			"%u: a pcap port has one queue per capture and no "
+			"RSS to keep a flow on one of them (use --queues 1)\n",
+			port, n);
+		return -1;
+	}
+	if (info.max_rx_queues < n || info.max_tx_queues < n) {
+		fprintf(stderr, "dpdk-shaper: port %u (%s): --queues %u: the "
+			"port gives at most %u RX and %u TX queues\n", port,
+			info.driver_name, n, info.max_rx_queues,
+			info.max_tx_queues);
+		return -1;
+	}
+	return 0;
+}
+
+/* The shard struct of port's shard q >= 1, on the port's socket. */
+static struct egress *
+shard_alloc(uint16_t port, unsigned int q)
+{
+	struct shard *sh;
+
+	sh = rte_zmalloc_socket("shard", sizeof(*sh), RTE_CACHE_LINE_SIZE,
+				rte_eth_dev_socket_id(port));
+	if (sh == NULL)
+		return NULL;
+	sh->e.port = port;
+	sh->e.txq = (uint16_t)q;
+	sh->e.chain = &sh->chain;
+	return &sh->e;
+}
+
+int
+shaper_shards_assign(struct shaper *s)
+{
+	unsigned int n = s->opt.queues, nw = s->nb_workers, i, q;
+
+	if (shaper_shards_check(s) < 0)
+		return -1;
+	if (nw > n) {
+		fprintf(stderr, "dpdk-shaper: --queues %u with %u workers: a "
+			"worker would have no queue to serve; give at most %u "
+			"workers (-l) or --queues %u\n", n, nw, n, nw);
+		return -1;
+	}
+	for (i = 0; i < s->nb_ports; i++)
+		if (port_queues_check(s->port_ids[i], n) < 0)
+			return -1;
+	for (i = 0; i < nw; i++) {
+		unsigned int lc = s->worker_ids[i];
+
+		s->workers[lc].lcore = lc;
+		s->workers[lc].rx = true;
+		s->workers[lc].tx = true;
+	}
+	/* the shards, each port's bucket: shard 0 is the port's own */
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+
+		s->shard[port][0] = &s->egress[port];
+		for (q = 1; q < n; q++) {
+			s->shard[port][q] = shard_alloc(port, q);
+			if (s->shard[port][q] == NULL)
+				goto nomem;
+		}
+		/* zeroed: the first claim fills it (its conf_id 0) */
+		s->shared_rate[port] = rte_zmalloc_socket("shared_rate",
+			sizeof(*s->shared_rate[port]), RTE_CACHE_LINE_SIZE,
+			rte_eth_dev_socket_id(port));
+		if (s->shared_rate[port] == NULL)
+			goto nomem;
+	}
+	/* queue q to worker q mod W: it polls RX queue q of every port and
+	 * sends shard q of every port, counting in shard q's block */
+	for (q = 0; q < n; q++) {
+		struct worker *w = &s->workers[s->worker_ids[q % nw]];
+		struct shp_lcore_ctr *blk = &s->ctr[RTE_MAX_LCORE + q];
+
+		for (i = 0; i < s->nb_ports; i++) {
+			uint16_t port = s->port_ids[i];
+			uint16_t out = (uint16_t)s->opt.pair_of[port];
+			struct egress *e = s->shard[port][q];
+			struct rxq_ref *r;
+
+			if (w->nb_rxq == MAX_RXQ_PER_LCORE ||
+			    w->nb_egress == MAX_EGRESS_PER_LCORE) {
+				fprintf(stderr, "dpdk-shaper: too many RX "
+					"queues for lcore %u\n", w->lcore);
+				return -1;
+			}
+			e->owner = w->lcore;
+			e->ctr = blk;
+			w->eg[w->nb_egress] = e;
+			w->egress[w->nb_egress++] = port;
+			r = &w->rxq[w->nb_rxq++];
+			r->port = port;
+			r->queue = (uint16_t)q;
+			r->egress = out;
+			r->shard = (uint16_t)q;
+			r->ctr = blk;
+			r->mtu = shaper_rx_mtu(s, port, out);
+		}
+	}
+	/* (once every shard exists: a port's peer may come later) */
+	for (i = 0; i < nw; i++) {
+		struct worker *w = &s->workers[s->worker_ids[i]];
+		uint16_t k;
+
+		for (k = 0; k < w->nb_rxq; k++) {
+			struct rxq_ref *r = &w->rxq[k];
+
+			r->eg = s->shard[r->egress][r->shard];
+			r->tx_here = true;
+		}
+	}
+	if (nw < n)
+		printf("dpdk-shaper: --queues %u over %u workers: queues dealt "
+		       "round robin (worker i serves queues i, i+%u, ...)\n",
+		       n, nw, nw);
+	return 0;
+nomem:
+	fprintf(stderr, "dpdk-shaper: no memory for the shards\n");
+	return -1;
+}
+
+int
+shaper_shards_init(struct shaper *s, uint16_t port,
+		   const struct shp_stage_env *penv,
+		   const struct shp_kind_env *kenv)
+{
+	struct egress *e = s->shard[port][penv->shard];
+	struct shp_stage_env env = *penv;
+	struct shp_chain_spec spec;
+	char name[24], err[SHP_ERR_LEN];
+
+	/* unique ring names; the shard's own counter block */
+	snprintf(name, sizeof(name), "p%uq%u", port, penv->shard);
+	env.name = name;
+	env.ctr_blocks = e->ctr;
+	env.nb_ctr_blocks = 1;
+	env.single_producer = true;
+	e->hold_cap = env.hold_cap;
+	/* a chain owns its confs: each shard parses the profile again */
+	if (shp_options_chain_spec(&s->opt, port, &spec, err) < 0) {
+		fprintf(stderr, "dpdk-shaper: %s\n", err);
+		return -1;
+	}
+	if (shp_chain_build(e->chain, &spec, s->pool_of[port], port, &env,
+			    NULL, kenv) < 0)
+		goto fail;
+	e->pend.pkts = rte_zmalloc_socket("pending", SHP_MAX_BURST *
+					  sizeof(struct rte_mbuf *), 0,
+					  env.socket);
+	if (e->pend.pkts == NULL)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "dpdk-shaper: port %u: cannot create the stages of "
+		"shard %u: %s\n", port, penv->shard, strerror(errno));
+	return -1;
+}
+
+void
+shaper_shards_fini(struct shaper *s)
+{
+	unsigned int i, q;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t port = s->port_ids[i];
+
+		for (q = 1; q < SHP_MAX_QUEUES; q++) {
+			/* no counters (a set-up that failed): nothing held */
+			static struct shp_port_ctr spare;
+			struct egress *e = s->shard[port][q];
+			struct shp_ctx ctx;
+
+			if (e == NULL)
+				continue;
+			ctx = (struct shp_ctx){ .ctr = e->ctr != NULL ?
+						&e->ctr->port[port] : &spare };
+			if (e->chain->root != NULL)
+				shp_chain_destroy(e->chain, &ctx);
+			rte_free(e->pend.pkts);
+			rte_free(container_of(e, struct shard, e));
+			s->shard[port][q] = NULL;
+		}
+		rte_free(s->shared_rate[port]);
+		s->shared_rate[port] = NULL;
+	}
+}
+
+void
+shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
+		 struct shp_port_sum *out)
+{
+	struct shp_latency *lat;
+
+	if (shaper_queues(s) <= 1) {
+		shaper_stats_port(s, port, out);
+		lat = malloc(sizeof(*lat));
+		if (lat != NULL) {
+			shaper_stats_latency(s, port, lat);
+			shp_latency_summarize(lat, out);
+		}
+		free(lat);
+		return;
+	}
+	shp_stats_sum(&s->ctr[RTE_MAX_LCORE + q], 1, port,
+		      shaper_bands(s, port), out);
+	lat = s->ctr[RTE_MAX_LCORE + q].port[port].lat;
+	if (lat != NULL)
+		shp_latency_summarize(lat, out);
+}
+
+/* --stats-file's ports.N.shards: one object per shard (one for a port
+ * of one queue), their figures summing to the port's. */
+static struct shaper *shards_of;
+
+static void
+add_nothing(uint16_t port, struct shp_port_ctr *c)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(c);
+}
+
+static void
+shards_json(FILE *f, uint16_t port)
+{
+	unsigned int q;
+
+	if (shards_of == NULL)
+		return;
+	fprintf(f, ",\n    \"shards\": [");
+	for (q = 0; q < shaper_queues(shards_of); q++) {
+		struct shp_port_sum sum;
+
+		shaper_shard_sum(shards_of, port, q, &sum);
+		fprintf(f, "%s", q ? ",\n               " : "");
+		shp_stats_write_shard_json(f, &sum, q,
+					   (int)shaper_shard_lcore(shards_of,
+								   port, q));
+	}
+	fprintf(f, "]");
+}
+
+static const struct shp_stats_source shards_source = {
+	.add_port = add_nothing,
+	.json = shards_json,
+};
+
+int
+shaper_shards_stats_register(struct shaper *s)
+{
+	if (shards_of != NULL)
+		return 0;
+	shards_of = s;
+	return shp_stats_source_register(&shards_source);
+}

@@ -1,0 +1,286 @@
+"""--queues N live (issue 24): every port N RX and N TX queues, each egress
+port N shards on the workers, one tbf bucket for the link.
+
+net_null's RX queues each generate traffic (a generator per queue), which
+is what spreads the load over the shards. Two workers on this 2-vCPU
+machine: --lcores 0@0,1@0,2@1 (the main lcore shares CPU 0 with worker 1).
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import (NULL_VDEVS, SAMPLE, clean, outputs, prefix,
+                      shaper_cmd, telemetry, wait_started)
+
+LCORES = "0@0,1@0,2@1"   # main, two workers
+SHARD_DROPS_KEYS = {"queue", "lcore", "tx_packets", "tx_bytes", "queued",
+                    "drops", "latency"}
+
+
+def run_for(tmp_path, seconds, args, lcores=LCORES):
+    """Run SECONDS of forwarding, stop with SIGTERM; (returncode, output,
+    stats file)."""
+    stats = tmp_path / "s.json"
+    cmd = shaper_cmd(NULL_VDEVS, list(args) + ["--stats-file", str(stats)],
+                     lcores=lcores)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        head = wait_started(p)
+        time.sleep(seconds)
+        p.send_signal(signal.SIGTERM)
+        out = head + p.communicate(timeout=60)[0].decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    st = json.load(open(stats)) if os.path.exists(stats) else None
+    return p.returncode, out, st
+
+
+def check_port(port):
+    """Conservation on the port, and its shards summing to it."""
+    assert (port["egress_in"] + port["duplicated"] ==
+            port["tx_packets"] + sum(port["drops"].values()) +
+            port["queued"]), port
+    shards = port["shards"]
+    assert [s["queue"] for s in shards] == list(range(len(shards)))
+    for s in shards:
+        assert set(s) == SHARD_DROPS_KEYS, s
+    for k in ("tx_packets", "tx_bytes", "queued"):
+        assert sum(s[k] for s in shards) == port[k], (k, port, shards)
+    for cause, n in port["drops"].items():
+        assert sum(s["drops"][cause] for s in shards) == n, (cause, shards)
+    for h in ("sojourn_ns", "lateness_ns"):
+        assert (sum(s["latency"][h]["count"] for s in shards) ==
+                port["latency"][h]["count"]), h
+    return shards
+
+
+def test_two_queues_conservation(tmp_path):
+    """net_null, --queues 2, two workers: exact conservation per port, the
+    pool full at exit (exit 3 on a leak), the shards summing to the port,
+    both carrying packets, each on its own worker."""
+    rc, out, st = run_for(tmp_path, 3, ["--queues", "2"])
+    assert rc == 0, out[-3000:]
+    assert "mbuf leak" not in out
+    assert re.search(r"port 0 \(net_null\): 2 RX queues of \d+ "
+                     r"descriptors, 2 TX queues", out), out
+    for port in st["ports"].values():
+        shards = check_port(port)
+        assert len(shards) == 2
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+        assert shards[0]["lcore"] != shards[1]["lcore"], shards
+        assert {s["lcore"] for s in shards} <= {
+            int(k) for k in st["lcores"]}, (shards, st["lcores"])
+    # the exit lines say the same, shard by shard under each port
+    said = re.findall(r"^  shard (\d+): lcore (\d+) tx (\d+) pkts", out,
+                      re.M)
+    assert said == [(str(s["queue"]), str(s["lcore"]), str(s["tx_packets"]))
+                    for p in sorted(st["ports"], key=int)
+                    for s in st["ports"][p]["shards"]], said
+
+
+def test_queues_dealt_round_robin(tmp_path):
+    """--queues 4 on two workers: queue q on worker q mod 2 (each worker
+    runs two shards of each port), every shard sending, the figures
+    exact."""
+    rc, out, st = run_for(tmp_path, 2, ["--queues", "4"])
+    assert rc == 0, out[-3000:]
+    assert "queues dealt round robin" in out
+    workers = sorted(int(k) for k in st["lcores"])
+    assert len(workers) == 2
+    for port in st["ports"].values():
+        shards = check_port(port)
+        assert [s["lcore"] for s in shards] == workers * 2, shards
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+
+
+def test_one_queue_has_one_shard(tmp_path):
+    """Without --queues: one shard a port, which is the port."""
+    rc, out, st = run_for(tmp_path, 1, [], lcores="0-1")
+    assert rc == 0, out[-3000:]
+    # the exit lines as they always were: no shard of their own
+    assert not re.search(r"^  shard ", out, re.M), out
+    for port in st["ports"].values():
+        (shard,) = check_port(port)
+        assert shard["lcore"] == 1
+
+
+def test_shared_rate(tmp_path):
+    """--tbf 'rate 1gbit ...' with --queues 2: each port sends the link's
+    1 Gbit/s within 1% over the forwarding time (not 2, as a bucket per
+    shard would), both shards sending."""
+    rc, out, st = run_for(tmp_path, 4, [
+        "--queues", "2", "--tbf", "rate 1gbit burst 64kb limit 1mb"])
+    assert rc == 0, out[-3000:]
+    el = st["elapsed_s"]
+    assert el > 3, st["elapsed_s"]
+    for p, port in st["ports"].items():
+        shards = check_port(port)
+        rate = port["tx_bytes"] * 8 / el
+        assert abs(rate - 1e9) <= 0.01 * 1e9, (p, rate, shards)
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+
+
+def shards_tx(text):
+    """{(port, shard): tx_bytes} from `show port shards` output."""
+    res, port = {}, None
+    for line in text.splitlines():
+        m = re.match(r"port (\d+): \d+ shards?", line)
+        if m:
+            port = int(m.group(1))
+        m = re.match(r"\s+shard (\d+): lcore \d+ tx_packets \d+ "
+                     r"tx_bytes (\d+)", line)
+        if m:
+            res[(port, int(m.group(1)))] = int(m.group(2))
+    return res
+
+
+def test_change_reaches_every_shard(tmp_path):
+    """`set tbf all` on a port of two shards: after it, the port leaves at
+    the new rate (a shard that kept the old conf would claim at 1 Gbit/s,
+    and the port would send far more), both shards still sending."""
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "--tbf",
+                                  "rate 1gbit burst 64kb limit 1mb", "-i"],
+                     lcores=LCORES)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        wait_started(p)
+        p.stdin.write(b"set tbf all rate 100mbit burst 64kb limit 1mb\n")
+        p.stdin.flush()
+        time.sleep(1)   # the buckets drain what the old rate let in
+        p.stdin.write(b"show port shards\n")
+        p.stdin.flush()
+        t0 = time.monotonic()
+        time.sleep(3)
+        p.stdin.write(b"show port shards\n")
+        p.stdin.flush()
+        t1 = time.monotonic()
+        p.stdin.write(b"quit\n")
+        p.stdin.flush()
+        out = clean(p.communicate(timeout=60)[0].decode())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out[-3000:]
+    a, b = outputs(out)["show port shards"]
+    before, after = shards_tx(a), shards_tx(b)
+    assert set(before) == {(0, 0), (0, 1), (1, 0), (1, 1)}, a
+    for port in (0, 1):
+        sent = [after[(port, q)] - before[(port, q)] for q in (0, 1)]
+        rate = sum(sent) * 8 / (t1 - t0)
+        # the interval is the test's, not the shaper's: a few ms either
+        # way of 3 s
+        assert 0.95 * 100e6 <= rate <= 1.05 * 100e6, (port, rate, sent)
+        assert all(n > 0 for n in sent), sent
+
+
+def refused(args, vdevs=NULL_VDEVS, lcores="0-1"):
+    cmd = shaper_cmd(vdevs, args, lcores=lcores)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=60)
+    return p.returncode, p.stdout
+
+
+@pytest.mark.parametrize("value", ["0", "17", "two"])
+def test_bad_value(value):
+    rc, out = refused(["--queues", value])
+    assert rc == 2, out
+    assert "--queues '%s': expected an integer within 1..16" % value in out
+
+
+def test_ini_queues(tmp_path):
+    """[global] queues = 2 is --queues 2."""
+    ini = tmp_path / "q.ini"
+    ini.write_text("[global]\nqueues = 2\n")
+    cmd = shaper_cmd(NULL_VDEVS, ["--config", str(ini), "-i"],
+                     lcores=LCORES)
+    p = subprocess.run(cmd, input="show port shards\nquit\n",
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
+    assert "2 TX queues" in p.stdout
+    assert set(shards_tx(p.stdout)) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+
+def test_pcap_refused(tmp_path):
+    """A pcap port has one queue per capture: --queues 2 is refused with a
+    line that says so, exit 2."""
+    vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (SAMPLE, tmp_path / "o"),
+             "net_null1"]
+    rc, out = refused(["--queues", "2"], vdevs=vdevs)
+    assert rc == 2, out
+    lines = [l for l in out.splitlines() if "--queues 2" in l]
+    assert len(lines) == 1, out
+    assert "port 0 (net_pcap)" in lines[0] and "one queue" in lines[0]
+
+
+@pytest.mark.parametrize("lcores,args,says", [
+    # three workers, two queues: one would have nothing to do
+    ("0@0,1@0,2@1,3@1", ["--queues", "2"], "with 3 workers"),
+    (LCORES, ["--queues", "2", "--rx-lcores", "1", "--tx-lcores", "2"],
+     "--rx-lcores and --tx-lcores"),
+    (LCORES, ["--queues", "2", "--class", "c", "eth_type 0x0800"],
+     "classes are not spread over shards"),
+])
+def test_refused_combinations(lcores, args, says):
+    rc, out = refused(args, lcores=lcores)
+    assert rc == 2, out
+    assert says in out, out
+
+
+def test_telemetry_shards(tmp_path, need_telemetry_client):
+    """/shaper/shards,P: one entry a shard, on its own worker, summing to
+    /shaper/stats,P (forwarding stopped: nothing moves between the two
+    requests)."""
+    pre = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], file_prefix=pre,
+                     lcores=LCORES)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        wait_started(p)
+        time.sleep(1)
+        p.stdin.write(b"stop\n")
+        p.stdin.flush()
+        time.sleep(0.5)
+        shards, stats, bad = telemetry(pre, "/shaper/shards,1",
+                                       "/shaper/stats,1", "/shaper/shards,7")
+        p.stdin.write(b"quit\n")
+        p.stdin.flush()
+        out = p.communicate(timeout=60)[0].decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out[-3000:]
+    assert bad is None
+    assert set(shards) == {"1_0", "1_1"}, shards
+    assert [shards["1_%d" % q]["queue"] for q in (0, 1)] == [0, 1]
+    assert shards["1_0"]["lcore"] != shards["1_1"]["lcore"]
+    for k in ("tx_packets", "tx_bytes", "queued", "dropped"):
+        assert sum(s[k] for s in shards.values()) == stats["1"][k], k
+    assert all(s["tx_packets"] > 0 for s in shards.values()), shards
+
+
+def test_port_short_of_queues():
+    """A port that cannot give N queues is refused at start: one line
+    naming the port, its driver and its limit, exit 2. net_af_packet on
+    lo gives as many queues as its qpairs= (1 by default)."""
+    vdevs = ["net_af_packet0,iface=lo", "net_null1"]
+    rc, out = refused(["--queues", "2"], vdevs=vdevs, lcores=LCORES)
+    if rc != 2 and "EAL" in out:
+        pytest.skip("net_af_packet on lo not created (needs CAP_NET_RAW): "
+                    + out.strip().splitlines()[-1])
+    assert rc == 2, out
+    lines = [l for l in out.splitlines() if "--queues 2" in l]
+    assert lines == ["dpdk-shaper: port 0 (net_af_packet): --queues 2: the "
+                     "port gives at most 1 RX and 1 TX queues"], out
