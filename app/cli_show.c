@@ -413,7 +413,7 @@ show_port_shards(struct shaper *s, uint16_t port)
 		struct shp_port_sum sum;
 		const char *sep = " (";
 
-		shaper_shard_sum(s, port, q, &sum);
+		ctl_shard_sum(s, port, q, &sum);
 		out("  shard %u: lcore %u tx_packets %" PRIu64 " tx_bytes %"
 		    PRIu64 " queued %" PRIu64 " dropped %" PRIu64, q,
 		    shaper_shard_lcore(s, port, q), sum.c.tx_packets,

@@ -30,6 +30,9 @@ static struct rate_mark marks[CTL_RATE_SLOTS][SHP_MAX_PORTS];
  * baseline, and what --stats-period showed last (its rows are per
  * period). Same lock as `base`. */
 static struct shp_latency *lat_base[SHP_MAX_PORTS];
+/* the same for each shard of a port spread over several (--queues) */
+static struct shp_port_sum shard_base[SHP_MAX_PORTS][SHP_MAX_QUEUES];
+static struct shp_latency *shard_lat_base[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 static struct shp_latency *lat_period[SHP_MAX_PORTS];
 
 static uint64_t periodic_dropped[SHP_MAX_PORTS];   /* at the last table */
@@ -47,10 +50,14 @@ ctl_stats_init(uint64_t now)
 void
 ctl_stats_fini(void)
 {
-	unsigned int i;
+	unsigned int i, k;
 
 	for (i = 0; i < SHP_MAX_PORTS; i++) {
 		free(lat_base[i]);
+		for (k = 0; k < SHP_MAX_QUEUES; k++) {
+			free(shard_lat_base[i][k]);
+			shard_lat_base[i][k] = NULL;
+		}
 		free(lat_period[i]);
 		lat_base[i] = lat_period[i] = NULL;
 	}
@@ -73,6 +80,75 @@ ctl_si(double v, char *buf, size_t len)
 	return buf;
 }
 
+/* `clear stats` for every shard: its counters and histograms now. */
+static void
+shards_clear(struct shaper *s, const struct shp_lcore_ctr *blocks)
+{
+	unsigned int i, q;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+
+		for (q = 0; q < shaper_queues(s); q++) {
+			const struct shp_latency *l =
+				shaper_shard_latency(s, p, q);
+			struct shp_latency *copy = NULL, *old;
+			struct shp_port_sum now;
+
+			shp_stats_sum(&blocks[RTE_MAX_LCORE + q], 1, p,
+				      shaper_bands(s, p), &now);
+			if (l != NULL && (copy = malloc(sizeof(*copy))) != NULL)
+				*copy = *l;
+			pthread_mutex_lock(&ctl_lock);
+			shard_base[p][q] = now;
+			old = shard_lat_base[p][q];
+			/* no memory: latency keeps counting from the
+			 * previous clear, as the port's */
+			if (copy != NULL)
+				shard_lat_base[p][q] = copy;
+			pthread_mutex_unlock(&ctl_lock);
+			if (copy != NULL)
+				free(old);
+		}
+	}
+}
+
+void
+ctl_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
+	      struct shp_port_sum *sum)
+{
+	const struct shp_latency *l;
+	struct shp_latency *lat;
+
+	if (shaper_queues(s) <= 1) {
+		/* the shard is the port */
+		ctl_port_sum(s, port, sum);
+		lat = malloc(sizeof(*lat));
+		if (lat != NULL) {
+			ctl_port_latency(s, port, lat);
+			shp_latency_summarize(lat, sum);
+		}
+		free(lat);
+		return;
+	}
+	shaper_shard_counters(s, port, q, sum);
+	l = shaper_shard_latency(s, port, q);
+	lat = l != NULL ? malloc(sizeof(*lat)) : NULL;
+	if (lat != NULL)
+		*lat = *l;
+	pthread_mutex_lock(&ctl_lock);
+	shp_stats_sub(sum, &shard_base[port][q], sum->nb_bands);
+	if (lat != NULL && shard_lat_base[port][q] != NULL) {
+		shp_hist_sub(&lat->lateness,
+			     &shard_lat_base[port][q]->lateness);
+		shp_hist_sub(&lat->sojourn, &shard_lat_base[port][q]->sojourn);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	if (lat != NULL)
+		shp_latency_summarize(lat, sum);
+	free(lat);
+}
+
 void
 ctl_clear_stats(struct shaper *s)
 {
@@ -80,9 +156,17 @@ ctl_clear_stats(struct shaper *s)
 	struct shp_latency *lat[SHP_MAX_PORTS];
 	uint64_t tsc = rte_get_timer_cycles();
 	unsigned int i, k;
+	/* one copy of the counters that the port's and its shards' bases
+	 * both come from, so that the shards still sum to the port exactly
+	 * after the clear while packets move (no memory: read twice, they
+	 * may differ by what moved in between) */
+	struct shp_lcore_ctr *snap = malloc(SHAPER_CTR_BLOCKS * sizeof(*snap));
+	const struct shp_lcore_ctr *blocks = snap != NULL ? snap : s->ctr;
 
+	if (snap != NULL)
+		memcpy(snap, s->ctr, SHAPER_CTR_BLOCKS * sizeof(*snap));
 	for (i = 0; i < s->nb_ports; i++) {
-		shaper_stats_port(s, s->port_ids[i], &now[i]);
+		shaper_stats_port_of(s, blocks, s->port_ids[i], &now[i]);
 		lat[i] = malloc(sizeof(*lat[i]));
 		if (lat[i] != NULL)
 			shaper_stats_latency(s, s->port_ids[i], lat[i]);
@@ -101,6 +185,9 @@ ctl_clear_stats(struct shaper *s)
 		lat_period[p] = NULL;
 	}
 	pthread_mutex_unlock(&ctl_lock);
+	if (shaper_queues(s) > 1)
+		shards_clear(s, blocks);
+	free(snap);
 	for (i = 0; i < s->nb_ports; i++)
 		shp_classes_clear(s->port_ids[i]);
 	for (i = 0; i < s->nb_ports; i++)

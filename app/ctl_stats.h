@@ -24,6 +24,11 @@ void ctl_clear_stats(struct shaper *s);
 void ctl_port_sum(struct shaper *s, uint16_t port, struct shp_port_sum *sum);
 /* Latency histograms since the last `clear stats` (any thread). */
 void ctl_port_latency(struct shaper *s, uint16_t port, struct shp_latency *out);
+/* Shard q of port since the last `clear stats`, latency summarized, as
+ * ctl_port_sum and ctl_port_latency give the port: the shards of a port
+ * sum to it after a clear as before one. */
+void ctl_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
+		   struct shp_port_sum *sum);
 
 /* Rates since the previous call with the same `slot`. */
 enum { CTL_RATE_SHOW, CTL_RATE_PERIODIC, CTL_RATE_SLOTS };

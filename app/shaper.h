@@ -164,9 +164,16 @@ int shaper_shards_init(struct shaper *s, uint16_t port,
 void shaper_shards_fini(struct shaper *s);
 /* the stats file's ports.N.shards (shp_stats_source) */
 int shaper_shards_stats_register(struct shaper *s);
-/* Shard q of port: its counters and latency, as a port's sum. */
+/* Shard q of port: its counters and latency, as a port's sum, since the
+ * start (the stats file's; `clear stats` applies in ctl_shard_sum). */
 void shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
 		      struct shp_port_sum *out);
+/* With --queues > 1: shard q's counters alone (no latency summary) and
+ * its latency histograms (NULL: none). */
+void shaper_shard_counters(struct shaper *s, uint16_t port, unsigned int q,
+			   struct shp_port_sum *out);
+const struct shp_latency *shaper_shard_latency(struct shaper *s,
+					       uint16_t port, unsigned int q);
 /* The lcore that runs shard q of port. */
 static inline unsigned int
 shaper_shard_lcore(const struct shaper *s, uint16_t port, unsigned int q)
@@ -261,6 +268,10 @@ bool shaper_replay_done(struct shaper *s);
 /* stats.c */
 void shaper_stats_port(struct shaper *s, uint16_t port,
 		       struct shp_port_sum *sum);
+/* The same from a copy of the counter blocks (SHAPER_CTR_BLOCKS of them),
+ * so that several figures read from it agree exactly. */
+void shaper_stats_port_of(struct shaper *s, const struct shp_lcore_ctr *blocks,
+			  uint16_t port, struct shp_port_sum *sum);
 void shaper_stats_print(struct shaper *s, FILE *f);
 void shaper_xstats_print(FILE *f, const struct shp_port_ctr *c);
 void shaper_summary_print(struct shaper *s, FILE *f);

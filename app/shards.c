@@ -284,11 +284,24 @@ shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
 		free(lat);
 		return;
 	}
-	shp_stats_sum(&s->ctr[RTE_MAX_LCORE + q], 1, port,
-		      shaper_bands(s, port), out);
+	shaper_shard_counters(s, port, q, out);
 	lat = s->ctr[RTE_MAX_LCORE + q].port[port].lat;
 	if (lat != NULL)
 		shp_latency_summarize(lat, out);
+}
+
+void
+shaper_shard_counters(struct shaper *s, uint16_t port, unsigned int q,
+		      struct shp_port_sum *out)
+{
+	shp_stats_sum(&s->ctr[RTE_MAX_LCORE + q], 1, port,
+		      shaper_bands(s, port), out);
+}
+
+const struct shp_latency *
+shaper_shard_latency(struct shaper *s, uint16_t port, unsigned int q)
+{
+	return s->ctr[RTE_MAX_LCORE + q].port[port].lat;
 }
 
 /* --stats-file's ports.N.shards: one object per shard (one for a port

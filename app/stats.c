@@ -13,9 +13,16 @@
 void
 shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
 {
+	shaper_stats_port_of(s, s->ctr, port, sum);
+}
+
+void
+shaper_stats_port_of(struct shaper *s, const struct shp_lcore_ctr *blocks,
+		     uint16_t port, struct shp_port_sum *sum)
+{
 	struct rte_eth_stats st;
 
-	shp_stats_sum(s->ctr, SHAPER_CTR_BLOCKS, port, shaper_bands(s, port),
+	shp_stats_sum(blocks, SHAPER_CTR_BLOCKS, port, shaper_bands(s, port),
 		      sum);
 	/* what the port itself dropped or refused, next to our causes */
 	if (rte_eth_stats_get(port, &st) == 0) {

@@ -423,7 +423,7 @@ shard_counters(struct tel_dict *t, uint16_t port, unsigned int q)
 	struct shp_port_sum sum;
 	unsigned int k;
 
-	shaper_shard_sum(S, port, q, &sum);
+	ctl_shard_sum(S, port, q, &sum);
 	put_u64(t, "queue", q);
 	put_u64(t, "lcore", shaper_shard_lcore(S, port, q));
 	put_u64(t, "tx_packets", sum.c.tx_packets);

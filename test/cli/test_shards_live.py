@@ -237,10 +237,12 @@ def test_refused_combinations(lcores, args, says):
     assert says in out, out
 
 
-def test_telemetry_shards(tmp_path, need_telemetry_client):
+@pytest.mark.parametrize("clear", [False, True])
+def test_telemetry_shards(tmp_path, need_telemetry_client, clear):
     """/shaper/shards,P: one entry a shard, on its own worker, summing to
     /shaper/stats,P (forwarding stopped: nothing moves between the two
-    requests)."""
+    requests); after a `clear stats` in the middle of the run too (the
+    shards count from the clear, as the port does)."""
     pre = prefix()
     cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], file_prefix=pre,
                      lcores=LCORES)
@@ -249,6 +251,10 @@ def test_telemetry_shards(tmp_path, need_telemetry_client):
     try:
         wait_started(p)
         time.sleep(1)
+        if clear:
+            p.stdin.write(b"clear stats\n")
+            p.stdin.flush()
+            time.sleep(1)
         p.stdin.write(b"stop\n")
         p.stdin.flush()
         time.sleep(0.5)
