@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Issue 24's benchmark: one link over one worker against two (--queues).
+#
+# net_null copy=1 on both ports, --no-huge, N RX/TX queues a port with N
+# workers: 1 worker (--lcores 0@0,1@1, --queues 1) against 2 workers
+# (--lcores 0@0,1@0,2@1, --queues 2: worker 1 shares CPU 0 with the main
+# lcore on a 2-vCPU machine), the two side by side in every round (the
+# machine is noisy), for four profiles: none; tbf only (a rate never
+# reached: every burst claims the shared bucket); delay 10ms; the full
+# pipeline. One line a run (Mpps over both ports = tx_packets of both /
+# elapsed_s from the stats file; late and overload drops, both ports),
+# then per profile the medians and the ratio 2 workers / 1 worker.
+#
+# The shared rate's cost: the program has no per-shard buckets, so it is
+# read as tbf-only against none at 2 workers (the whole tbf: the shared
+# claim once a burst plus the bucket's arithmetic), beside the same ratio
+# at 1 worker (--queues 1: the plain per-port bucket, no atomics); then
+# bench/bench_tbf_shared, cycles per claim, on two CPUs (0@0,1@1) and on
+# one (0@0,1@0), its lines as they come.
+#
+# Figures only: this is never a test.
+#
+# Usage: scripts/bench-scale.sh [SECONDS [ROUNDS]]   (default 5 s, 3 rounds)
+set -euo pipefail
+usage() { echo "usage: $0 [SECONDS [ROUNDS]]" >&2; exit 2; }
+S=5 R=3
+[ $# -le 2 ] || usage
+[ $# -ge 1 ] && S=$1
+[ $# -ge 2 ] && R=$2
+[[ $S =~ ^[0-9]+$ && $R =~ ^[1-9][0-9]*$ && $S -gt 0 ]] || usage
+cd "$(dirname "$0")/.."
+bin=build/app/dpdk-shaper
+mb=build/bench/bench_tbf_shared
+[ -x $bin ] && [ -x $mb ] || { echo "$0: build first (scripts/build.sh)" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+pid=
+prefix=bscale$$
+cleanup() {
+	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp" "/var/run/dpdk/$prefix"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+TBF='rate 100gbit burst 1mb limit 100mb'
+profiles=(none tbf delay full)
+prof_args() {
+	case $1 in
+	none) P=() ;;
+	tbf) P=(--tbf "$TBF") ;;
+	delay) P=(--netem 'delay 10ms') ;;
+	full) P=(--tbf "$TBF" --netem 'delay 10ms 1ms loss 1%') ;;
+	esac
+}
+
+echo "bench-scale: $S s x $R rounds, net_null copy=1, --no-huge," \
+	"$(date -u '+%Y-%m-%d %H:%M UTC')"
+# run PROFILE WORKERS ROUND: one run; appends "profile w mpps late overload"
+run() {
+	local prof=$1 w=$2 r=$3 L
+	prof_args "$prof"
+	if [ "$w" = 1 ]; then L=0@0,1@1; else L=0@0,1@0,2@1; fi
+	rm -f "$tmp/s.json"
+	$bin --lcores $L --no-huge -m 2048 --no-pci --file-prefix $prefix \
+		--log-level '*:error' --vdev net_null0,copy=1 \
+		--vdev net_null1,copy=1 -- --queues "$w" --mbufs 400000 \
+		--stats-file "$tmp/s.json" ${P[@]+"${P[@]}"} >"$tmp/out" 2>&1 &
+	pid=$!
+	# from the end of set-up (the line of ports)
+	for _ in $(seq 600); do
+		grep -q "dpdk-shaper: 2 ports" "$tmp/out" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	sleep "$S"
+	kill -TERM $pid 2>/dev/null || true
+	wait $pid || true
+	pid=
+	if [ ! -s "$tmp/s.json" ]; then
+		echo "run $prof/$w failed:" >&2; tail -5 "$tmp/out" >&2; exit 1
+	fi
+	python3 - "$tmp/s.json" "$prof" "$w" "$r" >>"$tmp/res" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+el = d["elapsed_s"]
+tx = sum(p["tx_packets"] for p in d["ports"].values())
+late = sum(p["drops"].get("late", 0) for p in d["ports"].values())
+ovl = sum(p["drops"].get("overload", 0) for p in d["ports"].values())
+print(sys.argv[2], sys.argv[3], "%.3f" % (tx / el / 1e6), late, ovl)
+PY
+	tail -1 "$tmp/res" | awk -v r="$r" '{printf "round %s %-5s %s worker(s) %7.2f Mpps  late %d  overload %d\n", r, $1, $2, $3, $4, $5}'
+}
+
+: >"$tmp/res"
+for r in $(seq "$R"); do
+	for prof in "${profiles[@]}"; do
+		# alternate which layout goes first, round to round
+		if [ $((r % 2)) = 1 ]; then ws="1 2"; else ws="2 1"; fi
+		for w in $ws; do run "$prof" "$w" "$r"; done
+	done
+done
+
+echo
+python3 - "$tmp/res" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+def runs(p, w):
+    return [r for r in rows if r[0] == p and r[1] == w]
+med = {}
+print("%-6s %-28s %-28s %7s  %s" % ("profile", "1 worker (Mpps)",
+      "2 workers (Mpps)", "ratio", "late / overload (1w; 2w)"))
+for p in ("none", "tbf", "delay", "full"):
+    a, b = runs(p, "1"), runs(p, "2")
+    ma = st.median(float(r[2]) for r in a)
+    mb = st.median(float(r[2]) for r in b)
+    med[p] = (ma, mb)
+    dr = lambda rs: "%s/%s" % (sum(int(r[3]) for r in rs),
+                               sum(int(r[4]) for r in rs))
+    print("%-6s %-28s %-28s  x%.2f  %s; %s" % (p,
+          ", ".join("%.2f" % float(r[2]) for r in a),
+          ", ".join("%.2f" % float(r[2]) for r in b),
+          mb / ma, dr(a), dr(b)))
+print("ratio = median of 2 workers / median of 1 worker; target x1.80 "
+      "for delay and full")
+n, t = med["none"], med["tbf"]
+print("tbf only / none: 1 worker (plain bucket) %.3f, 2 workers "
+      "(shared bucket, a claim a burst) %.3f" % (t[0] / n[0], t[1] / n[1]))
+PY
+
+echo
+for L in 0@0,1@1 0@0,1@0; do
+	echo "bench_tbf_shared --lcores $L:"
+	$mb --no-huge -m 64 --no-pci --file-prefix $prefix --log-level '*:error' \
+		--lcores $L 2>&1 | sed 's/^/  /'
+done
