@@ -108,7 +108,7 @@ rows = [l.split() for l in open(sys.argv[1])]
 def runs(p, w):
     return [r for r in rows if r[0] == p and r[1] == w]
 med = {}
-print("%-6s %-28s %-28s %7s  %s" % ("profile", "1 worker (Mpps)",
+print("%-6s %-36s %-36s %7s  %s" % ("profile", "1 worker (Mpps)",
       "2 workers (Mpps)", "ratio", "late / overload (1w; 2w)"))
 for p in ("none", "tbf", "delay", "full"):
     a, b = runs(p, "1"), runs(p, "2")
@@ -117,7 +117,7 @@ for p in ("none", "tbf", "delay", "full"):
     med[p] = (ma, mb)
     dr = lambda rs: "%s/%s" % (sum(int(r[3]) for r in rs),
                                sum(int(r[4]) for r in rs))
-    print("%-6s %-28s %-28s  x%.2f  %s; %s" % (p,
+    print("%-6s %-36s %-36s  x%.2f  %s; %s" % (p,
           ", ".join("%.2f" % float(r[2]) for r in a),
           ", ".join("%.2f" % float(r[2]) for r in b),
           mb / ma, dr(a), dr(b)))
