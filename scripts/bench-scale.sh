@@ -21,6 +21,8 @@
 # Figures only: this is never a test.
 #
 # Usage: scripts/bench-scale.sh [SECONDS [ROUNDS]]   (default 5 s, 3 rounds)
+#   SCALE_HUGE=1: the shaper on 2 MiB hugepages instead (reserve them
+#   first: echo 2048 > /proc/sys/vm/nr_hugepages)
 set -euo pipefail
 usage() { echo "usage: $0 [SECONDS [ROUNDS]]" >&2; exit 2; }
 S=5 R=3
@@ -39,10 +41,13 @@ prefix=bscale$$
 cleanup() {
 	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	rm -rf "$tmp" "/var/run/dpdk/$prefix"
+	rm -f /dev/hugepages/"$prefix"map_* 2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+MEM=(--no-huge -m 2048) memname=--no-huge
+[ "${SCALE_HUGE:-0}" = 1 ] && MEM=() memname="2 MiB hugepages"
 TBF='rate 100gbit burst 1mb limit 100mb'
 profiles=(none tbf delay full)
 prof_args() {
@@ -54,7 +59,7 @@ prof_args() {
 	esac
 }
 
-echo "bench-scale: $S s x $R rounds, net_null copy=1, --no-huge," \
+echo "bench-scale: $S s x $R rounds, net_null copy=1, $memname," \
 	"$(date -u '+%Y-%m-%d %H:%M UTC')"
 # run PROFILE WORKERS ROUND: one run; appends "profile w mpps late overload"
 run() {
@@ -62,7 +67,7 @@ run() {
 	prof_args "$prof"
 	if [ "$w" = 1 ]; then L=0@0,1@1; else L=0@0,1@0,2@1; fi
 	rm -f "$tmp/s.json"
-	$bin --lcores $L --no-huge -m 2048 --no-pci --file-prefix $prefix \
+	$bin --lcores $L ${MEM[@]+"${MEM[@]}"} --no-pci --file-prefix $prefix \
 		--log-level '*:error' --vdev net_null0,copy=1 \
 		--vdev net_null1,copy=1 -- --queues "$w" --mbufs 400000 \
 		--stats-file "$tmp/s.json" ${P[@]+"${P[@]}"} >"$tmp/out" 2>&1 &
