@@ -28,7 +28,8 @@
 extern const uint8_t shp_rss_default_key[SHP_RSS_KEY_LEN];
 
 struct shp_rss {
-	uint8_t key[SHP_RSS_KEY_LEN];
+	/* rte_softrss reads it a 32-bit word at a time */
+	uint8_t key[SHP_RSS_KEY_LEN] __rte_aligned(4);
 	uint16_t reta[SHP_RSS_RETA_SIZE];
 	uint16_t nb_queues;
 };
