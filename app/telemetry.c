@@ -209,6 +209,40 @@ tel_error(struct rte_tel_data *d, const char *msg)
 /* entries of a port's reply */
 #define PER(w, sum) ((w) == W_BANDS ? (sum)->nb_bands : 1u)
 
+
+/* A reply of nent entries and len bytes does not fit: d says so. */
+static int
+tel_too_big(struct rte_tel_data *d, const char *cmd, unsigned int nent,
+	    size_t len)
+{
+	char msg[RTE_TEL_MAX_STRING_LEN];
+
+	snprintf(msg, sizeof(msg), "%u entries, %zu bytes: more than one reply "
+		 "holds; ask %s,P for one port", nent, len, cmd);
+	return tel_error(d, msg);
+}
+
+/* The entries built, into d; or, when building one failed (rc < 0), all
+ * of them freed and d left empty (once d holds a container the reply
+ * must go out). Returns rc. */
+static int
+tel_add_built(struct rte_tel_data *d, struct tel_entry *built,
+	      unsigned int nent, int rc)
+{
+	unsigned int i;
+
+	if (rc < 0) {
+		for (i = 0; i < nent; i++)
+			if (built[i].c != NULL)
+				rte_tel_data_free(built[i].c);
+		return rc;
+	}
+	rte_tel_data_start_dict(d);
+	for (i = 0; i < nent; i++)
+		add_container(d, built[i].key, built[i].c);
+	return rc;
+}
+
 static int
 per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 	 enum what w)
@@ -249,12 +283,7 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 		}
 	}
 	if (nent > RTE_TEL_MAX_DICT_ENTRIES || len > TEL_REPLY_MAX) {
-		char msg[RTE_TEL_MAX_STRING_LEN];
-
-		snprintf(msg, sizeof(msg), "%u entries, %zu bytes: more than "
-			 "one reply holds; ask %s,P for one port", nent, len,
-			 cmd);
-		rc = tel_error(d, msg);
+		rc = tel_too_big(d, cmd, nent, len);
 		goto out;
 	}
 	/* Build every entry before adding any: once `d` holds a container
@@ -280,15 +309,7 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 			if (t.err < 0)
 				rc = -1;
 		}
-	if (rc < 0) {
-		for (i = 0; i < nent; i++)
-			if (built[i].c != NULL)
-				rte_tel_data_free(built[i].c);
-		goto out;
-	}
-	rte_tel_data_start_dict(d);
-	for (i = 0; i < nent; i++)
-		add_container(d, built[i].key, built[i].c);
+	rc = tel_add_built(d, built, nent, rc);
 out:
 	pthread_mutex_unlock(&tel_lock);
 	free(built);
@@ -461,12 +482,7 @@ tel_shards(const char *cmd, const char *params, struct rte_tel_data *d)
 			nent++;
 		}
 	if (nent > RTE_TEL_MAX_DICT_ENTRIES || len > TEL_REPLY_MAX) {
-		char msg[RTE_TEL_MAX_STRING_LEN];
-
-		snprintf(msg, sizeof(msg), "%u entries, %zu bytes: more than "
-			 "one reply holds; ask %s,P for one port", nent, len,
-			 cmd);
-		rc = tel_error(d, msg);
+		rc = tel_too_big(d, cmd, nent, len);
 		goto out;
 	}
 	/* every entry built before any is added (per_port has why) */
@@ -486,15 +502,7 @@ tel_shards(const char *cmd, const char *params, struct rte_tel_data *d)
 			if (t.err < 0)
 				rc = -1;
 		}
-	if (rc < 0) {
-		for (i = 0; i < nent; i++)
-			if (built[i].c != NULL)
-				rte_tel_data_free(built[i].c);
-		goto out;
-	}
-	rte_tel_data_start_dict(d);
-	for (i = 0; i < nent; i++)
-		add_container(d, built[i].key, built[i].c);
+	rc = tel_add_built(d, built, nent, rc);
 out:
 	pthread_mutex_unlock(&tel_lock);
 	return rc;
