@@ -75,11 +75,11 @@ def shaper(testbed, tmp_path):
     """shaper(args..., tag=...) -> started Shaper; stopped at teardown."""
     started = []
 
-    def start(*app_args, tag="shaper"):
+    def start(*app_args, tag="shaper", qpairs=1):
         if not shplib.SHAPER.exists():
             pytest.fail("dpdk-shaper binary not found at %s (build it: meson setup build "
                         "&& ninja -C build)" % shplib.SHAPER)
-        s = shplib.Shaper(testbed, tmp_path, app_args, tag=tag)
+        s = shplib.Shaper(testbed, tmp_path, app_args, tag=tag, qpairs=qpairs)
         started.append(s)
         return s.start()
 

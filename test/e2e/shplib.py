@@ -306,8 +306,10 @@ class DpdkProc:
     """Common part of dpdk-shaper and dpdk-testpmd on the two root-side veths."""
     kind = "dpdk"
 
-    def __init__(self, tb, workdir, tag):
+    def __init__(self, tb, workdir, tag, qpairs=1):
         self.tb = tb
+        self.qpairs = qpairs   # net_af_packet queue pairs (its fanout
+                               # hashes flows over them)
         self.workdir = Path(workdir)
         self.prefix = "%s-%s" % (tb.prefix, tag)
         self.proc = None
@@ -318,10 +320,11 @@ class DpdkProc:
 
     def eal_args(self):
         lc, _TOOLS["cpus"] = placement()
+        qp = ",qpairs=%d" % self.qpairs if self.qpairs > 1 else ""
         return lc + ["--no-huge", "-m", "512", "--no-pci",
                 "--file-prefix", self.prefix, "--log-level", "lib.eal:notice",
-                "--vdev", "net_af_packet0,iface=%s" % self.tb.root_a,
-                "--vdev", "net_af_packet1,iface=%s" % self.tb.root_b]
+                "--vdev", "net_af_packet0,iface=%s%s" % (self.tb.root_a, qp),
+                "--vdev", "net_af_packet1,iface=%s%s" % (self.tb.root_b, qp)]
 
     def start(self, ready_timeout=20.0, check_reach=True):
         self.tb.kernel_reset()   # the root namespace must not bridge while we own the veths
@@ -431,8 +434,8 @@ class DpdkProc:
 class Shaper(DpdkProc):
     kind = "dpdk-shaper"
 
-    def __init__(self, tb, workdir, app_args, tag="shaper"):
-        super().__init__(tb, workdir, tag)
+    def __init__(self, tb, workdir, app_args, tag="shaper", qpairs=1):
+        super().__init__(tb, workdir, tag, qpairs)
         self.app_args = list(app_args)
         self.stats_file = self.workdir / ("%s-stats.json" % tag)
 
