@@ -387,8 +387,9 @@ test_oversize_raw_length(void **state)
 		"rate 1mbit burst 1514 limit 100kb overhead 24",
 		"rate 1mbit burst 1600 limit 100kb linklayer atm",
 		"rate 1mbit burst 1600 limit 100kb mpu 2000",
-		"rate 1mbit burst 1514 limit 100kb peakrate 2mbit mtu 1514 "
-		"overhead 4",
+		/* (one string: clang's -Wstring-concatenation) */
+		("rate 1mbit burst 1514 limit 100kb peakrate 2mbit mtu 1514 "
+		 "overhead 4"),
 	};
 	static const uint16_t lens[] = { 999, 1200, 1500, 1514 };
 	struct rte_mbuf *out[8];
