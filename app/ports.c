@@ -331,6 +331,7 @@ shaper_lcores_assign(struct shaper *s)
 			"besides the main one (e.g. -l 0-1)\n");
 		return -1;
 	}
+	shaper_queues_default(s, n);
 	if (shaper_queues(s) > 1) {
 		s->nb_workers = n;
 		return shaper_shards_assign(s);

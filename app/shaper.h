@@ -157,6 +157,9 @@ void shaper_run_dir_remove(const char *dir);
  * -1: a usage error), the queues dealt to the workers, each shard's
  * chain, the per-shard figures */
 int shaper_shards_check(const struct shaper *s);
+/* --queues when not given: one a worker where every port and the
+ * profile allow (shards.c) */
+void shaper_queues_default(struct shaper *s, unsigned int nw);
 int shaper_shards_assign(struct shaper *s);
 int shaper_shards_init(struct shaper *s, uint16_t port,
 		       const struct shp_stage_env *env,

@@ -28,38 +28,81 @@ struct shard {
 	struct shp_chain chain;
 } __rte_cache_aligned;
 
+/* Why port's profile as given at start cannot run on shards as one
+ * link (a kind's unshardable), or NULL. */
+static const char *
+profile_unshardable(const struct shaper *s, uint16_t port)
+{
+	struct shp_chain_spec spec;
+	char err[SHP_ERR_LEN];
+	const char *why = NULL;
+	unsigned int k;
+
+	/* (a text that does not parse is the chain build's to report) */
+	if (shp_options_chain_spec(&s->opt, port, &spec, err) < 0)
+		return NULL;
+	for (k = 0; k < SHP_SLOT_MAX && why == NULL; k++) {
+		const struct shp_kind *kind = spec.kind[k] != NULL ?
+			spec.kind[k] : shp_kind_default((enum shp_slot)k);
+
+		if (spec.conf[k] != NULL && kind != NULL &&
+		    kind->unshardable != NULL)
+			why = kind->unshardable(spec.conf[k]);
+	}
+	shp_chain_spec_free(&spec);
+	return why;
+}
+
+/*
+ * What of the options or of a port's profile does not run on shards yet
+ * (one line's worth, *port set where it is a port's), or NULL.
+ */
+static const char *
+shards_unsupported(const struct shaper *s, int *port)
+{
+	unsigned int i;
+
+	*port = -1;
+	if (s->opt.rx_lcores != NULL || s->opt.tx_lcores != NULL)
+		return "--rx-lcores and --tx-lcores (a pipeline) do not "
+		       "serve shards yet";
+	if (s->opt.classes != NULL && s->opt.classes->nb > 0)
+		return "classes are not spread over shards yet";
+	if (s->opt.schedule_file != NULL)
+		return "a --schedule is not applied to shards yet";
+	if (s->opt.pace)
+		return "--pace replays net_pcap captures, which have one queue";
+	for (i = 0; i < s->nb_ports; i++) {
+		const char *why = profile_unshardable(s, s->port_ids[i]);
+
+		if (why != NULL) {
+			*port = s->port_ids[i];
+			return why;
+		}
+	}
+	return NULL;
+}
+
 int
 shaper_shards_check(const struct shaper *s)
 {
 	unsigned int n = s->opt.queues;
+	const char *why;
+	int port;
 
 	if (n <= 1)
 		return 0;
 	/* what a sharded port does not split yet: refused, not run wrong */
-	if (s->opt.rx_lcores != NULL || s->opt.tx_lcores != NULL) {
-		fprintf(stderr, "dpdk-shaper: --queues %u: --rx-lcores and "
-			"--tx-lcores (a pipeline) do not serve shards yet; "
-			"with --queues every worker polls and sends its own "
-			"queues (leave them out, or use --queues 1)\n", n);
-		return -1;
-	}
-	if (s->opt.classes != NULL && s->opt.classes->nb > 0) {
-		fprintf(stderr, "dpdk-shaper: --queues %u: classes are not "
-			"spread over shards yet (use --queues 1)\n", n);
-		return -1;
-	}
-	if (s->opt.schedule_file != NULL) {
-		fprintf(stderr, "dpdk-shaper: --queues %u: a --schedule is "
-			"not applied to shards yet (use --queues 1)\n", n);
-		return -1;
-	}
-	if (s->opt.pace) {
-		fprintf(stderr, "dpdk-shaper: --queues %u: --pace replays "
-			"net_pcap captures, which have one queue (use "
-			"--queues 1)\n", n);
-		return -1;
-	}
-	return 0;
+	why = shards_unsupported(s, &port);
+	if (why == NULL)
+		return 0;
+	if (port >= 0)
+		fprintf(stderr, "dpdk-shaper: --queues %u: port %d: %s (use "
+			"--queues 1)\n", n, port, why);
+	else
+		fprintf(stderr, "dpdk-shaper: --queues %u: %s (use --queues "
+			"1)\n", n, why);
+	return -1;
 }
 
 /* Can port give n RX and n TX queues? One line when it cannot. */
@@ -91,6 +134,64 @@ port_queues_check(uint16_t port, unsigned int n)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The default --queues (issue 24): with nw workers and no lcore roles
+ * given, one queue a worker, so that every worker serves the link (each
+ * its own shard of every port, run to completion). Where a port cannot
+ * give nw queues, or the options or a profile do not run on shards yet,
+ * the workers keep the pipeline layout, one queue a port, and a line
+ * says why. Roles given, or --queues, are kept as they are.
+ */
+void
+shaper_queues_default(struct shaper *s, unsigned int nw)
+{
+	const char *why;
+	char line[160];
+	unsigned int i;
+	int port;
+
+	if (s->opt.queues_given || nw <= 1 || s->opt.rx_lcores != NULL ||
+	    s->opt.tx_lcores != NULL)
+		return;
+	why = shards_unsupported(s, &port);
+	if (why != NULL) {
+		if (port >= 0)
+			snprintf(line, sizeof(line), "port %d: %s", port, why);
+		else
+			snprintf(line, sizeof(line), "%s", why);
+	}
+	for (i = 0; why == NULL && i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		struct rte_eth_dev_info info;
+		unsigned int rxq, txq;
+
+		if (rte_eth_dev_info_get(p, &info) != 0)
+			return;   /* (port set-up says what is wrong) */
+		rxq = info.max_rx_queues;
+		txq = info.max_tx_queues;
+		/* each rx_pcap= is a queue of its own, read whole: one
+		 * capture, one queue (port_queues_check) */
+		if (info.driver_name != NULL &&
+		    strcmp(info.driver_name, "net_pcap") == 0)
+			rxq = txq = 1;
+		if (rxq < nw || txq < nw) {
+			snprintf(line, sizeof(line), "port %u (%s) gives at "
+				 "most %u RX and %u TX queues", p,
+				 info.driver_name, rxq, txq);
+			why = line;
+		}
+	}
+	if (why != NULL) {
+		printf("dpdk-shaper: %u workers: RX and TX lcores, one queue "
+		       "a port (%s)\n", nw, line);
+		return;
+	}
+	s->opt.queues = nw;
+	printf("dpdk-shaper: %u workers: --queues %u by default, each "
+	       "worker a shard of every port (--queues 1 for RX and TX "
+	       "lcores)\n", nw, nw);
 }
 
 /* The shard struct of port's shard q >= 1, on the port's socket. */

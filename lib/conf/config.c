@@ -255,8 +255,13 @@ shp_option_set(struct shp_options *o, const char *name, int port,
 	if (strcmp(name, "burst") == 0)
 		return parse_uint(name, v, 1, SHP_MAX_BURST, &o->burst, err);
 	/* a port's own limits (max_rx_queues) are checked once it exists */
-	if (strcmp(name, "queues") == 0)
-		return parse_uint(name, v, 1, SHP_MAX_QUEUES, &o->queues, err);
+	if (strcmp(name, "queues") == 0) {
+		if (parse_uint(name, v, 1, SHP_MAX_QUEUES, &o->queues,
+			       err) < 0)
+			return -1;
+		o->queues_given = true;
+		return 0;
+	}
 	/* a port's own limits (rx_desc_lim) are checked once it exists */
 	if (strcmp(name, "rxd") == 0)
 		return parse_uint(name, v, 1, UINT16_MAX, &o->rxd, err);

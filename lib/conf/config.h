@@ -57,6 +57,7 @@ struct shp_options {
 	/* --queues: RX and TX queues of every port, each egress port a
 	 * shard per TX queue (issue 24); 1: one chain a port */
 	unsigned int queues;
+	bool queues_given;            /* by --queues or [global] queues */
 	unsigned int rxd, txd;        /* descriptors per RX / TX queue */
 	uint64_t link_wait_ns;        /* --link-wait: for links at start */
 	/* --mtu (every port) over [port N] mtu over [global] mtu; 0: the

@@ -150,6 +150,14 @@ static const char *const police_drops[] = {
 	NULL
 };
 
+/* the link's one bucket, judged at arrival */
+static const char *
+police_kind_unshardable(const void *conf)
+{
+	return conf != NULL ? "a policer is not shared by a link's shards "
+			      "yet" : NULL;
+}
+
 const struct shp_kind shp_kind_police = {
 	.name = "police",
 	.slot = SHP_SLOT_INGRESS,
@@ -158,6 +166,7 @@ const struct shp_kind shp_kind_police = {
 	.format = police_kind_format,
 	.conf_free = free,
 	.tc_print = police_tc_print,
+	.unshardable = police_kind_unshardable,
 	.drops = police_drops,
 	.usage = "police rate RATE burst BYTES [mtu BYTES] [peakrate RATE] "
 		 "[overhead BYTES] [mpu BYTES] [linklayer ethernet|atm]",

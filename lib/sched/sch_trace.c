@@ -569,6 +569,14 @@ trace_kind_free(void *conf)
 	trace_conf_free(conf);
 }
 
+/* the link's one schedule of delivery opportunities */
+static const char *
+trace_kind_unshardable(const void *conf)
+{
+	return conf != NULL ? "a trace is not shared by a link's shards yet" :
+			      NULL;
+}
+
 const struct shp_kind shp_kind_trace = {
 	.name = "trace",
 	.slot = SHP_SLOT_RATE,
@@ -576,6 +584,7 @@ const struct shp_kind shp_kind_trace = {
 	.parse = trace_kind_parse,
 	.format = trace_kind_format,
 	.conf_free = trace_kind_free,
+	.unshardable = trace_kind_unshardable,
 	.reads_file = true,
 	.usage = "trace FILE (Mahimahi: one time in ms a line, each an "
 		 "opportunity for 1504 bytes; repeats)",

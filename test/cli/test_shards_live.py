@@ -226,6 +226,16 @@ def test_pcap_refused(tmp_path):
 @pytest.mark.parametrize("lcores,args,says", [
     # three workers, two queues: one would have nothing to do
     ("0@0,1@0,2@1,3@1", ["--queues", "2"], "with 3 workers"),
+    # what the link has one of, which each shard would keep whole
+    (LCORES, ["--queues", "2", "--netem", "delay 1ms rate 10mbit"],
+     "port 0: netem's rate and slot are not shared by a link's shards"),
+    (LCORES, ["--queues", "2", "--netem-port", "1", "slot 1ms 2ms"],
+     "port 1: netem's rate and slot are not shared"),
+    (LCORES, ["--queues", "2", "--netem", "outage 1s 10ms"],
+     "netem's outage is not shared"),
+    (LCORES, ["--queues", "2", "--police-port", "1",
+              "rate 20mbit burst 20kb"],
+     "port 1: a policer is not shared by a link's shards"),
     (LCORES, ["--queues", "2", "--rx-lcores", "1", "--tx-lcores", "2"],
      "--rx-lcores and --tx-lcores"),
     (LCORES, ["--queues", "2", "--class", "c", "eth_type 0x0800"],
@@ -290,3 +300,77 @@ def test_port_short_of_queues():
     lines = [l for l in out.splitlines() if "--queues 2" in l]
     assert lines == ["dpdk-shaper: port 0 (net_af_packet): --queues 2: the "
                      "port gives at most 1 RX and 1 TX queues"], out
+
+
+def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
+    """On a sharded port a `set` that would give each shard a rate of its
+    own (netem rate, a policer) is refused, saying why, and changes
+    nothing; a delay change (per shard by design) goes through."""
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], lcores=LCORES)
+    text = ("set netem all delay 1ms rate 100mbit\n"
+            "set police 1 rate 20mbit burst 20kb\n"
+            "show netem all\nset netem all delay 2ms\nshow netem all\nquit\n")
+    p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
+    o = outputs(clean(p.stdout))
+    assert "netem's rate and slot are not shared by a link's shards" in \
+        o["set netem all delay 1ms rate 100mbit"][0], o
+    assert "a policer is not shared" in \
+        o["set police 1 rate 20mbit burst 20kb"][0], o
+    first, second = o["show netem all"]
+    assert first.count("netem off") == 2, first
+    assert second.count("delay 2ms") == 2 and "rate" not in second, second
+
+
+def test_default_queues_one_a_worker(tmp_path):
+    """Issue 24: two workers and neither --queues nor lcore roles: a
+    queue a worker, each worker a shard of every port (said at start),
+    both carrying, conservation exact."""
+    rc, out, st = run_for(tmp_path, 2, [])
+    assert rc == 0, out[-3000:]
+    assert "2 workers: --queues 2 by default" in out, out[-3000:]
+    assert re.search(r"port 0 \(net_null\): 2 RX queues", out), out
+    for port in st["ports"].values():
+        shards = check_port(port)
+        assert len(shards) == 2
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+
+
+@pytest.mark.parametrize("args,says", [
+    # roles given, or --queues: kept as given, nothing said
+    (["--rx-lcores", "1", "--tx-lcores", "2"], None),
+    (["--queues", "1"], None),
+    # what does not run on shards yet: the pipeline, and why
+    (["--netem", "delay 1ms rate 100mbit"],
+     "RX and TX lcores, one queue a port (port 0: netem's rate and slot"),
+    (["--police-port", "1", "rate 20mbit burst 20kb"],
+     "(port 1: a policer is not shared"),
+    (["--class", "c", "eth_type 0x0800"], "(classes are not spread"),
+])
+def test_default_keeps_the_pipeline(tmp_path, args, says):
+    rc, out, st = run_for(tmp_path, 1, args)
+    assert rc == 0, out[-3000:]
+    assert "by default" not in out, out[-3000:]
+    if says is None:
+        assert "one queue a port" not in out, out[-3000:]
+    else:
+        assert says in out, out[-3000:]
+    assert re.search(r"port 0 \(net_null\): 1 RX queue\b", out), out
+    for port in st["ports"].values():
+        assert len(check_port(port)) == 1
+
+
+def test_default_pcap_one_queue(tmp_path):
+    """A pcap port gives one queue: two workers keep the pipeline and say
+    which port."""
+    vdevs = ["net_pcap%d,rx_pcap=%s,tx_pcap=%s" % (i, SAMPLE,
+                                                    tmp_path / str(i))
+             for i in (0, 1)]
+    cmd = shaper_cmd(vdevs, ["--replay"], lcores=LCORES)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
+    assert ("2 workers: RX and TX lcores, one queue a port (port 0 "
+            "(net_pcap) gives at most 1 RX and 1 TX queues)") in p.stdout, \
+        p.stdout

@@ -1511,6 +1511,27 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 	return c != NULL && c->limit_set ? c->limit : 0;
 }
 
+/* what the link has one of: its serialisation (rate, slot), its state
+ * (outage) and its bursts (accumulate); a shard's own would be a link
+ * of its own */
+static const char *
+netem_kind_unshardable(const void *conf)
+{
+	const struct shp_netem_conf *c = conf;
+
+	if (c == NULL)
+		return NULL;
+	if (c->rate != 0 || c->slot_mode != SHP_NETEM_SLOT_OFF)
+		return "netem's rate and slot are not shared by a link's "
+		       "shards yet";
+	if (c->outage_on != 0)
+		return "netem's outage is not shared by a link's shards yet";
+	if (c->accumulate != 0)
+		return "netem's accumulate is not shared by a link's shards "
+		       "yet";
+	return NULL;
+}
+
 static const char *const netem_drops[] = {
 	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
 	[NETEM_DROP_LOST] = "lost",           /* the loss model */
@@ -1552,6 +1573,7 @@ const struct shp_kind shp_kind_netem = {
 	.format = netem_kind_format,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
+	.unshardable = netem_kind_unshardable,
 	.note = shp_netem_note,
 	.grow_heap = shp_netem_grow_heap,
 	.lean_mem = 8u << 10,   /* a class's, on its tfifo alone */
