@@ -292,6 +292,20 @@ def summarize_iperf3(d, h=None):
     return r
 
 
+def delay_20ms_errors(rtts):
+    """What is wrong with 30 pings' RTTs through 'delay 20ms' each way:
+    lost ones, a median away from 40 ms, one released early."""
+    r = rtt_summary(rtts)
+    f = []
+    if r["n"] < 28:
+        f.append("lost pings: %s" % r)
+    elif abs(r["median"] - 40.0) > 2.0:
+        f.append("median RTT %.2f ms not 40+-2: %s" % (r["median"], rtts))
+    if r["n"] and r["min"] < 39.9:
+        f.append("an RTT below 2 x 20 ms (released early): min %.2f" % r["min"])
+    return f
+
+
 def rtt_summary(rtts):
     if not rtts:
         return {"n": 0}
