@@ -292,6 +292,53 @@ def summarize_iperf3(d, h=None):
     return r
 
 
+def lost_time(st):
+    """What the stats file says the workers lost to the host, per lcore:
+    the loop clock's stalls and hiccups, the kernel's run-queue wait and
+    steal (ms), of the run's elapsed seconds."""
+    out = {"elapsed_s": round(st.get("elapsed_s", 0), 2)}
+    for lc, v in st.get("lcores", {}).items():
+        out[lc] = {"loop_ms": round((v.get("stalled_ns", 0) +
+                                     v.get("hiccup_ns", 0)) / 1e6, 1),
+                   "kernel_ms": round((v.get("runq_wait_ns", 0) +
+                                       v.get("steal_ns", 0)) / 1e6, 1)}
+    return out
+
+
+def lost_fraction(st):
+    """The largest share of the run a worker lost to the host: its loop
+    clock's stalls and hiccups or the kernel's run-queue wait and steal,
+    whichever says more, over the run's elapsed time."""
+    el = st.get("elapsed_s", 0)
+    if el <= 0:
+        return 0.0
+    worst = 0.0
+    for v in st.get("lcores", {}).values():
+        loop = v.get("stalled_ns", 0) + v.get("hiccup_ns", 0)
+        kern = v.get("runq_wait_ns", 0) + v.get("steal_ns", 0)
+        worst = max(worst, max(loop, kern) / 1e9 / el)
+    return worst
+
+
+def goodput_errors(bps, ref, what, st, tol=0.05, ref_st=None):
+    """TCP goodput bps through the shaper against ref (the kernel's, or
+    another run's), tol apart at most; below by more only as far as the
+    time the shaper's worker lost to the host explains: while it does not
+    run the emulated link sends nothing, and tbf makes up afterwards for
+    no more than its burst (tc's rule: tokens stop at the bucket's size),
+    so a share x of the run lost is a share x of the goodput missing.
+    ref_st: the reference's stats when it is a shaper run too (what it
+    lost lets this one be above it by as much)."""
+    lost = lost_fraction(st)
+    above = lost_fraction(ref_st) if ref_st is not None else 0.0
+    if bps > ref * (1 + tol + above) or bps < ref * (1 - tol - lost):
+        return ["%.2f Mbit/s vs %s %.2f Mbit/s (more than %.0f%% apart, "
+                "%.1f%% of the run lost to the host: %s)" % (
+                    bps / 1e6, what, ref / 1e6, 100 * tol, 100 * lost,
+                    lost_time(st))]
+    return []
+
+
 def delay_20ms_errors(rtts):
     """What is wrong with 30 pings' RTTs through 'delay 20ms' each way:
     lost ones, a median away from 40 ms, one released early."""

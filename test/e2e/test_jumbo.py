@@ -7,7 +7,7 @@ goodput on the same path within 5%."""
 import pytest
 
 import shplib
-from shplib import attempts, run, stop_and_check
+from shplib import attempts, goodput_errors, run, stop_and_check
 
 VETH_MTU = "9216"
 TBF_J = "rate 500mbit burst 64kb latency 50ms"
@@ -81,10 +81,7 @@ def test_jumbo_tcp_tbf_vs_kernel(testbed, kernel, jumbo, record):
 
     def check(res):
         o, st = res
-        f = []
-        if abs(o["bps"] - k["bps"]) > 0.05 * k["bps"]:
-            f.append("dpdk-shaper %.2f Mbit/s vs kernel %.2f Mbit/s (>5%% "
-                     "apart)" % (o["bps"] / 1e6, k["bps"] / 1e6))
+        f = goodput_errors(o["bps"], k["bps"], "kernel", st)
         d = st["ports"]["1"]["drops"]
         if d.get("oversize", 0) or d.get("tbf_oversize", 0):
             f.append("oversize drops: %s" % d)

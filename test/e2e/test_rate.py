@@ -1,6 +1,6 @@
 """tbf rate: TCP goodput through dpdk-shaper against the kernel's tbf with the
 same settings on the same veths, in the same test."""
-from shplib import TBF, attempts, stop_and_check
+from shplib import TBF, attempts, goodput_errors, stop_and_check
 
 
 def test_tbf_rate_vs_kernel(testbed, kernel, shaper, record):
@@ -21,11 +21,8 @@ def test_tbf_rate_vs_kernel(testbed, kernel, shaper, record):
 
     def check(res):
         o, st = res
-        f = []
-        if abs(o["bps"] - k["bps"]) > 0.05 * k["bps"]:
-            f.append("dpdk-shaper %.2f Mbit/s vs kernel %.2f Mbit/s (>5%% apart); "
-                     "intervals %s vs %s" % (o["bps"] / 1e6, k["bps"] / 1e6,
-                                             o["intervals"], k["intervals"]))
+        f = ["%s; intervals %s vs %s" % (e, o["intervals"], k["intervals"])
+             for e in goodput_errors(o["bps"], k["bps"], "kernel", st)]
         if st["ports"]["1"]["drops"].get("tbf_oversize", 0):
             f.append("tbf_oversize drops: %s" % st["ports"]["1"]["drops"])
         return f
