@@ -105,6 +105,15 @@ shaper_shards_check(const struct shaper *s)
 	return -1;
 }
 
+/* Each rx_pcap= is a queue of its own, read whole: a pcap port has no
+ * RSS to spread a capture by flow over N queues. */
+static bool
+port_is_pcap(const struct rte_eth_dev_info *info)
+{
+	return info->driver_name != NULL &&
+	       strcmp(info->driver_name, "net_pcap") == 0;
+}
+
 /* Can port give n RX and n TX queues? One line when it cannot. */
 static int
 port_queues_check(uint16_t port, unsigned int n)
@@ -116,10 +125,7 @@ port_queues_check(uint16_t port, unsigned int n)
 			"device info\n", port);
 		return -1;
 	}
-	if (info.driver_name != NULL &&
-	    strcmp(info.driver_name, "net_pcap") == 0) {
-		/* each rx_pcap= is a queue of its own, read whole: a
-		 * capture cannot be spread by flow over N queues */
+	if (port_is_pcap(&info)) {
 		fprintf(stderr, "dpdk-shaper: port %u (net_pcap): --queues "
 			"%u: a pcap port has one queue per capture and no "
 			"RSS to keep a flow on one of them (use --queues 1)\n",
@@ -169,13 +175,8 @@ shaper_queues_default(struct shaper *s, unsigned int nw)
 
 		if (rte_eth_dev_info_get(p, &info) != 0)
 			return;   /* (port set-up says what is wrong) */
-		rxq = info.max_rx_queues;
-		txq = info.max_tx_queues;
-		/* each rx_pcap= is a queue of its own, read whole: one
-		 * capture, one queue (port_queues_check) */
-		if (info.driver_name != NULL &&
-		    strcmp(info.driver_name, "net_pcap") == 0)
-			rxq = txq = 1;
+		rxq = port_is_pcap(&info) ? 1 : info.max_rx_queues;
+		txq = port_is_pcap(&info) ? 1 : info.max_tx_queues;
 		if (rxq < nw || txq < nw) {
 			snprintf(line, sizeof(line), "port %u (%s) gives at "
 				 "most %u RX and %u TX queues", p,

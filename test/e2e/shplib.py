@@ -292,32 +292,32 @@ def summarize_iperf3(d, h=None):
     return r
 
 
+def _lost_ns(v):
+    """An lcore's time lost to the host, (loop clock's stalls and hiccups,
+    kernel's run-queue wait and steal), ns."""
+    return (v.get("stalled_ns", 0) + v.get("hiccup_ns", 0),
+            v.get("runq_wait_ns", 0) + v.get("steal_ns", 0))
+
+
 def lost_time(st):
-    """What the stats file says the workers lost to the host, per lcore:
-    the loop clock's stalls and hiccups, the kernel's run-queue wait and
-    steal (ms), of the run's elapsed seconds."""
+    """What the stats file says the workers lost to the host, per lcore
+    (ms, both ways), of the run's elapsed seconds."""
     out = {"elapsed_s": round(st.get("elapsed_s", 0), 2)}
     for lc, v in st.get("lcores", {}).items():
-        out[lc] = {"loop_ms": round((v.get("stalled_ns", 0) +
-                                     v.get("hiccup_ns", 0)) / 1e6, 1),
-                   "kernel_ms": round((v.get("runq_wait_ns", 0) +
-                                       v.get("steal_ns", 0)) / 1e6, 1)}
+        loop, kern = _lost_ns(v)
+        out[lc] = {"loop_ms": round(loop / 1e6, 1),
+                   "kernel_ms": round(kern / 1e6, 1)}
     return out
 
 
 def lost_fraction(st):
-    """The largest share of the run a worker lost to the host: its loop
-    clock's stalls and hiccups or the kernel's run-queue wait and steal,
-    whichever says more, over the run's elapsed time."""
+    """The largest share of the run a worker lost to the host, by its
+    loop clock or by the kernel, whichever says more."""
     el = st.get("elapsed_s", 0)
     if el <= 0:
         return 0.0
-    worst = 0.0
-    for v in st.get("lcores", {}).values():
-        loop = v.get("stalled_ns", 0) + v.get("hiccup_ns", 0)
-        kern = v.get("runq_wait_ns", 0) + v.get("steal_ns", 0)
-        worst = max(worst, max(loop, kern) / 1e9 / el)
-    return worst
+    return max([max(_lost_ns(v)) / 1e9 / el
+                for v in st.get("lcores", {}).values()] + [0.0])
 
 
 def goodput_errors(bps, ref, what, st, tol=0.05, ref_st=None):
