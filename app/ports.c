@@ -828,6 +828,7 @@ shaper_stages_init(struct shaper *s)
 				    caps[i] : RTE_MAX(caps[i] /
 						      shaper_queues(s), 1u),
 			.shared_rate = s->shared_rate[port],
+			.shared_police = s->shared_police[port],
 		};
 		if (shaper_queues(s) > 1) {
 			/* a shard's byte limits count what it holds, in the

@@ -116,9 +116,11 @@ struct shaper {
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */
 	struct shp_chain chain[SHP_MAX_PORTS];        /* by port id */
 	/* --queues N: port P's shard q (shard 0: egress[P], chain[P]), and
-	 * the tbf bucket its shards share (NULL with one queue) */
+	 * the tbf and policer buckets its shards share (NULL with one
+	 * queue) */
 	struct egress *shard[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 	struct shp_tbf_shared *shared_rate[SHP_MAX_PORTS];
+	struct shp_tbf_shared *shared_police[SHP_MAX_PORTS];
 	/* RCU-published: the mode, and the aliases' priomap (--priomap,
 	 * `set priomap`) for queues that give none of their own */
 	const struct shp_classifier *classifier;

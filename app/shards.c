@@ -248,7 +248,11 @@ shaper_shards_assign(struct shaper *s)
 		s->shared_rate[port] = rte_zmalloc_socket("shared_rate",
 			sizeof(*s->shared_rate[port]), RTE_CACHE_LINE_SIZE,
 			rte_eth_dev_socket_id(port));
-		if (s->shared_rate[port] == NULL)
+		s->shared_police[port] = rte_zmalloc_socket("shared_police",
+			sizeof(*s->shared_police[port]), RTE_CACHE_LINE_SIZE,
+			rte_eth_dev_socket_id(port));
+		if (s->shared_rate[port] == NULL ||
+		    s->shared_police[port] == NULL)
 			goto nomem;
 	}
 	/* queue q to worker q mod W: it polls RX queue q of every port and
@@ -367,6 +371,8 @@ shaper_shards_fini(struct shaper *s)
 		}
 		rte_free(s->shared_rate[port]);
 		s->shared_rate[port] = NULL;
+		rte_free(s->shared_police[port]);
+		s->shared_police[port] = NULL;
 	}
 }
 

@@ -1088,6 +1088,7 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 		 * it holds, not the link's */
 		.ctr_blocks = &r->ctr[q], .nb_ctr_blocks = 1,
 		.shard = (uint16_t)q, .shared_rate = r->shared_rate,
+		.shared_police = r->shared_police,
 	};
 	if (q > 0) {
 		/* unique ring names */
@@ -1178,7 +1179,10 @@ stages_init(struct replay *r)
 		r->shared_rate = rte_zmalloc("replay_rate",
 					     sizeof(*r->shared_rate),
 					     RTE_CACHE_LINE_SIZE);
-		if (r->shared_rate == NULL)
+		r->shared_police = rte_zmalloc("replay_police",
+					       sizeof(*r->shared_police),
+					       RTE_CACHE_LINE_SIZE);
+		if (r->shared_rate == NULL || r->shared_police == NULL)
 			return fail(EXIT_RUNTIME, "out of memory");
 	}
 	shp_options_kind_env(&r->opt, &kenv);
@@ -1392,6 +1396,7 @@ release(struct replay *r)
 	rte_free(r->ctr);
 	free(r->lat);
 	rte_free(r->shared_rate);
+	rte_free(r->shared_police);
 	if (r->in != NULL)
 		pcap_close(r->in);
 	free(r->inbuf);

@@ -83,6 +83,7 @@ struct replay {
 	/* the link's one rate bucket, which the shards claim from
 	 * (NULL with one shard: its tbf keeps its own) */
 	struct shp_tbf_shared *shared_rate;
+	struct shp_tbf_shared *shared_police;   /* and its one policer */
 	unsigned int serve_first;     /* the shard served first next */
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 

@@ -279,9 +279,11 @@ struct shp_stage_env {
 	/* a link spread over shards (issue 24): which one this chain is
 	 * (0 for an unsharded port: its stages behave as they always did),
 	 * and the link's one rate bucket that the shards' rate stages claim
-	 * from instead of a bucket of their own (NULL: each its own) */
+	 * from instead of a bucket of their own (NULL: each its own), and
+	 * the link's one policer bucket, likewise */
 	uint16_t shard;
 	struct shp_tbf_shared *shared_rate;
+	struct shp_tbf_shared *shared_police;
 };
 
 /* A ring of count slots (rte_ring_create's flags): named (a memzone, as

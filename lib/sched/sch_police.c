@@ -5,7 +5,9 @@
  * queued or delayed by it; one it does not cover is dropped, counted as
  * `policed`, and leaves the bucket as it was. The bucket, its words and
  * its arithmetic are tbf's (shp_bucket.h, shp_police.h). conf == NULL:
- * off.
+ * off. A link's shards judge on the link's one bucket (the env's
+ * shared_police, tbf_shared.h), so that the link, not each shard,
+ * passes the rate.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,11 +19,15 @@
 #include "shp_kind.h"
 #include "shp_police.h"
 #include "shp_qdisc.h"
+#include "tbf_shared.h"
 
 struct police_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
 	uint64_t seen;    /* id of the conf the bucket belongs to */
 	struct shp_police_state s;
+	/* the link's bucket, shared with the other shards (NULL: s is the
+	 * bucket) */
+	struct shp_tbf_shared *sh;
 };
 
 static inline struct police_priv *
@@ -35,6 +41,10 @@ police_init(struct shp_qdisc *q, const void *conf)
 {
 	priv(q)->conf = conf;
 	priv(q)->seen = UINT64_MAX;   /* the first conf is fresh */
+	priv(q)->sh = q->env != NULL ? q->env->shared_police : NULL;
+	/* full at the first use, whichever shard judges first */
+	if (priv(q)->sh != NULL && conf != NULL)
+		shp_tbf_shared_bind(priv(q)->sh, conf);
 	return 0;
 }
 
@@ -64,12 +74,18 @@ police_filter(struct shp_qdisc *q, struct rte_mbuf *const *pkts, uint16_t n,
 		return;
 	}
 	if (c->id != p->seen) {
-		shp_police_init(&p->s, c, ctx->now);
+		if (p->sh != NULL)   /* the first shard to meet it fills */
+			shp_tbf_shared_adopt(p->sh, c, ctx->now);
+		else
+			shp_police_init(&p->s, c, ctx->now);
 		p->seen = c->id;
 	}
 	for (i = 0; i < n; i++)
 		len[i] = rte_pktmbuf_pkt_len(pkts[i]);
-	shp_police_conform_burst(&p->s, c, len, n, ctx->now, verdict);
+	if (p->sh != NULL)
+		shp_tbf_shared_police(p->sh, c, len, n, ctx->now, verdict);
+	else
+		shp_police_conform_burst(&p->s, c, len, n, ctx->now, verdict);
 }
 
 static void
@@ -150,12 +166,13 @@ static const char *const police_drops[] = {
 	NULL
 };
 
-/* the link's one bucket, judged at arrival */
-static const char *
-police_kind_unshardable(const void *conf)
+/* The shards' copies of one change: one id, one refill of the bucket
+ * they share (shp_tbf_shared_adopt). */
+static void
+police_kind_twin(void *copy, const void *orig)
 {
-	return conf != NULL ? "a policer is not shared by a link's shards "
-			      "yet" : NULL;
+	((struct shp_tbf_conf *)copy)->id =
+		((const struct shp_tbf_conf *)orig)->id;
 }
 
 const struct shp_kind shp_kind_police = {
@@ -166,7 +183,7 @@ const struct shp_kind shp_kind_police = {
 	.format = police_kind_format,
 	.conf_free = free,
 	.tc_print = police_tc_print,
-	.unshardable = police_kind_unshardable,
+	.twin = police_kind_twin,
 	.drops = police_drops,
 	.usage = "police rate RATE burst BYTES [mtu BYTES] [peakrate RATE] "
 		 "[overhead BYTES] [mpu BYTES] [linklayer ethernet|atm]",

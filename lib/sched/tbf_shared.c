@@ -119,6 +119,58 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	}
 }
 
+uint16_t
+shp_tbf_shared_police(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		      const uint32_t *len, uint16_t n, uint64_t now_ns,
+		      uint8_t *verdict)
+{
+	const uint64_t now = ticks_of(now_ns);
+	rte_int128_t old = clk_load(s), new;
+
+	for (;;) {
+		uint64_t e = tlater(old.val[0], now - (uint64_t)c->buffer_t);
+		uint64_t p = tlater(old.val[1], now - (uint64_t)c->mtu_t);
+		uint64_t cost = 0, pcost = 0;
+		uint32_t last = UINT32_MAX;
+		uint16_t i, k = 0;
+
+		for (i = 0; i < n; i++) {
+			if (len[i] > c->max_size) {
+				verdict[i] = 1;
+				continue;
+			}
+			if (len[i] != last) {
+				uint64_t w = shp_tbf_wire_len(c, len[i]);
+
+				last = len[i];
+				cost = (uint64_t)shp_tbf_ticks(c->rate_mult, w);
+				pcost = c->peakrate ? (uint64_t)shp_tbf_ticks(
+						c->peak_mult, w) : 0;
+			}
+			if (tdiff(e + cost, now) > 0 ||
+			    tdiff(p + pcost, now) > 0) {
+				verdict[i] = 1;
+				continue;
+			}
+			verdict[i] = 0;
+			e += cost;
+			p += pcost;
+			k++;
+		}
+		if (k == 0)
+			return 0;   /* nothing conformed: nothing to write */
+		new.val[0] = e;
+		new.val[1] = p;
+		if (rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
+					       __ATOMIC_ACQ_REL,
+					       __ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+			return k;
+		}
+		__atomic_fetch_add(&s->retries, 1, __ATOMIC_RELAXED);
+	}
+}
+
 void
 shp_tbf_shared_charge(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		      uint32_t wire, uint64_t now_ns)

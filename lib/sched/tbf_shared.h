@@ -132,6 +132,23 @@ uint64_t shp_tbf_shared_reserve(struct shp_tbf_shared *s,
 				const struct shp_tbf_conf *c, uint32_t wire,
 				uint64_t now_ns);
 
+/*
+ * The policer's judgement (shp_police.h) on the link's one bucket: of n
+ * frames of len[i] bytes (L2) arriving at now_ns, verdict[i] 0 for each
+ * the bucket covers (its cost claimed), 1 for each it does not (too long
+ * for mtu, or short of tokens: the bucket left as it was for the next),
+ * the frames judged in order. Returns how many conformed; one swap per
+ * call when uncontended. What the shards see is one bucket that judged
+ * their bursts in the order their swaps succeeded; a burst stamped
+ * earlier than one claimed before it finds the tokens as of its stamp
+ * less what that one took (never more than the link's rate over any
+ * stretch). Any lcore, lock-free.
+ */
+uint16_t shp_tbf_shared_police(struct shp_tbf_shared *s,
+			       const struct shp_tbf_conf *c,
+			       const uint32_t *len, uint16_t n,
+			       uint64_t now_ns, uint8_t *verdict);
+
 /* Tokens (ticks) the rate bucket holds at now_ns, below zero in debt. */
 int64_t shp_tbf_shared_tokens(const struct shp_tbf_shared *s,
 			      const struct shp_tbf_conf *c, uint64_t now_ns);

@@ -112,13 +112,19 @@ def test_one_queue_has_one_shard(tmp_path):
         assert shard["lcore"] == 1
 
 
-def test_shared_rate(tmp_path):
-    """--tbf 'rate 1gbit ...' with --queues 2: each port sends the link's
-    1 Gbit/s within 1% over the forwarding time (not 2, as a bucket per
-    shard would), both shards sending."""
+@pytest.mark.parametrize("kind,args", [
+    ("tbf", "rate 1gbit burst 64kb limit 1mb"),
+    ("police", "rate 1gbit burst 64kb"),
+])
+def test_shared_rate(tmp_path, kind, args):
+    """--tbf 'rate 1gbit ...' (or a policer of 1 Gbit/s) with --queues 2:
+    each port sends the link's 1 Gbit/s within 1% over the forwarding
+    time (not 2, as a bucket per shard would), both shards sending (and,
+    policed, both dropping what the link's bucket refused)."""
     rc, out, st = run_for(tmp_path, 4, [
-        "--queues", "2", "--tbf", "rate 1gbit burst 64kb limit 1mb"])
+        "--queues", "2", "--" + kind, args])
     assert rc == 0, out[-3000:]
+    assert "mbuf leak" not in out
     el = st["elapsed_s"]
     assert el > 3, st["elapsed_s"]
     for p, port in st["ports"].items():
@@ -126,6 +132,8 @@ def test_shared_rate(tmp_path):
         rate = port["tx_bytes"] * 8 / el
         assert abs(rate - 1e9) <= 0.01 * 1e9, (p, rate, shards)
         assert all(s["tx_packets"] > 0 for s in shards), shards
+        if kind == "police":
+            assert all(s["drops"]["policed"] > 0 for s in shards), shards
 
 
 def shards_tx(text):
@@ -142,18 +150,22 @@ def shards_tx(text):
     return res
 
 
-def test_change_reaches_every_shard(tmp_path):
-    """`set tbf all` on a port of two shards: after it, the port leaves at
-    the new rate (a shard that kept the old conf would claim at 1 Gbit/s,
-    and the port would send far more), both shards still sending."""
-    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "--tbf",
-                                  "rate 1gbit burst 64kb limit 1mb", "-i"],
+@pytest.mark.parametrize("kind,limit", [("tbf", " limit 1mb"),
+                                        ("police", "")])
+def test_change_reaches_every_shard(tmp_path, kind, limit):
+    """`set tbf all` (or `set police all`) on a port of two shards: after
+    it, the port leaves at the new rate (a shard that kept the old conf
+    would claim at 1 Gbit/s, and the port would send far more), both
+    shards still sending."""
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "--" + kind,
+                                  "rate 1gbit burst 64kb" + limit, "-i"],
                      lcores=LCORES)
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     try:
         wait_started(p)
-        p.stdin.write(b"set tbf all rate 100mbit burst 64kb limit 1mb\n")
+        p.stdin.write(("set %s all rate 100mbit burst 64kb%s\n"
+                       % (kind, limit)).encode())
         p.stdin.flush()
         time.sleep(1)   # the buckets drain what the old rate let in
         p.stdin.write(b"show port shards\n")
@@ -233,9 +245,6 @@ def test_pcap_refused(tmp_path):
      "port 1: netem's rate and slot are not shared"),
     (LCORES, ["--queues", "2", "--netem", "outage 1s 10ms"],
      "netem's outage is not shared"),
-    (LCORES, ["--queues", "2", "--police-port", "1",
-              "rate 20mbit burst 20kb"],
-     "port 1: a policer is not shared by a link's shards"),
     (LCORES, ["--queues", "2", "--rx-lcores", "1", "--tx-lcores", "2"],
      "--rx-lcores and --tx-lcores"),
     (LCORES, ["--queues", "2", "--class", "c", "eth_type 0x0800"],
@@ -304,8 +313,9 @@ def test_port_short_of_queues():
 
 def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
     """On a sharded port a `set` that would give each shard a rate of its
-    own (netem rate, a policer) is refused, saying why, and changes
-    nothing; a delay change (per shard by design) goes through."""
+    own (netem rate) is refused, saying why, and changes nothing; a delay
+    change (per shard by design) goes through, and so does a policer
+    (the link's one bucket)."""
     cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], lcores=LCORES)
     text = ("set netem all delay 1ms rate 100mbit\n"
             "set police 1 rate 20mbit burst 20kb\n"
@@ -316,18 +326,20 @@ def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
     o = outputs(clean(p.stdout))
     assert "netem's rate and slot are not shared by a link's shards" in \
         o["set netem all delay 1ms rate 100mbit"][0], o
-    assert "a policer is not shared" in \
+    assert "not shared" not in \
         o["set police 1 rate 20mbit burst 20kb"][0], o
     first, second = o["show netem all"]
     assert first.count("netem off") == 2, first
     assert second.count("delay 2ms") == 2 and "rate" not in second, second
 
 
-def test_default_queues_one_a_worker(tmp_path):
+@pytest.mark.parametrize("args", [
+    [], ["--police-port", "1", "rate 20mbit burst 20kb"]])
+def test_default_queues_one_a_worker(tmp_path, args):
     """Issue 24: two workers and neither --queues nor lcore roles: a
     queue a worker, each worker a shard of every port (said at start),
-    both carrying, conservation exact."""
-    rc, out, st = run_for(tmp_path, 2, [])
+    both carrying, conservation exact; a policer runs on shards too."""
+    rc, out, st = run_for(tmp_path, 2, args)
     assert rc == 0, out[-3000:]
     assert "2 workers: --queues 2 by default" in out, out[-3000:]
     assert re.search(r"port 0 \(net_null\): 2 RX queues", out), out
@@ -344,8 +356,6 @@ def test_default_queues_one_a_worker(tmp_path):
     # what does not run on shards yet: the pipeline, and why
     (["--netem", "delay 1ms rate 100mbit"],
      "RX and TX lcores, one queue a port (port 0: netem's rate and slot"),
-    (["--police-port", "1", "rate 20mbit burst 20kb"],
-     "(port 1: a policer is not shared"),
     (["--class", "c", "eth_type 0x0800"], "(classes are not spread"),
 ])
 def test_default_keeps_the_pipeline(tmp_path, args, says):

@@ -314,6 +314,44 @@ def test_constant_delay_exact_per_packet(tmp_path):
     assert_flows_in_order(got)
 
 
+# ------------------------------------------------------------- policer
+
+def test_policer_is_the_links(tmp_path):
+    """--police over 2 shards judges on the link's one bucket: 64 flows
+    (one of them half the packets) offered at about 20 Mbit/s to police
+    rate 10mbit: the very packets that pass with one queue pass with two
+    (the tool offers arrivals in time order, so one bucket sees the same
+    sequence), never more than rate x time + burst in any stretch, both
+    shards carry packets, and the shards' policed drops sum to the
+    port's. Two buckets of their own would pass up to twice the rate."""
+    inp = tmp_path / "in.pcap"
+    frames, ts = capture(inp, 8000, 320_000, seed=5, heavy=0.5)
+    police = "rate 10mbit burst 10kb"
+    passed, stats = {}, {}
+    for q in ("1", "2"):
+        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
+        ok_run(inp, out, "--police", police, "--queues", q,
+               "--stats-file", str(st))
+        _, got = pcaplib.read(str(out))
+        passed[q] = sorted(pcaplib.seq_of(f) for _, f in got)
+        with open(st) as f:
+            stats[q] = json.load(f)["ports"]["0"]
+        # nothing the policer passes waits: it leaves when it arrived
+        arrived = {pcaplib.seq_of(f): t for f, t in zip(frames, ts)}
+        assert all(t == arrived[pcaplib.seq_of(f)] for t, f in got)
+        span = (got[-1][0] - got[0][0]) / 1e9
+        carried = sum(len(f) for _, f in got)
+        assert carried <= 10e6 / 8 * span + 10 * 1024 + 1514, (q, carried)
+    assert passed["1"] == passed["2"]
+    assert 0.3 * len(frames) < len(passed["2"]) < 0.7 * len(frames)
+    port = stats["2"]
+    assert port["drops"]["policed"] == stats["1"]["drops"]["policed"] \
+        == len(frames) - len(passed["2"])
+    assert all(s["tx_packets"] > 0 for s in port["shards"])
+    assert all(s["drops"]["policed"] > 0 for s in port["shards"])
+    shards_sum_to_port(port)
+
+
 # ------------------------------------------------- one shard: unchanged
 
 PROFILES = {

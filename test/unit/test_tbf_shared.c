@@ -6,7 +6,9 @@
  * make them, at the link's rate for any split of the load, and under two
  * threads that claim at once; and the tbf stage run on it (a chain whose
  * env names the link's bucket): one shard as the private stage, two at
- * the link's rate, on a clock of epoch time.
+ * the link's rate, on a clock of epoch time. The policer on the link's
+ * bucket: as one policer in every order two shards judge, and never
+ * over the rate under two threads.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +24,7 @@
 #include "shp_rig.h"
 #include "shp_bucket.h"
 #include "shp_kind.h"
+#include "shp_police.h"
 #include "shp_tbf.h"
 #include "tbf_shared.h"
 
@@ -441,6 +444,149 @@ test_threads_never_exceed(void **state)
 	assert_int_equal(sh.claims, h[0].calls + h[1].calls);
 }
 
+/* ------------------------------------------------ the policer's judgement */
+
+static struct shp_tbf_conf
+police_conf_of(const char *args)
+{
+	struct shp_tbf_conf c;
+	char err[128];
+
+	memset(&c, 0, sizeof(c));
+	if (shp_police_parse(args, &c, err) != 0)
+		fail_msg("%s: %s", args, err);
+	return c;
+}
+
+/*
+ * Two shards, each with its own arrivals, judged at the same instants in
+ * every order (2^12 orders of 12 polls; with a peak rate, with an mtu
+ * some frames exceed, with overhead): every verdict is the one policer
+ * (shp_police_conform_burst) that judged the same bursts in that order
+ * gives, and the count returned is the number that conformed.
+ */
+static void
+test_police_two_shards_every_order(void **state)
+{
+	static const char *const confs[] = {
+		"rate 8mbit burst 4kb",
+		"rate 8mbit burst 6kb mtu 1500 peakrate 16mbit",
+		"rate 8mbit burst 4kb mtu 1000",
+		"rate 4mbit burst 3kb overhead 24 mpu 84",
+	};
+	unsigned int ci, order, conformed = 0, refused = 0;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_tbf_conf c = police_conf_of(confs[ci]);
+
+		for (order = 0; order < 4096; order++) {
+			struct shp_tbf_shared sh;
+			struct shp_police_state ref;
+			uint32_t q[2][200];
+			unsigned int head[2] = { 0, 0 }, p, s;
+			uint64_t x = 7 + order, t = 5000000;
+
+			for (s = 0; s < 2; s++)
+				for (p = 0; p < RTE_DIM(q[s]); p++)
+					q[s][p] = rnd_len(&x);
+			shp_tbf_shared_init(&sh, &c, t);
+			shp_police_init(&ref, &c, t);
+			for (p = 0; p < 12; p++) {
+				for (s = 0; s < 2; s++) {
+					unsigned int w = ((order >> p) & 1) ^ s;
+					uint8_t v[16], vr[16];
+					uint16_t n = 16, k, i, ok = 0;
+
+					k = shp_tbf_shared_police(&sh, &c,
+								  q[w] + head[w],
+								  n, t, v);
+					shp_police_conform_burst(&ref, &c,
+								 q[w] + head[w],
+								 n, t, vr);
+					assert_memory_equal(v, vr, n);
+					for (i = 0; i < n; i++)
+						ok += v[i] == 0;
+					assert_int_equal(k, ok);
+					conformed += ok;
+					refused += n - ok;
+					head[w] += n;
+				}
+				t += 400000 + (x >> 45) % 1000000;
+			}
+		}
+	}
+	/* both verdicts met, or the comparison proves little */
+	assert_true(conformed > 10000 && refused > 10000);
+}
+
+struct police_hammer {
+	struct shp_tbf_shared *sh;
+	const struct shp_tbf_conf *c;
+	uint64_t until, bytes, last;
+};
+
+static void *
+police_hammer_run(void *arg)
+{
+	struct police_hammer *h = arg;
+	uint32_t len[32];
+	uint8_t v[32];
+	unsigned int i;
+
+	for (i = 0; i < 32; i++)
+		len[i] = 64;
+	for (;;) {
+		uint64_t now = mono_ns();
+		uint16_t k;
+
+		if (now >= h->until)
+			break;
+		k = shp_tbf_shared_police(h->sh, h->c, len, 32, now, v);
+		if (k > 0) {
+			h->bytes += k * 64ull;
+			h->last = now;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Two threads judge bursts on one bucket as fast as they can, each on
+ * its own clock reading (so stamps interleave out of order across them):
+ * what conformed over the run never exceeds the burst plus the rate
+ * times the time, and both were let through.
+ */
+static void
+test_police_threads_never_exceed(void **state)
+{
+	struct shp_tbf_conf c = police_conf_of("rate 200mbit burst 64kb");
+	struct shp_tbf_shared sh;
+	struct police_hammer h[2];
+	pthread_t th[2];
+	uint64_t t0 = mono_ns(), last = 0, bytes = 0;
+	unsigned int i;
+
+	(void)state;
+	shp_tbf_shared_init(&sh, &c, t0);
+	for (i = 0; i < 2; i++) {
+		h[i] = (struct police_hammer){ .sh = &sh, .c = &c,
+					       .until = t0 + 200000000 };
+		assert_int_equal(pthread_create(&th[i], NULL,
+						police_hammer_run, &h[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		bytes += h[i].bytes;
+		last = RTE_MAX(last, h[i].last);
+	}
+	print_message("policed threads: %" PRIu64 " bytes passed, %" PRIu64
+		      " and %" PRIu64 "\n", bytes, h[0].bytes, h[1].bytes);
+	assert_true(h[0].bytes > 0 && h[1].bytes > 0);
+	/* 200 Mbit/s is 25 bytes a us */
+	assert_true(bytes <= 65536 + (last - t0) * 25 / 1000 + 64);
+}
+
 /* ------------------------------------------ the tbf stage on the bucket */
 
 /*
@@ -717,6 +863,8 @@ main(void)
 		cmocka_unit_test(test_charge),
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_threads_never_exceed),
+		cmocka_unit_test(test_police_two_shards_every_order),
+		cmocka_unit_test(test_police_threads_never_exceed),
 		cmocka_unit_test(test_stage_one_shard_as_private),
 		cmocka_unit_test(test_stage_two_shards_link_rate),
 		cmocka_unit_test(test_twin_refills_once),
