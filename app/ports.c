@@ -829,6 +829,7 @@ shaper_stages_init(struct shaper *s)
 						      shaper_queues(s), 1u),
 			.shared_rate = s->shared_rate[port],
 			.shared_police = s->shared_police[port],
+			.shared_serial = s->shared_serial[port],
 		};
 		if (shaper_queues(s) > 1) {
 			/* a shard's byte limits count what it holds, in the

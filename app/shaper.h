@@ -30,6 +30,7 @@ extern struct rte_rcu_qsbr *shaper_rcu;   /* shaper_rcu.c */
 
 struct egress;
 struct shp_tbf_shared;
+struct shp_link_serial;
 
 struct rxq_ref {
 	uint16_t port;
@@ -121,6 +122,7 @@ struct shaper {
 	struct egress *shard[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 	struct shp_tbf_shared *shared_rate[SHP_MAX_PORTS];
 	struct shp_tbf_shared *shared_police[SHP_MAX_PORTS];
+	struct shp_link_serial *shared_serial[SHP_MAX_PORTS];   /* netem rate */
 	/* RCU-published: the mode, and the aliases' priomap (--priomap,
 	 * `set priomap`) for queues that give none of their own */
 	const struct shp_classifier *classifier;

@@ -20,6 +20,7 @@
 #include <rte_malloc.h>
 
 #include "shaper.h"
+#include "link_serial.h"
 #include "tbf_shared.h"
 
 /* Shard q >= 1 of a port: what shard 0 keeps in struct shaper. */
@@ -251,8 +252,12 @@ shaper_shards_assign(struct shaper *s)
 		s->shared_police[port] = rte_zmalloc_socket("shared_police",
 			sizeof(*s->shared_police[port]), RTE_CACHE_LINE_SIZE,
 			rte_eth_dev_socket_id(port));
+		s->shared_serial[port] = rte_zmalloc_socket("shared_serial",
+			sizeof(*s->shared_serial[port]), RTE_CACHE_LINE_SIZE,
+			rte_eth_dev_socket_id(port));
 		if (s->shared_rate[port] == NULL ||
-		    s->shared_police[port] == NULL)
+		    s->shared_police[port] == NULL ||
+		    s->shared_serial[port] == NULL)
 			goto nomem;
 	}
 	/* queue q to worker q mod W: it polls RX queue q of every port and
@@ -373,6 +378,8 @@ shaper_shards_fini(struct shaper *s)
 		s->shared_rate[port] = NULL;
 		rte_free(s->shared_police[port]);
 		s->shared_police[port] = NULL;
+		rte_free(s->shared_serial[port]);
+		s->shared_serial[port] = NULL;
 	}
 }
 

@@ -57,6 +57,7 @@
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
+#include "link_serial.h"
 #include "tbf_shared.h"
 
 #include "replay.h"
@@ -1089,6 +1090,7 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 		.ctr_blocks = &r->ctr[q], .nb_ctr_blocks = 1,
 		.shard = (uint16_t)q, .shared_rate = r->shared_rate,
 		.shared_police = r->shared_police,
+		.shared_serial = r->shared_serial,
 	};
 	if (q > 0) {
 		/* unique ring names */
@@ -1182,7 +1184,11 @@ stages_init(struct replay *r)
 		r->shared_police = rte_zmalloc("replay_police",
 					       sizeof(*r->shared_police),
 					       RTE_CACHE_LINE_SIZE);
-		if (r->shared_rate == NULL || r->shared_police == NULL)
+		r->shared_serial = rte_zmalloc("replay_serial",
+					       sizeof(*r->shared_serial),
+					       RTE_CACHE_LINE_SIZE);
+		if (r->shared_rate == NULL || r->shared_police == NULL ||
+		    r->shared_serial == NULL)
 			return fail(EXIT_RUNTIME, "out of memory");
 	}
 	shp_options_kind_env(&r->opt, &kenv);
@@ -1397,6 +1403,7 @@ release(struct replay *r)
 	free(r->lat);
 	rte_free(r->shared_rate);
 	rte_free(r->shared_police);
+	rte_free(r->shared_serial);
 	if (r->in != NULL)
 		pcap_close(r->in);
 	free(r->inbuf);

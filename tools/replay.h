@@ -84,6 +84,7 @@ struct replay {
 	 * (NULL with one shard: its tbf keeps its own) */
 	struct shp_tbf_shared *shared_rate;
 	struct shp_tbf_shared *shared_police;   /* and its one policer */
+	struct shp_link_serial *shared_serial;  /* its netem rate's clock */
 	unsigned int serve_first;     /* the shard served first next */
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 

@@ -62,6 +62,7 @@
 
 struct shp_qdisc;
 struct shp_tbf_shared;
+struct shp_link_serial;
 
 /* What a stage call needs besides its packets. */
 struct shp_ctx {
@@ -280,10 +281,12 @@ struct shp_stage_env {
 	 * (0 for an unsharded port: its stages behave as they always did),
 	 * and the link's one rate bucket that the shards' rate stages claim
 	 * from instead of a bucket of their own (NULL: each its own), and
-	 * the link's one policer bucket, likewise */
+	 * the link's one policer bucket, likewise, and its serialisation
+	 * (netem's rate: link_serial.h) */
 	uint16_t shard;
 	struct shp_tbf_shared *shared_rate;
 	struct shp_tbf_shared *shared_police;
+	struct shp_link_serial *shared_serial;
 };
 
 /* A ring of count slots (rte_ring_create's flags): named (a memzone, as

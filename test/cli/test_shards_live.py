@@ -115,12 +115,15 @@ def test_one_queue_has_one_shard(tmp_path):
 @pytest.mark.parametrize("kind,args", [
     ("tbf", "rate 1gbit burst 64kb limit 1mb"),
     ("police", "rate 1gbit burst 64kb"),
+    ("netem", "rate 1gbit"),
 ])
 def test_shared_rate(tmp_path, kind, args):
-    """--tbf 'rate 1gbit ...' (or a policer of 1 Gbit/s) with --queues 2:
-    each port sends the link's 1 Gbit/s within 1% over the forwarding
-    time (not 2, as a bucket per shard would), both shards sending (and,
-    policed, both dropping what the link's bucket refused)."""
+    """--tbf 'rate 1gbit ...' (or a policer of 1 Gbit/s, or netem's rate)
+    with --queues 2: each port sends the link's 1 Gbit/s within 1% over
+    the forwarding time (not 2, as a bucket or a clock per shard would),
+    both shards sending (and, policed, both dropping what the link's
+    bucket refused). netem's: what it sent and what it shed as late
+    (counted) fill the link's time, and it never sends more."""
     rc, out, st = run_for(tmp_path, 4, [
         "--queues", "2", "--" + kind, args])
     assert rc == 0, out[-3000:]
@@ -130,6 +133,14 @@ def test_shared_rate(tmp_path, kind, args):
     for p, port in st["ports"].items():
         shards = check_port(port)
         rate = port["tx_bytes"] * 8 / el
+        if kind == "netem":
+            # netem times every frame on the link's clock; one its worker
+            # could not send on time (a stall: worker 1 shares CPU 0) is
+            # shed as `late`, its time on the link spent: the frames
+            # sent and shed fill the link (net_null's are all 64 B)
+            assert port["tx_bytes"] == 64 * port["tx_packets"], port
+            assert rate <= 1.01e9, (p, rate, shards)
+            rate = (port["tx_packets"] + port["drops"]["late"]) * 64 * 8 / el
         assert abs(rate - 1e9) <= 0.01 * 1e9, (p, rate, shards)
         assert all(s["tx_packets"] > 0 for s in shards), shards
         if kind == "police":
@@ -239,10 +250,10 @@ def test_pcap_refused(tmp_path):
     # three workers, two queues: one would have nothing to do
     ("0@0,1@0,2@1,3@1", ["--queues", "2"], "with 3 workers"),
     # what the link has one of, which each shard would keep whole
-    (LCORES, ["--queues", "2", "--netem", "delay 1ms rate 10mbit"],
-     "port 0: netem's rate and slot are not shared by a link's shards"),
+    (LCORES, ["--queues", "2", "--netem", "delay 1ms slot 1ms 2ms"],
+     "port 0: netem's slot is not shared by a link's shards"),
     (LCORES, ["--queues", "2", "--netem-port", "1", "slot 1ms 2ms"],
-     "port 1: netem's rate and slot are not shared"),
+     "port 1: netem's slot is not shared"),
     (LCORES, ["--queues", "2", "--netem", "outage 1s 10ms"],
      "netem's outage is not shared"),
     (LCORES, ["--queues", "2", "--rx-lcores", "1", "--tx-lcores", "2"],
@@ -312,20 +323,20 @@ def test_port_short_of_queues():
 
 
 def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
-    """On a sharded port a `set` that would give each shard a rate of its
-    own (netem rate) is refused, saying why, and changes nothing; a delay
+    """On a sharded port a `set` that would give each shard a link of its
+    own (netem slot) is refused, saying why, and changes nothing; a delay
     change (per shard by design) goes through, and so does a policer
     (the link's one bucket)."""
     cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], lcores=LCORES)
-    text = ("set netem all delay 1ms rate 100mbit\n"
+    text = ("set netem all delay 1ms slot 1ms 2ms\n"
             "set police 1 rate 20mbit burst 20kb\n"
             "show netem all\nset netem all delay 2ms\nshow netem all\nquit\n")
     p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
     o = outputs(clean(p.stdout))
-    assert "netem's rate and slot are not shared by a link's shards" in \
-        o["set netem all delay 1ms rate 100mbit"][0], o
+    assert "netem's slot is not shared by a link's shards" in \
+        o["set netem all delay 1ms slot 1ms 2ms"][0], o
     assert "not shared" not in \
         o["set police 1 rate 20mbit burst 20kb"][0], o
     first, second = o["show netem all"]
@@ -334,11 +345,13 @@ def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    [], ["--police-port", "1", "rate 20mbit burst 20kb"]])
+    [], ["--police-port", "1", "rate 20mbit burst 20kb"],
+    ["--netem", "delay 1ms rate 100mbit"]])
 def test_default_queues_one_a_worker(tmp_path, args):
     """Issue 24: two workers and neither --queues nor lcore roles: a
     queue a worker, each worker a shard of every port (said at start),
-    both carrying, conservation exact; a policer runs on shards too."""
+    both carrying, conservation exact; a policer and netem's rate run on
+    shards too."""
     rc, out, st = run_for(tmp_path, 2, args)
     assert rc == 0, out[-3000:]
     assert "2 workers: --queues 2 by default" in out, out[-3000:]
@@ -354,8 +367,8 @@ def test_default_queues_one_a_worker(tmp_path, args):
     (["--rx-lcores", "1", "--tx-lcores", "2"], None),
     (["--queues", "1"], None),
     # what does not run on shards yet: the pipeline, and why
-    (["--netem", "delay 1ms rate 100mbit"],
-     "RX and TX lcores, one queue a port (port 0: netem's rate and slot"),
+    (["--netem", "delay 1ms slot 1ms 2ms"],
+     "RX and TX lcores, one queue a port (port 0: netem's slot"),
     (["--class", "c", "eth_type 0x0800"], "(classes are not spread"),
 ])
 def test_default_keeps_the_pipeline(tmp_path, args, says):

@@ -314,6 +314,55 @@ def test_constant_delay_exact_per_packet(tmp_path):
     assert_flows_in_order(got)
 
 
+# -------------------------------------------------------- netem's rate
+
+def netem_rate_runs(tmp_path, netem, queues=("1", "2"), n=6000):
+    """The capture of test_two_shards_share_the_link_rate (about 16
+    Mbit/s, one flow 90%) through --netem NETEM: {queues: departures}."""
+    inp = tmp_path / "in.pcap"
+    frames, ts = capture(inp, n, 400_000, seed=9)
+    got = {}
+    for q in queues:
+        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
+        ok_run(inp, out, "--netem", netem, "--queues", q,
+               "--stats-file", str(st))
+        got[q] = pcaplib.read(str(out))[1]
+        with open(st) as f:
+            port = json.load(f)["ports"]["0"]
+        if q != "1":
+            assert all(s["tx_packets"] > 0 for s in port["shards"])
+            shards_sum_to_port(port)
+    return frames, ts, got
+
+
+def test_netem_rate_is_the_links(tmp_path):
+    """netem `delay 10ms rate 10mbit` over 2 shards serialises once, on
+    the link: every packet leaves at the very time it leaves with one
+    queue (the tool offers arrivals in time order, and the link's clock
+    is the frame before), flows in order; a clock per shard would send
+    twice the rate, the two shards' frames overlapping on the wire."""
+    frames, _, got = netem_rate_runs(tmp_path, "delay 10ms rate 10mbit")
+    one = {pcaplib.seq_of(f): t for t, f in got["1"]}
+    two = {pcaplib.seq_of(f): t for t, f in got["2"]}
+    assert len(one) == len(two) == len(frames)
+    assert one == two
+    assert_flows_in_order(got["2"])
+
+
+def test_netem_rate_with_jitter_never_overlaps(tmp_path):
+    """`delay 10ms 3ms rate 10mbit` over 2 shards (each its own jitter
+    draws): no frame leaves sooner after the one before it on the link
+    than its own serialisation time (10 Mbit/s: 0.8 us a byte), so the
+    link never carries more than its rate, and it carries it."""
+    _, _, got = netem_rate_runs(tmp_path, "delay 10ms 3ms rate 10mbit",
+                                queues=("2",))
+    dep = sorted((t, len(f)) for t, f in got["2"])
+    gaps = [(t1 - t0) - l1 * 800 for (t0, _), (t1, l1) in
+            zip(dep, dep[1:])]
+    assert min(gaps) >= 0, min(gaps)
+    assert abs(busy_rate(got["2"]) - RATE_BPS) <= 0.005 * RATE_BPS
+
+
 # ------------------------------------------------------------- policer
 
 def test_policer_is_the_links(tmp_path):

@@ -33,6 +33,7 @@
 #include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
+#include "link_serial.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
@@ -70,6 +71,10 @@ enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
        NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS,
        NETEM_XS_STORE_FRAMES, NETEM_XS_STORE_BYTES, NETEM_XS_STORE_HWM,
        NETEM_XS_STORE_FULL };
+
+/* Frames timed on a shared link in one claim, at most (a burst and its
+ * copies; more are claimed in several). */
+#define NETEM_PEND_MAX 64
 
 struct netem_sched_data {
 	const struct shp_netem_conf *conf; /* published by change() */
@@ -111,6 +116,15 @@ struct netem_sched_data {
 		bool up;
 		uint64_t next;      /* when the current period ends */
 	} outage;
+	/* a link's shards serialise once (`rate`, link_serial.h): the
+	 * link's clock (NULL: the queue's tail is the frame before), and
+	 * the frames of this enqueue call that wait to be timed on it
+	 * together, at its end, with one claim */
+	struct shp_link_serial *serial;
+	uint16_t npend;
+	struct rte_mbuf *pend[NETEM_PEND_MAX];
+	uint64_t pend_base[NETEM_PEND_MAX];
+	uint64_t pend_cost[NETEM_PEND_MAX];
 };
 
 uint32_t shp_netem_tq_buckets = SHP_NETEM_TQ_BUCKETS;
@@ -125,11 +139,12 @@ netem_priv(const struct shp_qdisc *q)
 }
 
 /* Packets of the queue that hold an mbuf of the pool: the stored ones
- * hold none. */
+ * hold none; those waiting to be timed on a shared link (npend, only
+ * within an enqueue call) hold theirs. */
 static inline uint32_t
 netem_mbufs_held(const struct netem_sched_data *p)
 {
-	return p->tq.qlen - (uint32_t)p->tq.st_stats.frames;
+	return p->tq.qlen + p->npend - (uint32_t)p->tq.st_stats.frames;
 }
 
 static inline const struct shp_netem_conf *
@@ -768,6 +783,40 @@ netem_reorder(struct netem_sched_data *p, const struct shp_netem_conf *c,
 }
 
 /*
+ * A link's shards (p->serial): the frames of an enqueue call wait here
+ * for their send times, worked out together from the link's clock at the
+ * call's end (or when NETEM_PEND_MAX wait) with one claim, then go into
+ * the queue as any other: the same rule as netem_time_to_send's with the
+ * link's last send time for the queue's tail.
+ */
+static void
+netem_pend_flush(struct netem_sched_data *p, struct shp_ctx *ctx)
+{
+	uint64_t tts[NETEM_PEND_MAX];
+	uint16_t i, n = p->npend;
+
+	shp_link_serial_claim(p->serial, p->pend_base, p->pend_cost, n, tts);
+	p->npend = 0;
+	for (i = 0; i < n; i++) {
+		shp_meta(p->pend[i])->time_to_send = tts[i];
+		shp_tq_insert(&p->tq, p->pend[i], ctx->now);
+	}
+}
+
+static void
+netem_pend(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	   struct rte_mbuf *m, int64_t delay, struct shp_ctx *ctx)
+{
+	if (p->npend == NETEM_PEND_MAX)
+		netem_pend_flush(p, ctx);
+	p->pend[p->npend] = m;
+	p->pend_base[p->npend] = sat_add(netem_offered(m),
+					 delay < 0 ? 0 : (uint64_t)delay);
+	p->pend_cost[p->npend] = netem_packet_time(c, m->pkt_len);
+	p->npend++;
+}
+
+/*
  * One packet through the impairments, in the kernel's order. Every
  * decision for original n (its arrival number) is drawn from its
  * impairment's stream at n, whatever the other impairments decided, and
@@ -890,7 +939,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	 * (store_full) and counts here.
 	 */
 	limit = c->limit_set ? c->limit : p->default_limit;
-	if ((c->limit_set ? p->tq.qlen : netem_mbufs_held(p)) +
+	if ((c->limit_set ? p->tq.qlen + p->npend : netem_mbufs_held(p)) +
 	    (dupm != NULL) >= limit) {
 		if (dupm != NULL)
 			shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, dupm);
@@ -910,6 +959,10 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (dupm != NULL)
 		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
+	if (!reorder && p->serial != NULL && c->rate != 0) {
+		netem_pend(p, c, m, delay, ctx);
+		return true;
+	}
 	if (!reorder) {
 		tts = netem_time_to_send(p, c, m, netem_offered(m), delay);
 	} else {
@@ -965,6 +1018,8 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 		ok += netem_enqueue_one(q, p, c, pkts[i], ctx,
 					shp_meta(pkts[i])->flags &
 					SHP_META_F_DUP, p->arrivals++);
+	if (p->npend != 0)
+		netem_pend_flush(p, ctx);
 	return ok;
 }
 
@@ -1132,6 +1187,7 @@ netem_init(struct shp_qdisc *q, const void *conf)
 
 	p->drop_slot = q->drop_slot;
 	p->xstat_slot = q->xstat_slot;
+	p->serial = q->env != NULL ? q->env->shared_serial : NULL;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
 	if (q->env != NULL && q->env->held != NULL) {
@@ -1511,9 +1567,9 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 	return c != NULL && c->limit_set ? c->limit : 0;
 }
 
-/* what the link has one of: its serialisation (rate, slot), its state
- * (outage) and its bursts (accumulate); a shard's own would be a link
- * of its own */
+/* what the link has one of: its slots, its state (outage) and its
+ * bursts (accumulate); a shard's own would be a link of its own (its
+ * rate is the link's clock, env shared_serial) */
 static const char *
 netem_kind_unshardable(const void *conf)
 {
@@ -1521,9 +1577,8 @@ netem_kind_unshardable(const void *conf)
 
 	if (c == NULL)
 		return NULL;
-	if (c->rate != 0 || c->slot_mode != SHP_NETEM_SLOT_OFF)
-		return "netem's rate and slot are not shared by a link's "
-		       "shards yet";
+	if (c->slot_mode != SHP_NETEM_SLOT_OFF)
+		return "netem's slot is not shared by a link's shards yet";
 	if (c->outage_on != 0)
 		return "netem's outage is not shared by a link's shards yet";
 	if (c->accumulate != 0)
