@@ -9,7 +9,8 @@
  * aside), and that the store did hold frames. Then the edges: the
  * threshold and one byte over, a multi-segment frame, the store full
  * (chunks recycled, the rest kept as mbufs), reset and a profile change
- * with frames stored, and a pool empty at release (store_no_mbuf).
+ * with frames stored, the store's bound following a profile change, and
+ * a pool empty at release (store_no_mbuf).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -412,6 +413,82 @@ test_reset_and_change(void **state)
 	shp_netem_conf_free(other);
 }
 
+/* records of a 64-byte frame a 64 KiB chunk holds, about */
+#define ST_CHUNK_RECS (65536 / 176 + 1)
+
+/* n frames of 64 bytes into r at t, in bursts */
+static void
+fill64(struct shp_rig *r, uint64_t t, uint32_t n)
+{
+	struct rte_mbuf *m[32];
+	uint32_t done = 0, i;
+
+	while (done < n) {
+		uint16_t k = (uint16_t)RTE_MIN(32u, n - done);
+
+		for (i = 0; i < k; i++) {
+			m[i] = shp_rig_pkt(64, 0, t);
+			assert_non_null(m[i]);
+		}
+		assert_int_equal(shp_rig_enqueue_at(r, t, m, k), k);
+		done += k;
+	}
+	shp_rig_poll(r);   /* the staged ones placed, the gauges synced */
+}
+
+/*
+ * The store's bound follows the profile (issue 25): a chain started with
+ * `delay 10ms rate 10mbit` (a bound of 4 MiB, 64 chunks: ~23,800 frames
+ * of 64 bytes) changed to `delay 1s` (no rate: the default bound, 512
+ * MiB) stores 30,000 frames, none kept as an mbuf (store_full 0): the
+ * first profile's bound would have kept ~6,200. Changed back to the small
+ * profile with those stored, the next 1,000 frames keep their mbufs (the
+ * bound is below what is in use) but for what the chunk being written
+ * still holds, and once the store drained, frames are stored again. Every frame leaves; the pool is full at the end.
+ */
+static void
+test_change_resizes_the_store(void **state)
+{
+	char err[SHP_ERR_LEN];
+	struct shp_netem_conf *big = shp_netem_parse("delay 1s", err);
+	struct shp_netem_conf *small = shp_netem_parse("delay 10ms rate 10mbit",
+						       err);
+	struct shp_rig r;
+	uint64_t full;
+
+	(void)state;
+	assert_non_null(big);
+	assert_non_null(small);
+	shp_rig_chain(&r, "netem delay 10ms rate 10mbit");
+	assert_non_null(r.root->ops->change(r.root, big));
+	fill64(&r, 0, 30000);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_full"), 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 30000);
+	assert_true(SHP_XSTAT(r.c, "netem", "store_bytes") > (4u << 20));
+	/* back to the small bound, 30,000 frames stored above it */
+	r.root->ops->change(r.root, small);
+	fill64(&r, 1000, 1000);
+	/* all but what the chunk being written still had room for */
+	full = SHP_XSTAT(r.c, "netem", "store_full");
+	assert_true(full >= 1000 - ST_CHUNK_RECS && full <= 1000);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"),
+			 30000 + 1000 - full);
+	shp_rig_drain(&r);
+	assert_int_equal(r.out, 31000);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	/* under its bound again: stored */
+	fill64(&r, r.ctx.now, 100);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 100);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_full"), full);
+	shp_rig_drain(&r);
+	assert_int_equal(r.out, 31100);
+	/* the rig frees its conf, not the ones pushed */
+	r.root->ops->change(r.root, NULL);
+	shp_rig_fini(&r);
+	shp_netem_conf_free(big);
+	shp_netem_conf_free(small);
+}
+
 /* Due while the pool is empty: dropped as store_no_mbuf, never lost
  * silently; the rest leave when mbufs are back. */
 static void
@@ -460,6 +537,7 @@ main(void)
 		cmocka_unit_test(test_threshold_and_segments),
 		cmocka_unit_test(test_store_full_and_recycled),
 		cmocka_unit_test(test_reset_and_change),
+		cmocka_unit_test(test_change_resizes_the_store),
 		cmocka_unit_test(test_pool_empty_at_release),
 	};
 

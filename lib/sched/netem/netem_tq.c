@@ -261,6 +261,7 @@ struct shp_tq_store {
 	void *map;
 	size_t map_len;
 	uint32_t nb_chunks;     /* of the region */
+	uint32_t bound;         /* chunks in use at most (the profile's) */
 	uint32_t carved;        /* chunks ever used: [0, carved) */
 	uint32_t free_head;
 	uint32_t cur;           /* the chunk written, ST_NONE before the first */
@@ -330,6 +331,7 @@ shp_tq_store_init(struct shp_tq *q, size_t bytes, struct rte_mempool *pool)
 	madvise(st->base, chunks * (size_t)ST_CHUNK, MADV_HUGEPAGE);
 #endif
 	st->nb_chunks = (uint32_t)chunks;
+	st->bound = (uint32_t)chunks;
 	st->free_head = ST_NONE;
 	st->cur = ST_NONE;
 	st->pool = pool;
@@ -346,6 +348,16 @@ shp_tq_store_set(struct shp_tq *q, uint32_t max_len)
 	if (q->st == NULL)
 		return;
 	q->st_max = RTE_MIN(RTE_MIN(max_len, q->st->room), ST_MAX_LEN);
+}
+
+void
+shp_tq_store_bound(struct shp_tq *q, size_t bytes)
+{
+	size_t chunks = (bytes + ST_CHUNK - 1) / ST_CHUNK;
+
+	if (q->st == NULL)
+		return;
+	q->st->bound = (uint32_t)RTE_MIN(chunks, (size_t)q->st->nb_chunks);
 }
 
 static void
@@ -380,7 +392,9 @@ st_chunk_next(struct shp_tq *q)
 	struct st_chunk *h;
 	uint32_t c, old = st->cur;
 
-	if (st->free_head != ST_NONE) {
+	if (st->in_use >= st->bound) {
+		return false;
+	} else if (st->free_head != ST_NONE) {
 		c = st->free_head;
 		st->free_head = st_chunk(st, c)->next;
 	} else if (st->carved < st->nb_chunks) {

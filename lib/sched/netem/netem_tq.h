@@ -158,6 +158,15 @@ bool shp_tq_store_init(struct shp_tq *q, size_t bytes,
 /* Store frames of at most max_len bytes from now on (0: none; capped at
  * what an mbuf of the pool holds); what is stored stays until released. */
 void shp_tq_store_set(struct shp_tq *q, uint32_t max_len);
+/*
+ * From now on the store takes a new chunk only while fewer than `bytes`
+ * (rounded to whole chunks, at most the region shp_tq_store_init
+ * reserved) are in use: a profile's bound within the region, raised or
+ * lowered by a new profile. Lowered below what is in use, what is stored
+ * stays until released and new frames keep their mbufs (store_full)
+ * until the store is back under it. The region starts wholly usable.
+ */
+void shp_tq_store_bound(struct shp_tq *q, size_t bytes);
 /* Bytes of store memory a frame of len bytes takes. */
 size_t shp_tq_store_rec_size(uint32_t len);
 

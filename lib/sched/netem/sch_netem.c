@@ -1067,6 +1067,46 @@ netem_stream_keys(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 		key[i] = shp_rand_key(base, i);
 }
 
+/* The byte store's region when the profile gives no bound (enough for
+ * 100 ms of 64-byte frames at 10GbE line rate twice over), and at most. */
+#define NETEM_STORE_DEF ((size_t)512 << 20)
+#define NETEM_STORE_MAX (4 * NETEM_STORE_DEF)
+
+/*
+ * What of the byte store's region a profile may use (the region is
+ * reserved at NETEM_STORE_MAX; it is resident as far as the frames in
+ * flight reach): what the profile can hold, by the rate and the delay
+ * when it has a rate (at the worst ratio of store to wire bytes,
+ * minimum-size frames), by its limit when it has one, else
+ * NETEM_STORE_DEF. A new profile sets it anew (netem_reset_state).
+ */
+static size_t
+netem_store_region(const struct shp_netem_conf *c)
+{
+	size_t min = 64 * 65536, def = NETEM_STORE_DEF;
+	uint32_t thr;
+
+	if (c == NULL)
+		return def;
+	thr = c->store_set ? c->store : SHP_NETEM_STORE_DEFAULT;
+	if (thr == 0)
+		thr = SHP_NETEM_STORE_DEFAULT;   /* a later change may store */
+	if (c->rate != 0) {
+		double hold = (double)(c->latency + 4 * c->jitter +
+				       c->accumulate) / 1e9 + 0.01;
+		double frames = (double)c->rate * hold / 64;
+		double b = frames * (double)shp_tq_store_rec_size(64);
+
+		return b > (double)NETEM_STORE_MAX ? NETEM_STORE_MAX :
+			RTE_MAX((size_t)b, min);
+	}
+	if (c->limit_set)
+		return RTE_MIN(RTE_MAX((size_t)c->limit *
+				       shp_tq_store_rec_size(thr), min),
+			       NETEM_STORE_MAX);
+	return def;
+}
+
 static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
@@ -1077,6 +1117,9 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	 * would only cost) */
 	shp_tq_store_set(&p->tq, c == NULL ? 0 : c->store_set ? c->store :
 			 SHP_NETEM_STORE_DEFAULT);
+	/* the new profile's share of the region, larger or smaller: a
+	 * longer delay or a higher rate stores what it holds */
+	shp_tq_store_bound(&p->tq, netem_store_region(c));
 	if (c == NULL)
 		return;
 	/* tables reach 4 sigma; uniform reaches 1 */
@@ -1145,44 +1188,11 @@ netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 	}
 }
 
-/*
- * The region the byte store may take (reserved; it is resident as far as
- * the frames in flight reach): what the profile can hold, by the rate and
- * the delay when it has a rate (at the worst ratio of store to wire
- * bytes, minimum-size frames), by its limit when it has one, else enough
- * for 100 ms of 64-byte frames at 10GbE line rate twice over.
- */
-static size_t
-netem_store_region(const struct shp_netem_conf *c)
-{
-	size_t min = 64 * 65536, def = 512u << 20;
-	uint32_t thr;
-
-	if (c == NULL)
-		return def;
-	thr = c->store_set ? c->store : SHP_NETEM_STORE_DEFAULT;
-	if (thr == 0)
-		thr = SHP_NETEM_STORE_DEFAULT;   /* a later change may store */
-	if (c->rate != 0) {
-		double hold = (double)(c->latency + 4 * c->jitter +
-				       c->accumulate) / 1e9 + 0.01;
-		double frames = (double)c->rate * hold / 64;
-		double b = frames * (double)shp_tq_store_rec_size(64);
-
-		return b > (double)def * 4 ? def * 4 :
-			RTE_MAX((size_t)b, min);
-	}
-	if (c->limit_set)
-		return RTE_MAX((size_t)c->limit * shp_tq_store_rec_size(thr),
-			       min);
-	return def;
-}
-
 static int
 netem_init(struct shp_qdisc *q, const void *conf)
 {
 	struct netem_sched_data *p = netem_priv(q);
-	size_t region;
+	size_t region, reserve;
 	bool lean;
 
 	p->drop_slot = q->drop_slot;
@@ -1201,9 +1211,12 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	 * holds packets (shp_netem_grow): megabytes each, idle */
 	lean = q->env != NULL && q->env->lean;
 	region = lean || q->pool == NULL ? 0 : netem_store_region(conf);
+	/* the most any profile may use, so that a later one can grow the
+	 * store (address space only; the first profile's bound applies) */
+	reserve = region != 0 ? NETEM_STORE_MAX : 0;
 	if (!shp_tq_init(&p->tq, lean ? 0 : shp_netem_tq_buckets,
 			 (q->pool != NULL ? q->pool->size : p->default_limit) +
-			 (uint32_t)RTE_MIN(region / shp_tq_store_rec_size(60),
+			 (uint32_t)RTE_MIN(reserve / shp_tq_store_rec_size(60),
 					   (size_t)1 << 24),
 			 q->pool != NULL ? q->pool->socket_id : SOCKET_ID_ANY))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no memory for the "
@@ -1212,6 +1225,7 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	/* the byte store goes with the calendar (its entries point at the
 	 * records): none for a lean one, which holds few packets */
 	if (region != 0 && p->tq.nb_bkt != 0 &&
+	    !shp_tq_store_init(&p->tq, reserve, q->pool) &&
 	    !shp_tq_store_init(&p->tq, region, q->pool))
 		RTE_LOG(WARNING, USER1, "netem: port %u: no address space "
 			"for the byte store, every packet waits in its "
