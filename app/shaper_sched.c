@@ -5,6 +5,7 @@
  * come ready on one ring and leave on another.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <rte_pause.h>
@@ -14,8 +15,8 @@
 #include "schedule.h"
 #include "shaper_sched.h"
 
-uint64_t shaper_sched_next[SHP_MAX_PORTS] = {
-	[0 ... SHP_MAX_PORTS - 1] = UINT64_MAX
+uint64_t shaper_sched_next[SHP_MAX_PORTS][SHP_MAX_QUEUES] = {
+	[0 ... SHP_MAX_PORTS - 1] = { [0 ... SHP_MAX_QUEUES - 1] = UINT64_MAX }
 };
 volatile bool shaper_sched_rx[SHP_MAX_PORTS];
 
@@ -91,14 +92,12 @@ struct sched_pev {
 	enum shp_slot slot;
 	uint32_t n;                 /* lines it stands for */
 	uint64_t before;            /* lines of the cycle before it */
-	struct cring ready;         /* main -> owner: confs to publish */
 };
 
-struct sched_port {
-	unsigned int nb;            /* pev, in time order */
-	struct sched_pev *pev;
-	uint64_t nb_lines;          /* the port's changes a cycle */
-	unsigned int target;        /* confs kept ready per pev */
+/* A port's shard (the port itself with one queue): its owner's cursor
+ * and rings. */
+struct sched_link {
+	struct cring *ready;        /* a pev each, main -> owner: confs */
 	/* the owner's: its next occurrence, what came due and waits for a
 	 * conf or for room, and what it did */
 	uint64_t cycle;
@@ -106,62 +105,117 @@ struct sched_port {
 	const struct sched_pev *due[SHP_SLOT_MAX];
 	uint64_t applied, missed;
 	struct cring retire[SHP_SLOT_MAX];   /* owner -> main: old confs */
+};
+
+struct sched_port {
+	unsigned int nb;            /* pev, in time order */
+	struct sched_pev *pev;
+	uint64_t nb_lines;          /* the port's changes a cycle */
+	unsigned int target;        /* confs kept ready per pev */
 	uint64_t cli_link;          /* (time << 1) | down of `link`; 0 */
+	struct sched_link link[SHP_MAX_QUEUES];
 };
 
 static struct shp_sched sched;
 static bool loaded;
 static struct sched_port ports[SHP_MAX_PORTS];
+static unsigned int nb_links = 1;   /* shards a port (shaper_queues) */
 static struct shp_kind_env kenv;
 static uint64_t applied_seen;
-bool shaper_sched_retry[SHP_MAX_PORTS];
+bool shaper_sched_retry[SHP_MAX_PORTS][SHP_MAX_QUEUES];
+
+/* The chain of port p's shard q. */
+static struct shp_chain *
+link_chain(struct shaper *s, uint16_t p, uint16_t q)
+{
+	return shaper_queues(s) > 1 ? s->shard[p][q]->chain : &s->chain[p];
+}
+
+/* What port p's schedule did: its shards make the same changes, so the
+ * port's is its first shard's, and what any shard missed. */
+static void
+port_counts(const struct sched_port *sp, uint64_t *applied, uint64_t *missed)
+{
+	unsigned int q;
+
+	*applied = __atomic_load_n(&sp->link[0].applied, __ATOMIC_RELAXED);
+	*missed = 0;
+	for (q = 0; q < nb_links; q++)
+		*missed = RTE_MAX(*missed, __atomic_load_n(&sp->link[q].missed,
+							   __ATOMIC_RELAXED));
+}
 
 /* The cursor's occurrence from the start, or UINT64_MAX */
 static uint64_t
-pev_rel(const struct sched_port *sp)
+pev_rel(const struct sched_port *sp, const struct sched_link *l)
 {
 	uint64_t t;
 
-	if (sp->nb == 0 || (sched.repeat == 0 && sp->cycle > 0))
+	if (sp->nb == 0 || (sched.repeat == 0 && l->cycle > 0))
 		return UINT64_MAX;
-	t = sp->pev[sp->j].ev->t;
+	t = sp->pev[l->j].ev->t;
 	if (sched.repeat != 0 &&
-	    sp->cycle > (UINT64_MAX - 1 - t) / sched.repeat)
+	    l->cycle > (UINT64_MAX - 1 - t) / sched.repeat)
 		return UINT64_MAX;
-	return sp->cycle * sched.repeat + t;
+	return l->cycle * sched.repeat + t;
 }
 
 static uint64_t
-pev_time(const struct shaper *s, const struct sched_port *sp)
+pev_time(const struct shaper *s, const struct sched_port *sp,
+	 const struct sched_link *l)
 {
-	uint64_t t = pev_rel(sp);
+	uint64_t t = pev_rel(sp, l);
 
 	return t > UINT64_MAX - 1 - s->start_ns ? UINT64_MAX :
 	       s->start_ns + t;
 }
 
-/* Parse confs for the events of port p until each has its target. */
+/*
+ * Parse confs for the events of port p until each shard has its target.
+ * An occurrence's confs go to every shard at once, twinned with shard
+ * 0's (one id: a bucket the shards share refills once), so that the k-th
+ * conf of every shard's ring is the same occurrence's; a shard ahead of
+ * the others has the ring's slack beyond the target.
+ */
 static int
 arm(struct shaper *s, uint16_t p, char *err)
 {
 	struct sched_port *sp = &ports[p];
-	unsigned int i;
+	unsigned int i, q;
 
 	for (i = 0; i < sp->nb; i++) {
 		struct sched_pev *e = &sp->pev[i];
 
-		while (cring_count(&e->ready) < sp->target) {
-			const struct shp_kind *k;
-			void *conf;
+		for (;;) {
+			unsigned int lo = UINT_MAX, hi = 0;
+			const struct shp_kind *k = NULL;
+			void *conf[SHP_MAX_QUEUES];
 
-			if (shp_kind_parse(e->ev->key,
-					   shp_sched_args(e->ev, &s->chain[p]),
-					   &kenv, &k, &conf, err) < 0)
-				return -1;
-			if (!cring_push(&e->ready, conf)) {
-				shp_kind_conf_free(k, conf);
-				break;
+			for (q = 0; q < nb_links; q++) {
+				unsigned int c =
+					cring_count(&sp->link[q].ready[i]);
+
+				lo = RTE_MIN(lo, c);
+				hi = RTE_MAX(hi, c);
 			}
+			if (lo >= sp->target ||
+			    hi >= sp->link[0].ready[i].size)
+				break;
+			for (q = 0; q < nb_links; q++) {
+				if (shp_kind_parse(e->ev->key,
+						   shp_sched_args(e->ev,
+								  &s->chain[p]),
+						   &kenv, &k, &conf[q],
+						   err) < 0) {
+					while (q-- > 0)
+						shp_kind_conf_free(k, conf[q]);
+					return -1;
+				}
+				if (q > 0 && k->twin != NULL)
+					k->twin(conf[q], conf[0]);
+			}
+			for (q = 0; q < nb_links; q++)   /* (room checked) */
+				cring_push(&sp->link[q].ready[i], conf[q]);
 		}
 	}
 	return 0;
@@ -174,7 +228,7 @@ port_build(struct shaper *s, uint16_t p, char *err)
 	struct sched_port *sp = &ports[p];
 	int cur[SHP_SLOT_MAX];
 	uint64_t t = 0, lines = 0;
-	unsigned int k, sl;
+	unsigned int k, sl, q;
 	bool *last;
 
 	last = calloc(sched.nb ? sched.nb : 1, sizeof(*last));
@@ -232,13 +286,21 @@ port_build(struct shaper *s, uint16_t p, char *err)
 	if (sched.repeat != 0 && sp->nb != 0)
 		sp->target = (unsigned int)RTE_MAX((uint64_t)2, RTE_MIN(
 			2 + 200000000 / sched.repeat,
-			(uint64_t)ARM_BUDGET / sp->nb));
-	for (k = 0; k < sp->nb; k++)
-		if (cring_init(&sp->pev[k].ready, sp->target) < 0)
+			(uint64_t)ARM_BUDGET / sp->nb / nb_links));
+	for (q = 0; q < nb_links && sp->nb != 0; q++) {
+		struct sched_link *l = &sp->link[q];
+
+		l->ready = calloc(sp->nb, sizeof(*l->ready));
+		if (l->ready == NULL)
 			goto oom;
-	for (sl = 0; sl < SHP_SLOT_MAX && sp->nb != 0; sl++)
-		if (cring_init(&sp->retire[sl], RETIRE_SIZE) < 0)
-			goto oom;
+		/* twice the target: the slack of a shard ahead (arm) */
+		for (k = 0; k < sp->nb; k++)
+			if (cring_init(&l->ready[k], 2 * sp->target) < 0)
+				goto oom;
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+			if (cring_init(&l->retire[sl], RETIRE_SIZE) < 0)
+				goto oom;
+	}
 	return 0;
 oom:
 	snprintf(err, SHP_ERR_LEN, "out of memory");
@@ -253,6 +315,7 @@ shaper_sched_init(struct shaper *s)
 
 	if (s->opt.schedule_file == NULL)
 		return 0;
+	nb_links = shaper_queues(s);
 	shaper_kind_env(s, &kenv);
 	if (shp_sched_load(&sched, s->opt.schedule_file, s->port_ids,
 			   s->nb_ports, &kenv, err) < 0)
@@ -295,31 +358,37 @@ shaper_sched_start(struct shaper *s)
 		return;
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
+		unsigned int q;
 
-		__atomic_store_n(&shaper_sched_next[p],
-				 pev_time(s, &ports[p]), __ATOMIC_RELEASE);
+		for (q = 0; q < nb_links; q++)
+			__atomic_store_n(&shaper_sched_next[p][q],
+					 pev_time(s, &ports[p],
+						  &ports[p].link[q]),
+					 __ATOMIC_RELEASE);
 	}
 }
 
-/* Make pev e's change on port p: false when it cannot yet (no conf
- * parsed, or no room to give the old one back). */
+/* Make pev e's change on port p's shard q: false when it cannot yet
+ * (no conf parsed, or no room to give the old one back). */
 static bool
-publish(struct shaper *s, uint16_t p, struct sched_port *sp,
+publish(struct shaper *s, uint16_t p, uint16_t q, struct sched_port *sp,
 	const struct sched_pev *e)
 {
-	struct cring *ret = &sp->retire[e->slot];
-	struct sched_pev *w = (struct sched_pev *)(uintptr_t)e;
+	struct sched_link *l = &sp->link[q];
+	struct cring *ret = &l->retire[e->slot];
 	char err[SHP_ERR_LEN];
 	void *conf, *old = NULL;
 
-	if (cring_count(ret) >= ret->size || !cring_pop(&w->ready, &conf))
+	if (cring_count(ret) >= ret->size ||
+	    !cring_pop(&l->ready[e - sp->pev], &conf))
 		return false;
-	if (shp_chain_change(&s->chain[p], e->kind, conf, &old, err) == 0) {
-		sp->applied += e->n;
+	if (shp_chain_change(link_chain(s, p, q), e->kind, conf, &old,
+			     err) == 0) {
+		l->applied += e->n;
 	} else {
 		/* refused by the running stage (check_change): the
 		 * schedule changed less than it says, and counts it */
-		sp->missed += e->n;
+		l->missed += e->n;
 		old = conf;
 	}
 	if (old != NULL)
@@ -328,15 +397,16 @@ publish(struct shaper *s, uint16_t p, struct sched_port *sp,
 }
 
 void
-shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now)
+shaper_sched_run(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 {
 	struct sched_port *sp = &ports[p];
+	struct sched_link *l = &sp->link[q];
 	uint64_t rel = now > s->start_ns ? now - s->start_ns : 0;
 	bool waiting = false;
 	unsigned int sl;
 
 	if (sp->nb == 0) {
-		__atomic_store_n(&shaper_sched_next[p], UINT64_MAX,
+		__atomic_store_n(&shaper_sched_next[p][q], UINT64_MAX,
 				 __ATOMIC_RELEASE);
 		return;
 	}
@@ -344,41 +414,41 @@ shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now)
 	 * cycles in between are missed by arithmetic, not walked one by
 	 * one; the cycle before now's still comes due, so every stage ends
 	 * on its latest change. The work of a pass stays two cycles. */
-	if (sched.repeat != 0 && rel / sched.repeat > sp->cycle + 1) {
+	if (sched.repeat != 0 && rel / sched.repeat > l->cycle + 1) {
 		uint64_t to = rel / sched.repeat - 1;
 
-		sp->missed += (to - sp->cycle) * sp->nb_lines -
-			      sp->pev[sp->j].before;
-		sp->cycle = to;
-		sp->j = 0;
+		l->missed += (to - l->cycle) * sp->nb_lines -
+			     sp->pev[l->j].before;
+		l->cycle = to;
+		l->j = 0;
 	}
-	while (pev_rel(sp) <= rel) {
-		const struct sched_pev *e = &sp->pev[sp->j];
+	while (pev_rel(sp, l) <= rel) {
+		const struct sched_pev *e = &sp->pev[l->j];
 
 		/* a change to the same stage came due after it: its time
 		 * went by before the data path got to it */
-		if (sp->due[e->slot] != NULL)
-			sp->missed += sp->due[e->slot]->n;
-		sp->due[e->slot] = e;
-		if (++sp->j == sp->nb) {
-			sp->j = 0;
-			sp->cycle++;
+		if (l->due[e->slot] != NULL)
+			l->missed += l->due[e->slot]->n;
+		l->due[e->slot] = e;
+		if (++l->j == sp->nb) {
+			l->j = 0;
+			l->cycle++;
 		}
 	}
 	/* the newest change of each stage is made, now or, when its conf
 	 * or the room for the old one is not there yet, at a later round:
 	 * late, never dropped */
 	for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-		if (sp->due[sl] != NULL) {
-			if (publish(s, p, sp, sp->due[sl]))
-				sp->due[sl] = NULL;
+		if (l->due[sl] != NULL) {
+			if (publish(s, p, q, sp, l->due[sl]))
+				l->due[sl] = NULL;
 			else
 				waiting = true;
 		}
-	shaper_sched_retry[p] = waiting;
+	shaper_sched_retry[p][q] = waiting;
 	/* after the change: an RX lcore that sees the new time
 	 * (shaper_sched_wait) hands on into the new conf */
-	__atomic_store_n(&shaper_sched_next[p], pev_time(s, sp),
+	__atomic_store_n(&shaper_sched_next[p][q], pev_time(s, sp, l),
 			 __ATOMIC_RELEASE);
 }
 
@@ -388,7 +458,7 @@ shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now)
 	/* The owner makes the change at the start of its next TX round,
 	 * without waiting for anyone: a round at most. A pause or the end
 	 * stops the rounds: the burst goes on as it is then. */
-	while (now >= __atomic_load_n(&shaper_sched_next[p],
+	while (now >= __atomic_load_n(&shaper_sched_next[p][0],
 				      __ATOMIC_ACQUIRE) &&
 	       !s->paused && !s->quit)
 		rte_pause();
@@ -400,24 +470,29 @@ shaper_sched_tick(struct shaper *s)
 	static void *old[4096];
 	static const struct shp_kind *kind[RTE_DIM(old)];
 	char err[SHP_ERR_LEN];
-	unsigned int i, sl, n;
+	unsigned int i, sl, n, q;
 	uint64_t applied = 0;
 
 	if (!loaded)
 		return;
 	for (i = 0; i < s->nb_ports; i++)
-		applied += __atomic_load_n(&ports[s->port_ids[i]].applied,
-					   __ATOMIC_RELAXED);
+		for (q = 0; q < nb_links; q++)
+			applied += __atomic_load_n(
+				&ports[s->port_ids[i]].link[q].applied,
+				__ATOMIC_RELAXED);
 	do {
 		n = 0;
 		for (i = 0; i < s->nb_ports; i++) {
 			uint16_t p = s->port_ids[i];
 			struct sched_port *sp = &ports[p];
 
-			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-				while (n < RTE_DIM(old) &&
-				       cring_pop(&sp->retire[sl], &old[n]))
-					kind[n++] = s->chain[p].kind[sl];
+			for (q = 0; q < nb_links; q++)
+				for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+					while (n < RTE_DIM(old) &&
+					       cring_pop(&sp->link[q].retire[sl],
+							 &old[n]))
+						kind[n++] =
+							s->chain[p].kind[sl];
 		}
 		if (n == 0)
 			break;
@@ -438,14 +513,15 @@ shaper_sched_tick(struct shaper *s)
 void
 shaper_sched_fini(struct shaper *s)
 {
-	uint64_t applied = 0, missed = 0;
-	unsigned int p, i, sl;
+	uint64_t applied = 0, missed = 0, a, m;
+	unsigned int p, i, sl, q;
 	void *conf;
 
 	if (loaded && s->start_ns != 0) {
 		for (p = 0; p < SHP_MAX_PORTS; p++) {
-			applied += ports[p].applied;
-			missed += ports[p].missed;
+			port_counts(&ports[p], &a, &m);
+			applied += a;
+			missed += m;
 		}
 		printf("schedule %s: %" PRIu64 " change%s applied, %" PRIu64
 		       " missed\n", sched.path, applied,
@@ -454,20 +530,27 @@ shaper_sched_fini(struct shaper *s)
 	for (p = 0; p < SHP_MAX_PORTS; p++) {
 		struct sched_port *sp = &ports[p];
 
-		for (i = 0; i < sp->nb; i++) {
-			while (cring_pop(&sp->pev[i].ready, &conf))
-				shp_kind_conf_free(sp->pev[i].kind, conf);
-			free(sp->pev[i].ready.slot);
-		}
-		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
-			while (cring_pop(&sp->retire[sl], &conf))
-				shp_kind_conf_free(s->chain[p].kind[sl], conf);
-			free(sp->retire[sl].slot);
+		for (q = 0; q < SHP_MAX_QUEUES; q++) {
+			struct sched_link *l = &sp->link[q];
+
+			for (i = 0; l->ready != NULL && i < sp->nb; i++) {
+				while (cring_pop(&l->ready[i], &conf))
+					shp_kind_conf_free(sp->pev[i].kind,
+							   conf);
+				free(l->ready[i].slot);
+			}
+			free(l->ready);
+			for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+				while (cring_pop(&l->retire[sl], &conf))
+					shp_kind_conf_free(
+						s->chain[p].kind[sl], conf);
+				free(l->retire[sl].slot);
+			}
+			shaper_sched_next[p][q] = UINT64_MAX;
+			shaper_sched_retry[p][q] = false;
 		}
 		free(sp->pev);
 		memset(sp, 0, sizeof(*sp));
-		shaper_sched_next[p] = UINT64_MAX;
-		shaper_sched_retry[p] = false;
 	}
 	shp_sched_free(&sched);
 	loaded = false;
@@ -524,13 +607,16 @@ shaper_sched_show(struct shaper *s, FILE *f)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
+		uint64_t a, m;
+
 		fprintf(f, "port %u: link %s", p,
 			shaper_link_is_down(s, p, now) ? "down" : "up");
+		port_counts(&ports[p], &a, &m);
 		if (loaded)
 			fprintf(f, ", %" PRIu64 " change%s applied, %" PRIu64
-				" missed", ports[p].applied,
-				ports[p].applied == 1 ? "" : "s",
-				ports[p].missed);
+				" missed", a, a == 1 ? "" : "s", m);
+		if (loaded && nb_links > 1)
+			fprintf(f, " (each of %u shards)", nb_links);
 		fprintf(f, "\n");
 	}
 	if (!loaded) {

@@ -35,6 +35,13 @@
  *    for the ports it owns;
  *  - the main lcore (ctl_tick) frees the old confs after an RCU grace
  *    period and parses new ones for the next cycles of a `repeat`;
+ *  - a port spread over shards (--queues N): each shard is a link of the
+ *    schedule of its own, with its own cursor and rings, made by the
+ *    shard's owner as above; the main lcore parses an occurrence's confs
+ *    for every shard at once, twinned (the kind's twin: one conf id, one
+ *    refill of a bucket the shards share), so that each shard switches
+ *    at the event's time by its own clock reading and the link's shared
+ *    state sees one change;
  *  - the link state is a function of the time (shp_sched_link_down) and
  *    of the last `link down|up` typed: every RX lcore asks it for each
  *    burst, with the burst's own stamp, so the window is exact.
@@ -51,17 +58,17 @@
 
 #include "shaper.h"
 
-/* Absolute clock time of port p's next `set`/`clear` occurrence
- * (UINT64_MAX: none); written by the port's owner only. */
-extern uint64_t shaper_sched_next[SHP_MAX_PORTS];
+/* Absolute clock time of the next `set`/`clear` occurrence of port p's
+ * shard q (UINT64_MAX: none); written by the shard's owner only. */
+extern uint64_t shaper_sched_next[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 /* RX must look at the schedule for packets to port p: it has link
  * events, a `link` command was typed, or it has events the RX lcore may
  * apply as the owner. */
 extern volatile bool shaper_sched_rx[SHP_MAX_PORTS];
-/* Port p's owner has a change that came due and waits for its conf or
- * for room to give the old one back: it tries again each TX round.
- * The owner's own. */
-extern bool shaper_sched_retry[SHP_MAX_PORTS];
+/* Port p's shard q's owner has a change that came due and waits for its
+ * conf or for room to give the old one back: it tries again each TX
+ * round. The owner's own. */
+extern bool shaper_sched_retry[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 
 /* After the chains are built: read and check --schedule. 0, or -1 after
  * one line naming the file and line (exit 2). */
@@ -73,10 +80,12 @@ void shaper_sched_tick(struct shaper *s);
 /* After the workers stopped. */
 void shaper_sched_fini(struct shaper *s);
 
-/* Owner of port p: publish every event due at now. */
-void shaper_sched_run(struct shaper *s, uint16_t p, uint64_t now);
-/* An RX-only lcore: wait until port p's owner has published every event
- * due at now (or the workers pause or stop). */
+/* Owner of port p's shard q (0: the port): publish every event due at
+ * now. */
+void shaper_sched_run(struct shaper *s, uint16_t p, uint16_t q,
+		      uint64_t now);
+/* An RX-only lcore (a pipeline: one shard): wait until port p's owner
+ * has published every event due at now (or the workers pause or stop). */
 void shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now);
 
 /* Is port p's link down for a packet stamped now? */
@@ -87,27 +96,28 @@ int shaper_link_set(struct shaper *s, int port, bool down, char *err);
 /* `show schedule` */
 void shaper_sched_show(struct shaper *s, FILE *f);
 
-/* TX round of port p, before it dequeues. */
+/* TX round of port p's shard q, before it dequeues. */
 static inline void
-shaper_sched_tx(struct shaper *s, uint16_t p)
+shaper_sched_tx(struct shaper *s, uint16_t p, uint16_t q)
 {
-	if (unlikely(shaper_sched_next[p] != UINT64_MAX ||
-		     shaper_sched_retry[p])) {
+	if (unlikely(shaper_sched_next[p][q] != UINT64_MAX ||
+		     shaper_sched_retry[p][q])) {
 		uint64_t now = shp_clock_now(&s->clock);
 
-		if (now >= shaper_sched_next[p] || shaper_sched_retry[p])
-			shaper_sched_run(s, p, now);
+		if (now >= shaper_sched_next[p][q] || shaper_sched_retry[p][q])
+			shaper_sched_run(s, p, q, now);
 	}
 }
 
 /*
- * RX, a burst stamped `now` for egress port p (owner: this lcore owns p
- * too; rx_only: it transmits for no port): due events first, made by
- * the owner or waited for, then the link. True when the link is down:
- * the burst was counted (offered to p, dropped as link_down) and freed.
+ * RX, a burst stamped `now` for egress port p's shard q (owner: this
+ * lcore owns that shard too; rx_only: it transmits for no port): due
+ * events first, made by the owner or waited for, then the link. True
+ * when the link is down: the burst was counted (offered to p, dropped as
+ * link_down) and freed.
  */
 static inline bool
-shaper_sched_rx_burst(struct shaper *s, uint16_t p, bool owner,
+shaper_sched_rx_burst(struct shaper *s, uint16_t p, uint16_t q, bool owner,
 		      bool rx_only, struct rte_mbuf **pkts, uint16_t n,
 		      struct shp_port_ctr *in, struct shp_port_ctr *out,
 		      uint64_t now)
@@ -115,9 +125,10 @@ shaper_sched_rx_burst(struct shaper *s, uint16_t p, bool owner,
 	uint64_t bytes = 0;
 	uint16_t i;
 
-	if (now >= __atomic_load_n(&shaper_sched_next[p], __ATOMIC_ACQUIRE)) {
+	if (now >= __atomic_load_n(&shaper_sched_next[p][q],
+				   __ATOMIC_ACQUIRE)) {
 		if (owner)
-			shaper_sched_run(s, p, now);
+			shaper_sched_run(s, p, q, now);
 		else if (rx_only)
 			shaper_sched_wait(s, p, now);
 	}

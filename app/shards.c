@@ -69,8 +69,6 @@ shards_unsupported(const struct shaper *s, int *port)
 		       "serve shards yet";
 	if (s->opt.classes != NULL && s->opt.classes->nb > 0)
 		return "classes are not spread over shards yet";
-	if (s->opt.schedule_file != NULL)
-		return "a --schedule is not applied to shards yet";
 	if (s->opt.pace)
 		return "--pace replays net_pcap captures, which have one queue";
 	for (i = 0; i < s->nb_ports; i++) {

@@ -175,8 +175,8 @@ changes_rx(struct shaper *s, struct worker *w, struct rxq_ref *r,
 {
 	shaper_batch_rx(s, r->egress, r->shard, r->tx_here, !w->tx, ctx->now);
 	return unlikely(shaper_sched_rx[r->egress]) &&
-	       shaper_sched_rx_burst(s, r->egress, r->tx_here, !w->tx, pkts,
-				     n, in, ctx->ctr, ctx->now);
+	       shaper_sched_rx_burst(s, r->egress, r->shard, r->tx_here,
+				     !w->tx, pkts, n, in, ctx->ctr, ctx->now);
 }
 
 /*
@@ -500,7 +500,7 @@ static inline void
 changes_tx(struct shaper *s, const struct egress *e)
 {
 	shaper_batch_tx(s, e->port, e->txq);
-	shaper_sched_tx(s, e->port);
+	shaper_sched_tx(s, e->port, e->txq);
 }
 
 /*

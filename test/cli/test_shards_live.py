@@ -206,6 +206,64 @@ def test_change_reaches_every_shard(tmp_path, kind, limit):
         assert all(n > 0 for n in sent), sent
 
 
+@pytest.mark.parametrize("text,mbit", [
+    # once: 1 Gbit/s, then 100 Mbit/s from 1 s on
+    ("1s set tbf all rate 100mbit burst 64kb limit 1mb\n", 100),
+    # repeated: 200 Mbit/s half of each 400 ms, 100 the other half
+    ("0 set tbf all rate 200mbit burst 64kb limit 1mb\n"
+     "200ms set tbf all rate 100mbit burst 64kb limit 1mb\n"
+     "repeat 400ms\n", 150),
+])
+def test_schedule_reaches_every_shard(tmp_path, text, mbit):
+    """A --schedule on a port of two shards: every shard makes each
+    change at its time (the link's one bucket refilled once a change), so
+    the port leaves at the schedule's rate (a shard that kept 1 Gbit/s
+    would send far more), both shards sending, every change applied by
+    each shard and counted once for the port."""
+    sched = tmp_path / "s.txt"
+    sched.write_text(text)
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "--tbf",
+                                  "rate 1gbit burst 64kb limit 1mb",
+                                  "--schedule", str(sched), "-i"],
+                     lcores=LCORES)
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        head = wait_started(p)
+        time.sleep(1.6)   # past the change at 1 s, its bucket drained
+        p.stdin.write(b"show port shards\n")
+        p.stdin.flush()
+        t0 = time.monotonic()
+        time.sleep(3.2)   # 8 cycles of 400 ms
+        p.stdin.write(b"show port shards\n")
+        p.stdin.flush()
+        t1 = time.monotonic()
+        p.stdin.write(b"show schedule\nquit\n")
+        p.stdin.flush()
+        out = head + clean(p.communicate(timeout=60)[0].decode())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out[-3000:]
+    assert "--queues 2" not in out or "refused" not in out, out
+    a, b = outputs(out)["show port shards"]
+    before, after = shards_tx(a), shards_tx(b)
+    for port in (0, 1):
+        sent = [after[(port, q)] - before[(port, q)] for q in (0, 1)]
+        rate = sum(sent) * 8 / (t1 - t0)
+        assert 0.95 * mbit * 1e6 <= rate <= 1.05 * mbit * 1e6, \
+            (port, rate, sent)
+        assert all(n > 0 for n in sent), sent
+    shown = outputs(out)["show schedule"][0]
+    counts = re.findall(r"port (\d): link up, (\d+) changes? applied, "
+                        r"(\d+) missed \(each of 2 shards\)", shown)
+    assert len(counts) == 2, shown
+    for _, applied, missed in counts:
+        assert int(missed) == 0, shown
+        assert int(applied) >= (1 if mbit == 100 else 2 * 11), shown
+
+
 def refused(args, vdevs=NULL_VDEVS, lcores="0-1"):
     cmd = shaper_cmd(vdevs, args, lcores=lcores)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
