@@ -59,6 +59,24 @@ clk_full(const struct shp_tbf_conf *c, uint64_t now_ns)
 	return v;
 }
 
+/* A claim's swap of the two empty-times from old to (e, p): false when
+ * another shard claimed first (old is then what it left). */
+static inline bool
+clk_swap(struct shp_tbf_shared *s, rte_int128_t *old, uint64_t e, uint64_t p)
+{
+	rte_int128_t new;
+
+	new.val[0] = e;
+	new.val[1] = p;
+	if (rte_atomic128_cmp_exchange(&s->clk, old, &new, 0,
+				       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	__atomic_fetch_add(&s->retries, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
 void
 shp_tbf_shared_init(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		    uint64_t now_ns)
@@ -76,7 +94,7 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		     uint64_t *next_ns)
 {
 	const uint64_t now = ticks_of(now_ns);
-	rte_int128_t old = clk_load(s), new;
+	rte_int128_t old = clk_load(s);
 
 	for (;;) {
 		/* a bucket full for longer holds no more than its depth */
@@ -106,16 +124,8 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 			*next_ns = ns_at(now_ns, tlater(e + cost, p + pcost));
 		if (k == 0)
 			return 0;
-		new.val[0] = e;
-		new.val[1] = p;
-		if (rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
-					       __ATOMIC_ACQ_REL,
-					       __ATOMIC_ACQUIRE)) {
-			__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+		if (clk_swap(s, &old, e, p))
 			return k;
-		}
-		/* another shard claimed first: old is what it left */
-		__atomic_fetch_add(&s->retries, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -125,7 +135,7 @@ shp_tbf_shared_police(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		      uint8_t *verdict)
 {
 	const uint64_t now = ticks_of(now_ns);
-	rte_int128_t old = clk_load(s), new;
+	rte_int128_t old = clk_load(s);
 
 	for (;;) {
 		uint64_t e = tlater(old.val[0], now - (uint64_t)c->buffer_t);
@@ -159,15 +169,8 @@ shp_tbf_shared_police(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		}
 		if (k == 0)
 			return 0;   /* nothing conformed: nothing to write */
-		new.val[0] = e;
-		new.val[1] = p;
-		if (rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
-					       __ATOMIC_ACQ_REL,
-					       __ATOMIC_ACQUIRE)) {
-			__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+		if (clk_swap(s, &old, e, p))
 			return k;
-		}
-		__atomic_fetch_add(&s->retries, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -378,6 +378,7 @@ test_reserve(void **state)
 struct hammer {
 	struct shp_tbf_shared *sh;
 	const struct shp_tbf_conf *c;
+	bool police;    /* judge (shp_tbf_shared_police), not claim */
 	uint64_t t0, until, bytes, calls, last;
 };
 
@@ -405,7 +406,15 @@ hammer_run(void *arg)
 
 		if (now >= h->until)
 			break;
-		k = shp_tbf_shared_claim(h->sh, h->c, wire, 32, now, &next);
+		if (h->police) {
+			uint8_t v[32];
+
+			k = shp_tbf_shared_police(h->sh, h->c, wire, 32, now,
+						  v);
+		} else {
+			k = shp_tbf_shared_claim(h->sh, h->c, wire, 32, now,
+						 &next);
+		}
 		if (k > 0) {
 			h->calls++;
 			h->bytes += k * 64ull;
@@ -415,21 +424,23 @@ hammer_run(void *arg)
 	return NULL;
 }
 
+/* Two threads hammer one bucket (claims, or a policer's judgements)
+ * for 200 ms; what passed over the run never exceeds the burst plus the
+ * rate times the time, both threads got some, and every swap that
+ * moved the bucket was one call's. */
 static void
-test_threads_never_exceed(void **state)
+hammer_two(const struct shp_tbf_conf *c, bool police)
 {
-	struct shp_tbf_conf c = conf_of("rate 200mbit burst 64kb limit 1mb");
 	struct shp_tbf_shared sh;
 	struct hammer h[2];
 	pthread_t th[2];
 	uint64_t t0 = mono_ns(), last = 0, bytes = 0;
 	unsigned int i;
 
-	(void)state;
-	shp_tbf_shared_init(&sh, &c, t0);
+	shp_tbf_shared_init(&sh, c, t0);
 	for (i = 0; i < 2; i++) {
-		h[i] = (struct hammer){ .sh = &sh, .c = &c, .t0 = t0,
-					.until = t0 + 200000000 };
+		h[i] = (struct hammer){ .sh = &sh, .c = c, .police = police,
+					.t0 = t0, .until = t0 + 200000000 };
 		assert_int_equal(pthread_create(&th[i], NULL, hammer_run,
 						&h[i]), 0);
 	}
@@ -438,10 +449,22 @@ test_threads_never_exceed(void **state)
 		bytes += h[i].bytes;
 		last = RTE_MAX(last, h[i].last);
 	}
-	assert_true(bytes > 0);
+	print_message("%s: %" PRIu64 " bytes passed, %" PRIu64 " and %"
+		      PRIu64 "\n", police ? "policed" : "claimed", bytes,
+		      h[0].bytes, h[1].bytes);
+	assert_true(h[0].bytes > 0 && h[1].bytes > 0);
 	/* 200 Mbit/s is 25 bytes a us */
 	assert_true(bytes <= 65536 + (last - t0) * 25 / 1000 + 64);
 	assert_int_equal(sh.claims, h[0].calls + h[1].calls);
+}
+
+static void
+test_threads_never_exceed(void **state)
+{
+	struct shp_tbf_conf c = conf_of("rate 200mbit burst 64kb limit 1mb");
+
+	(void)state;
+	hammer_two(&c, false);
 }
 
 /* ------------------------------------------------ the policer's judgement */
@@ -520,71 +543,15 @@ test_police_two_shards_every_order(void **state)
 	assert_true(conformed > 10000 && refused > 10000);
 }
 
-struct police_hammer {
-	struct shp_tbf_shared *sh;
-	const struct shp_tbf_conf *c;
-	uint64_t until, bytes, last;
-};
-
-static void *
-police_hammer_run(void *arg)
-{
-	struct police_hammer *h = arg;
-	uint32_t len[32];
-	uint8_t v[32];
-	unsigned int i;
-
-	for (i = 0; i < 32; i++)
-		len[i] = 64;
-	for (;;) {
-		uint64_t now = mono_ns();
-		uint16_t k;
-
-		if (now >= h->until)
-			break;
-		k = shp_tbf_shared_police(h->sh, h->c, len, 32, now, v);
-		if (k > 0) {
-			h->bytes += k * 64ull;
-			h->last = now;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Two threads judge bursts on one bucket as fast as they can, each on
- * its own clock reading (so stamps interleave out of order across them):
- * what conformed over the run never exceeds the burst plus the rate
- * times the time, and both were let through.
- */
+/* The policer's judgements the same: each thread on its own clock
+ * reading, so stamps interleave out of order across them. */
 static void
 test_police_threads_never_exceed(void **state)
 {
 	struct shp_tbf_conf c = police_conf_of("rate 200mbit burst 64kb");
-	struct shp_tbf_shared sh;
-	struct police_hammer h[2];
-	pthread_t th[2];
-	uint64_t t0 = mono_ns(), last = 0, bytes = 0;
-	unsigned int i;
 
 	(void)state;
-	shp_tbf_shared_init(&sh, &c, t0);
-	for (i = 0; i < 2; i++) {
-		h[i] = (struct police_hammer){ .sh = &sh, .c = &c,
-					       .until = t0 + 200000000 };
-		assert_int_equal(pthread_create(&th[i], NULL,
-						police_hammer_run, &h[i]), 0);
-	}
-	for (i = 0; i < 2; i++) {
-		pthread_join(th[i], NULL);
-		bytes += h[i].bytes;
-		last = RTE_MAX(last, h[i].last);
-	}
-	print_message("policed threads: %" PRIu64 " bytes passed, %" PRIu64
-		      " and %" PRIu64 "\n", bytes, h[0].bytes, h[1].bytes);
-	assert_true(h[0].bytes > 0 && h[1].bytes > 0);
-	/* 200 Mbit/s is 25 bytes a us */
-	assert_true(bytes <= 65536 + (last - t0) * 25 / 1000 + 64);
+	hammer_two(&c, true);
 }
 
 /* ------------------------------------------ the tbf stage on the bucket */
