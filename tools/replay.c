@@ -364,10 +364,6 @@ parse_profiles(struct replay *r)
 	    r->opt.classes->nb > 0)
 		return fail(EXIT_USAGE, "--queues %u: classes are not spread "
 			    "over shards yet (use --queues 1)", r->queues);
-	if (r->queues > 1 && r->opt.schedule_file != NULL)
-		return fail(EXIT_USAGE, "--queues %u: a --schedule is not "
-			    "applied to shards yet (use --queues 1)",
-			    r->queues);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
@@ -769,7 +765,8 @@ sched_apply(struct replay *r)
 	}
 	/* (checked against the chain before the run: cannot fail but for
 	 * memory) */
-	if (shp_sched_apply(e, &r->chain[0], &r->kenv, err) < 0) {
+	if (shp_sched_apply_shards(e, r->chain, r->queues, &r->kenv,
+				   err) < 0) {
 		fail(EXIT_RUNTIME, "%s:%u: %s", r->sched.path, e->line, err);
 		return -1;
 	}

@@ -585,23 +585,48 @@ shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
 }
 
 int
-shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
-		const struct shp_kind_env *env, char *err)
+shp_sched_apply_shards(const struct shp_sched_event *e, struct shp_chain *c,
+		       unsigned int n, const struct shp_kind_env *env,
+		       char *err)
 {
-	const struct shp_kind *k;
-	void *conf, *old;
+	const struct shp_kind *k = NULL;
+	void *conf[SHP_SCHED_MAX_SHARDS], *old;
+	unsigned int q;
 
 	if (e->op != SHP_SCHED_SET)
 		return 0;
-	if (shp_kind_parse(e->key, shp_sched_args(e, c), env, &k, &conf,
-			   err) < 0)
-		return -1;
-	if (shp_chain_change(c, k, conf, &old, err) < 0) {
-		shp_kind_conf_free(k, conf);
+	if (n == 0 || n > SHP_SCHED_MAX_SHARDS) {
+		snprintf(err, SHP_ERR_LEN, "%u shards: at most %u", n,
+			 SHP_SCHED_MAX_SHARDS);
 		return -1;
 	}
-	shp_kind_conf_free(k, old);
+	for (q = 0; q < n; q++) {
+		if (shp_kind_parse(e->key, shp_sched_args(e, &c[q]), env, &k,
+				   &conf[q], err) < 0) {
+			while (q-- > 0)
+				shp_kind_conf_free(k, conf[q]);
+			return -1;
+		}
+		if (q > 0 && k->twin != NULL)
+			k->twin(conf[q], conf[0]);
+	}
+	for (q = 0; q < n; q++) {
+		if (shp_chain_change(&c[q], k, conf[q], &old, err) < 0) {
+			/* (checked against the chain before: memory only) */
+			for (; q < n; q++)
+				shp_kind_conf_free(k, conf[q]);
+			return -1;
+		}
+		shp_kind_conf_free(k, old);
+	}
 	return 0;
+}
+
+int
+shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
+		const struct shp_kind_env *env, char *err)
+{
+	return shp_sched_apply_shards(e, c, 1, env, err);
 }
 
 /* ---- `for TIME`: the change back ------------------------------------ */

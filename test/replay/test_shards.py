@@ -466,14 +466,50 @@ def test_bad_queues_refused(tmp_path, value):
     assert not (tmp_path / "out.pcap").exists()
 
 
-def test_schedule_with_shards_refused(tmp_path):
+def test_schedule_on_shards(tmp_path):
+    """A --schedule over 2 shards: tbf 10mbit, at 1 s 5mbit, repeated
+    every 2 s; the link leaves at each rate of the schedule (within 0.5%
+    over the stretches it is busy at it), not at twice it as a shard left
+    on the old conf would give, both shards carrying; and a netem delay
+    the schedule changes gives every packet the delay of its arrival's
+    stretch, on either shard, as with one queue."""
     inp, sched = tmp_path / "in.pcap", tmp_path / "s.txt"
-    capture(inp, 10, 1000)
-    sched.write_text("1s set tbf 0 rate 1mbit burst 10kb limit 100kb\n")
-    proc = run(inp, tmp_path / "out.pcap", "--queues", "2",
+    capture(inp, 12000, 400_000, seed=11)   # ~16 Mbit/s for 4.8 s
+    sched.write_text("0 set tbf 0 rate 10mbit burst 10kb limit 1mb\n"
+                     "1s set tbf 0 rate 5mbit burst 10kb limit 1mb\n"
+                     "repeat 2s\n")
+    out, st = tmp_path / "out.pcap", tmp_path / "st.json"
+    text = ok_run(inp, out, "--tbf", TBF, "--queues", "2", "--schedule",
+                  str(sched), "--stats-file", str(st))
+    assert re.search(r"^schedule: .*, \d+ changes? applied$", text,
+                     re.M), text
+    _, got = pcaplib.read(str(out))
+    assert_flows_in_order(got)
+    for lo, hi, bps in ((0.2, 0.95, 10e6), (1.2, 1.95, 5e6),
+                        (2.2, 2.95, 10e6), (3.2, 3.95, 5e6)):
+        part = [(t, f) for t, f in got
+                if T0 + lo * 1e9 <= t < T0 + hi * 1e9]
+        bits = sum(len(f) for _, f in part[1:]) * 8
+        rate = bits / ((part[-1][0] - part[0][0]) / 1e9)
+        assert abs(rate - bps) <= 0.005 * bps, (lo, rate, bps)
+    with open(st) as f:
+        port = json.load(f)["ports"]["0"]
+    assert all(s["tx_packets"] > 0 for s in port["shards"])
+    shards_sum_to_port(port)
+    # netem's delay by the schedule, per packet
+    sched.write_text("0 set netem 0 delay 10ms\n"
+                     "1s set netem 0 delay 30ms\n")
+    frames, ts = capture(inp, 4000, 500_000, seed=12)
+    arrived = {pcaplib.seq_of(f): t for f, t in zip(frames, ts)}
+    for q in ("1", "2"):
+        ok_run(inp, out, "--netem", "delay 1ms", "--queues", q,
                "--schedule", str(sched))
-    assert proc.returncode == 2
-    assert "--schedule is not applied to shards yet" in proc.stderr
+        _, got = pcaplib.read(str(out))
+        assert len(got) == len(frames)
+        for t, f in got:
+            a = arrived[pcaplib.seq_of(f)]
+            want = 30 * MS if a >= T0 + 10**9 else 10 * MS
+            assert t - a == want, (q, t - a, a - T0)
 
 
 @pytest.mark.parametrize("args", [("--queues", "16"),
