@@ -827,9 +827,7 @@ shaper_stages_init(struct shaper *s)
 			.hold_cap = alone ? 0 : shaper_queues(s) == 1 ?
 				    caps[i] : RTE_MAX(caps[i] /
 						      shaper_queues(s), 1u),
-			.shared_rate = s->shared_rate[port],
-			.shared_police = s->shared_police[port],
-			.shared_serial = s->shared_serial[port],
+			.link = s->link[port],
 		};
 		if (shaper_queues(s) > 1) {
 			/* a shard's byte limits count what it holds, in the

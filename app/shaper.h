@@ -29,8 +29,7 @@ extern struct rte_rcu_qsbr *shaper_rcu;   /* shaper_rcu.c */
 #define SHAPER_CTR_BLOCKS (RTE_MAX_LCORE + SHP_MAX_QUEUES)
 
 struct egress;
-struct shp_tbf_shared;
-struct shp_link_serial;
+struct shp_link_shared;
 
 struct rxq_ref {
 	uint16_t port;
@@ -117,12 +116,9 @@ struct shaper {
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */
 	struct shp_chain chain[SHP_MAX_PORTS];        /* by port id */
 	/* --queues N: port P's shard q (shard 0: egress[P], chain[P]), and
-	 * the tbf and policer buckets its shards share (NULL with one
-	 * queue) */
+	 * what its shards share (shp_link.h; NULL with one queue) */
 	struct egress *shard[SHP_MAX_PORTS][SHP_MAX_QUEUES];
-	struct shp_tbf_shared *shared_rate[SHP_MAX_PORTS];
-	struct shp_tbf_shared *shared_police[SHP_MAX_PORTS];
-	struct shp_link_serial *shared_serial[SHP_MAX_PORTS];   /* netem rate */
+	struct shp_link_shared *link[SHP_MAX_PORTS];
 	/* RCU-published: the mode, and the aliases' priomap (--priomap,
 	 * `set priomap`) for queues that give none of their own */
 	const struct shp_classifier *classifier;

@@ -20,8 +20,7 @@
 #include <rte_malloc.h>
 
 #include "shaper.h"
-#include "link_serial.h"
-#include "tbf_shared.h"
+#include "shp_link.h"
 
 /* Shard q >= 1 of a port: what shard 0 keeps in struct shaper. */
 struct shard {
@@ -244,18 +243,10 @@ shaper_shards_assign(struct shaper *s)
 				goto nomem;
 		}
 		/* zeroed: the first claim fills it (its conf_id 0) */
-		s->shared_rate[port] = rte_zmalloc_socket("shared_rate",
-			sizeof(*s->shared_rate[port]), RTE_CACHE_LINE_SIZE,
+		s->link[port] = rte_zmalloc_socket("shp_link",
+			sizeof(*s->link[port]), RTE_CACHE_LINE_SIZE,
 			rte_eth_dev_socket_id(port));
-		s->shared_police[port] = rte_zmalloc_socket("shared_police",
-			sizeof(*s->shared_police[port]), RTE_CACHE_LINE_SIZE,
-			rte_eth_dev_socket_id(port));
-		s->shared_serial[port] = rte_zmalloc_socket("shared_serial",
-			sizeof(*s->shared_serial[port]), RTE_CACHE_LINE_SIZE,
-			rte_eth_dev_socket_id(port));
-		if (s->shared_rate[port] == NULL ||
-		    s->shared_police[port] == NULL ||
-		    s->shared_serial[port] == NULL)
+		if (s->link[port] == NULL)
 			goto nomem;
 	}
 	/* queue q to worker q mod W: it polls RX queue q of every port and
@@ -372,12 +363,8 @@ shaper_shards_fini(struct shaper *s)
 			rte_free(container_of(e, struct shard, e));
 			s->shard[port][q] = NULL;
 		}
-		rte_free(s->shared_rate[port]);
-		s->shared_rate[port] = NULL;
-		rte_free(s->shared_police[port]);
-		s->shared_police[port] = NULL;
-		rte_free(s->shared_serial[port]);
-		s->shared_serial[port] = NULL;
+		rte_free(s->link[port]);
+		s->link[port] = NULL;
 	}
 }
 

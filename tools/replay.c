@@ -57,8 +57,7 @@
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
-#include "link_serial.h"
-#include "tbf_shared.h"
+#include "shp_link.h"
 
 #include "replay.h"
 
@@ -1085,9 +1084,7 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 		/* the shard's own block: its bands' byte limit counts what
 		 * it holds, not the link's */
 		.ctr_blocks = &r->ctr[q], .nb_ctr_blocks = 1,
-		.shard = (uint16_t)q, .shared_rate = r->shared_rate,
-		.shared_police = r->shared_police,
-		.shared_serial = r->shared_serial,
+		.shard = (uint16_t)q, .link = r->link,
 	};
 	if (q > 0) {
 		/* unique ring names */
@@ -1174,18 +1171,10 @@ stages_init(struct replay *r)
 	}
 	shp_rss_init(&r->rss, (uint16_t)r->queues, NULL);
 	if (r->queues > 1) {
-		/* the stages fill it (its conf_id 0: none yet) */
-		r->shared_rate = rte_zmalloc("replay_rate",
-					     sizeof(*r->shared_rate),
-					     RTE_CACHE_LINE_SIZE);
-		r->shared_police = rte_zmalloc("replay_police",
-					       sizeof(*r->shared_police),
-					       RTE_CACHE_LINE_SIZE);
-		r->shared_serial = rte_zmalloc("replay_serial",
-					       sizeof(*r->shared_serial),
-					       RTE_CACHE_LINE_SIZE);
-		if (r->shared_rate == NULL || r->shared_police == NULL ||
-		    r->shared_serial == NULL)
+		/* zeroed: the stages fill the buckets at their first use */
+		r->link = rte_zmalloc("replay_link", sizeof(*r->link),
+				      RTE_CACHE_LINE_SIZE);
+		if (r->link == NULL)
 			return fail(EXIT_RUNTIME, "out of memory");
 	}
 	shp_options_kind_env(&r->opt, &kenv);
@@ -1398,9 +1387,7 @@ release(struct replay *r)
 		rte_mempool_free(r->pool);
 	rte_free(r->ctr);
 	free(r->lat);
-	rte_free(r->shared_rate);
-	rte_free(r->shared_police);
-	rte_free(r->shared_serial);
+	rte_free(r->link);
 	if (r->in != NULL)
 		pcap_close(r->in);
 	free(r->inbuf);

@@ -80,11 +80,10 @@ struct replay {
 	struct shp_ctx ctx[REPLAY_MAX_QUEUES];
 	struct shp_chain_spec spec;   /* until the chain takes it */
 	struct shp_chain chain[REPLAY_MAX_QUEUES];
-	/* the link's one rate bucket, which the shards claim from
-	 * (NULL with one shard: its tbf keeps its own) */
-	struct shp_tbf_shared *shared_rate;
-	struct shp_tbf_shared *shared_police;   /* and its one policer */
-	struct shp_link_serial *shared_serial;  /* its netem rate's clock */
+	/* what the shards share: the link's buckets and netem rate's
+	 * clock (shp_link.h; NULL with one shard: its stages keep their
+	 * own) */
+	struct shp_link_shared *link;
 	unsigned int serve_first;     /* the shard served first next */
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "schedule.h"
 
 #define MAX_WORDS 4   /* TIME VERB KEY PORT, then the rest */
@@ -590,14 +591,14 @@ shp_sched_apply_shards(const struct shp_sched_event *e, struct shp_chain *c,
 		       char *err)
 {
 	const struct shp_kind *k = NULL;
-	void *conf[SHP_SCHED_MAX_SHARDS], *old;
+	void *conf[SHP_MAX_QUEUES], *old;
 	unsigned int q;
 
 	if (e->op != SHP_SCHED_SET)
 		return 0;
-	if (n == 0 || n > SHP_SCHED_MAX_SHARDS) {
+	if (n == 0 || n > SHP_MAX_QUEUES) {
 		snprintf(err, SHP_ERR_LEN, "%u shards: at most %u", n,
-			 SHP_SCHED_MAX_SHARDS);
+			 SHP_MAX_QUEUES);
 		return -1;
 	}
 	for (q = 0; q < n; q++) {

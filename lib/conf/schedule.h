@@ -185,18 +185,17 @@ int shp_sched_expand_for(struct shp_sched *s, const uint16_t *ports,
  * 0, or -1 with err. LINK events change nothing here (the link state is
  * shp_sched_link_down's).
  */
+int shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
+		    const struct shp_kind_env *env, char *err);
 /*
- * The same on the n chains of a port's shards, as one change: each its
- * own conf, twinned with the first's (the kind's twin: a bucket the
- * shards share refills once). Nothing is changed if a conf cannot be
- * made. 0, or -1 with err.
+ * The same on the n (at most SHP_MAX_QUEUES) chains c[0..n) of a port's
+ * shards, as one change: each its own conf, twinned with the first's
+ * (the kind's twin: a bucket the shards share refills once). Nothing is
+ * changed if a conf cannot be made. 0, or -1 with err.
  */
-#define SHP_SCHED_MAX_SHARDS 16   /* SHP_MAX_QUEUES */
 int shp_sched_apply_shards(const struct shp_sched_event *e,
 			   struct shp_chain *c, unsigned int n,
 			   const struct shp_kind_env *env, char *err);
-int shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
-		    const struct shp_kind_env *env, char *err);
 
 /* "2.5s" style time for listings */
 void shp_sched_fmt_time(char *buf, size_t len, uint64_t ns);

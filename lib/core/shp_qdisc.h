@@ -61,8 +61,7 @@
 #include "shp_stats.h"
 
 struct shp_qdisc;
-struct shp_tbf_shared;
-struct shp_link_serial;
+struct shp_link_shared;
 
 /* What a stage call needs besides its packets. */
 struct shp_ctx {
@@ -279,14 +278,11 @@ struct shp_stage_env {
 	uint32_t hold_cap;
 	/* a link spread over shards (issue 24): which one this chain is
 	 * (0 for an unsharded port: its stages behave as they always did),
-	 * and the link's one rate bucket that the shards' rate stages claim
-	 * from instead of a bucket of their own (NULL: each its own), and
-	 * the link's one policer bucket, likewise, and its serialisation
-	 * (netem's rate: link_serial.h) */
+	 * and what the link's shards share (shp_link.h: tbf's and the
+	 * policer's buckets, netem rate's clock), which the stages use
+	 * instead of their own (NULL: each its own) */
 	uint16_t shard;
-	struct shp_tbf_shared *shared_rate;
-	struct shp_tbf_shared *shared_police;
-	struct shp_link_serial *shared_serial;
+	struct shp_link_shared *link;
 };
 
 /* A ring of count slots (rte_ring_create's flags): named (a memzone, as

@@ -6,8 +6,7 @@
  * `policed`, and leaves the bucket as it was. The bucket, its words and
  * its arithmetic are tbf's (shp_bucket.h, shp_police.h). conf == NULL:
  * off. A link's shards judge on the link's one bucket (the env's
- * shared_police, tbf_shared.h), so that the link, not each shard,
- * passes the rate.
+ * link, shp_link.h), so that the link, not each shard, passes the rate.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,7 +18,7 @@
 #include "shp_kind.h"
 #include "shp_police.h"
 #include "shp_qdisc.h"
-#include "tbf_shared.h"
+#include "shp_link.h"
 
 struct police_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
@@ -41,7 +40,8 @@ police_init(struct shp_qdisc *q, const void *conf)
 {
 	priv(q)->conf = conf;
 	priv(q)->seen = UINT64_MAX;   /* the first conf is fresh */
-	priv(q)->sh = q->env != NULL ? q->env->shared_police : NULL;
+	priv(q)->sh = q->env != NULL && q->env->link != NULL ?
+		      &q->env->link->police : NULL;
 	/* full at the first use, whichever shard judges first */
 	if (priv(q)->sh != NULL && conf != NULL)
 		shp_tbf_shared_bind(priv(q)->sh, conf);

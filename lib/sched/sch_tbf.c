@@ -7,7 +7,7 @@
  * leave and is dropped (tbf_oversize). conf == NULL: pass-through.
  *
  * A shard of a link spread over several (issue 24) runs the link's one
- * bucket instead of its own: the chain's env names it (shared_rate), and
+ * bucket instead of its own: the chain's env names it (link, shp_link.h), and
  * the stage claims from it once per run of its child's packets
  * (tbf_shared.h). The decisions are those of the private bucket; only
  * where the tokens are kept differs, and one thing more: a shard the
@@ -30,7 +30,7 @@
 #include "shp_meta.h"
 #include "shp_qdisc.h"
 #include "shp_tbf.h"
-#include "tbf_shared.h"
+#include "shp_link.h"
 
 /* Frames claimed from a shared bucket at once, at most. */
 #define SHP_TBF_RUN_MAX 64
@@ -82,7 +82,8 @@ tbf_init(struct shp_qdisc *q, const void *conf)
 	}
 	priv(q)->conf = conf;
 	priv(q)->seen = UINT64_MAX;   /* no conf yet: the first is fresh */
-	priv(q)->sh = q->env != NULL ? q->env->shared_rate : NULL;
+	priv(q)->sh = q->env != NULL && q->env->link != NULL ?
+		      &q->env->link->rate : NULL;
 	/* full at the first use, whichever shard sends first */
 	if (priv(q)->sh != NULL && conf != NULL)
 		shp_tbf_shared_bind(priv(q)->sh, conf);

@@ -26,7 +26,7 @@
 #include "shp_kind.h"
 #include "shp_police.h"
 #include "shp_tbf.h"
-#include "tbf_shared.h"
+#include "shp_link.h"
 
 static struct shp_tbf_conf
 conf_of(const char *args)
@@ -557,20 +557,20 @@ test_police_threads_never_exceed(void **state)
 /* ------------------------------------------ the tbf stage on the bucket */
 
 /*
- * A rig of a fifo under a tbf stage whose env names the shared bucket sh
- * (the stage claims from it instead of keeping its own), on port (the
+ * A rig of a fifo under a tbf stage whose env names the link ln (the
+ * stage claims from its bucket instead of keeping its own), on port (the
  * rig's counters). conf is the caller's; env must outlive the rig.
  */
 static void
 shard_rig(struct shp_rig *r, uint16_t port, struct shp_stage_env *env,
-	  struct shp_tbf_shared *sh, uint16_t shard,
+	  struct shp_link_shared *ln, uint16_t shard,
 	  const struct shp_tbf_conf *conf)
 {
 	struct shp_qdisc *q;
 
 	shp_rig_chain_port(r, port, "fifo");
 	*env = (struct shp_stage_env){ .socket = SOCKET_ID_ANY,
-				       .shard = shard, .shared_rate = sh };
+				       .shard = shard, .link = ln };
 	q = shp_qdisc_create_env(&shp_tbf_ops, r->root, shp_rig_pool, port,
 				 env, conf);
 	assert_non_null(q);
@@ -622,7 +622,7 @@ test_stage_one_shard_as_private(void **state)
 
 	(void)state;
 	for (ci = 0; ci < RTE_DIM(confs); ci++) {
-		struct shp_tbf_shared *sh = calloc(1, sizeof(*sh) + 64);
+		struct shp_link_shared *ln = calloc(1, sizeof(*ln));
 		struct shp_tbf_conf *c0 = conf_new(confs[ci]);
 		struct shp_tbf_conf *c1 = conf_new(confs[ci]);
 		struct shp_tbf_conf *c2 = conf_new(confs[ci]);
@@ -632,15 +632,15 @@ test_stage_one_shard_as_private(void **state)
 		uint64_t b0 = 0, b1 = 0, sent = 0;
 		unsigned int ev, arrived = 0;
 
-		assert_non_null(sh);
+		assert_non_null(ln);
 		{
 			char spec[128];
 
 			snprintf(spec, sizeof(spec), "tbf %s", confs[ci]);
 			shp_rig_chain_port(&priv, 0, "fifo", spec);
 		}
-		shard_rig(&one, 1, &e1, sh, 0, c1);
-		shard_rig(&idle, 2, &e2, sh, 1, c2);
+		shard_rig(&one, 1, &e1, ln, 0, c1);
+		shard_rig(&idle, 2, &e2, ln, 1, c2);
 		for (ev = 0; ev < 20000; ev++) {
 			uint64_t n0, n1, next_in;
 			uint16_t k0, k1;
@@ -684,7 +684,7 @@ test_stage_one_shard_as_private(void **state)
 		free(c2);
 		(void)c0;
 		free(c0);
-		free(sh);
+		free(ln);
 	}
 }
 
@@ -706,7 +706,7 @@ test_stage_two_shards_link_rate(void **state)
 
 	(void)state;
 	for (si = 0; si < RTE_DIM(split); si++) {
-		struct shp_tbf_shared *sh = calloc(1, sizeof(*sh) + 64);
+		struct shp_link_shared *ln = calloc(1, sizeof(*ln));
 		struct shp_tbf_conf *c[2] = { conf_new(args), conf_new(args) };
 		struct shp_stage_env env[2];
 		struct shp_rig s[2];
@@ -716,7 +716,7 @@ test_stage_two_shards_link_rate(void **state)
 		unsigned int q, first = 0;
 
 		for (q = 0; q < 2; q++)
-			shard_rig(&s[q], (uint16_t)(1 + q), &env[q], sh,
+			shard_rig(&s[q], (uint16_t)(1 + q), &env[q], ln,
 				  (uint16_t)q, c[q]);
 		while (t < end) {
 			uint64_t next = UINT64_MAX, total;
@@ -778,7 +778,7 @@ test_stage_two_shards_link_rate(void **state)
 			shp_rig_fini(&s[q]);
 			free(c[q]);
 		}
-		free(sh);
+		free(ln);
 	}
 }
 

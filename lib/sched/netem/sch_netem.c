@@ -33,7 +33,7 @@
 #include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
-#include "link_serial.h"
+#include "shp_link.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
 #include "shp_rand.h"
@@ -1197,7 +1197,8 @@ netem_init(struct shp_qdisc *q, const void *conf)
 
 	p->drop_slot = q->drop_slot;
 	p->xstat_slot = q->xstat_slot;
-	p->serial = q->env != NULL ? q->env->shared_serial : NULL;
+	p->serial = q->env != NULL && q->env->link != NULL ?
+		    &q->env->link->serial : NULL;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
 	if (q->env != NULL && q->env->held != NULL) {
@@ -1583,7 +1584,7 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 
 /* what the link has one of: its slots, its state (outage) and its
  * bursts (accumulate); a shard's own would be a link of its own (its
- * rate is the link's clock, env shared_serial) */
+ * rate is the link's clock, shp_link.h) */
 static const char *
 netem_kind_unshardable(const void *conf)
 {
