@@ -317,25 +317,14 @@ bad:
 	return -1;
 }
 
-int
-shaper_lcores_assign(struct shaper *s)
+/* Each worker's role, from --rx-lcores and --tx-lcores (neither: the
+ * first half RX, the rest TX; one worker: both). */
+static int
+lcore_roles(struct shaper *s, unsigned int n, struct lcore_roles *ro)
 {
 	static bool rx[RTE_MAX_LCORE], tx[RTE_MAX_LCORE];
-	unsigned int lc, n = 0, nrx = 0, ntx = 0, i;
-	unsigned int rx_ids[RTE_MAX_LCORE], tx_ids[RTE_MAX_LCORE];
+	unsigned int lc, i;
 
-	RTE_LCORE_FOREACH_WORKER(lc)
-		s->worker_ids[n++] = lc;
-	if (n == 0) {
-		fprintf(stderr, "dpdk-shaper: needs at least one worker lcore "
-			"besides the main one (e.g. -l 0-1)\n");
-		return -1;
-	}
-	shaper_queues_default(s, n);
-	if (shaper_queues(s) > 1) {
-		s->nb_workers = n;
-		return shaper_shards_assign(s);
-	}
 	if (s->opt.rx_lcores && lcore_list("rx-lcores", s->opt.rx_lcores, rx))
 		return -1;
 	if (s->opt.tx_lcores && lcore_list("tx-lcores", s->opt.tx_lcores, tx))
@@ -355,22 +344,51 @@ shaper_lcores_assign(struct shaper *s)
 	if (s->opt.tx_lcores != NULL && s->opt.rx_lcores == NULL)
 		for (i = 0; i < n; i++)
 			rx[s->worker_ids[i]] = !tx[s->worker_ids[i]] || n == 1;
+	ro->nb_rx = ro->nb_tx = 0;
 	for (i = 0; i < n; i++) {
 		lc = s->worker_ids[i];
 		s->workers[lc].lcore = lc;
 		s->workers[lc].rx = rx[lc];
 		s->workers[lc].tx = tx[lc];
 		if (rx[lc])
-			rx_ids[nrx++] = lc;
+			ro->rx[ro->nb_rx++] = lc;
 		if (tx[lc])
-			tx_ids[ntx++] = lc;
+			ro->tx[ro->nb_tx++] = lc;
 	}
-	if (nrx == 0 || ntx == 0) {
+	if (ro->nb_rx == 0 || ro->nb_tx == 0) {
 		fprintf(stderr, "dpdk-shaper: needs at least one RX and one TX "
 			"lcore\n");
 		return -1;
 	}
+	return 0;
+}
+
+int
+shaper_lcores_assign(struct shaper *s)
+{
+	static struct lcore_roles ro;
+	unsigned int lc, n = 0, nrx, ntx, i;
+	const unsigned int *rx_ids = ro.rx, *tx_ids = ro.tx;
+
+	RTE_LCORE_FOREACH_WORKER(lc)
+		s->worker_ids[n++] = lc;
+	if (n == 0) {
+		fprintf(stderr, "dpdk-shaper: needs at least one worker lcore "
+			"besides the main one (e.g. -l 0-1)\n");
+		return -1;
+	}
 	s->nb_workers = n;
+	shaper_queues_default(s, n);
+	if (shaper_queues(s) > 1 && s->opt.rx_lcores == NULL &&
+	    s->opt.tx_lcores == NULL)
+		return shaper_shards_assign(s, NULL);
+	if (lcore_roles(s, n, &ro) < 0)
+		return -1;
+	/* --queues N with lcore roles: a pipeline of shards */
+	if (shaper_queues(s) > 1)
+		return shaper_shards_assign(s, &ro);
+	nrx = ro.nb_rx;
+	ntx = ro.nb_tx;
 	/* Egress ports round robin over TX lcores; RX queues of each port
 	 * round robin over RX lcores. */
 	for (i = 0; i < s->nb_ports; i++) {
@@ -830,11 +848,11 @@ shaper_stages_init(struct shaper *s)
 			.link = s->link[port],
 		};
 		if (shaper_queues(s) > 1) {
-			/* a shard's byte limits count what it holds, in the
-			 * block only its owner writes; only its owner
-			 * enqueues */
-			env.ctr_blocks = e->ctr;
-			env.nb_ctr_blocks = 1;
+			/* a shard's byte limits count what it holds, in its
+			 * two blocks (its TX lcore's, its RX lcore's); one
+			 * lcore feeds it: RX queue q's */
+			env.ctr_blocks = SHAPER_SHARD_BLOCK(s->ctr, 0);
+			env.nb_ctr_blocks = SHAPER_SHARD_BLOCKS;
 			env.single_producer = true;
 		}
 		e->hold_cap = env.hold_cap;

@@ -23,10 +23,17 @@ extern struct rte_rcu_qsbr *shaper_rcu;   /* shaper_rcu.c */
 #define MAX_RXQ_PER_LCORE 64
 /* shards a worker may transmit: every port's, at most */
 #define MAX_EGRESS_PER_LCORE (SHP_MAX_PORTS * SHP_MAX_QUEUES)
-/* The counter blocks: one per lcore, then one per shard of a sharded
- * port (--queues N > 1), written by the shard's owner only, so that a
- * shard's figures are its own however the shards are dealt to lcores. */
-#define SHAPER_CTR_BLOCKS (RTE_MAX_LCORE + SHP_MAX_QUEUES)
+/* The counter blocks: one per lcore, then two per shard q of the sharded
+ * ports (--queues N > 1): what its TX lcore counts, and what the RX lcore
+ * that polls RX queue q counts (a pipeline; run to completion, one lcore
+ * does both, in the first). Each has one writer, so that a shard's
+ * figures are its own however the queues are dealt to lcores. */
+#define SHAPER_SHARD_BLOCKS 2
+#define SHAPER_CTR_BLOCKS (RTE_MAX_LCORE + SHAPER_SHARD_BLOCKS * SHP_MAX_QUEUES)
+/* Shard q's blocks in blocks[] (SHAPER_CTR_BLOCKS): its TX lcore's, then
+ * its RX lcore's. */
+#define SHAPER_SHARD_BLOCK(blocks, q) \
+	(&(blocks)[RTE_MAX_LCORE + SHAPER_SHARD_BLOCKS * (q)])
 
 struct egress;
 struct shp_link_shared;
@@ -160,7 +167,16 @@ int shaper_shards_check(const struct shaper *s);
 /* --queues when not given: one a worker where every port and the
  * profile allow (shards.c) */
 void shaper_queues_default(struct shaper *s, unsigned int nw);
-int shaper_shards_assign(struct shaper *s);
+/* The workers' roles: RX lcores and TX lcores by id (run to completion:
+ * both lists every worker). */
+struct lcore_roles {
+	unsigned int rx[RTE_MAX_LCORE], nb_rx;
+	unsigned int tx[RTE_MAX_LCORE], nb_tx;
+};
+/* The queues dealt: RX queue q of every port to RX lcore q mod nb_rx,
+ * shard q of every port to TX lcore q mod nb_tx; roles NULL: run to
+ * completion, queue q to worker q mod W. */
+int shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles);
 int shaper_shards_init(struct shaper *s, uint16_t port,
 		       const struct shp_stage_env *env,
 		       const struct shp_kind_env *kenv);

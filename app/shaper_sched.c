@@ -453,12 +453,12 @@ shaper_sched_run(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 }
 
 void
-shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now)
+shaper_sched_wait(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 {
 	/* The owner makes the change at the start of its next TX round,
 	 * without waiting for anyone: a round at most. A pause or the end
 	 * stops the rounds: the burst goes on as it is then. */
-	while (now >= __atomic_load_n(&shaper_sched_next[p][0],
+	while (now >= __atomic_load_n(&shaper_sched_next[p][q],
 				      __ATOMIC_ACQUIRE) &&
 	       !s->paused && !s->quit)
 		rte_pause();

@@ -84,9 +84,11 @@ void shaper_sched_fini(struct shaper *s);
  * now. */
 void shaper_sched_run(struct shaper *s, uint16_t p, uint16_t q,
 		      uint64_t now);
-/* An RX-only lcore (a pipeline: one shard): wait until port p's owner
- * has published every event due at now (or the workers pause or stop). */
-void shaper_sched_wait(struct shaper *s, uint16_t p, uint64_t now);
+/* An RX-only lcore (a pipeline): wait until the owner of port p's shard
+ * q has published every event due at now (or the workers pause or
+ * stop). */
+void shaper_sched_wait(struct shaper *s, uint16_t p, uint16_t q,
+		       uint64_t now);
 
 /* Is port p's link down for a packet stamped now? */
 bool shaper_link_is_down(const struct shaper *s, uint16_t p, uint64_t now);
@@ -130,7 +132,7 @@ shaper_sched_rx_burst(struct shaper *s, uint16_t p, uint16_t q, bool owner,
 		if (owner)
 			shaper_sched_run(s, p, q, now);
 		else if (rx_only)
-			shaper_sched_wait(s, p, now);
+			shaper_sched_wait(s, p, q, now);
 	}
 	if (!shaper_link_is_down(s, p, now))
 		return false;

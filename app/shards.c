@@ -63,9 +63,6 @@ shards_unsupported(const struct shaper *s, int *port)
 	unsigned int i;
 
 	*port = -1;
-	if (s->opt.rx_lcores != NULL || s->opt.tx_lcores != NULL)
-		return "--rx-lcores and --tx-lcores (a pipeline) do not "
-		       "serve shards yet";
 	if (s->opt.classes != NULL && s->opt.classes->nb > 0)
 		return "classes are not spread over shards yet";
 	if (s->opt.pace)
@@ -209,23 +206,43 @@ shard_alloc(uint16_t port, unsigned int q)
 	return &sh->e;
 }
 
+/* Too many lcores of a role for n queues: one would have nothing. */
+static int
+role_check(unsigned int n, unsigned int nb, const char *role,
+	   const char *how)
+{
+	if (nb <= n)
+		return 0;
+	fprintf(stderr, "dpdk-shaper: --queues %u with %u %s: one would have "
+		"no queue to serve; give at most %u %s or --queues %u\n", n,
+		nb, role, n, how, nb);
+	return -1;
+}
+
 int
-shaper_shards_assign(struct shaper *s)
+shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 {
 	unsigned int n = s->opt.queues, nw = s->nb_workers, i, q;
+	const unsigned int *rx_ids = s->worker_ids, *tx_ids = s->worker_ids;
+	unsigned int nrx = nw, ntx = nw;
 
 	if (shaper_shards_check(s) < 0)
 		return -1;
-	if (nw > n) {
-		fprintf(stderr, "dpdk-shaper: --queues %u with %u workers: a "
-			"worker would have no queue to serve; give at most %u "
-			"workers (-l) or --queues %u\n", n, nw, n, nw);
+	if (roles != NULL) {
+		rx_ids = roles->rx;
+		tx_ids = roles->tx;
+		nrx = roles->nb_rx;
+		ntx = roles->nb_tx;
+		if (role_check(n, nrx, "RX lcores", "in --rx-lcores") < 0 ||
+		    role_check(n, ntx, "TX lcores", "in --tx-lcores") < 0)
+			return -1;
+	} else if (role_check(n, nw, "workers", "workers (-l)") < 0) {
 		return -1;
 	}
 	for (i = 0; i < s->nb_ports; i++)
 		if (port_queues_check(s->port_ids[i], n) < 0)
 			return -1;
-	for (i = 0; i < nw; i++) {
+	for (i = 0; roles == NULL && i < nw; i++) {
 		unsigned int lc = s->worker_ids[i];
 
 		s->workers[lc].lcore = lc;
@@ -249,11 +266,15 @@ shaper_shards_assign(struct shaper *s)
 		if (s->link[port] == NULL)
 			goto nomem;
 	}
-	/* queue q to worker q mod W: it polls RX queue q of every port and
-	 * sends shard q of every port, counting in shard q's block */
+	/* queue q: RX lcore q mod nrx polls RX queue q of every port,
+	 * counting in shard q's RX block; TX lcore q mod ntx sends shard q
+	 * of every port, counting in its TX block. Run to completion both
+	 * are worker q mod W, and the TX block has it all. */
 	for (q = 0; q < n; q++) {
-		struct worker *w = &s->workers[s->worker_ids[q % nw]];
-		struct shp_lcore_ctr *blk = &s->ctr[RTE_MAX_LCORE + q];
+		struct worker *rw = &s->workers[rx_ids[q % nrx]];
+		struct worker *tw = &s->workers[tx_ids[q % ntx]];
+		struct shp_lcore_ctr *blk = SHAPER_SHARD_BLOCK(s->ctr, q);
+		struct shp_lcore_ctr *rblk = rw == tw ? blk : blk + 1;
 
 		for (i = 0; i < s->nb_ports; i++) {
 			uint16_t port = s->port_ids[i];
@@ -261,22 +282,24 @@ shaper_shards_assign(struct shaper *s)
 			struct egress *e = s->shard[port][q];
 			struct rxq_ref *r;
 
-			if (w->nb_rxq == MAX_RXQ_PER_LCORE ||
-			    w->nb_egress == MAX_EGRESS_PER_LCORE) {
-				fprintf(stderr, "dpdk-shaper: too many RX "
-					"queues for lcore %u\n", w->lcore);
+			if (rw->nb_rxq == MAX_RXQ_PER_LCORE ||
+			    tw->nb_egress == MAX_EGRESS_PER_LCORE) {
+				fprintf(stderr, "dpdk-shaper: too many queues "
+					"for lcore %u\n", rw->nb_rxq ==
+					MAX_RXQ_PER_LCORE ? rw->lcore :
+					tw->lcore);
 				return -1;
 			}
-			e->owner = w->lcore;
+			e->owner = tw->lcore;
 			e->ctr = blk;
-			w->eg[w->nb_egress] = e;
-			w->egress[w->nb_egress++] = port;
-			r = &w->rxq[w->nb_rxq++];
+			tw->eg[tw->nb_egress] = e;
+			tw->egress[tw->nb_egress++] = port;
+			r = &rw->rxq[rw->nb_rxq++];
 			r->port = port;
 			r->queue = (uint16_t)q;
 			r->egress = out;
 			r->shard = (uint16_t)q;
-			r->ctr = blk;
+			r->ctr = rblk;
 			r->mtu = shaper_rx_mtu(s, port, out);
 		}
 	}
@@ -289,10 +312,14 @@ shaper_shards_assign(struct shaper *s)
 			struct rxq_ref *r = &w->rxq[k];
 
 			r->eg = s->shard[r->egress][r->shard];
-			r->tx_here = true;
+			r->tx_here = w->tx && r->eg->owner == w->lcore;
 		}
 	}
-	if (nw < n)
+	if (roles != NULL)
+		printf("dpdk-shaper: --queues %u: RX queue q on RX lcore q mod "
+		       "%u, shard q on TX lcore q mod %u (a pipeline of "
+		       "shards)\n", n, nrx, ntx);
+	else if (nw < n)
 		printf("dpdk-shaper: --queues %u over %u workers: queues dealt "
 		       "round robin (worker i serves queues i, i+%u, ...)\n",
 		       n, nw, nw);
@@ -315,8 +342,8 @@ shaper_shards_init(struct shaper *s, uint16_t port,
 	/* unique ring names; the shard's own counter block */
 	snprintf(name, sizeof(name), "p%uq%u", port, penv->shard);
 	env.name = name;
-	env.ctr_blocks = e->ctr;
-	env.nb_ctr_blocks = 1;
+	env.ctr_blocks = SHAPER_SHARD_BLOCK(s->ctr, penv->shard);
+	env.nb_ctr_blocks = SHAPER_SHARD_BLOCKS;
 	env.single_producer = true;
 	e->hold_cap = env.hold_cap;
 	/* a chain owns its confs: each shard parses the profile again */
@@ -385,7 +412,7 @@ shaper_shard_sum(struct shaper *s, uint16_t port, unsigned int q,
 		return;
 	}
 	shaper_shard_counters(s, port, q, out);
-	lat = s->ctr[RTE_MAX_LCORE + q].port[port].lat;
+	lat = SHAPER_SHARD_BLOCK(s->ctr, q)->port[port].lat;
 	if (lat != NULL)
 		shp_latency_summarize(lat, out);
 }
@@ -394,14 +421,14 @@ void
 shaper_shard_counters(struct shaper *s, uint16_t port, unsigned int q,
 		      struct shp_port_sum *out)
 {
-	shp_stats_sum(&s->ctr[RTE_MAX_LCORE + q], 1, port,
+	shp_stats_sum(SHAPER_SHARD_BLOCK(s->ctr, q), SHAPER_SHARD_BLOCKS, port,
 		      shaper_bands(s, port), out);
 }
 
 const struct shp_latency *
 shaper_shard_latency(struct shaper *s, uint16_t port, unsigned int q)
 {
-	return s->ctr[RTE_MAX_LCORE + q].port[port].lat;
+	return SHAPER_SHARD_BLOCK(s->ctr, q)->port[port].lat;
 }
 
 /* --stats-file's ports.N.shards: one object per shard (one for a port
