@@ -351,6 +351,7 @@ shaper_shards_init(struct shaper *s, uint16_t port,
 		fprintf(stderr, "dpdk-shaper: %s\n", err);
 		return -1;
 	}
+	shp_chain_spec_twin(&spec, &s->chain[port]);
 	if (shp_chain_build(e->chain, &spec, s->pool_of[port], port, &env,
 			    NULL, kenv) < 0)
 		goto fail;

@@ -1092,6 +1092,7 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 		env.name = name;
 		if (shp_options_chain_spec(&r->opt, 0, &spec, err) < 0)
 			return fail(EXIT_RUNTIME, "%s", err);
+		shp_chain_spec_twin(&spec, &r->chain[0]);
 	} else {
 		spec = r->spec;
 		memset(&r->spec, 0, sizeof(r->spec));

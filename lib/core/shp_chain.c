@@ -21,6 +21,21 @@ shp_chain_spec_free(struct shp_chain_spec *spec)
 	}
 }
 
+void
+shp_chain_spec_twin(struct shp_chain_spec *spec, const struct shp_chain *first)
+{
+	unsigned int s;
+
+	for (s = 0; s < SHP_SLOT_MAX; s++) {
+		const struct shp_kind *k = spec->kind[s] != NULL ?
+			spec->kind[s] : shp_kind_default((enum shp_slot)s);
+
+		if (k != NULL && k->twin != NULL && spec->conf[s] != NULL &&
+		    first->conf[s] != NULL && first->kind[s] == k)
+			k->twin(spec->conf[s], first->conf[s]);
+	}
+}
+
 int
 shp_chain_spec_parse(struct shp_chain_spec *spec, const char *const *text,
 		     const struct shp_kind_env *env, const char *what,

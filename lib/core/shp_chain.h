@@ -73,6 +73,14 @@ struct shp_chain_spec {
 /* Free the confs of a spec that was not given to a chain. */
 void shp_chain_spec_free(struct shp_chain_spec *spec);
 
+struct shp_chain;
+/* A link's shard q > 0 parses its profile again (a chain owns its
+ * confs): make each conf one change with shard 0's of the same kind
+ * (the kind's twin op: one id, so that what the shards share starts
+ * once). Control plane, before the shard's chain is built. */
+void shp_chain_spec_twin(struct shp_chain_spec *spec,
+			 const struct shp_chain *first);
+
 /*
  * spec from one text per registered key (text[k] for key k; NULL: not
  * set), parsed by its kind; two keys of one slot are refused. what names

@@ -13,10 +13,37 @@
 #include "link_serial.h"
 #include "tbf_shared.h"
 
+/*
+ * netem's outage timeline (up and down periods) of the link: .val[0] the
+ * instant the current period ends, .val[1] its conf's tag (bits 48..63,
+ * the low bits of the netem conf's id: the shards' copies of one change
+ * share it), whether the link is up (bit 47) and how many draws of the
+ * link's outage stream the timeline has taken (bits 0..46). Moved with
+ * one swap by the shard that first sees a packet past the period's end,
+ * once a period; read by the others when their own copy of it expires.
+ */
+struct shp_link_outage {
+	rte_int128_t st;
+	uint64_t claims;    /* successful swaps (statistics only) */
+	uint64_t retries;   /* swaps lost to another shard */
+} __rte_cache_aligned;
+
+/*
+ * netem's accumulate windows of the link start with its first arrival
+ * under a conf: .val[0] that conf's id, .val[1] the arrival's time. Set
+ * with one swap by the first shard to see a packet under a newer conf,
+ * read once a conf by the others.
+ */
+struct shp_link_origin {
+	rte_int128_t v;
+} __rte_cache_aligned;
+
 struct shp_link_shared {
 	struct shp_tbf_shared rate;     /* tbf's bucket */
 	struct shp_tbf_shared police;   /* the policer's */
 	struct shp_link_serial serial;  /* netem rate's clock */
+	struct shp_link_outage outage;  /* netem outage's timeline */
+	struct shp_link_origin acc;     /* netem accumulate's windows */
 };
 
 #endif

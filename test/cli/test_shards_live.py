@@ -147,6 +147,30 @@ def test_shared_rate(tmp_path, kind, args):
             assert all(s["drops"]["policed"] > 0 for s in shards), shards
 
 
+def test_outage_on_shards(tmp_path):
+    """netem's outage on a port of two shards (one timeline for the link,
+    exact offline: test/replay/test_shards.py): it runs, both shards lose
+    packets to link_down, about the down share of the time (1/3), and the
+    figures stay exact; a `set` of an outage at run time is taken on
+    every shard."""
+    rc, out, st = run_for(tmp_path, 3, [
+        "--queues", "2", "--netem", "delay 1ms outage 200ms 100ms"])
+    assert rc == 0, out[-3000:]
+    for p, port in st["ports"].items():
+        shards = check_port(port)
+        assert all(s["drops"]["link_down"] > 0 for s in shards), shards
+        share = port["drops"]["link_down"] / port["egress_in"]
+        assert 0.05 < share < 0.8, (p, share)
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], lcores=LCORES)
+    text = "set netem all delay 1ms outage 1s 1s\nshow netem all\nquit\n"
+    p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
+    o = outputs(clean(p.stdout))
+    assert "not shared" not in o["set netem all delay 1ms outage 1s 1s"][0]
+    assert o["show netem all"][0].count("outage 1s 1s") == 2, o
+
+
 def shards_tx(text):
     """{(port, shard): tx_bytes} from `show port shards` output."""
     res, port = {}, None
@@ -315,8 +339,6 @@ def test_pcap_refused(tmp_path):
      "port 0: netem's slot is not shared by a link's shards"),
     (LCORES, ["--queues", "2", "--netem-port", "1", "slot 1ms 2ms"],
      "port 1: netem's slot is not shared"),
-    (LCORES, ["--queues", "2", "--netem", "outage 1s 10ms"],
-     "netem's outage is not shared"),
     # a pipeline: more lcores of a role than queues
     ("0@0,1@0,2@1,3@1,4@1", ["--queues", "2", "--rx-lcores", "1",
                              "--tx-lcores", "2-4"],
@@ -474,12 +496,13 @@ def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
 
 @pytest.mark.parametrize("args", [
     [], ["--police-port", "1", "rate 20mbit burst 20kb"],
-    ["--netem", "delay 1ms rate 100mbit"]])
+    ["--netem", "delay 1ms rate 100mbit"],
+    ["--netem", "delay 1ms outage 500ms 100ms accumulate 2ms"]])
 def test_default_queues_one_a_worker(tmp_path, args):
     """Issue 24: two workers and neither --queues nor lcore roles: a
     queue a worker, each worker a shard of every port (said at start),
-    both carrying, conservation exact; a policer and netem's rate run on
-    shards too."""
+    both carrying, conservation exact; a policer, netem's rate, outage and
+    accumulate run on shards too."""
     rc, out, st = run_for(tmp_path, 2, args)
     assert rc == 0, out[-3000:]
     assert "2 workers: --queues 2 by default" in out, out[-3000:]

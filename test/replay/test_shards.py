@@ -363,6 +363,67 @@ def test_netem_rate_with_jitter_never_overlaps(tmp_path):
     assert abs(busy_rate(got["2"]) - RATE_BPS) <= 0.005 * RATE_BPS
 
 
+@pytest.mark.parametrize("netem", [
+    "delay 10ms accumulate 5ms",
+    # rate's times are the link's clock's, rounded after
+    "delay 10ms rate 10mbit accumulate 5ms"])
+def test_accumulate_is_the_links(tmp_path, netem):
+    """netem's accumulate over 2 shards rounds to the link's windows,
+    which start with the link's first arrival: every packet leaves at the
+    very time it leaves with one queue, all at window ends; windows of a
+    shard's own (from its own first arrival) would send the second
+    shard's packets at other instants."""
+    frames, ts, got = netem_rate_runs(tmp_path, netem)
+    one = {pcaplib.seq_of(f): t for t, f in got["1"]}
+    two = {pcaplib.seq_of(f): t for t, f in got["2"]}
+    assert len(one) == len(two) == len(frames)
+    assert one == two
+    t0 = ts[0]
+    assert all((t - t0) % (5 * MS) == 0 for t in two.values())
+    assert_flows_in_order(got["2"])
+
+
+@pytest.mark.parametrize("netem", [
+    "delay 10ms outage 40ms 20ms",
+    # the timeline under jitter and loss: the draws are the link's, the
+    # jitter and loss each shard's own
+    "delay 10ms 2ms outage 30ms 30ms loss 1%"])
+def test_outage_is_the_links(tmp_path, netem):
+    """netem's outage over 2 shards is one timeline for the link: the very
+    packets that are dropped as link_down with one queue are with two
+    (the tool offers arrivals in time order; the timeline's draws are the
+    port's, whichever shard draws them), and both shards lose some. A
+    timeline per shard drops other packets, and lets one shard send while
+    the other's link is down."""
+    inp = tmp_path / "in.pcap"
+    frames, ts = capture(inp, 6000, 400_000, seed=11)
+    down, stats = {}, {}
+    for q in ("1", "2"):
+        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
+        ok_run(inp, out, "--netem", netem, "--queues", q,
+               "--stats-file", str(st))
+        _, got = pcaplib.read(str(out))
+        sent = {pcaplib.seq_of(f) for _, f in got}
+        with open(st) as f:
+            stats[q] = json.load(f)["ports"]["0"]
+        assert len(sent) + stats[q]["drops"]["lost"] + \
+            stats[q]["drops"]["link_down"] == len(frames), stats[q]
+        down[q] = set(range(len(frames))) - sent
+        if q == "2":
+            shards_sum_to_port(stats[q])
+            assert all(s["drops"]["link_down"] > 0
+                       for s in stats[q]["shards"]), stats[q]["shards"]
+    # what is not sent is what the link's down periods took, and what
+    # loss took (its draws are each shard's own): the runs differ by
+    # the lost packets at most
+    lost = stats["1"]["drops"]["lost"] + stats["2"]["drops"]["lost"]
+    assert len(down["1"] ^ down["2"]) <= lost, (len(down["1"] ^ down["2"]),
+                                                lost)
+    if lost == 0:
+        assert down["1"] == down["2"]
+    assert 0.2 * len(frames) < len(down["2"]) < 0.6 * len(frames)
+
+
 # ------------------------------------------------------------- policer
 
 def test_policer_is_the_links(tmp_path):

@@ -121,6 +121,12 @@ struct netem_sched_data {
 	 * the frames of this enqueue call that wait to be timed on it
 	 * together, at its end, with one claim */
 	struct shp_link_serial *serial;
+	/* and one outage timeline (NULL: this netem's own), drawn from
+	 * the port's outage stream, which starts at outage_x0 */
+	struct shp_link_outage *outage_link;
+	uint64_t outage_x0;
+	/* and one start of accumulate's windows (NULL: this netem's) */
+	struct shp_link_origin *acc_link;
 	uint16_t npend;
 	struct rte_mbuf *pend[NETEM_PEND_MAX];
 	uint64_t pend_base[NETEM_PEND_MAX];
@@ -565,6 +571,34 @@ netem_accumulate(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	return end;
 }
 
+/*
+ * The link's windows start (its shards' first arrival under c): the
+ * first shard to see one publishes it, with c's id, in one swap; the
+ * others take it. A shard still on a conf older than the link's keeps
+ * its own arrival for its last packets.
+ */
+static uint64_t
+netem_acc_origin(struct shp_link_origin *o, const struct shp_netem_conf *c,
+		 uint64_t t)
+{
+	rte_int128_t old, new;
+
+	old.val[0] = __atomic_load_n(&o->v.val[0], __ATOMIC_ACQUIRE);
+	old.val[1] = __atomic_load_n(&o->v.val[1], __ATOMIC_ACQUIRE);
+	new.val[0] = c->id;
+	new.val[1] = t;
+	for (;;) {
+		if ((uint64_t)old.val[0] == c->id)
+			return (uint64_t)old.val[1];
+		if ((uint64_t)old.val[0] > c->id)
+			return t;
+		if (rte_atomic128_cmp_exchange(&o->v, &old, &new, 0,
+					       __ATOMIC_ACQ_REL,
+					       __ATOMIC_ACQUIRE))
+			return t;
+	}
+}
+
 /* Under accumulate the queue holds rounded times: rate and noreorder
  * count from the latest departure as it was before rounding, which this
  * keeps (the queue's tail time says whether anything is queued). */
@@ -641,31 +675,25 @@ netem_exp_draw(struct shp_rand *r, uint64_t mean)
 	return x < 1 ? 1 : x >= 0x1p63 ? UINT64_C(1) << 63 : (uint64_t)x;
 }
 
-/*
- * Whether the link is down at t (outage ON OFF), as Mahimahi's mm-onoff:
- * up and down periods alternate, their lengths drawn from exponentials of
- * the two means on a stream of their own, so that the timeline depends on
- * the seed and the times only. The first up period starts with the first
- * packet offered under the conf; a packet at a switch instant sees the
- * new state.
- */
-static bool
-netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
-		  uint64_t t)
+/* The timeline's first period, from t: up, for an exponential of the
+ * mean up time drawn from r. */
+static inline void
+outage_arm(const struct shp_netem_conf *c, struct shp_rand *r, bool *up,
+	   uint64_t *next, uint64_t t)
 {
-	struct shp_rand *r = &p->rs[RS_OUTAGE];
+	*up = true;
+	*next = t + netem_exp_draw(r, c->outage_on);
+}
 
-	if (c->outage_on == 0)
-		return false;
-	if (unlikely(!p->outage.armed)) {
-		p->outage.armed = true;
-		p->outage.up = true;
-		p->outage.next = t + netem_exp_draw(r, c->outage_on);
-	}
+/* The periods after (*up, *next) walked, with draws from r, until the
+ * one that holds t. */
+static void
+outage_walk(const struct shp_netem_conf *c, struct shp_rand *r, bool *up,
+	    uint64_t *next, uint64_t t)
+{
 	/* (the means are times, at most 24 hours each: no overflow) */
-	if (unlikely(t - p->outage.next >
-		     64 * (c->outage_on + c->outage_off)) &&
-	    t >= p->outage.next) {
+	if (unlikely(t - *next > 64 * (c->outage_on + c->outage_off)) &&
+	    t >= *next) {
 		/*
 		 * After an idle of many cycles, jump instead of drawing
 		 * every period: up and down with exponential lengths is a
@@ -674,18 +702,130 @@ netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
 		 * as exp(-64 (on + off) (1/on + 1/off)) < e^-256), and the
 		 * time left in a state is exponential whatever has passed.
 		 */
-		p->outage.up = shp_rand_unit(r) * (double)(c->outage_on +
+		*up = shp_rand_unit(r) * (double)(c->outage_on +
 			c->outage_off) < (double)c->outage_on;
-		p->outage.next = t + netem_exp_draw(r, p->outage.up ?
-						    c->outage_on :
-						    c->outage_off);
+		*next = t + netem_exp_draw(r, *up ? c->outage_on :
+					   c->outage_off);
 	}
-	while (t >= p->outage.next) {
-		p->outage.up = !p->outage.up;
-		p->outage.next += netem_exp_draw(r, p->outage.up ?
-						 c->outage_on : c->outage_off);
+	while (t >= *next) {
+		*up = !*up;
+		*next += netem_exp_draw(r, *up ? c->outage_on : c->outage_off);
 	}
+}
+
+/*
+ * Whether the link is down at t (outage ON OFF), as Mahimahi's mm-onoff:
+ * up and down periods alternate, their lengths drawn from exponentials of
+ * the two means on a stream of their own, so that the timeline depends on
+ * the seed and the times only. The first up period starts with the first
+ * packet offered under the conf; a packet at a switch instant sees the
+ * new state.
+ */
+static bool netem_outage_down_link(struct netem_sched_data *p,
+				   const struct shp_netem_conf *c, uint64_t t);
+
+static bool
+netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		  uint64_t t)
+{
+	struct shp_rand *r = &p->rs[RS_OUTAGE];
+
+	if (c->outage_on == 0)
+		return false;
+	if (p->outage_link != NULL)
+		return netem_outage_down_link(p, c, t);
+	if (unlikely(!p->outage.armed)) {
+		p->outage.armed = true;
+		outage_arm(c, r, &p->outage.up, &p->outage.next, t);
+	}
+	outage_walk(c, r, &p->outage.up, &p->outage.next, t);
 	return !p->outage.up;
+}
+
+/* shp_link_outage's second word */
+#define OUTAGE_K_MASK ((UINT64_C(1) << 47) - 1)
+#define OUTAGE_UP (UINT64_C(1) << 47)
+#define OUTAGE_TAG_SHIFT 48
+/* the inverse of SHP_RAND_GAMMA modulo 2^64: a sequential stream's
+ * position, from its state */
+#define OUTAGE_GAMMA_INV UINT64_C(0xf1de83e19937733d)
+
+/* A conf's tag on the link's timeline (never 0, a timeline not begun) */
+static inline uint64_t
+outage_tag(const struct shp_netem_conf *c)
+{
+	uint64_t tag = c->id & 0xffff;
+
+	return tag != 0 ? tag : 1;
+}
+
+/*
+ * The same, on a link's shards (issue 24): the timeline is the link's,
+ * one for all its shards. Its draws come from the port's outage stream
+ * (the one a port of one queue draws from), the k-th of which is a pure
+ * function of k, so that a shard that moves the timeline on works out
+ * the very periods one netem would and publishes (end, up, k) with one
+ * swap; the shards then take down the same packets a port of one queue
+ * would, given the same offered times, in the order their swaps
+ * succeeded. A shard keeps the period it last saw and reads the link's
+ * only when t is past its end: one shared read and (by one shard) one
+ * swap a period, none a packet. A packet stamped before the switch
+ * another shard has already made (the shards' clocks differ by a burst
+ * at most) sees the state after it.
+ */
+static bool
+netem_outage_down_link(struct netem_sched_data *p,
+		       const struct shp_netem_conf *c, uint64_t t)
+{
+	struct shp_link_outage *lo = p->outage_link;
+	const uint64_t tag = outage_tag(c);
+	rte_int128_t old, new;
+	uint64_t next;
+	bool up;
+
+	if (likely(p->outage.armed) && t < p->outage.next)
+		return !p->outage.up;
+	old.val[0] = __atomic_load_n(&lo->st.val[0], __ATOMIC_ACQUIRE);
+	old.val[1] = __atomic_load_n(&lo->st.val[1], __ATOMIC_ACQUIRE);
+	for (;;) {
+		uint64_t w = (uint64_t)old.val[1];
+		uint64_t otag = w >> OUTAGE_TAG_SHIFT;
+		struct shp_rand r;
+
+		if (otag != tag) {
+			/* a shard still on the conf before the link's:
+			 * the link is up for its last packets */
+			if (otag != 0 && (int16_t)(tag - otag) < 0)
+				return false;
+			/* the first packet under this conf on the link */
+			r.x = p->outage_x0;
+			outage_arm(c, &r, &up, &next, t);
+		} else {
+			next = (uint64_t)old.val[0];
+			up = (w & OUTAGE_UP) != 0;
+			if (t < next)
+				break;   /* another shard moved it past t */
+			r.x = p->outage_x0 +
+			      (w & OUTAGE_K_MASK) * SHP_RAND_GAMMA;
+		}
+		outage_walk(c, &r, &up, &next, t);
+		new.val[0] = next;
+		new.val[1] = tag << OUTAGE_TAG_SHIFT | (up ? OUTAGE_UP : 0) |
+			     (((r.x - p->outage_x0) * OUTAGE_GAMMA_INV) &
+			      OUTAGE_K_MASK);
+		if (rte_atomic128_cmp_exchange(&lo->st, &old, &new, 0,
+					       __ATOMIC_ACQ_REL,
+					       __ATOMIC_ACQUIRE)) {
+			__atomic_fetch_add(&lo->claims, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		/* another shard moved it first: old is what it left */
+		__atomic_fetch_add(&lo->retries, 1, __ATOMIC_RELAXED);
+	}
+	p->outage.armed = true;
+	p->outage.up = up;
+	p->outage.next = next;
+	return !up;
 }
 
 /*
@@ -790,7 +930,8 @@ netem_reorder(struct netem_sched_data *p, const struct shp_netem_conf *c,
  * link's last send time for the queue's tail.
  */
 static void
-netem_pend_flush(struct netem_sched_data *p, struct shp_ctx *ctx)
+netem_pend_flush(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		 struct shp_ctx *ctx)
 {
 	uint64_t tts[NETEM_PEND_MAX];
 	uint16_t i, n = p->npend;
@@ -798,6 +939,10 @@ netem_pend_flush(struct netem_sched_data *p, struct shp_ctx *ctx)
 	shp_link_serial_claim(p->serial, p->pend_base, p->pend_cost, n, tts);
 	p->npend = 0;
 	for (i = 0; i < n; i++) {
+		/* the link's clock keeps the times before rounding, as
+		 * one netem's acc_last does */
+		if (c->accumulate != 0)
+			tts[i] = netem_accumulate(p, c, tts[i]);
 		shp_meta(p->pend[i])->time_to_send = tts[i];
 		shp_tq_insert(&p->tq, p->pend[i], ctx->now);
 	}
@@ -808,7 +953,7 @@ netem_pend(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	   struct rte_mbuf *m, int64_t delay, struct shp_ctx *ctx)
 {
 	if (p->npend == NETEM_PEND_MAX)
-		netem_pend_flush(p, ctx);
+		netem_pend_flush(p, c, ctx);
 	p->pend[p->npend] = m;
 	p->pend_base[p->npend] = sat_add(netem_offered(m),
 					 delay < 0 ? 0 : (uint64_t)delay);
@@ -842,9 +987,12 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	 * limit: what a dequeue of the child hands us now) */
 	down = netem_outage_down(p, c, RTE_MAX(ctx->now, shp_meta(m)->rx_ns));
 	if (unlikely(c->accumulate != 0 && !p->acc_armed)) {
-		/* the windows start with the first packet's arrival */
+		/* the windows start with the first packet's arrival (the
+		 * link's, on shards) */
 		p->acc_armed = true;
-		p->acc_t0 = shp_meta(m)->rx_ns;
+		p->acc_t0 = p->acc_link == NULL ? shp_meta(m)->rx_ns :
+			    netem_acc_origin(p->acc_link, c,
+					     shp_meta(m)->rx_ns);
 		p->acc_end = p->acc_t0;
 	}
 	if (c->ber > 0) {
@@ -1019,7 +1167,7 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 					shp_meta(pkts[i])->flags &
 					SHP_META_F_DUP, p->arrivals++);
 	if (p->npend != 0)
-		netem_pend_flush(p, ctx);
+		netem_pend_flush(p, c, ctx);
 	return ok;
 }
 
@@ -1051,6 +1199,23 @@ netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 		      netem_stream_of(q));
 	for (i = 0; i < RS_MAX; i++)
 		shp_rand_seed(&rs[i], shp_rand_u64(&base), i);
+}
+
+/* Where the port's outage stream starts (its shard 0's): the link's
+ * timeline, whichever shard draws it. */
+static uint64_t
+netem_link_outage_seed(const struct shp_qdisc *q,
+		       const struct shp_netem_conf *c)
+{
+	struct shp_rand base, r;
+	int i;
+
+	shp_rand_seed(&base, c->seed_set ? c->seed : SHP_NETEM_DEFAULT_SEED,
+		      (uint64_t)q->port);
+	for (i = 0; i < RS_OUTAGE; i++)
+		(void)shp_rand_u64(&base);
+	shp_rand_seed(&r, shp_rand_u64(&base), RS_OUTAGE);
+	return r.x;
 }
 
 /* The keys of the counter-based streams, from (seed, port, shard) as
@@ -1127,6 +1292,8 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 			   (c->dist != NULL ? 8 : 2) * c->jitter);
 	netem_seed_streams(q, c, p->rs);
 	netem_stream_keys(q, c, p->key);
+	if (p->outage_link != NULL)
+		p->outage_x0 = netem_link_outage_seed(q, c);
 	p->arrivals = 0;
 	p->loss_last = false;
 	p->dup_last = false;
@@ -1199,6 +1366,10 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	p->xstat_slot = q->xstat_slot;
 	p->serial = q->env != NULL && q->env->link != NULL ?
 		    &q->env->link->serial : NULL;
+	p->outage_link = q->env != NULL && q->env->link != NULL ?
+			 &q->env->link->outage : NULL;
+	p->acc_link = q->env != NULL && q->env->link != NULL ?
+		      &q->env->link->acc : NULL;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
 	if (q->env != NULL && q->env->held != NULL) {
@@ -1582,9 +1753,9 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 	return c != NULL && c->limit_set ? c->limit : 0;
 }
 
-/* what the link has one of: its slots, its state (outage) and its
- * bursts (accumulate); a shard's own would be a link of its own (its
- * rate is the link's clock, shp_link.h) */
+/* what the link has one of: its slots; a shard's own would be a link of
+ * its own (its rate is the link's clock, its outage the link's timeline,
+ * its accumulate windows the link's, shp_link.h) */
 static const char *
 netem_kind_unshardable(const void *conf)
 {
@@ -1594,12 +1765,16 @@ netem_kind_unshardable(const void *conf)
 		return NULL;
 	if (c->slot_mode != SHP_NETEM_SLOT_OFF)
 		return "netem's slot is not shared by a link's shards yet";
-	if (c->outage_on != 0)
-		return "netem's outage is not shared by a link's shards yet";
-	if (c->accumulate != 0)
-		return "netem's accumulate is not shared by a link's shards "
-		       "yet";
 	return NULL;
+}
+
+/* The shards' copies of one change: one id, one outage timeline of the
+ * link (netem_outage_down_link). */
+static void
+netem_kind_twin(void *copy, const void *orig)
+{
+	((struct shp_netem_conf *)copy)->id =
+		((const struct shp_netem_conf *)orig)->id;
 }
 
 static const char *const netem_drops[] = {
@@ -1644,6 +1819,7 @@ const struct shp_kind shp_kind_netem = {
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
 	.unshardable = netem_kind_unshardable,
+	.twin = netem_kind_twin,
 	.note = shp_netem_note,
 	.grow_heap = shp_netem_grow_heap,
 	.lean_mem = 8u << 10,   /* a class's, on its tfifo alone */
