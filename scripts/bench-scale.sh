@@ -23,6 +23,9 @@
 # Usage: scripts/bench-scale.sh [SECONDS [ROUNDS]]   (default 5 s, 3 rounds)
 #   SCALE_HUGE=1: the shaper on 2 MiB hugepages instead (reserve them
 #   first: echo 2048 > /proc/sys/vm/nr_hugepages)
+#   SCALE_LAYOUT=pipeline: the 2-worker runs as a pipeline of shards
+#   instead (--queues 2 --rx-lcores 1 --tx-lcores 2: lcore 1 polls both
+#   RX queues, lcore 2 sends both shards), against the same 1 worker
 set -euo pipefail
 usage() { echo "usage: $0 [SECONDS [ROUNDS]]" >&2; exit 2; }
 S=5 R=3
@@ -46,6 +49,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+layout=${SCALE_LAYOUT:-rtc}
+case $layout in rtc|pipeline) ;; *) echo "$0: SCALE_LAYOUT: rtc or pipeline" >&2; exit 2 ;; esac
 MEM=(--no-huge -m 2048) memname=--no-huge
 [ "${SCALE_HUGE:-0}" = 1 ] && MEM=() memname="2 MiB hugepages"
 TBF='rate 100gbit burst 1mb limit 100mb'
@@ -59,18 +64,22 @@ prof_args() {
 	esac
 }
 
-echo "bench-scale: $S s x $R rounds, net_null copy=1, $memname," \
+echo "bench-scale: $S s x $R rounds, net_null copy=1, $memname, 2 workers $layout," \
 	"$(date -u '+%Y-%m-%d %H:%M UTC')"
 # run PROFILE WORKERS ROUND: one run; appends "profile w mpps late overload"
 run() {
 	local prof=$1 w=$2 r=$3 L
 	prof_args "$prof"
 	if [ "$w" = 1 ]; then L=0@0,1@1; else L=0@0,1@0,2@1; fi
+	local roles=()
+	[ "$w" = 2 ] && [ "$layout" = pipeline ] &&
+		roles=(--rx-lcores 1 --tx-lcores 2)
 	rm -f "$tmp/s.json"
 	$bin --lcores $L ${MEM[@]+"${MEM[@]}"} --no-pci --file-prefix $prefix \
 		--log-level '*:error' --vdev net_null0,copy=1 \
 		--vdev net_null1,copy=1 -- --queues "$w" --mbufs 400000 \
-		--stats-file "$tmp/s.json" ${P[@]+"${P[@]}"} >"$tmp/out" 2>&1 &
+		--stats-file "$tmp/s.json" ${roles[@]+"${roles[@]}"} \
+		${P[@]+"${P[@]}"} >"$tmp/out" 2>&1 &
 	pid=$!
 	# from the end of set-up (the line of ports)
 	for _ in $(seq 600); do
