@@ -80,9 +80,8 @@ struct replay {
 	struct shp_ctx ctx[REPLAY_MAX_QUEUES];
 	struct shp_chain_spec spec;   /* until the chain takes it */
 	struct shp_chain chain[REPLAY_MAX_QUEUES];
-	/* what the shards share: the link's buckets and netem rate's
-	 * clock (shp_link.h; NULL with one shard: its stages keep their
-	 * own) */
+	/* what the shards share (shp_link.h; NULL with one shard: its
+	 * stages keep their own) */
 	struct shp_link_shared *link;
 	unsigned int serve_first;     /* the shard served first next */
 	struct stat in_st;     /* IN's file, to refuse writing OUT over it */

@@ -73,7 +73,6 @@ struct shp_chain_spec {
 /* Free the confs of a spec that was not given to a chain. */
 void shp_chain_spec_free(struct shp_chain_spec *spec);
 
-struct shp_chain;
 /* A link's shard q > 0 parses its profile again (a chain owns its
  * confs): make each conf one change with shard 0's of the same kind
  * (the kind's twin op: one id, so that what the shards share starts

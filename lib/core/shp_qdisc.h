@@ -279,8 +279,9 @@ struct shp_stage_env {
 	/* a link spread over shards (issue 24): which one this chain is
 	 * (0 for an unsharded port: its stages behave as they always did),
 	 * and what the link's shards share (shp_link.h: tbf's and the
-	 * policer's buckets, netem rate's clock), which the stages use
-	 * instead of their own (NULL: each its own) */
+	 * policer's buckets, netem's rate clock, outage timeline and
+	 * accumulate windows), which the stages use instead of their own
+	 * (NULL: each its own) */
 	uint16_t shard;
 	struct shp_link_shared *link;
 };

@@ -24,8 +24,6 @@
  */
 struct shp_link_outage {
 	rte_int128_t st;
-	uint64_t claims;    /* successful swaps (statistics only) */
-	uint64_t retries;   /* swaps lost to another shard */
 } __rte_cache_aligned;
 
 /*

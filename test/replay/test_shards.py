@@ -316,22 +316,29 @@ def test_constant_delay_exact_per_packet(tmp_path):
 
 # -------------------------------------------------------- netem's rate
 
+def runs_by_queues(tmp_path, inp, args, queues=("1", "2")):
+    """INP through ARGS with each --queues of QUEUES: ({queues:
+    departures}, {queues: port 0's stats})."""
+    got, stats = {}, {}
+    for q in queues:
+        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
+        ok_run(inp, out, *args, "--queues", q, "--stats-file", str(st))
+        got[q] = pcaplib.read(str(out))[1]
+        with open(st) as f:
+            stats[q] = json.load(f)["ports"]["0"]
+    return got, stats
+
+
 def netem_rate_runs(tmp_path, netem, queues=("1", "2"), n=6000):
     """The capture of test_two_shards_share_the_link_rate (about 16
     Mbit/s, one flow 90%) through --netem NETEM: {queues: departures}."""
     inp = tmp_path / "in.pcap"
     frames, ts = capture(inp, n, 400_000, seed=9)
-    got = {}
+    got, stats = runs_by_queues(tmp_path, inp, ["--netem", netem], queues)
     for q in queues:
-        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
-        ok_run(inp, out, "--netem", netem, "--queues", q,
-               "--stats-file", str(st))
-        got[q] = pcaplib.read(str(out))[1]
-        with open(st) as f:
-            port = json.load(f)["ports"]["0"]
         if q != "1":
-            assert all(s["tx_packets"] > 0 for s in port["shards"])
-            shards_sum_to_port(port)
+            assert all(s["tx_packets"] > 0 for s in stats[q]["shards"])
+            shards_sum_to_port(stats[q])
     return frames, ts, got
 
 
@@ -397,15 +404,10 @@ def test_outage_is_the_links(tmp_path, netem):
     the other's link is down."""
     inp = tmp_path / "in.pcap"
     frames, ts = capture(inp, 6000, 400_000, seed=11)
-    down, stats = {}, {}
+    got, stats = runs_by_queues(tmp_path, inp, ["--netem", netem])
+    down = {}
     for q in ("1", "2"):
-        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
-        ok_run(inp, out, "--netem", netem, "--queues", q,
-               "--stats-file", str(st))
-        _, got = pcaplib.read(str(out))
-        sent = {pcaplib.seq_of(f) for _, f in got}
-        with open(st) as f:
-            stats[q] = json.load(f)["ports"]["0"]
+        sent = {pcaplib.seq_of(f) for _, f in got[q]}
         assert len(sent) + stats[q]["drops"]["lost"] + \
             stats[q]["drops"]["link_down"] == len(frames), stats[q]
         down[q] = set(range(len(frames))) - sent
@@ -437,15 +439,11 @@ def test_policer_is_the_links(tmp_path):
     inp = tmp_path / "in.pcap"
     frames, ts = capture(inp, 8000, 320_000, seed=5, heavy=0.5)
     police = "rate 10mbit burst 10kb"
-    passed, stats = {}, {}
+    runs, stats = runs_by_queues(tmp_path, inp, ["--police", police])
+    passed = {}
     for q in ("1", "2"):
-        out, st = tmp_path / ("out%s.pcap" % q), tmp_path / ("st%s" % q)
-        ok_run(inp, out, "--police", police, "--queues", q,
-               "--stats-file", str(st))
-        _, got = pcaplib.read(str(out))
+        got = runs[q]
         passed[q] = sorted(pcaplib.seq_of(f) for _, f in got)
-        with open(st) as f:
-            stats[q] = json.load(f)["ports"]["0"]
         # nothing the policer passes waits: it leaves when it arrived
         arrived = {pcaplib.seq_of(f): t for f, t in zip(frames, ts)}
         assert all(t == arrived[pcaplib.seq_of(f)] for t, f in got)

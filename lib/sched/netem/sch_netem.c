@@ -120,13 +120,10 @@ struct netem_sched_data {
 	 * link's clock (NULL: the queue's tail is the frame before), and
 	 * the frames of this enqueue call that wait to be timed on it
 	 * together, at its end, with one claim */
-	struct shp_link_serial *serial;
-	/* and one outage timeline (NULL: this netem's own), drawn from
-	 * the port's outage stream, which starts at outage_x0 */
-	struct shp_link_outage *outage_link;
+	struct shp_link_shared *link;   /* (NULL: this netem's own) */
+	/* the link's outage timeline is drawn from the port's outage
+	 * stream, which starts here */
 	uint64_t outage_x0;
-	/* and one start of accumulate's windows (NULL: this netem's) */
-	struct shp_link_origin *acc_link;
 	uint16_t npend;
 	struct rte_mbuf *pend[NETEM_PEND_MAX];
 	uint64_t pend_base[NETEM_PEND_MAX];
@@ -732,7 +729,7 @@ netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
 
 	if (c->outage_on == 0)
 		return false;
-	if (p->outage_link != NULL)
+	if (p->link != NULL)
 		return netem_outage_down_link(p, c, t);
 	if (unlikely(!p->outage.armed)) {
 		p->outage.armed = true;
@@ -777,7 +774,7 @@ static bool
 netem_outage_down_link(struct netem_sched_data *p,
 		       const struct shp_netem_conf *c, uint64_t t)
 {
-	struct shp_link_outage *lo = p->outage_link;
+	struct shp_link_outage *lo = &p->link->outage;
 	const uint64_t tag = outage_tag(c);
 	rte_int128_t old, new;
 	uint64_t next;
@@ -815,12 +812,9 @@ netem_outage_down_link(struct netem_sched_data *p,
 			      OUTAGE_K_MASK);
 		if (rte_atomic128_cmp_exchange(&lo->st, &old, &new, 0,
 					       __ATOMIC_ACQ_REL,
-					       __ATOMIC_ACQUIRE)) {
-			__atomic_fetch_add(&lo->claims, 1, __ATOMIC_RELAXED);
+					       __ATOMIC_ACQUIRE))
 			break;
-		}
 		/* another shard moved it first: old is what it left */
-		__atomic_fetch_add(&lo->retries, 1, __ATOMIC_RELAXED);
 	}
 	p->outage.armed = true;
 	p->outage.up = up;
@@ -923,7 +917,7 @@ netem_reorder(struct netem_sched_data *p, const struct shp_netem_conf *c,
 }
 
 /*
- * A link's shards (p->serial): the frames of an enqueue call wait here
+ * A link's shards (p->link): the frames of an enqueue call wait here
  * for their send times, worked out together from the link's clock at the
  * call's end (or when NETEM_PEND_MAX wait) with one claim, then go into
  * the queue as any other: the same rule as netem_time_to_send's with the
@@ -936,7 +930,7 @@ netem_pend_flush(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	uint64_t tts[NETEM_PEND_MAX];
 	uint16_t i, n = p->npend;
 
-	shp_link_serial_claim(p->serial, p->pend_base, p->pend_cost, n, tts);
+	shp_link_serial_claim(&p->link->serial, p->pend_base, p->pend_cost, n, tts);
 	p->npend = 0;
 	for (i = 0; i < n; i++) {
 		/* the link's clock keeps the times before rounding, as
@@ -990,8 +984,8 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 		/* the windows start with the first packet's arrival (the
 		 * link's, on shards) */
 		p->acc_armed = true;
-		p->acc_t0 = p->acc_link == NULL ? shp_meta(m)->rx_ns :
-			    netem_acc_origin(p->acc_link, c,
+		p->acc_t0 = p->link == NULL ? shp_meta(m)->rx_ns :
+			    netem_acc_origin(&p->link->acc, c,
 					     shp_meta(m)->rx_ns);
 		p->acc_end = p->acc_t0;
 	}
@@ -1107,7 +1101,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (dupm != NULL)
 		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
-	if (!reorder && p->serial != NULL && c->rate != 0) {
+	if (!reorder && p->link != NULL && c->rate != 0) {
 		netem_pend(p, c, m, delay, ctx);
 		return true;
 	}
@@ -1187,35 +1181,27 @@ netem_stream_of(const struct shp_qdisc *q)
 	return (uint64_t)q->port | shard << 16;
 }
 
-/* The random streams of a conf, all derived from (seed, port, shard). */
+/* The random streams of a conf under stream id `stream` (port, shard:
+ * netem_stream_of; the port's own, shard 0's, is the port). */
 static void
-netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
-		   struct shp_rand rs[RS_MAX])
+netem_seed_streams_of(const struct shp_netem_conf *c, uint64_t stream,
+		      struct shp_rand rs[RS_MAX])
 {
 	struct shp_rand base;
 	int i;
 
 	shp_rand_seed(&base, c->seed_set ? c->seed : SHP_NETEM_DEFAULT_SEED,
-		      netem_stream_of(q));
+		      stream);
 	for (i = 0; i < RS_MAX; i++)
 		shp_rand_seed(&rs[i], shp_rand_u64(&base), i);
 }
 
-/* Where the port's outage stream starts (its shard 0's): the link's
- * timeline, whichever shard draws it. */
-static uint64_t
-netem_link_outage_seed(const struct shp_qdisc *q,
-		       const struct shp_netem_conf *c)
+/* The random streams of a conf, all derived from (seed, port, shard). */
+static void
+netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
+		   struct shp_rand rs[RS_MAX])
 {
-	struct shp_rand base, r;
-	int i;
-
-	shp_rand_seed(&base, c->seed_set ? c->seed : SHP_NETEM_DEFAULT_SEED,
-		      (uint64_t)q->port);
-	for (i = 0; i < RS_OUTAGE; i++)
-		(void)shp_rand_u64(&base);
-	shp_rand_seed(&r, shp_rand_u64(&base), RS_OUTAGE);
-	return r.x;
+	netem_seed_streams_of(c, netem_stream_of(q), rs);
 }
 
 /* The keys of the counter-based streams, from (seed, port, shard) as
@@ -1292,8 +1278,12 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 			   (c->dist != NULL ? 8 : 2) * c->jitter);
 	netem_seed_streams(q, c, p->rs);
 	netem_stream_keys(q, c, p->key);
-	if (p->outage_link != NULL)
-		p->outage_x0 = netem_link_outage_seed(q, c);
+	if (p->link != NULL) {
+		struct shp_rand port_rs[RS_MAX];
+
+		netem_seed_streams_of(c, q->port, port_rs);
+		p->outage_x0 = port_rs[RS_OUTAGE].x;
+	}
 	p->arrivals = 0;
 	p->loss_last = false;
 	p->dup_last = false;
@@ -1364,12 +1354,7 @@ netem_init(struct shp_qdisc *q, const void *conf)
 
 	p->drop_slot = q->drop_slot;
 	p->xstat_slot = q->xstat_slot;
-	p->serial = q->env != NULL && q->env->link != NULL ?
-		    &q->env->link->serial : NULL;
-	p->outage_link = q->env != NULL && q->env->link != NULL ?
-			 &q->env->link->outage : NULL;
-	p->acc_link = q->env != NULL && q->env->link != NULL ?
-		      &q->env->link->acc : NULL;
+	p->link = q->env != NULL ? q->env->link : NULL;
 	p->default_limit = shp_netem_default_limit(q->pool != NULL ?
 						   q->pool->size : 0);
 	if (q->env != NULL && q->env->held != NULL) {
