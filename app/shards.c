@@ -19,6 +19,7 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
+#include "schedule.h"
 #include "shaper.h"
 #include "shp_link.h"
 
@@ -54,6 +55,50 @@ profile_unshardable(const struct shaper *s, uint16_t port)
 }
 
 /*
+ * Why a `set` line of the --schedule cannot run on shards (a conf the
+ * link's shards cannot share), or NULL: the same check the schedule's
+ * load makes later (shp_sched_check_shards), made before the default
+ * layout is chosen. A file that does not load is the load's to report.
+ * Start-up only: the line is kept in a static buffer.
+ */
+static const char *
+schedule_unshardable(const struct shaper *s)
+{
+	static char why[SHP_ERR_LEN];
+	struct shp_chain_spec spec;
+	struct shp_kind_env kenv;
+	struct shp_sched sched;
+	const char *ret = NULL;
+	unsigned int i, k;
+
+	shaper_kind_env(s, &kenv);
+	if (shp_sched_load(&sched, s->opt.schedule_file, s->port_ids,
+			   s->nb_ports, &kenv, why) < 0)
+		return NULL;
+	for (i = 0; i < s->nb_ports && ret == NULL; i++) {
+		struct shp_chain kinds;
+
+		if (shp_options_chain_spec(&s->opt, s->port_ids[i], &spec,
+					   why) < 0)
+			continue;
+		/* the kinds the chain will run: what `set queue P` without
+		 * arguments means */
+		memset(&kinds, 0, sizeof(kinds));
+		for (k = 0; k < SHP_SLOT_MAX; k++) {
+			kinds.kind[k] = spec.kind[k] != NULL ? spec.kind[k] :
+				shp_kind_default((enum shp_slot)k);
+			kinds.conf[k] = spec.conf[k];
+		}
+		if (shp_sched_check_shards(&sched, s->port_ids[i], &kinds, 2,
+					   &kenv, why) < 0)
+			ret = why;
+		shp_chain_spec_free(&spec);
+	}
+	shp_sched_free(&sched);
+	return ret;
+}
+
+/*
  * What of the options or of a port's profile does not run on shards yet
  * (one line's worth, *port set where it is a port's), or NULL.
  */
@@ -67,6 +112,12 @@ shards_unsupported(const struct shaper *s, int *port)
 		return "classes are not spread over shards yet";
 	if (s->opt.pace)
 		return "--pace replays net_pcap captures, which have one queue";
+	if (s->opt.schedule_file != NULL && !s->opt.queues_given) {
+		const char *why = schedule_unshardable(s);
+
+		if (why != NULL)
+			return why;
+	}
 	for (i = 0; i < s->nb_ports; i++) {
 		const char *why = profile_unshardable(s, s->port_ids[i]);
 

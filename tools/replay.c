@@ -363,6 +363,17 @@ parse_profiles(struct replay *r)
 	    r->opt.classes->nb > 0)
 		return fail(EXIT_USAGE, "--queues %u: classes are not spread "
 			    "over shards yet (use --queues 1)", r->queues);
+	for (unsigned int k = 0; r->queues > 1 && k < SHP_SLOT_MAX; k++) {
+		const struct shp_kind *kind = r->spec.kind[k] != NULL ?
+			r->spec.kind[k] : shp_kind_default((enum shp_slot)k);
+		const char *why = r->spec.conf[k] != NULL && kind != NULL &&
+				  kind->unshardable != NULL ?
+				  kind->unshardable(r->spec.conf[k]) : NULL;
+
+		if (why != NULL)
+			return fail(EXIT_USAGE, "--queues %u: %s (use "
+				    "--queues 1)", r->queues, why);
+	}
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
@@ -381,6 +392,8 @@ parse_profiles(struct replay *r)
 				   &r->kenv, err) < 0 ||
 		    shp_sched_check_chain(&r->sched, 0, &kinds, &r->kenv,
 					  err) < 0 ||
+		    shp_sched_check_shards(&r->sched, 0, &kinds, r->queues,
+					   &r->kenv, err) < 0 ||
 		    shp_sched_expand_for(&r->sched, &port0, 1, &kinds,
 					 &r->kenv, err) < 0)
 			return fail(EXIT_USAGE, "%s", err);

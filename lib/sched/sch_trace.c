@@ -35,6 +35,24 @@
  * leave it at the head of the child and keep the bytes it still needs
  * (`left`). Should the head change meanwhile (a higher band), the debt
  * goes with the new head: the link's byte count stays Mahimahi's.
+ *
+ * A link spread over shards (issue 24, --queues N) has one schedule, not
+ * one a shard: the position (period, opportunity, bytes it has left) is
+ * the link's (shp_link_trace), moved with one swap per run of a shard's
+ * packets that spends an opportunity. Each shard plans on a copy of it
+ * and plans again when another moved it first, so an opportunity's bytes
+ * go once, to frames that arrived before it. Losing opportunities is the
+ * link's: one is lost when a shard spends a later one (its frame came
+ * after it), never because a shard had nothing to send (the others may
+ * have), and a shard waits for its first usable opportunity, not the one
+ * that completes a jumbo frame, so it spends the bytes as they come. What
+ * that leaves from one FIFO's schedule: which shard's frame an
+ * opportunity serves follows who reaches it first (offline the shards
+ * take turns; live, the first poll after it), and an opportunity before a
+ * frame's arrival at one shard may be lost to a frame of another shard
+ * that arrived before it only when that shard has not run between the
+ * opportunity and the first shard's later spend (offline it always has:
+ * the tool runs every shard at each one's next time).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +65,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <rte_atomic.h>
+
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 #include "shp_qdisc.h"
 
@@ -56,6 +77,9 @@
 /* What one line of the trace lets through (Mahimahi's PACKET_SIZE: the
  * largest TUN payload, a 1500-byte MTU and the 4-byte TUN header). */
 #define SHP_TRACE_OPP_BYTES 1504
+
+/* Packets of one run planned against the link's schedule at once. */
+#define TRACE_RUN_MAX 64
 
 /* A trace as read, immutable once published. */
 struct shp_trace_conf {
@@ -79,6 +103,9 @@ struct trace_priv {
 	uint32_t idx;     /* the next opportunity: base + t[idx] */
 	uint32_t avail;   /* bytes the opportunity idx has left */
 	uint32_t left;    /* bytes the head still needs (0: not started) */
+	/* the link's schedule, shared with the other shards (NULL: the
+	 * position above is the stage's own) */
+	struct shp_link_trace *sh;
 };
 
 static inline struct trace_priv *
@@ -197,6 +224,103 @@ rx_time(struct rte_mbuf *m)
 	return shp_meta(m)->rx_ns;
 }
 
+/* ------------------------------------------------- the link's schedule */
+
+#define LT_STARTED (UINT64_C(1) << 47)
+#define LT_IDX_SHIFT 16
+#define LT_IDX_MASK ((UINT64_C(1) << 24) - 1)   /* TRACE_MAX_LINES */
+
+static inline uint16_t
+conf_tag(const struct shp_trace_conf *c)
+{
+	return (uint16_t)c->id;
+}
+
+static inline rte_int128_t
+lt_pack(uint16_t tag, const struct trace_pos *s)
+{
+	rte_int128_t v;
+
+	v.val[0] = s->base;
+	v.val[1] = (uint64_t)tag << 48 | LT_STARTED |
+		   (uint64_t)s->idx << LT_IDX_SHIFT | s->avail;
+	return v;
+}
+
+/* Two loads: a torn pair only makes the swap fail (or a hint wrong). */
+static inline rte_int128_t
+lt_load(const struct shp_link_trace *sh)
+{
+	rte_int128_t v;
+
+	v.val[0] = __atomic_load_n(&sh->st.val[0], __ATOMIC_ACQUIRE);
+	v.val[1] = __atomic_load_n(&sh->st.val[1], __ATOMIC_ACQUIRE);
+	return v;
+}
+
+/* The position v holds for c, kept inside c's schedule whatever was read
+ * (a torn pair, a file changed between two shards' loads of it). */
+static inline struct trace_pos
+lt_unpack(const struct shp_trace_conf *c, rte_int128_t v)
+{
+	struct trace_pos s = {
+		.base = v.val[0],
+		.idx = (uint32_t)((v.val[1] >> LT_IDX_SHIFT) & LT_IDX_MASK),
+		.avail = (uint32_t)(v.val[1] & 0xffff),
+	};
+
+	if (unlikely(s.idx >= c->n || s.avail > SHP_TRACE_OPP_BYTES)) {
+		s.idx = c->n - 1;
+		s.avail = SHP_TRACE_OPP_BYTES;
+	}
+	return s;
+}
+
+/* Does v hold the link's schedule for the conf tagged tag? */
+static inline bool
+lt_is(rte_int128_t v, uint16_t tag)
+{
+	return (v.val[1] & LT_STARTED) && (uint16_t)(v.val[1] >> 48) == tag;
+}
+
+/*
+ * The link's schedule for c, in *cur: started at now by the first shard
+ * to run c (one swap), as trace_sync starts a stage's own. False when the
+ * link already runs a newer conf than c: this shard's copy of the change
+ * is about to be replaced, and it spends nothing meanwhile.
+ */
+static bool
+lt_sync(struct shp_link_trace *sh, const struct shp_trace_conf *c,
+	uint64_t now, rte_int128_t *cur)
+{
+	const struct trace_pos s0 = {
+		.base = now, .idx = 0, .avail = SHP_TRACE_OPP_BYTES,
+	};
+	uint16_t tag = conf_tag(c);
+
+	*cur = lt_load(sh);
+	for (;;) {
+		rte_int128_t fresh;
+
+		if (cur->val[1] & LT_STARTED) {
+			int16_t d = (int16_t)(tag - (uint16_t)(cur->val[1] >>
+							       48));
+
+			if (d < 0)
+				return false;
+			if (d == 0)
+				return true;
+		}
+		fresh = lt_pack(tag, &s0);
+		if (rte_atomic128_cmp_exchange(&sh->st, cur, &fresh, 0,
+					       __ATOMIC_ACQ_REL,
+					       __ATOMIC_ACQUIRE)) {
+			*cur = fresh;
+			return true;
+		}
+	}
+}
+
 /* ---------------------------------------------------------- data path */
 
 static int
@@ -208,6 +332,8 @@ trace_init(struct shp_qdisc *q, const void *conf)
 	}
 	priv(q)->conf = conf;
 	priv(q)->seen = UINT64_MAX;
+	priv(q)->sh = q->env != NULL && q->env->link != NULL ?
+		      &q->env->link->trace : NULL;
 	return 0;
 }
 
@@ -220,6 +346,107 @@ trace_change(struct shp_qdisc *q, const void *conf)
 	return old;
 }
 
+
+/*
+ * trace_dequeue on the link's schedule: per run of the child's packets,
+ * which of them go at which opportunity is planned on a copy of the
+ * link's position, which then moves with one swap (planned again when
+ * another shard moved it first). Only a plan that spends bytes is
+ * published: the opportunities it skips (before its frame's arrival) are
+ * lost with it, those a shard with nothing to send passes are not.
+ */
+static uint16_t
+trace_dequeue_link(struct shp_qdisc *q, const struct shp_trace_conf *c,
+		   struct rte_mbuf **pkts, uint16_t n, struct shp_ctx *ctx)
+{
+	struct trace_priv *p = priv(q);
+	struct shp_qdisc *child = q->child;
+	uint64_t now = ctx->now, bytes = 0;
+	uint64_t when[TRACE_RUN_MAX];
+	uint16_t got = 0, tag = conf_tag(c);
+	rte_int128_t cur;
+
+	ctx->bytes = 0;
+	if (!lt_sync(p->sh, c, now, &cur))
+		return 0;
+	while (got < n) {
+		struct rte_mbuf *const *run;
+		struct rte_mbuf *one;
+		struct trace_pos s, pub;
+		rte_int128_t next;
+		uint32_t left;
+		uint16_t cnt, k, i;
+		bool spent;
+
+		cnt = shp_qdisc_peek_run(child, &one, &run, ctx);
+		if (cnt == 0) {
+			/* a partly sent head has gone (dropped) */
+			p->left = 0;
+			break;
+		}
+		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
+		cnt = RTE_MIN(cnt, (uint16_t)RTE_DIM(when));
+		do {
+			s = lt_unpack(c, cur);
+			pub = s;
+			left = p->left;
+			spent = false;
+			k = 0;
+			while (k < cnt && pos_time(c, &s) <= now) {
+				uint64_t t = pos_time(c, &s);
+				uint32_t need;
+
+				if (rx_time(run[k]) >= t) {
+					/* frame k came after it */
+					pos_skip_past(c, &s, rx_time(run[k]));
+					continue;
+				}
+				need = left ? left : rte_pktmbuf_pkt_len(run[k]);
+				if (need > s.avail) {
+					/* takes the rest, needs more */
+					left = need - s.avail;
+					pos_next(c, &s);
+				} else {
+					s.avail -= need;
+					left = 0;
+					when[k++] = t;
+					if (s.avail == 0)
+						pos_next(c, &s);
+				}
+				spent = true;
+				pub = s;
+			}
+			if (!spent)
+				break;
+			next = lt_pack(tag, &pub);
+			if (rte_atomic128_cmp_exchange(&p->sh->st, &cur, &next,
+						       0, __ATOMIC_ACQ_REL,
+						       __ATOMIC_ACQUIRE)) {
+				cur = next;
+				break;
+			}
+			/* another shard spent first: plan again on what it
+			 * left, unless it runs a newer conf already */
+			spent = false;
+		} while (lt_is(cur, tag));
+		if (!spent)
+			break;
+		p->left = left;
+		if (k > 0) {
+			bytes += shp_qdisc_take_run(child, k, pkts + got, ctx);
+			/* each opportunity says when its packets may go */
+			for (i = 0; i < k; i++)
+				shp_meta_released(pkts + got + i, 1, when[i]);
+			got += k;
+		}
+		if (k < cnt)
+			break;   /* the rest waits for a later opportunity */
+	}
+	if (got == n)
+		ctx->more = true;
+	ctx->bytes = bytes;
+	return got;
+}
 
 /*
  * Run the opportunities up to now, in order, each on the packets that
@@ -241,6 +468,8 @@ trace_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (c == NULL)
 		return child->ops->dequeue(child, pkts, n, ctx);
 	trace_sync(p, c, now);
+	if (p->sh != NULL)
+		return trace_dequeue_link(q, c, pkts, n, ctx);
 	s = priv_pos(p);
 	while (pos_time(c, &s) <= now) {
 		uint64_t t = pos_time(c, &s);
@@ -313,22 +542,28 @@ trace_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	uint64_t now = ctx->now, t_child, t;
 	struct trace_pos s;
 	struct rte_mbuf *m;
+	rte_int128_t cur = { .val = { 0, 0 } };
 	uint32_t need;
 
 	c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
-	if (c != NULL)
+	if (c != NULL) {
 		trace_sync(p, c, now);
+		if (p->sh != NULL && !lt_sync(p->sh, c, now, &cur))
+			return now;   /* this shard's conf is on its way out */
+	}
 	t_child = shp_qdisc_next_time(child, ctx);
 	if (c == NULL || t_child == UINT64_MAX)
 		return t_child;
 	m = child->ops->peek(child, ctx);
 	if (m == NULL)   /* nothing at now: the child's time is all we know */
 		return t_child > now ? t_child : UINT64_MAX;
-	s = priv_pos(p);
+	s = p->sh != NULL ? lt_unpack(c, cur) : priv_pos(p);
 	if (pos_time(c, &s) <= rx_time(m))
 		pos_skip_past(c, &s, rx_time(m));
 	need = p->left ? p->left : rte_pktmbuf_pkt_len(m);
-	if (need <= s.avail) {
+	if (need <= s.avail || p->sh != NULL) {
+		/* on a link's schedule, the first opportunity it can spend
+		 * (a jumbo frame's first part) */
 		t = pos_time(c, &s);
 	} else {
 		need -= s.avail;
@@ -569,12 +804,13 @@ trace_kind_free(void *conf)
 	trace_conf_free(conf);
 }
 
-/* the link's one schedule of delivery opportunities */
-static const char *
-trace_kind_unshardable(const void *conf)
+/* The shards' copies of one change: one id, one start of the link's
+ * schedule (lt_sync). */
+static void
+trace_kind_twin(void *copy, const void *orig)
 {
-	return conf != NULL ? "a trace is not shared by a link's shards yet" :
-			      NULL;
+	((struct shp_trace_conf *)copy)->id =
+		((const struct shp_trace_conf *)orig)->id;
 }
 
 const struct shp_kind shp_kind_trace = {
@@ -584,7 +820,7 @@ const struct shp_kind shp_kind_trace = {
 	.parse = trace_kind_parse,
 	.format = trace_kind_format,
 	.conf_free = trace_kind_free,
-	.unshardable = trace_kind_unshardable,
+	.twin = trace_kind_twin,
 	.reads_file = true,
 	.usage = "trace FILE (Mahimahi: one time in ms a line, each an "
 		 "opportunity for 1504 bytes; repeats)",

@@ -36,12 +36,26 @@ struct shp_link_origin {
 	rte_int128_t v;
 } __rte_cache_aligned;
 
+/*
+ * The link's one schedule of a trace's delivery opportunities (sch_trace.c):
+ * .val[0] the start of the current period (ns), .val[1] the trace conf's
+ * tag (bits 48..63, the low bits of its id: the shards' copies of one
+ * change share it), whether the schedule has started (bit 47), the next
+ * opportunity's index in the period (bits 16..39) and the bytes it has
+ * left (bits 0..15). Moved with one swap per run of packets by the shard
+ * that spends an opportunity; started by the first to meet a newer conf.
+ */
+struct shp_link_trace {
+	rte_int128_t st;
+} __rte_cache_aligned;
+
 struct shp_link_shared {
 	struct shp_tbf_shared rate;     /* tbf's bucket */
 	struct shp_tbf_shared police;   /* the policer's */
 	struct shp_link_serial serial;  /* netem rate's clock */
 	struct shp_link_outage outage;  /* netem outage's timeline */
 	struct shp_link_origin acc;     /* netem accumulate's windows */
+	struct shp_link_trace trace;    /* a trace's opportunities */
 };
 
 #endif

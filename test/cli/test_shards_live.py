@@ -147,6 +147,34 @@ def test_shared_rate(tmp_path, kind, args):
             assert all(s["drops"]["policed"] > 0 for s in shards), shards
 
 
+def test_trace_on_shards(tmp_path):
+    """--trace with --queues 2: the link's one schedule of opportunities
+    (10 a millisecond, 1504 bytes each: 120.32 Mbit/s) is shared by both
+    shards, so each port's frames fill the trace's rate within 1% (a
+    schedule per shard would fill twice it), both shards sending; the
+    figures exact."""
+    trace = tmp_path / "t.trace"
+    trace.write_text("1\n" * 10)
+    rc, out, st = run_for(tmp_path, 4, [
+        "--queues", "2", "--trace", str(trace)])
+    assert rc == 0, out[-3000:]
+    assert "mbuf leak" not in out
+    el = st["elapsed_s"]
+    assert el > 3, el
+    want = 10 * 1504 * 8 * 1000
+    for p, port in st["ports"].items():
+        shards = check_port(port)
+        # an opportunity lets 23.5 of net_null's 64-byte frames go at one
+        # instant, 235 a millisecond: a frame its worker sends too late
+        # (worker 1 shares CPU 0) is shed as `late`, its bytes of the
+        # opportunity spent; sent and shed fill the link's schedule
+        assert port["tx_bytes"] == 64 * port["tx_packets"], port
+        assert port["tx_bytes"] * 8 / el <= 1.01 * want, (p, shards)
+        rate = (port["tx_packets"] + port["drops"]["late"]) * 64 * 8 / el
+        assert abs(rate - want) <= 0.01 * want, (p, rate, shards)
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+
+
 def test_outage_on_shards(tmp_path):
     """netem's outage on a port of two shards (one timeline for the link,
     exact offline: test/replay/test_shards.py): it runs, both shards lose
@@ -353,6 +381,26 @@ def test_refused_combinations(lcores, args, says):
     rc, out = refused(args, lcores=lcores)
     assert rc == 2, out
     assert says in out, out
+
+
+def test_schedule_a_shard_cannot_share(tmp_path):
+    """A --schedule line setting what the link's shards cannot share
+    (netem's slot): with --queues 2 refused at start, naming the file's
+    line, exit 2 (not run once a shard); without --queues, the workers
+    keep the pipeline and say why."""
+    sched = tmp_path / "s.txt"
+    sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms\n")
+    rc, out = refused(["--queues", "2", "--schedule", str(sched)],
+                      lcores=LCORES)
+    assert rc == 2, out
+    assert ("%s:1: port 0: netem's slot is not shared by a link's shards"
+            % sched) in out, out
+    rc, out, st = run_for(tmp_path, 1, ["--schedule", str(sched)])
+    assert rc == 0, out[-3000:]
+    assert ("2 workers: RX and TX lcores, one queue a port (%s:1: port 0: "
+            "netem's slot" % sched) in out, out[-3000:]
+    for port in st["ports"].values():
+        assert len(check_port(port)) == 1
 
 
 TBF_50 = ["--tbf", "rate 50mbit burst 128kb limit 1mb"]

@@ -426,6 +426,141 @@ def test_outage_is_the_links(tmp_path, netem):
     assert 0.2 * len(frames) < len(down["2"]) < 0.6 * len(frames)
 
 
+# --------------------------------------------------------------- trace
+
+OPP = 1504          # bytes one line of a trace lets through
+
+
+def trace_file(tmp_path, ms=100):
+    """One opportunity a millisecond, repeating every `ms`: 12.03 Mbit/s."""
+    path = tmp_path / "link.trace"
+    path.write_text("".join("%d\n" % t for t in range(1, ms + 1)))
+    return str(path)
+
+
+def flows_on(queues, shard, count):
+    """`count` flows that a NIC's RSS puts on `shard` of `queues`."""
+    return [f for f in range(1, 400) if shard_of(f, queues) == shard][:count]
+
+
+def assert_at_opportunities(got, t0):
+    """Every departure at an opportunity (t0 + k ms), and never more
+    bytes by any opportunity than the opportunities so far let through
+    (frames here are never above 1504 bytes, so a frame completed at an
+    opportunity was paid by it and the ones before)."""
+    carried = 0
+    for t, fr in got:
+        assert (t - t0) % MS == 0, "a departure between opportunities"
+        carried += len(fr)
+        assert carried <= ((t - t0) // MS) * OPP, (t - t0, carried)
+
+
+def test_trace_is_the_links(tmp_path):
+    """Two flows on two shards, each offered 8 Mbit/s of 1504-byte frames
+    to a trace of one opportunity a millisecond (12 Mbit/s): with 2 shards
+    the link leaves at the trace's opportunities, one frame each, at the
+    very instants it does with one queue, and both shards take turns. A
+    schedule per shard would send two frames an opportunity."""
+    trace = trace_file(tmp_path)
+    fa, fb = flows_on(2, 0, 1)[0], flows_on(2, 1, 1)[0]
+    frames, ts = [], []
+    for i in range(3000):
+        frames.append(flow_frame(fa if i % 2 == 0 else fb, OPP, i))
+        ts.append(T0 + (i // 2) * 1_504_000 + (i % 2) * 700_000)
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    got, stats = runs_by_queues(tmp_path, inp, ["--trace", trace])
+    for q in ("1", "2"):
+        times = [t for t, _ in got[q]]
+        assert_at_opportunities(got[q], T0)
+        assert len(set(times)) == len(times), "two frames an opportunity"
+        assert_flows_in_order(got[q])
+        assert stats[q]["tx_packets"] + stats[q]["dropped"] == len(frames)
+    one, two = [t for t, _ in got["1"]], [t for t, _ in got["2"]]
+    # backlogged from the first frames to the end of the capture: every
+    # opportunity of that stretch carries one frame in both runs
+    end = ts[-1] - T0
+    busy1 = [t for t in one if t - T0 <= end]
+    busy2 = [t for t in two if t - T0 <= end]
+    assert busy1 == busy2
+    assert len(busy2) >= end // MS - 5
+    shards = stats["2"]["shards"]
+    shards_sum_to_port(stats["2"])
+    assert min(s["tx_packets"] for s in shards) > \
+        0.4 * stats["2"]["tx_packets"], shards
+
+
+def test_trace_shards_share_mixed_frames(tmp_path):
+    """64 flows of 200..1400-byte frames, one flow 90% of them, offered at
+    about 16 Mbit/s to the 12 Mbit/s trace over 2 shards: the link never
+    carries more than its opportunities let through, carries all of them
+    while backlogged (within one opportunity a shard), every flow in
+    order, both shards send."""
+    trace = trace_file(tmp_path)
+    inp = tmp_path / "in.pcap"
+    frames, ts = capture(inp, 6000, 400_000, seed=13)
+    got, stats = runs_by_queues(tmp_path, inp, ["--trace", trace])
+    for q in ("1", "2"):
+        assert_at_opportunities(got[q], ts[0])
+        assert_flows_in_order(got[q])
+        # what left by the capture's end: every opportunity's bytes
+        end = ts[-1]
+        carried = sum(len(f) for t, f in got[q] if t <= end)
+        assert carried >= ((end - ts[0]) // MS - 2 * int(q)) * OPP - 1400, \
+            (q, carried)
+    assert all(s["tx_packets"] > 0 for s in stats["2"]["shards"])
+    shards_sum_to_port(stats["2"])
+
+
+def test_trace_one_busy_shard_as_one_queue(tmp_path):
+    """Every flow on shard 0, saturating the trace, shard 1 idle: each
+    packet leaves at the instant it leaves with one queue. An idle shard
+    must not lose the link's opportunities (it has nothing to send; the
+    other has)."""
+    trace = trace_file(tmp_path)
+    flows = flows_on(2, 0, 8)
+    rnd = random.Random(3)
+    frames, ts, t = [], [], T0
+    for i in range(4000):
+        frames.append(flow_frame(rnd.choice(flows),
+                                 rnd.choice((200, 600, 1000, 1400)), i))
+        ts.append(t)
+        t += rnd.randrange(300_000, 600_000)
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    got, stats = runs_by_queues(tmp_path, inp, ["--trace", trace])
+    one = {pcaplib.seq_of(f): t for t, f in got["1"]}
+    two = {pcaplib.seq_of(f): t for t, f in got["2"]}
+    assert len(two) > 0.5 * len(frames)
+    assert one == two
+    assert [s["tx_packets"] > 0 for s in stats["2"]["shards"]] == \
+        [True, False]
+
+
+def test_trace_light_load_as_one_queue(tmp_path):
+    """Frames of 64 flows far apart (a few opportunities between two):
+    with 2 shards each leaves at the first opportunity after its arrival,
+    as with one queue; both shards carry some."""
+    trace = trace_file(tmp_path)
+    rnd = random.Random(4)
+    frames, ts, t = [], [], T0
+    for i in range(1500):
+        frames.append(flow_frame(rnd.randrange(1, 64),
+                                 rnd.choice((64, 600, 1504)), i))
+        ts.append(t)
+        t += rnd.randrange(2 * MS, 5 * MS)
+    inp = tmp_path / "in.pcap"
+    pcaplib.write(str(inp), frames, ts, nano=True)
+    got, stats = runs_by_queues(tmp_path, inp, ["--trace", trace])
+    one = {pcaplib.seq_of(f): t for t, f in got["1"]}
+    two = {pcaplib.seq_of(f): t for t, f in got["2"]}
+    assert len(one) == len(frames)
+    assert one == two
+    arrived = dict(zip(range(len(ts)), ts))
+    assert all(0 < t - arrived[s] <= MS for s, t in two.items())
+    assert all(s["tx_packets"] > 0 for s in stats["2"]["shards"])
+
+
 # ------------------------------------------------------------- policer
 
 def test_policer_is_the_links(tmp_path):
@@ -523,6 +658,31 @@ def test_bad_queues_refused(tmp_path, value):
     assert "--queues '%s': expected a number of shards, 1..16" % value \
         in proc.stderr
     assert not (tmp_path / "out.pcap").exists()
+
+
+@pytest.mark.parametrize("how", ["profile", "schedule"])
+def test_slot_refused_on_shards(tmp_path, how):
+    """netem's slot is not shared by a link's shards yet: with --queues 2
+    it is refused (exit 2, one line, no output), from the profile or from
+    a schedule's line, rather than run once a shard; with one queue it
+    runs."""
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    capture(inp, 200, 400_000)
+    if how == "profile":
+        args = ["--netem", "delay 1ms slot 1ms 2ms"]
+    else:
+        sched = tmp_path / "s.txt"
+        sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms\n")
+        args = ["--schedule", str(sched)]
+    proc = run(inp, out, *args, "--queues", "2")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "netem's slot is not shared by a link's shards" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    if how == "schedule":
+        assert proc.stderr.startswith("dpdk-shaper-replay: %s:1: port 0: "
+                                      % sched), proc.stderr
+    assert not out.exists()
+    ok_run(inp, out, *args, "--queues", "1")
 
 
 def test_schedule_on_shards(tmp_path):

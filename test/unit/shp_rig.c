@@ -409,7 +409,10 @@ rig_push(struct shp_rig *r, const struct shp_rig_kind *k,
 
 	assert_true(r->nb_stages < SHP_RIG_MAX_STAGES);
 	/* (a bands_conf starts with the shp_bands_conf the stage reads) */
-	q = shp_qdisc_create(ops, r->root, shp_rig_pool, r->port,
+	q = r->env != NULL ?
+	    shp_qdisc_create_env(ops, r->root, shp_rig_pool, r->port,
+				 r->env, c) :
+	    shp_qdisc_create(ops, r->root, shp_rig_pool, r->port,
 			     SOCKET_ID_ANY, c);
 	if (q == NULL)
 		fail_msg("cannot create a %s stage", ops->id);

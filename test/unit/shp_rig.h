@@ -126,6 +126,9 @@ struct shp_rig {
 	uint64_t last_tts;               /* the latest one's time_to_send */
 	void (*on_pkt)(struct shp_rig *r, struct rte_mbuf *m); /* each one */
 	void *arg;                       /* on_pkt's */
+	/* the environment of the stages added from now on (NULL: none):
+	 * set after shp_rig_init, e.g. for a link's shards (env.link) */
+	const struct shp_stage_env *env;
 };
 
 /* An empty rig on port (its counters zeroed), the clock at 0. */

@@ -14,9 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <pthread.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 #include "shp_rig.h"
 
@@ -328,6 +331,219 @@ test_format_and_off(void **state)
 	shp_rig_fini(&r);
 }
 
+/* ------------------------------------------------- a link's shards */
+
+/* bands under a trace of text on port `port`, one of a link's shards
+ * (link shared, the conf twinned with first's when given). */
+static void
+rig_shard(struct shp_rig *r, uint16_t port, struct shp_stage_env *env,
+	  const char *path, const struct shp_rig *first)
+{
+	char args[160];
+
+	snprintf(args, sizeof(args), "%s", path);
+	shp_rig_init(r, port);
+	shp_rig_add(r, "bands", NULL);
+	r->env = env;
+	shp_rig_add(r, "trace", args);
+	if (first != NULL)
+		shp_kind_find("trace")->twin(shp_rig_conf(r, "trace"),
+					     shp_rig_conf(first, "trace"));
+}
+
+/* Dequeue shard r at t; the departures' times appended to at[]. */
+static unsigned int
+shard_poll(struct shp_rig *r, uint64_t t, uint64_t *at, unsigned int n)
+{
+	struct rte_mbuf *out[32];
+	uint16_t k, i;
+
+	do {
+		k = shp_rig_dequeue_at(r, t, out, RTE_DIM(out));
+		for (i = 0; i < k; i++) {
+			assert_true(n < 64);
+			at[n++] = shp_meta(out[i])->time_to_send;
+			assert_int_equal(at[n - 1], t);
+		}
+		rte_pktmbuf_free_bulk(out, k);
+	} while (k > 0);
+	return n;
+}
+
+/*
+ * Two shards of one link, each with 4 frames of 1504 bytes, polled at
+ * every millisecond in either order: the link's 8 opportunities carry
+ * one frame each, as one queue of 8 would; a shard with nothing to send
+ * polled first loses none of them for the other.
+ */
+static void
+test_shards_share_the_schedule(void **state)
+{
+	const char *path = trace_file("1\n2\n3\n4\n5\n6\n7\n8\n20\n");
+	unsigned int order, ms, i, n[2];
+	uint64_t at[2][64];
+
+	(void)state;
+	for (order = 0; order < 4; order++) {
+		struct shp_link_shared link;
+		struct shp_stage_env env = { .name = "trace", .shard = 0 };
+		struct shp_rig r[2];
+		bool idle = order >= 2;   /* shard 1 sends nothing */
+
+		memset(&link, 0, sizeof(link));
+		env.link = &link;
+		rig_shard(&r[0], 0, &env, path, NULL);
+		rig_shard(&r[1], 1, &env, path, &r[0]);
+		feed(&r[0], T0, 1504, idle ? 8 : 4);
+		if (!idle)
+			feed(&r[1], T0, 1504, 4);
+		n[0] = n[1] = 0;
+		for (ms = 0; ms <= 10; ms++) {
+			unsigned int a = (order + ms) % 2;
+
+			n[a] = shard_poll(&r[a], T0 + ms * MS, at[a], n[a]);
+			n[!a] = shard_poll(&r[!a], T0 + ms * MS, at[!a],
+					   n[!a]);
+		}
+		assert_int_equal(n[0] + n[1], 8);
+		assert_int_equal(n[1], idle ? 0 : 4);
+		/* one frame each opportunity, whoever took it */
+		for (ms = 1; ms <= 8; ms++) {
+			unsigned int hits = 0;
+
+			for (i = 0; i < n[0]; i++)
+				hits += at[0][i] == T0 + ms * MS;
+			for (i = 0; i < n[1]; i++)
+				hits += at[1][i] == T0 + ms * MS;
+			assert_int_equal(hits, 1);
+		}
+		shp_rig_fini(&r[1]);
+		shp_rig_fini(&r[0]);
+	}
+}
+
+/* One shard's thread: keeps its bands backlogged with 1504-byte frames
+ * and sends what the link's schedule lets it, on the real clock. No
+ * cmocka assertion here (another thread's): the main thread checks. */
+struct hammer {
+	struct shp_rig *r;
+	uint64_t until;
+	uint64_t last;              /* the last clock value polled at */
+	unsigned int n;
+	uint64_t tts[512];
+	bool bad;                   /* a refused frame, a full record */
+};
+
+static uint64_t
+clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *
+hammer_run(void *arg)
+{
+	struct hammer *h = arg;
+	struct shp_ctx *ctx = &h->r->ctx;
+	uint64_t in = 0, out = 0, now;
+
+	while ((now = clock_ns()) < h->until) {
+		struct rte_mbuf *pkts[32];
+		uint16_t k, i;
+
+		ctx->now = now;
+		while (in - out < 64) {
+			struct rte_mbuf *m = shp_rig_pkt(1504, 0, now);
+
+			if (m == NULL ||
+			    shp_qdisc_enqueue(h->r->stage[0], &m, 1, ctx) != 1) {
+				h->bad = true;
+				return NULL;
+			}
+			in++;
+		}
+		k = shp_qdisc_dequeue(h->r->root, pkts, RTE_DIM(pkts), ctx);
+		for (i = 0; i < k; i++) {
+			if (h->n == RTE_DIM(h->tts)) {
+				h->bad = true;
+				break;
+			}
+			h->tts[h->n++] = shp_meta(pkts[i])->time_to_send;
+		}
+		rte_pktmbuf_free_bulk(pkts, k);
+		out += k;
+		h->last = now;
+	}
+	return NULL;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Two threads, each a shard of one link under a trace of one opportunity
+ * a millisecond, both always backlogged, for 150 ms of the real clock:
+ * no opportunity carries two 1504-byte frames (the link's bytes are
+ * spent once), every frame leaves at an opportunity of the link's one
+ * schedule, and both shards send.
+ */
+static void
+test_threads_spend_each_opportunity_once(void **state)
+{
+	const char *path = trace_file("1\n");
+	struct shp_link_shared link;
+	struct shp_stage_env env = { .name = "trace" };
+	static struct hammer h[2];
+	struct shp_rig r[2];
+	pthread_t th[2];
+	uint64_t all[2 * RTE_DIM(h[0].tts)], start, last = 0;
+	unsigned int i, n = 0;
+
+	(void)state;
+	memset(&link, 0, sizeof(link));
+	env.link = &link;
+	rig_shard(&r[0], 0, &env, path, NULL);
+	rig_shard(&r[1], 1, &env, path, &r[0]);
+	start = clock_ns();
+	for (i = 0; i < 2; i++) {
+		memset(&h[i], 0, sizeof(h[i]));
+		h[i].r = &r[i];
+		h[i].until = start + 150 * MS;
+		assert_int_equal(pthread_create(&th[i], NULL, hammer_run,
+						&h[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_false(h[i].bad);
+		memcpy(all + n, h[i].tts, h[i].n * sizeof(all[0]));
+		n += h[i].n;
+		last = RTE_MAX(last, h[i].last);
+	}
+	print_message("%u and %u frames over %u ms\n", h[0].n, h[1].n,
+		      (unsigned int)((last - start) / MS));
+	assert_true(h[0].n > 0 && h[1].n > 0);
+	qsort(all, n, sizeof(all[0]), cmp_u64);
+	for (i = 1; i < n; i++) {
+		/* one schedule: opportunities a millisecond apart */
+		assert_true(all[i] > all[i - 1]);
+		assert_int_equal((all[i] - all[0]) % MS, 0);
+	}
+	/* the schedule started with the first poll: no more opportunities
+	 * than milliseconds since */
+	assert_true(all[0] >= start && all[n - 1] <= last);
+	assert_true(n <= (last - start) / MS + 1);
+	shp_rig_fini(&r[1]);
+	shp_rig_fini(&r[0]);
+}
+
 static int
 setup(void **state)
 {
@@ -358,6 +574,8 @@ main(void)
 		cmocka_unit_test(test_burst_and_vector),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_format_and_off),
+		cmocka_unit_test(test_shards_share_the_schedule),
+		cmocka_unit_test(test_threads_spend_each_opportunity_once),
 	};
 
 	shp_rig_env("trace", 4096);
