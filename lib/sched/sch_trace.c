@@ -247,15 +247,10 @@ lt_pack(uint16_t tag, const struct trace_pos *s)
 	return v;
 }
 
-/* Two loads: a torn pair only makes the swap fail (or a hint wrong). */
 static inline rte_int128_t
 lt_load(const struct shp_link_trace *sh)
 {
-	rte_int128_t v;
-
-	v.val[0] = __atomic_load_n(&sh->st.val[0], __ATOMIC_ACQUIRE);
-	v.val[1] = __atomic_load_n(&sh->st.val[1], __ATOMIC_ACQUIRE);
-	return v;
+	return shp_link_load(&sh->st);
 }
 
 /* The position v holds for c, kept inside c's schedule whatever was read

@@ -49,6 +49,18 @@ struct shp_link_trace {
 	rte_int128_t st;
 } __rte_cache_aligned;
 
+/*
+ * netem's slots of the link (a slot without budgets: every packet due at
+ * a slot leaves in it): .val[0] the next slot's instant, .val[1] its
+ * conf's tag (bits 48..63, as the outage's; 0: no slot drawn yet) and
+ * how many draws of the port's slot stream the link took (bits 0..46).
+ * Moved with one swap by the shard that draws a slot and sends in it,
+ * once a slot; read once a release by the others.
+ */
+struct shp_link_slot {
+	rte_int128_t st;
+} __rte_cache_aligned;
+
 struct shp_link_shared {
 	struct shp_tbf_shared rate;     /* tbf's bucket */
 	struct shp_tbf_shared police;   /* the policer's */
@@ -56,6 +68,7 @@ struct shp_link_shared {
 	struct shp_link_outage outage;  /* netem outage's timeline */
 	struct shp_link_origin acc;     /* netem accumulate's windows */
 	struct shp_link_trace trace;    /* a trace's opportunities */
+	struct shp_link_slot slot;      /* netem slot's instants */
 };
 
 #endif

@@ -37,15 +37,10 @@ ns_at(uint64_t now_ns, uint64_t at)
 					   SHP_TBF_SHIFT);
 }
 
-/* Both halves, each atomically: a torn pair only makes the swap fail. */
 static inline rte_int128_t
 clk_load(const struct shp_tbf_shared *s)
 {
-	rte_int128_t v;
-
-	v.val[0] = __atomic_load_n(&s->clk.val[0], __ATOMIC_ACQUIRE);
-	v.val[1] = __atomic_load_n(&s->clk.val[1], __ATOMIC_ACQUIRE);
-	return v;
+	return shp_link_load(&s->clk);
 }
 
 /* empty a bucket's depth ago: full at now */

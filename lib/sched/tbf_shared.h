@@ -42,6 +42,21 @@
 
 #include "shp_bucket.h"
 
+/*
+ * A 16-byte state of the link (this bucket's clock, shp_link.h's) read as
+ * two 8-byte loads, each atomic: a pair torn by another shard's swap in
+ * between only makes the reader's own swap fail, or its hint stale.
+ */
+static inline rte_int128_t
+shp_link_load(const rte_int128_t *v)
+{
+	rte_int128_t r;
+
+	r.val[0] = __atomic_load_n(&v->val[0], __ATOMIC_ACQUIRE);
+	r.val[1] = __atomic_load_n(&v->val[1], __ATOMIC_ACQUIRE);
+	return r;
+}
+
 struct shp_tbf_shared {
 	/* .val[0]: the rate bucket's empty-time, .val[1]: the peak's, in
 	 * ticks; one line of their own, written once a burst */

@@ -175,6 +175,32 @@ def test_trace_on_shards(tmp_path):
         assert all(s["tx_packets"] > 0 for s in shards), shards
 
 
+def test_slot_on_shards(tmp_path):
+    """netem's slot (without budgets) with --queues 2 runs on the link's
+    one sequence of slots (exact offline: test/replay/test_shards.py):
+    both shards send, conservation exact per port and per shard, the pool
+    full at exit; a `set` of another slot at run time is taken on every
+    shard."""
+    stats = tmp_path / "s.json"
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "--netem",
+                                  "delay 1ms slot 1ms 2ms", "-i",
+                                  "--stats-file", str(stats)],
+                     lcores=LCORES)
+    text = ("set netem all delay 2ms slot 500us 1ms\n"
+            "show netem all\nquit\n")
+    p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "mbuf leak" not in p.stdout
+    o = outputs(clean(p.stdout))
+    assert "not shared" not in o["set netem all delay 2ms slot 500us 1ms"][0]
+    assert o["show netem all"][0].count("slot 500us 1ms") == 2, o
+    st = json.load(open(stats))
+    for port in st["ports"].values():
+        shards = check_port(port)
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+
+
 def test_outage_on_shards(tmp_path):
     """netem's outage on a port of two shards (one timeline for the link,
     exact offline: test/replay/test_shards.py): it runs, both shards lose
@@ -363,10 +389,13 @@ def test_pcap_refused(tmp_path):
     # three workers, two queues: one would have nothing to do
     ("0@0,1@0,2@1,3@1", ["--queues", "2"], "with 3 workers"),
     # what the link has one of, which each shard would keep whole
-    (LCORES, ["--queues", "2", "--netem", "delay 1ms slot 1ms 2ms"],
-     "port 0: netem's slot is not shared by a link's shards"),
-    (LCORES, ["--queues", "2", "--netem-port", "1", "slot 1ms 2ms"],
-     "port 1: netem's slot is not shared"),
+    (LCORES, ["--queues", "2", "--netem",
+              "delay 1ms slot 1ms 2ms packets 4"],
+     "port 0: netem's slot budgets (packets, bytes) are not shared by a "
+     "link's shards"),
+    (LCORES, ["--queues", "2", "--netem-port", "1",
+              "slot 1ms 2ms bytes 3000"],
+     "port 1: netem's slot budgets (packets, bytes) are not shared"),
     # a pipeline: more lcores of a role than queues
     ("0@0,1@0,2@1,3@1,4@1", ["--queues", "2", "--rx-lcores", "1",
                              "--tx-lcores", "2-4"],
@@ -385,16 +414,16 @@ def test_refused_combinations(lcores, args, says):
 
 def test_schedule_a_shard_cannot_share(tmp_path):
     """A --schedule line setting what the link's shards cannot share
-    (netem's slot): with --queues 2 refused at start, naming the file's
+    (netem's slot budgets): with --queues 2 refused at start, naming the file's
     line, exit 2 (not run once a shard); without --queues, the workers
     keep the pipeline and say why."""
     sched = tmp_path / "s.txt"
-    sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms\n")
+    sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms packets 4\n")
     rc, out = refused(["--queues", "2", "--schedule", str(sched)],
                       lcores=LCORES)
     assert rc == 2, out
-    assert ("%s:1: port 0: netem's slot is not shared by a link's shards"
-            % sched) in out, out
+    assert ("%s:1: port 0: netem's slot budgets (packets, bytes) are not "
+            "shared by a link's shards" % sched) in out, out
     rc, out, st = run_for(tmp_path, 1, ["--schedule", str(sched)])
     assert rc == 0, out[-3000:]
     assert ("2 workers: RX and TX lcores, one queue a port (%s:1: port 0: "
@@ -522,19 +551,20 @@ def test_port_short_of_queues():
 
 def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
     """On a sharded port a `set` that would give each shard a link of its
-    own (netem slot) is refused, saying why, and changes nothing; a delay
+    own (netem slot budgets) is refused, saying why, and changes nothing; a delay
     change (per shard by design) goes through, and so does a policer
     (the link's one bucket)."""
     cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], lcores=LCORES)
-    text = ("set netem all delay 1ms slot 1ms 2ms\n"
+    text = ("set netem all delay 1ms slot 1ms 2ms packets 4\n"
             "set police 1 rate 20mbit burst 20kb\n"
             "show netem all\nset netem all delay 2ms\nshow netem all\nquit\n")
     p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
     o = outputs(clean(p.stdout))
-    assert "netem's slot is not shared by a link's shards" in \
-        o["set netem all delay 1ms slot 1ms 2ms"][0], o
+    assert "netem's slot budgets (packets, bytes) are not shared by a " \
+        "link's shards" in o["set netem all delay 1ms slot 1ms 2ms "
+                             "packets 4"][0], o
     assert "not shared" not in \
         o["set police 1 rate 20mbit burst 20kb"][0], o
     first, second = o["show netem all"]
@@ -566,8 +596,8 @@ def test_default_queues_one_a_worker(tmp_path, args):
     (["--rx-lcores", "1", "--tx-lcores", "2"], None),
     (["--queues", "1"], None),
     # what does not run on shards yet: the pipeline, and why
-    (["--netem", "delay 1ms slot 1ms 2ms"],
-     "RX and TX lcores, one queue a port (port 0: netem's slot"),
+    (["--netem", "delay 1ms slot 1ms 2ms packets 4"],
+     "RX and TX lcores, one queue a port (port 0: netem's slot budgets"),
     (["--class", "c", "eth_type 0x0800"], "(classes are not spread"),
 ])
 def test_default_keeps_the_pipeline(tmp_path, args, says):

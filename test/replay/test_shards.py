@@ -426,6 +426,30 @@ def test_outage_is_the_links(tmp_path, netem):
     assert 0.2 * len(frames) < len(down["2"]) < 0.6 * len(frames)
 
 
+@pytest.mark.parametrize("netem", [
+    "delay 10ms slot 1ms 3ms",
+    "delay 10ms slot distribution normal 2ms 500us",
+    # the link's rate clock first, then its slots
+    "delay 10ms rate 12mbit slot 500us 1ms"])
+def test_slot_is_the_links(tmp_path, netem):
+    """netem's slot (without budgets) over 2 shards: the slots are the
+    link's, drawn from the port's slot stream from the due time of the
+    link's first packet after a slot went by: every packet leaves at the
+    very instant it leaves with one queue (the tool runs every shard at
+    each one's next time, so the shard whose packet came due first draws
+    the slot). Slots of a shard's own would send the second shard's
+    packets at other instants."""
+    frames, ts, got = netem_rate_runs(tmp_path, netem)
+    one = {pcaplib.seq_of(f): t for t, f in got["1"]}
+    two = {pcaplib.seq_of(f): t for t, f in got["2"]}
+    assert len(two) > 0.9 * len(frames)
+    assert one == two
+    assert all(t >= ts[s] + 10 * MS for s, t in two.items())
+    # slots, not due times: far fewer instants than packets
+    assert len(set(two.values())) < 0.7 * len(two)
+    assert_flows_in_order(got["2"])
+
+
 # --------------------------------------------------------------- trace
 
 OPP = 1504          # bytes one line of a trace lets through
@@ -662,21 +686,22 @@ def test_bad_queues_refused(tmp_path, value):
 
 @pytest.mark.parametrize("how", ["profile", "schedule"])
 def test_slot_refused_on_shards(tmp_path, how):
-    """netem's slot is not shared by a link's shards yet: with --queues 2
-    it is refused (exit 2, one line, no output), from the profile or from
+    """netem's slot budgets are not shared by a link's shards yet: with
+    --queues 2 it is refused (exit 2, one line, no output), from the profile or from
     a schedule's line, rather than run once a shard; with one queue it
     runs."""
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
     capture(inp, 200, 400_000)
     if how == "profile":
-        args = ["--netem", "delay 1ms slot 1ms 2ms"]
+        args = ["--netem", "delay 1ms slot 1ms 2ms packets 4"]
     else:
         sched = tmp_path / "s.txt"
-        sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms\n")
+        sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms bytes 3000\n")
         args = ["--schedule", str(sched)]
     proc = run(inp, out, *args, "--queues", "2")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "netem's slot is not shared by a link's shards" in proc.stderr
+    assert "netem's slot budgets (packets, bytes) are not shared by a " \
+        "link's shards" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     if how == "schedule":
         assert proc.stderr.startswith("dpdk-shaper-replay: %s:1: port 0: "

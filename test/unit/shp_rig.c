@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
@@ -28,6 +30,93 @@
 
 struct rte_mempool *shp_rig_pool;
 struct shp_lcore_ctr *shp_rig_ctr;
+
+uint64_t
+shp_rig_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int
+shp_rig_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* ------------------------------------------- a link's shards on threads */
+
+static void *
+hammer_run(void *arg)
+{
+	struct shp_rig_hammer *h = arg;
+	struct shp_ctx *ctx = &h->r->ctx;
+	uint64_t in = 0, out = 0, now;
+
+	while ((now = shp_rig_clock_ns()) < h->give_up &&
+	       (now < h->until || h->n == 0 ||
+		__atomic_load_n(h->other, __ATOMIC_RELAXED) == 0)) {
+		struct rte_mbuf *pkts[32];
+		uint16_t k, i;
+
+		ctx->now = now;
+		while (in - out < h->backlog) {
+			struct rte_mbuf *m = shp_rig_pkt(h->len, 0, now);
+
+			if (m == NULL ||
+			    shp_qdisc_enqueue(h->r->stage[0], &m, 1, ctx) != 1) {
+				h->bad = true;
+				return NULL;
+			}
+			in++;
+		}
+		k = shp_qdisc_dequeue(h->r->root, pkts, RTE_DIM(pkts), ctx);
+		for (i = 0; i < k; i++) {
+			if (h->n == RTE_DIM(h->tts)) {
+				h->bad = true;
+				break;
+			}
+			h->tts[h->n] = shp_meta(pkts[i])->time_to_send;
+			__atomic_store_n(&h->n, h->n + 1, __ATOMIC_RELAXED);
+		}
+		rte_pktmbuf_free_bulk(pkts, k);
+		out += k;
+		h->last = now;
+	}
+	return NULL;
+}
+
+unsigned int
+shp_rig_hammer_two(struct shp_rig_hammer h[2], unsigned int ms,
+		   uint64_t *start, uint64_t *all)
+{
+	pthread_t th[2];
+	unsigned int i, n = 0;
+
+	*start = shp_rig_clock_ns();
+	for (i = 0; i < 2; i++) {
+		h[i].until = *start + (uint64_t)ms * 1000000u;
+		h[i].give_up = *start + UINT64_C(10000000000);
+		h[i].other = &h[!i].n;
+		h[i].n = 0;
+		h[i].bad = false;
+		assert_int_equal(pthread_create(&th[i], NULL, hammer_run,
+						&h[i]), 0);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		assert_false(h[i].bad);
+		assert_true(h[i].n > 0);
+		memcpy(all + n, h[i].tts, h[i].n * sizeof(all[0]));
+		n += h[i].n;
+	}
+	qsort(all, n, sizeof(all[0]), shp_rig_cmp_u64);
+	return n;
+}
 
 /* ------------------------------------------------------ the environment */
 

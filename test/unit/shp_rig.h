@@ -73,6 +73,13 @@ shp_rig_xorshift(uint64_t *s)
 	return *s;
 }
 
+/* CLOCK_MONOTONIC in ns: the clock of tests that run threads against
+ * each other on real time. */
+uint64_t shp_rig_clock_ns(void);
+
+/* qsort's comparison of two uint64_t. */
+int shp_rig_cmp_u64(const void *a, const void *b);
+
 /* ------------------------------------------------------------ packets */
 
 /* A 5-tuple and the header bits a stage may read or rewrite. */
@@ -186,6 +193,38 @@ uint64_t shp_rig_drain(struct shp_rig *r);
 /* Resets the chain (what it still holds is counted as flushed), destroys
  * it, frees the confs it owns, and asserts the pool is full again. */
 void shp_rig_fini(struct shp_rig *r);
+
+/* ------------------------------------------- a link's shards on threads */
+
+/*
+ * One of two threads, each a shard of one link (a rig whose env names
+ * it), on the real clock: it keeps `backlog` frames of `len` bytes in its
+ * rig, each enqueued at its arrival, dequeues at the clock and records
+ * each departure's time_to_send. It runs at least until `until`, then
+ * until both threads have sent (other: the other's n), never past
+ * give_up: a time to share the CPUs in, not a figure checked. No cmocka
+ * assertion in it (another thread's): the caller checks after the join.
+ */
+struct shp_rig_hammer {
+	struct shp_rig *r;
+	uint16_t len;
+	unsigned int backlog;
+	uint64_t until, give_up;
+	const unsigned int *other;
+	uint64_t last;        /* the last clock value it dequeued at */
+	unsigned int n;       /* departures recorded */
+	uint64_t tts[16384];
+	bool bad;             /* a frame refused, or the record full */
+};
+
+/*
+ * h[0] and h[1] (r, len and backlog set) on two threads for at least ms
+ * milliseconds, and until both sent (10 s at most), joined; every
+ * departure's time in all[] (2 x 16384), sorted. Returns how many; *start
+ * the clock when they started. Fails the test if a thread did.
+ */
+unsigned int shp_rig_hammer_two(struct shp_rig_hammer h[2], unsigned int ms,
+				uint64_t *start, uint64_t *all);
 
 /* The "fifo" test stage's ops. */
 extern const struct shp_qdisc_ops shp_rig_fifo_ops;

@@ -19,6 +19,7 @@
 #include <rte_common.h>
 
 #include "link_serial.h"
+#include "shp_rig.h"
 
 static uint64_t
 rnd(uint64_t *x)
@@ -135,14 +136,6 @@ hammer_run(void *arg)
 	return NULL;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Two threads claim bursts of 32 back-to-back frames as fast as they
  * can: the link's clock ends at exactly every frame's time summed (no
@@ -185,7 +178,7 @@ test_threads_lose_nothing(void **state)
 		span[2 * i] = hh->first[i % nb] - 7;
 		span[2 * i + 1] = hh->last[i % nb];
 	}
-	qsort(span, 2 * nb, 2 * sizeof(uint64_t), cmp_u64);
+	qsort(span, 2 * nb, 2 * sizeof(uint64_t), shp_rig_cmp_u64);
 	for (i = 1; i < 2 * nb; i++)
 		assert_true(span[2 * i] >= span[2 * i - 1]);
 	for (i = 0; i < 2; i++) {

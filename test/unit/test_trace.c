@@ -14,8 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <pthread.h>
-#include <time.h>
 #include <cmocka.h>
 
 #include "shp_kind.h"
@@ -422,75 +420,10 @@ test_shards_share_the_schedule(void **state)
 	}
 }
 
-/* One shard's thread: keeps its bands backlogged with 1504-byte frames
- * and sends what the link's schedule lets it, on the real clock. No
- * cmocka assertion here (another thread's): the main thread checks. */
-struct hammer {
-	struct shp_rig *r;
-	uint64_t until;
-	uint64_t last;              /* the last clock value polled at */
-	unsigned int n;
-	uint64_t tts[512];
-	bool bad;                   /* a refused frame, a full record */
-};
-
-static uint64_t
-clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void *
-hammer_run(void *arg)
-{
-	struct hammer *h = arg;
-	struct shp_ctx *ctx = &h->r->ctx;
-	uint64_t in = 0, out = 0, now;
-
-	while ((now = clock_ns()) < h->until) {
-		struct rte_mbuf *pkts[32];
-		uint16_t k, i;
-
-		ctx->now = now;
-		while (in - out < 64) {
-			struct rte_mbuf *m = shp_rig_pkt(1504, 0, now);
-
-			if (m == NULL ||
-			    shp_qdisc_enqueue(h->r->stage[0], &m, 1, ctx) != 1) {
-				h->bad = true;
-				return NULL;
-			}
-			in++;
-		}
-		k = shp_qdisc_dequeue(h->r->root, pkts, RTE_DIM(pkts), ctx);
-		for (i = 0; i < k; i++) {
-			if (h->n == RTE_DIM(h->tts)) {
-				h->bad = true;
-				break;
-			}
-			h->tts[h->n++] = shp_meta(pkts[i])->time_to_send;
-		}
-		rte_pktmbuf_free_bulk(pkts, k);
-		out += k;
-		h->last = now;
-	}
-	return NULL;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * Two threads, each a shard of one link under a trace of one opportunity
- * a millisecond, both always backlogged, for 150 ms of the real clock:
+ * a millisecond, both always backlogged, for 150 ms of the real clock
+ * (longer if one has not sent yet):
  * no opportunity carries two 1504-byte frames (the link's bytes are
  * spent once), every frame leaves at an opportunity of the link's one
  * schedule, and both shards send.
@@ -499,38 +432,26 @@ static void
 test_threads_spend_each_opportunity_once(void **state)
 {
 	const char *path = trace_file("1\n");
+	static struct shp_rig_hammer h[2];
+	static uint64_t all[2 * RTE_DIM(h[0].tts)];
 	struct shp_link_shared link;
 	struct shp_stage_env env = { .name = "trace" };
-	static struct hammer h[2];
 	struct shp_rig r[2];
-	pthread_t th[2];
-	uint64_t all[2 * RTE_DIM(h[0].tts)], start, last = 0;
-	unsigned int i, n = 0;
+	uint64_t start, last;
+	unsigned int i, n;
 
 	(void)state;
 	memset(&link, 0, sizeof(link));
 	env.link = &link;
 	rig_shard(&r[0], 0, &env, path, NULL);
 	rig_shard(&r[1], 1, &env, path, &r[0]);
-	start = clock_ns();
-	for (i = 0; i < 2; i++) {
-		memset(&h[i], 0, sizeof(h[i]));
-		h[i].r = &r[i];
-		h[i].until = start + 150 * MS;
-		assert_int_equal(pthread_create(&th[i], NULL, hammer_run,
-						&h[i]), 0);
-	}
-	for (i = 0; i < 2; i++) {
-		pthread_join(th[i], NULL);
-		assert_false(h[i].bad);
-		memcpy(all + n, h[i].tts, h[i].n * sizeof(all[0]));
-		n += h[i].n;
-		last = RTE_MAX(last, h[i].last);
-	}
+	for (i = 0; i < 2; i++)
+		h[i] = (struct shp_rig_hammer){ .r = &r[i], .len = 1504,
+						.backlog = 64 };
+	n = shp_rig_hammer_two(h, 150, &start, all);
+	last = RTE_MAX(h[0].last, h[1].last);
 	print_message("%u and %u frames over %u ms\n", h[0].n, h[1].n,
 		      (unsigned int)((last - start) / MS));
-	assert_true(h[0].n > 0 && h[1].n > 0);
-	qsort(all, n, sizeof(all[0]), cmp_u64);
 	for (i = 1; i < n; i++) {
 		/* one schedule: opportunities a millisecond apart */
 		assert_true(all[i] > all[i - 1]);

@@ -121,9 +121,10 @@ struct netem_sched_data {
 	 * the frames of this enqueue call that wait to be timed on it
 	 * together, at its end, with one claim */
 	struct shp_link_shared *link;   /* (NULL: this netem's own) */
-	/* the link's outage timeline is drawn from the port's outage
-	 * stream, which starts here */
+	/* the link's outage timeline and slots are drawn from the port's
+	 * outage and slot streams, which start here */
 	uint64_t outage_x0;
+	uint64_t slot_x0;
 	uint16_t npend;
 	struct rte_mbuf *pend[NETEM_PEND_MAX];
 	uint64_t pend_base[NETEM_PEND_MAX];
@@ -782,8 +783,7 @@ netem_outage_down_link(struct netem_sched_data *p,
 
 	if (likely(p->outage.armed) && t < p->outage.next)
 		return !p->outage.up;
-	old.val[0] = __atomic_load_n(&lo->st.val[0], __ATOMIC_ACQUIRE);
-	old.val[1] = __atomic_load_n(&lo->st.val[1], __ATOMIC_ACQUIRE);
+	old = shp_link_load(&lo->st);
 	for (;;) {
 		uint64_t w = (uint64_t)old.val[1];
 		uint64_t otag = w >> OUTAGE_TAG_SHIFT;
@@ -1283,6 +1283,7 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 
 		netem_seed_streams_of(c, q->port, port_rs);
 		p->outage_x0 = port_rs[RS_OUTAGE].x;
+		p->slot_x0 = port_rs[RS_SLOT].x;
 	}
 	p->arrivals = 0;
 	p->loss_last = false;
@@ -1459,12 +1460,95 @@ netem_release_slotted(struct netem_sched_data *p,
 	return out;
 }
 
+/* shp_link_slot's second word (the outage's layout) */
+#define SLOT_K_MASK OUTAGE_K_MASK
+#define SLOT_TAG_SHIFT OUTAGE_TAG_SHIFT
+
+static inline rte_int128_t
+slot_link_load(const struct shp_link_slot *ls)
+{
+	return shp_link_load(&ls->st);
+}
+
+/* The link's slot stream at the position w (its state's second word)
+ * says, for conf tag tag: drawn from its start if w is another conf's. */
+static inline void
+slot_link_stream(uint64_t x0, uint64_t w, uint64_t tag, struct shp_rand *r)
+{
+	r->x = x0 + ((w >> SLOT_TAG_SHIFT) == tag ? (w & SLOT_K_MASK) : 0) *
+		    SHP_RAND_GAMMA;
+}
+
+/*
+ * netem_release_slotted on a link's shards (issue 24; a slot without
+ * budgets, the only kind they share): the slots are the link's
+ * (shp_link_slot). A shard whose due head finds the link's slot gone by
+ * draws the next from its head's due time, as one netem does, from the
+ * port's slot stream at the link's position (its k-th draw is a function
+ * of k), and publishes it with one swap only if it sends in it now: a
+ * slot drawn for a later instant is left undrawn, so that a shard whose
+ * packet came due earlier draws it from its own, as one netem would
+ * (offline, where every shard runs at each one's next time, the very
+ * slots of one queue). A shard on a conf older than the link's sends
+ * nothing until its copy of the change arrives.
+ */
+static uint16_t
+netem_release_slotted_link(struct netem_sched_data *p,
+			   const struct shp_netem_conf *c,
+			   struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	struct shp_link_slot *ls = &p->link->slot;
+	const uint64_t tag = outage_tag(c);
+	rte_int128_t old = slot_link_load(ls);
+	uint16_t out = 0;
+
+	while (out < n) {
+		struct rte_mbuf *m = shp_tq_peek(&p->tq);
+		uint64_t tts, otag, w = (uint64_t)old.val[1];
+
+		if (m == NULL)
+			break;
+		tts = shp_meta(m)->time_to_send;
+		if (tts > now)
+			break;
+		otag = w >> SLOT_TAG_SHIFT;
+		if (otag != tag && otag != 0 && (int16_t)(tag - otag) < 0)
+			break;   /* this shard's conf is on its way out */
+		if (otag != tag || (uint64_t)old.val[0] < tts) {
+			/* the slot went by with nothing due: the next from
+			 * here, the link's if this shard sends in it now */
+			struct shp_rand r;
+			rte_int128_t nw;
+
+			slot_link_stream(p->slot_x0, w, tag, &r);
+			nw.val[0] = tts + netem_slot_draw(c, &r);
+			if ((uint64_t)nw.val[0] > now)
+				break;
+			nw.val[1] = tag << SLOT_TAG_SHIFT |
+				    (((r.x - p->slot_x0) * OUTAGE_GAMMA_INV) &
+				     SLOT_K_MASK);
+			if (!rte_atomic128_cmp_exchange(&ls->st, &old, &nw, 0,
+							__ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				continue;   /* old: what another shard left */
+			old = nw;
+		}
+		if ((uint64_t)old.val[0] > now)
+			break;
+		pkts[out++] = shp_tq_pop(&p->tq);
+		shp_meta(m)->time_to_send = (uint64_t)old.val[0];
+	}
+	return out;
+}
+
 static inline uint16_t
 netem_release(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	      struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
-		return netem_release_slotted(p, c, pkts, n, now);
+		return p->link != NULL ?
+		       netem_release_slotted_link(p, c, pkts, n, now) :
+		       netem_release_slotted(p, c, pkts, n, now);
 	return shp_tq_dequeue_due(&p->tq, now, pkts, n);
 }
 
@@ -1529,6 +1613,22 @@ netem_slot_time(const struct shp_qdisc *q, const struct netem_sched_data *p,
 {
 	struct shp_rand rs[RS_MAX];
 
+	if (p->link != NULL) {
+		/* the link's slot, or the one netem_release_slotted_link
+		 * would draw from tts */
+		rte_int128_t v = slot_link_load(&p->link->slot);
+		uint64_t tag = outage_tag(c), w = (uint64_t)v.val[1];
+		uint64_t x0 = p->slot_x0;
+
+		if ((w >> SLOT_TAG_SHIFT) == tag && (uint64_t)v.val[0] >= tts)
+			return (uint64_t)v.val[0];
+		if (c->id != p->seen) {
+			netem_seed_streams_of(c, q->port, rs);
+			x0 = rs[RS_SLOT].x;
+		}
+		slot_link_stream(x0, w, tag, &rs[RS_SLOT]);
+		return tts + netem_slot_draw(c, &rs[RS_SLOT]);
+	}
 	if (c->id == p->seen) {
 		if (p->slot.armed && p->slot.next >= tts)
 			return p->slot.next;
@@ -1748,8 +1848,10 @@ netem_kind_unshardable(const void *conf)
 
 	if (c == NULL)
 		return NULL;
-	if (c->slot_mode != SHP_NETEM_SLOT_OFF)
-		return "netem's slot is not shared by a link's shards yet";
+	if (c->slot_mode != SHP_NETEM_SLOT_OFF &&
+	    (c->slot_packets != 0 || c->slot_bytes != 0))
+		return "netem's slot budgets (packets, bytes) are not shared "
+		       "by a link's shards yet";
 	return NULL;
 }
 
