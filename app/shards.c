@@ -36,20 +36,12 @@ profile_unshardable(const struct shaper *s, uint16_t port)
 {
 	struct shp_chain_spec spec;
 	char err[SHP_ERR_LEN];
-	const char *why = NULL;
-	unsigned int k;
+	const char *why;
 
 	/* (a text that does not parse is the chain build's to report) */
 	if (shp_options_chain_spec(&s->opt, port, &spec, err) < 0)
 		return NULL;
-	for (k = 0; k < SHP_SLOT_MAX && why == NULL; k++) {
-		const struct shp_kind *kind = spec.kind[k] != NULL ?
-			spec.kind[k] : shp_kind_default((enum shp_slot)k);
-
-		if (spec.conf[k] != NULL && kind != NULL &&
-		    kind->unshardable != NULL)
-			why = kind->unshardable(spec.conf[k]);
-	}
+	why = shp_chain_spec_unshardable(&spec);
 	shp_chain_spec_free(&spec);
 	return why;
 }
@@ -69,7 +61,7 @@ schedule_unshardable(const struct shaper *s)
 	struct shp_kind_env kenv;
 	struct shp_sched sched;
 	const char *ret = NULL;
-	unsigned int i, k;
+	unsigned int i;
 
 	shaper_kind_env(s, &kenv);
 	if (shp_sched_load(&sched, s->opt.schedule_file, s->port_ids,
@@ -83,12 +75,7 @@ schedule_unshardable(const struct shaper *s)
 			continue;
 		/* the kinds the chain will run: what `set queue P` without
 		 * arguments means */
-		memset(&kinds, 0, sizeof(kinds));
-		for (k = 0; k < SHP_SLOT_MAX; k++) {
-			kinds.kind[k] = spec.kind[k] != NULL ? spec.kind[k] :
-				shp_kind_default((enum shp_slot)k);
-			kinds.conf[k] = spec.conf[k];
-		}
+		shp_chain_spec_kinds(&spec, &kinds);
 		if (shp_sched_check_shards(&sched, s->port_ids[i], &kinds, 2,
 					   &kenv, why) < 0)
 			ret = why;

@@ -346,6 +346,7 @@ static int
 parse_profiles(struct replay *r)
 {
 	char err[SHP_ERR_LEN];
+	const char *why;
 
 	/* INI [global] queues, unless --queues said otherwise; the pool
 	 * counts the shards as ports (pool_size), not as the program's
@@ -363,30 +364,17 @@ parse_profiles(struct replay *r)
 	    r->opt.classes->nb > 0)
 		return fail(EXIT_USAGE, "--queues %u: classes are not spread "
 			    "over shards yet (use --queues 1)", r->queues);
-	for (unsigned int k = 0; r->queues > 1 && k < SHP_SLOT_MAX; k++) {
-		const struct shp_kind *kind = r->spec.kind[k] != NULL ?
-			r->spec.kind[k] : shp_kind_default((enum shp_slot)k);
-		const char *why = r->spec.conf[k] != NULL && kind != NULL &&
-				  kind->unshardable != NULL ?
-				  kind->unshardable(r->spec.conf[k]) : NULL;
-
-		if (why != NULL)
-			return fail(EXIT_USAGE, "--queues %u: %s (use "
-				    "--queues 1)", r->queues, why);
-	}
+	why = r->queues > 1 ? shp_chain_spec_unshardable(&r->spec) : NULL;
+	if (why != NULL)
+		return fail(EXIT_USAGE, "--queues %u: %s (use --queues 1)",
+			    r->queues, why);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
 		struct shp_chain kinds;
 		unsigned int s;
 
-		memset(&kinds, 0, sizeof(kinds));
-		for (s = 0; s < SHP_SLOT_MAX; s++) {
-			kinds.kind[s] = r->spec.kind[s] != NULL ?
-					r->spec.kind[s] :
-					shp_kind_default((enum shp_slot)s);
-			kinds.conf[s] = r->spec.conf[s];   /* (read only) */
-		}
+		shp_chain_spec_kinds(&r->spec, &kinds);
 		shp_options_kind_env(&r->opt, &r->kenv);
 		if (shp_sched_load(&r->sched, r->opt.schedule_file, &port0, 1,
 				   &r->kenv, err) < 0 ||

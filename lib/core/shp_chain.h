@@ -81,6 +81,21 @@ void shp_chain_spec_twin(struct shp_chain_spec *spec,
 			 const struct shp_chain *first);
 
 /*
+ * Why spec's stages cannot be one of a link's shards (--queues > 1) and
+ * keep the link's profile: the first kind's unshardable line for its
+ * conf (shp_kind.h), or NULL where every one can.
+ */
+const char *shp_chain_spec_unshardable(const struct shp_chain_spec *spec);
+
+/*
+ * A chain that only names what spec runs (each slot's kind, its default
+ * filled in; the confs spec's, read only), for checks that ask a chain
+ * (a schedule's) before one is built. Nothing to free.
+ */
+void shp_chain_spec_kinds(const struct shp_chain_spec *spec,
+			  struct shp_chain *kinds);
+
+/*
  * spec from one text per registered key (text[k] for key k; NULL: not
  * set), parsed by its kind; two keys of one slot are refused. what names
  * the chain in err ("port 0", "class web"). 0, or -1 and nothing held.

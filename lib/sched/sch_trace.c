@@ -247,12 +247,6 @@ lt_pack(uint16_t tag, const struct trace_pos *s)
 	return v;
 }
 
-static inline rte_int128_t
-lt_load(const struct shp_link_trace *sh)
-{
-	return shp_link_load(&sh->st);
-}
-
 /* The position v holds for c, kept inside c's schedule whatever was read
  * (a torn pair, a file changed between two shards' loads of it). */
 static inline struct trace_pos
@@ -293,7 +287,7 @@ lt_sync(struct shp_link_trace *sh, const struct shp_trace_conf *c,
 	};
 	uint16_t tag = conf_tag(c);
 
-	*cur = lt_load(sh);
+	*cur = shp_link_load(&sh->st);
 	for (;;) {
 		rte_int128_t fresh;
 

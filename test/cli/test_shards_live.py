@@ -186,13 +186,26 @@ def test_slot_on_shards(tmp_path):
                                   "delay 1ms slot 1ms 2ms", "-i",
                                   "--stats-file", str(stats)],
                      lcores=LCORES)
-    text = ("set netem all delay 2ms slot 500us 1ms\n"
-            "show netem all\nquit\n")
-    p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=60)
-    assert p.returncode == 0, p.stdout[-3000:]
-    assert "mbuf leak" not in p.stdout
-    o = outputs(clean(p.stdout))
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    try:
+        # a second under each slot, not the few ms a piped `quit` gives:
+        # a shard's worker may start a little after the other's
+        wait_started(p)
+        time.sleep(1)
+        p.stdin.write(b"set netem all delay 2ms slot 500us 1ms\n")
+        p.stdin.flush()
+        time.sleep(1)
+        p.stdin.write(b"show netem all\nquit\n")
+        p.stdin.flush()
+        out = clean(p.communicate(timeout=60)[0].decode())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out[-3000:]
+    assert "mbuf leak" not in out
+    o = outputs(out)
     assert "not shared" not in o["set netem all delay 2ms slot 500us 1ms"][0]
     assert o["show netem all"][0].count("slot 500us 1ms") == 2, o
     st = json.load(open(stats))

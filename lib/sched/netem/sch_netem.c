@@ -740,21 +740,37 @@ netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	return !p->outage.up;
 }
 
-/* shp_link_outage's second word */
-#define OUTAGE_K_MASK ((UINT64_C(1) << 47) - 1)
+/* The second word of netem's link states (shp_link_outage, _slot): the
+ * conf's tag, a flag (the outage's up), the draws of a stream taken. */
+#define LINK_K_MASK ((UINT64_C(1) << 47) - 1)
 #define OUTAGE_UP (UINT64_C(1) << 47)
-#define OUTAGE_TAG_SHIFT 48
+#define LINK_TAG_SHIFT 48
 /* the inverse of SHP_RAND_GAMMA modulo 2^64: a sequential stream's
  * position, from its state */
-#define OUTAGE_GAMMA_INV UINT64_C(0xf1de83e19937733d)
+#define RAND_GAMMA_INV UINT64_C(0xf1de83e19937733d)
 
-/* A conf's tag on the link's timeline (never 0, a timeline not begun) */
+/* A conf's tag on a link state (never 0, a state not begun) */
 static inline uint64_t
-outage_tag(const struct shp_netem_conf *c)
+link_tag(const struct shp_netem_conf *c)
 {
 	uint64_t tag = c->id & 0xffff;
 
 	return tag != 0 ? tag : 1;
+}
+
+/* A sequential stream that started at x0, after k draws: its k-th draw
+ * is a function of k, so any shard draws what one netem would. */
+static inline uint64_t
+stream_at(uint64_t x0, uint64_t k)
+{
+	return x0 + k * SHP_RAND_GAMMA;
+}
+
+/* How many draws r took since x0 (LINK_K_MASK of them at most). */
+static inline uint64_t
+stream_pos(uint64_t x0, const struct shp_rand *r)
+{
+	return ((r->x - x0) * RAND_GAMMA_INV) & LINK_K_MASK;
 }
 
 /*
@@ -776,7 +792,7 @@ netem_outage_down_link(struct netem_sched_data *p,
 		       const struct shp_netem_conf *c, uint64_t t)
 {
 	struct shp_link_outage *lo = &p->link->outage;
-	const uint64_t tag = outage_tag(c);
+	const uint64_t tag = link_tag(c);
 	rte_int128_t old, new;
 	uint64_t next;
 	bool up;
@@ -786,7 +802,7 @@ netem_outage_down_link(struct netem_sched_data *p,
 	old = shp_link_load(&lo->st);
 	for (;;) {
 		uint64_t w = (uint64_t)old.val[1];
-		uint64_t otag = w >> OUTAGE_TAG_SHIFT;
+		uint64_t otag = w >> LINK_TAG_SHIFT;
 		struct shp_rand r;
 
 		if (otag != tag) {
@@ -802,14 +818,12 @@ netem_outage_down_link(struct netem_sched_data *p,
 			up = (w & OUTAGE_UP) != 0;
 			if (t < next)
 				break;   /* another shard moved it past t */
-			r.x = p->outage_x0 +
-			      (w & OUTAGE_K_MASK) * SHP_RAND_GAMMA;
+			r.x = stream_at(p->outage_x0, w & LINK_K_MASK);
 		}
 		outage_walk(c, &r, &up, &next, t);
 		new.val[0] = next;
-		new.val[1] = tag << OUTAGE_TAG_SHIFT | (up ? OUTAGE_UP : 0) |
-			     (((r.x - p->outage_x0) * OUTAGE_GAMMA_INV) &
-			      OUTAGE_K_MASK);
+		new.val[1] = tag << LINK_TAG_SHIFT | (up ? OUTAGE_UP : 0) |
+			     stream_pos(p->outage_x0, &r);
 		if (rte_atomic128_cmp_exchange(&lo->st, &old, &new, 0,
 					       __ATOMIC_ACQ_REL,
 					       __ATOMIC_ACQUIRE))
@@ -1460,23 +1474,13 @@ netem_release_slotted(struct netem_sched_data *p,
 	return out;
 }
 
-/* shp_link_slot's second word (the outage's layout) */
-#define SLOT_K_MASK OUTAGE_K_MASK
-#define SLOT_TAG_SHIFT OUTAGE_TAG_SHIFT
-
-static inline rte_int128_t
-slot_link_load(const struct shp_link_slot *ls)
-{
-	return shp_link_load(&ls->st);
-}
-
 /* The link's slot stream at the position w (its state's second word)
  * says, for conf tag tag: drawn from its start if w is another conf's. */
 static inline void
 slot_link_stream(uint64_t x0, uint64_t w, uint64_t tag, struct shp_rand *r)
 {
-	r->x = x0 + ((w >> SLOT_TAG_SHIFT) == tag ? (w & SLOT_K_MASK) : 0) *
-		    SHP_RAND_GAMMA;
+	r->x = stream_at(x0, (w >> LINK_TAG_SHIFT) == tag ?
+			     (w & LINK_K_MASK) : 0);
 }
 
 /*
@@ -1498,8 +1502,8 @@ netem_release_slotted_link(struct netem_sched_data *p,
 			   struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
 	struct shp_link_slot *ls = &p->link->slot;
-	const uint64_t tag = outage_tag(c);
-	rte_int128_t old = slot_link_load(ls);
+	const uint64_t tag = link_tag(c);
+	rte_int128_t old = shp_link_load(&ls->st);
 	uint16_t out = 0;
 
 	while (out < n) {
@@ -1511,7 +1515,7 @@ netem_release_slotted_link(struct netem_sched_data *p,
 		tts = shp_meta(m)->time_to_send;
 		if (tts > now)
 			break;
-		otag = w >> SLOT_TAG_SHIFT;
+		otag = w >> LINK_TAG_SHIFT;
 		if (otag != tag && otag != 0 && (int16_t)(tag - otag) < 0)
 			break;   /* this shard's conf is on its way out */
 		if (otag != tag || (uint64_t)old.val[0] < tts) {
@@ -1524,9 +1528,8 @@ netem_release_slotted_link(struct netem_sched_data *p,
 			nw.val[0] = tts + netem_slot_draw(c, &r);
 			if ((uint64_t)nw.val[0] > now)
 				break;
-			nw.val[1] = tag << SLOT_TAG_SHIFT |
-				    (((r.x - p->slot_x0) * OUTAGE_GAMMA_INV) &
-				     SLOT_K_MASK);
+			nw.val[1] = tag << LINK_TAG_SHIFT |
+				    stream_pos(p->slot_x0, &r);
 			if (!rte_atomic128_cmp_exchange(&ls->st, &old, &nw, 0,
 							__ATOMIC_ACQ_REL,
 							__ATOMIC_ACQUIRE))
@@ -1616,11 +1619,11 @@ netem_slot_time(const struct shp_qdisc *q, const struct netem_sched_data *p,
 	if (p->link != NULL) {
 		/* the link's slot, or the one netem_release_slotted_link
 		 * would draw from tts */
-		rte_int128_t v = slot_link_load(&p->link->slot);
-		uint64_t tag = outage_tag(c), w = (uint64_t)v.val[1];
+		rte_int128_t v = shp_link_load(&p->link->slot.st);
+		uint64_t tag = link_tag(c), w = (uint64_t)v.val[1];
 		uint64_t x0 = p->slot_x0;
 
-		if ((w >> SLOT_TAG_SHIFT) == tag && (uint64_t)v.val[0] >= tts)
+		if ((w >> LINK_TAG_SHIFT) == tag && (uint64_t)v.val[0] >= tts)
 			return (uint64_t)v.val[0];
 		if (c->id != p->seen) {
 			netem_seed_streams_of(c, q->port, rs);
