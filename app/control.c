@@ -151,17 +151,8 @@ stage_prep_shards(struct shaper *s, struct stage_prep *pr, unsigned int i,
 		  const struct shp_kind_env *env, char *err)
 {
 	const struct shp_kind *k = pr->kind[i];
-	const char *why;
 	unsigned int q;
 
-	if (shaper_queues(s) > 1 && k->unshardable != NULL &&
-	    (why = k->unshardable(pr->conf[i][0])) != NULL) {
-		/* (shaper_shards_check refuses it at start too) */
-		snprintf(err, SHP_ERR_LEN, "port %u: %s (--queues %u; run "
-			 "with --queues 1)", s->port_ids[i], why,
-			 shaper_queues(s));
-		return -1;
-	}
 	for (q = 1; q < shaper_queues(s); q++) {
 		const struct shp_chain *c =
 			shaper_shard_chain(s, s->port_ids[i], q);

@@ -325,9 +325,7 @@ shaper_sched_init(struct shaper *s)
 		uint16_t p = s->port_ids[i];
 
 		if (shp_sched_check_chain(&sched, p, &s->chain[p], &kenv,
-					  err) < 0 ||
-		    shp_sched_check_shards(&sched, p, &s->chain[p],
-					   shaper_queues(s), &kenv, err) < 0)
+					  err) < 0)
 			goto fail;
 	}
 	/* (the events move: before any port keeps pointers to them) */

@@ -19,7 +19,6 @@
 #include <rte_ethdev.h>
 #include <rte_malloc.h>
 
-#include "schedule.h"
 #include "shaper.h"
 #include "shp_link.h"
 
@@ -29,90 +28,14 @@ struct shard {
 	struct shp_chain chain;
 } __rte_cache_aligned;
 
-/* Why port's profile as given at start cannot run on shards as one
- * link (a kind's unshardable), or NULL. */
+/* What of the options does not run on shards yet (one line), or NULL. */
 static const char *
-profile_unshardable(const struct shaper *s, uint16_t port)
+shards_unsupported(const struct shaper *s)
 {
-	struct shp_chain_spec spec;
-	char err[SHP_ERR_LEN];
-	const char *why;
-
-	/* (a text that does not parse is the chain build's to report) */
-	if (shp_options_chain_spec(&s->opt, port, &spec, err) < 0)
-		return NULL;
-	why = shp_chain_spec_unshardable(&spec);
-	shp_chain_spec_free(&spec);
-	return why;
-}
-
-/*
- * Why a `set` line of the --schedule cannot run on shards (a conf the
- * link's shards cannot share), or NULL: the same check the schedule's
- * load makes later (shp_sched_check_shards), made before the default
- * layout is chosen. A file that does not load is the load's to report.
- * Start-up only: the line is kept in a static buffer.
- */
-static const char *
-schedule_unshardable(const struct shaper *s)
-{
-	static char why[SHP_ERR_LEN];
-	struct shp_chain_spec spec;
-	struct shp_kind_env kenv;
-	struct shp_sched sched;
-	const char *ret = NULL;
-	unsigned int i;
-
-	shaper_kind_env(s, &kenv);
-	if (shp_sched_load(&sched, s->opt.schedule_file, s->port_ids,
-			   s->nb_ports, &kenv, why) < 0)
-		return NULL;
-	for (i = 0; i < s->nb_ports && ret == NULL; i++) {
-		struct shp_chain kinds;
-
-		if (shp_options_chain_spec(&s->opt, s->port_ids[i], &spec,
-					   why) < 0)
-			continue;
-		/* the kinds the chain will run: what `set queue P` without
-		 * arguments means */
-		shp_chain_spec_kinds(&spec, &kinds);
-		if (shp_sched_check_shards(&sched, s->port_ids[i], &kinds, 2,
-					   &kenv, why) < 0)
-			ret = why;
-		shp_chain_spec_free(&spec);
-	}
-	shp_sched_free(&sched);
-	return ret;
-}
-
-/*
- * What of the options or of a port's profile does not run on shards yet
- * (one line's worth, *port set where it is a port's), or NULL.
- */
-static const char *
-shards_unsupported(const struct shaper *s, int *port)
-{
-	unsigned int i;
-
-	*port = -1;
 	if (s->opt.classes != NULL && s->opt.classes->nb > 0)
 		return "classes are not spread over shards yet";
 	if (s->opt.pace)
 		return "--pace replays net_pcap captures, which have one queue";
-	if (s->opt.schedule_file != NULL && !s->opt.queues_given) {
-		const char *why = schedule_unshardable(s);
-
-		if (why != NULL)
-			return why;
-	}
-	for (i = 0; i < s->nb_ports; i++) {
-		const char *why = profile_unshardable(s, s->port_ids[i]);
-
-		if (why != NULL) {
-			*port = s->port_ids[i];
-			return why;
-		}
-	}
 	return NULL;
 }
 
@@ -121,20 +44,15 @@ shaper_shards_check(const struct shaper *s)
 {
 	unsigned int n = s->opt.queues;
 	const char *why;
-	int port;
 
 	if (n <= 1)
 		return 0;
 	/* what a sharded port does not split yet: refused, not run wrong */
-	why = shards_unsupported(s, &port);
+	why = shards_unsupported(s);
 	if (why == NULL)
 		return 0;
-	if (port >= 0)
-		fprintf(stderr, "dpdk-shaper: --queues %u: port %d: %s (use "
-			"--queues 1)\n", n, port, why);
-	else
-		fprintf(stderr, "dpdk-shaper: --queues %u: %s (use --queues "
-			"1)\n", n, why);
+	fprintf(stderr, "dpdk-shaper: --queues %u: %s (use --queues 1)\n", n,
+		why);
 	return -1;
 }
 
@@ -179,7 +97,7 @@ port_queues_check(uint16_t port, unsigned int n)
  * The default --queues (issue 24): with nw workers and no lcore roles
  * given, one queue a worker, so that every worker serves the link (each
  * its own shard of every port, run to completion). Where a port cannot
- * give nw queues, or the options or a profile do not run on shards yet,
+ * give nw queues, or the options do not run on shards yet,
  * the workers keep the pipeline layout, one queue a port, and a line
  * says why. Roles given, or --queues, are kept as they are.
  */
@@ -189,18 +107,13 @@ shaper_queues_default(struct shaper *s, unsigned int nw)
 	const char *why;
 	char line[160];
 	unsigned int i;
-	int port;
 
 	if (s->opt.queues_given || nw <= 1 || s->opt.rx_lcores != NULL ||
 	    s->opt.tx_lcores != NULL)
 		return;
-	why = shards_unsupported(s, &port);
-	if (why != NULL) {
-		if (port >= 0)
-			snprintf(line, sizeof(line), "port %d: %s", port, why);
-		else
-			snprintf(line, sizeof(line), "%s", why);
-	}
+	why = shards_unsupported(s);
+	if (why != NULL)
+		snprintf(line, sizeof(line), "%s", why);
 	for (i = 0; why == NULL && i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		struct rte_eth_dev_info info;

@@ -346,7 +346,6 @@ static int
 parse_profiles(struct replay *r)
 {
 	char err[SHP_ERR_LEN];
-	const char *why;
 
 	/* INI [global] queues, unless --queues said otherwise; the pool
 	 * counts the shards as ports (pool_size), not as the program's
@@ -364,10 +363,6 @@ parse_profiles(struct replay *r)
 	    r->opt.classes->nb > 0)
 		return fail(EXIT_USAGE, "--queues %u: classes are not spread "
 			    "over shards yet (use --queues 1)", r->queues);
-	why = r->queues > 1 ? shp_chain_spec_unshardable(&r->spec) : NULL;
-	if (why != NULL)
-		return fail(EXIT_USAGE, "--queues %u: %s (use --queues 1)",
-			    r->queues, why);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
@@ -380,8 +375,6 @@ parse_profiles(struct replay *r)
 				   &r->kenv, err) < 0 ||
 		    shp_sched_check_chain(&r->sched, 0, &kinds, &r->kenv,
 					  err) < 0 ||
-		    shp_sched_check_shards(&r->sched, 0, &kinds, r->queues,
-					   &r->kenv, err) < 0 ||
 		    shp_sched_expand_for(&r->sched, &port0, 1, &kinds,
 					 &r->kenv, err) < 0)
 			return fail(EXIT_USAGE, "%s", err);

@@ -586,37 +586,6 @@ shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
 }
 
 int
-shp_sched_check_shards(const struct shp_sched *s, uint16_t p,
-		       const struct shp_chain *c, unsigned int queues,
-		       const struct shp_kind_env *env, char *err)
-{
-	unsigned int i;
-
-	for (i = 0; queues > 1 && i < s->nb; i++) {
-		const struct shp_sched_event *e = &s->ev[i];
-		const struct shp_kind *k;
-		const char *why = NULL;
-		char sub[SHP_ERR_LEN];
-		void *conf;
-
-		if (e->op != SHP_SCHED_SET || !shp_sched_on_port(e, p))
-			continue;
-		if (shp_kind_parse(e->key, shp_sched_args(e, c), env, &k,
-				   &conf, sub) < 0)
-			return line_fail(err, s->path, e->line, "%s", sub, "");
-		if (conf != NULL && k->unshardable != NULL)
-			why = k->unshardable(conf);
-		if (why != NULL)
-			snprintf(sub, sizeof(sub), "port %u: %s (--queues %u; "
-				 "run with --queues 1)", p, why, queues);
-		shp_kind_conf_free(k, conf);
-		if (why != NULL)
-			return line_fail(err, s->path, e->line, "%s", sub, "");
-	}
-	return 0;
-}
-
-int
 shp_sched_apply_shards(const struct shp_sched_event *e, struct shp_chain *c,
 		       unsigned int n, const struct shp_kind_env *env,
 		       char *err)

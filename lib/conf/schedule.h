@@ -166,17 +166,6 @@ int shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
 			  const struct shp_kind_env *env, char *err);
 
 /*
- * Port p spread over `queues` shards (--queues N > 1): a `set` line for it
- * whose conf the link's shards cannot share (the kind's unshardable, as
- * netem's slot) is refused, as at start and at the prompt, rather than
- * run once a shard. 0 (always with queues <= 1), or -1 with
- * "PATH:LINE: ..." in err.
- */
-int shp_sched_check_shards(const struct shp_sched *s, uint16_t p,
-			   const struct shp_chain *c, unsigned int queues,
-			   const struct shp_kind_env *env, char *err);
-
-/*
  * `set ... for TIME` lines: for each port, the change back at exactly
  * t + TIME, to the profile the stage had by the schedule just before the
  * line (at the start: chains[p]'s, chains indexed by port id), as an

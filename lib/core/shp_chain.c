@@ -36,23 +36,6 @@ shp_chain_spec_twin(struct shp_chain_spec *spec, const struct shp_chain *first)
 	}
 }
 
-const char *
-shp_chain_spec_unshardable(const struct shp_chain_spec *spec)
-{
-	const char *why = NULL;
-	unsigned int s;
-
-	for (s = 0; s < SHP_SLOT_MAX && why == NULL; s++) {
-		const struct shp_kind *k = spec->kind[s] != NULL ?
-			spec->kind[s] : shp_kind_default((enum shp_slot)s);
-
-		if (spec->conf[s] != NULL && k != NULL &&
-		    k->unshardable != NULL)
-			why = k->unshardable(spec->conf[s]);
-	}
-	return why;
-}
-
 void
 shp_chain_spec_kinds(const struct shp_chain_spec *spec,
 		     struct shp_chain *kinds)

@@ -81,13 +81,6 @@ void shp_chain_spec_twin(struct shp_chain_spec *spec,
 			 const struct shp_chain *first);
 
 /*
- * Why spec's stages cannot be one of a link's shards (--queues > 1) and
- * keep the link's profile: the first kind's unshardable line for its
- * conf (shp_kind.h), or NULL where every one can.
- */
-const char *shp_chain_spec_unshardable(const struct shp_chain_spec *spec);
-
-/*
  * A chain that only names what spec runs (each slot's kind, its default
  * filled in; the confs spec's, read only), for checks that ask a chain
  * (a schedule's) before one is built. Nothing to free.

@@ -158,16 +158,6 @@ struct shp_kind {
 	 */
 	void (*twin)(void *copy, const void *orig);
 	/*
-	 * Optional: why a stage running conf cannot be one of a link's
-	 * shards (--queues > 1) and keep the link's profile: one line
-	 * naming what the link has one of and each shard would keep whole
-	 * or on its own (a rate, a trace, a policer, an outage), or NULL
-	 * where it can (netem's delay and loss are per shard by design).
-	 * No op: it can. The program refuses such a profile on shards, at
-	 * start and at run time, rather than run it once per shard.
-	 */
-	const char *(*unshardable)(const void *conf);
-	/*
 	 * Optional, for a queue kind whose stage takes the RX pass's bands
 	 * (its ops' enqueue_rx): conf's number of bands, and in *priomap
 	 * the band of each priority 0..15 (16 bytes of conf, valid as long

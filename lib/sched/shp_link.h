@@ -50,15 +50,21 @@ struct shp_link_trace {
 } __rte_cache_aligned;
 
 /*
- * netem's slots of the link (a slot without budgets: every packet due at
- * a slot leaves in it): .val[0] the next slot's instant, .val[1] its
+ * netem's slots of the link: .st[0] the next slot's instant, .st[1] its
  * conf's tag (bits 48..63, as the outage's; 0: no slot drawn yet) and
- * how many draws of the port's slot stream the link took (bits 0..46).
- * Moved with one swap by the shard that draws a slot and sends in it,
- * once a slot; read once a release by the others.
+ * how many draws of the port's slot stream the link took (bits 0..46),
+ * which names the slot (every slot takes a draw at least). Moved with one
+ * swap by the shard that draws a slot and sends in it, or that finds its
+ * budget spent, once a slot; read once a release by the others.
+ * With budgets (packets, bytes) .used says what the slot took: .used[0]
+ * the name (.st[1]) of the slot it counts for, .used[1] its packets (bits
+ * 32..63) and bytes (bits 0..31, saturated). Claimed with one swap per
+ * run of packets a shard sends in the slot; the same line as .st, which
+ * the shard has just read.
  */
 struct shp_link_slot {
 	rte_int128_t st;
+	rte_int128_t used;
 } __rte_cache_aligned;
 
 struct shp_link_shared {

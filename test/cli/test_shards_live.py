@@ -214,6 +214,27 @@ def test_slot_on_shards(tmp_path):
         assert all(s["tx_packets"] > 0 for s in shards), shards
 
 
+def test_slot_budget_on_shards(tmp_path):
+    """`slot 1ms 2ms packets 4` with --queues 2 under net_null's flood:
+    the slots and their budget are the link's, so each port sends (or
+    sheds as late, a frame that spent its place in a slot) at most 4
+    frames a slot, slots at least 1 ms apart, and at least 4 every 2 ms
+    (always backlogged, every slot is spent); budgets of a shard's own
+    would let 8 go. Both shards send; the figures exact."""
+    rc, out, st = run_for(tmp_path, 3, [
+        "--queues", "2", "--netem", "delay 1ms slot 1ms 2ms packets 4"])
+    assert rc == 0, out[-3000:]
+    assert "mbuf leak" not in out
+    el = st["elapsed_s"]
+    assert el > 2, el
+    for p, port in st["ports"].items():
+        shards = check_port(port)
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+        n = port["tx_packets"] + port["drops"]["late"]
+        assert n <= 4 * (el * 1000 + 1), (p, n, el, shards)
+        assert n >= 0.9 * 4 * el * 1000 / 2, (p, n, el, shards)
+
+
 def test_outage_on_shards(tmp_path):
     """netem's outage on a port of two shards (one timeline for the link,
     exact offline: test/replay/test_shards.py): it runs, both shards lose
@@ -401,14 +422,6 @@ def test_pcap_refused(tmp_path):
 @pytest.mark.parametrize("lcores,args,says", [
     # three workers, two queues: one would have nothing to do
     ("0@0,1@0,2@1,3@1", ["--queues", "2"], "with 3 workers"),
-    # what the link has one of, which each shard would keep whole
-    (LCORES, ["--queues", "2", "--netem",
-              "delay 1ms slot 1ms 2ms packets 4"],
-     "port 0: netem's slot budgets (packets, bytes) are not shared by a "
-     "link's shards"),
-    (LCORES, ["--queues", "2", "--netem-port", "1",
-              "slot 1ms 2ms bytes 3000"],
-     "port 1: netem's slot budgets (packets, bytes) are not shared"),
     # a pipeline: more lcores of a role than queues
     ("0@0,1@0,2@1,3@1,4@1", ["--queues", "2", "--rx-lcores", "1",
                              "--tx-lcores", "2-4"],
@@ -425,24 +438,17 @@ def test_refused_combinations(lcores, args, says):
     assert says in out, out
 
 
-def test_schedule_a_shard_cannot_share(tmp_path):
-    """A --schedule line setting what the link's shards cannot share
-    (netem's slot budgets): with --queues 2 refused at start, naming the file's
-    line, exit 2 (not run once a shard); without --queues, the workers
-    keep the pipeline and say why."""
+def test_schedule_budget_on_default_shards(tmp_path):
+    """A --schedule line that sets a slot budget (the link's, shared by its
+    shards): without --queues the two workers take a shard each, and the
+    schedule loads and runs on them."""
     sched = tmp_path / "s.txt"
     sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms packets 4\n")
-    rc, out = refused(["--queues", "2", "--schedule", str(sched)],
-                      lcores=LCORES)
-    assert rc == 2, out
-    assert ("%s:1: port 0: netem's slot budgets (packets, bytes) are not "
-            "shared by a link's shards" % sched) in out, out
     rc, out, st = run_for(tmp_path, 1, ["--schedule", str(sched)])
     assert rc == 0, out[-3000:]
-    assert ("2 workers: RX and TX lcores, one queue a port (%s:1: port 0: "
-            "netem's slot" % sched) in out, out[-3000:]
+    assert "2 workers: --queues 2 by default" in out, out[-3000:]
     for port in st["ports"].values():
-        assert len(check_port(port)) == 1
+        assert len(check_port(port)) == 2
 
 
 TBF_50 = ["--tbf", "rate 50mbit burst 128kb limit 1mb"]
@@ -562,11 +568,10 @@ def test_port_short_of_queues():
                      "port gives at most 1 RX and 1 TX queues"], out
 
 
-def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
-    """On a sharded port a `set` that would give each shard a link of its
-    own (netem slot budgets) is refused, saying why, and changes nothing; a delay
-    change (per shard by design) goes through, and so does a policer
-    (the link's one bucket)."""
+def test_runtime_changes_on_shards(tmp_path):
+    """On a sharded port a `set` of what the link has one of (a slot with
+    budgets, a policer) and of what each shard has its own of (a delay)
+    is taken on every shard."""
     cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i"], lcores=LCORES)
     text = ("set netem all delay 1ms slot 1ms 2ms packets 4\n"
             "set police 1 rate 20mbit burst 20kb\n"
@@ -575,13 +580,12 @@ def test_runtime_change_a_shard_cannot_share_is_refused(tmp_path):
                        stderr=subprocess.STDOUT, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
     o = outputs(clean(p.stdout))
-    assert "netem's slot budgets (packets, bytes) are not shared by a " \
-        "link's shards" in o["set netem all delay 1ms slot 1ms 2ms "
-                             "packets 4"][0], o
-    assert "not shared" not in \
-        o["set police 1 rate 20mbit burst 20kb"][0], o
+    said = o["set netem all delay 1ms slot 1ms 2ms packets 4"][0]
+    assert said.count("slot 1ms 2ms packets 4 (was off)") == 2, said
+    said = o["set police 1 rate 20mbit burst 20kb"][0]
+    assert "police rate 20Mbit burst 20480b (was off)" in said, said
     first, second = o["show netem all"]
-    assert first.count("netem off") == 2, first
+    assert first.count("slot 1ms 2ms packets 4") == 2, first
     assert second.count("delay 2ms") == 2 and "rate" not in second, second
 
 
@@ -609,8 +613,6 @@ def test_default_queues_one_a_worker(tmp_path, args):
     (["--rx-lcores", "1", "--tx-lcores", "2"], None),
     (["--queues", "1"], None),
     # what does not run on shards yet: the pipeline, and why
-    (["--netem", "delay 1ms slot 1ms 2ms packets 4"],
-     "RX and TX lcores, one queue a port (port 0: netem's slot budgets"),
     (["--class", "c", "eth_type 0x0800"], "(classes are not spread"),
 ])
 def test_default_keeps_the_pipeline(tmp_path, args, says):

@@ -450,6 +450,83 @@ def test_slot_is_the_links(tmp_path, netem):
     assert_flows_in_order(got["2"])
 
 
+def slot_use(got):
+    """{departure instant: [frame lengths]}, and the instants in order."""
+    by = {}
+    for t, fr in got:
+        by.setdefault(t, []).append(len(fr))
+    return by, sorted(by)
+
+
+def assert_slots_spent(by, inst, packets, nbytes):
+    """No slot above its budget (a frame goes while the slot has packets
+    and bytes left); while backlogged (past the first few, before the
+    last) every slot spent."""
+    for i, t in enumerate(inst):
+        lens = by[t]
+        if packets:
+            assert len(lens) <= packets, (t, lens)
+        if nbytes:
+            assert sum(lens) - max(lens) < nbytes, (t, lens)
+        if 3 <= i < len(inst) - 1:
+            assert (packets and len(lens) == packets) or \
+                (nbytes and sum(lens) >= nbytes), (i, lens)
+
+
+@pytest.mark.parametrize("netem,packets,nbytes", [
+    ("delay 10ms slot 1ms 2ms packets 2", 2, 0),
+    ("delay 10ms slot 1ms 2ms bytes 2000", 0, 2000),
+    ("delay 10ms slot distribution normal 2ms 500us packets 3 bytes 3000",
+     3, 3000)])
+def test_slot_budget_is_the_links(tmp_path, netem, packets, nbytes):
+    """netem's slot with budgets over 2 shards, the link saturated (about
+    16 Mbit/s offered, slots that carry 11 at most): a slot carries its
+    budget of the two shards' frames together, never more, and every
+    spent slot is followed by the one drawn from it, so the link's slots
+    are those of one queue (with a packet budget, the very instants and
+    counts; with a byte budget the shards pack the slots otherwise, and
+    the slots of one run are the first of the other's). Budgets of a
+    shard's own would let twice the budget leave at an instant, slots of
+    a shard's own at other instants. Every frame leaves, flows in
+    order."""
+    frames, _, got = netem_rate_runs(tmp_path, netem, n=1500)
+    inst = {}
+    for q in ("1", "2"):
+        assert len(got[q]) == len(frames), q
+        by, inst[q] = slot_use(got[q])
+        assert_slots_spent(by, inst[q], packets, nbytes)
+        assert_flows_in_order(got[q])
+    short, long_ = sorted((inst["1"], inst["2"]), key=len)
+    assert len(short) > 400
+    assert long_[:len(short)] == short
+    if not nbytes:
+        assert inst["1"] == inst["2"]
+
+
+def test_slot_budget_from_schedule(tmp_path):
+    """A schedule's line that sets a slot budget at run time over 2
+    shards: from its instant on, no slot of the link carries more than
+    its budget of both shards' frames; before it, frames leave at their
+    due times."""
+    inp, sched = tmp_path / "in.pcap", tmp_path / "s.txt"
+    frames, ts = capture(inp, 1500, 400_000, seed=9)
+    sched.write_text("300ms set netem 0 delay 10ms slot 1ms 2ms bytes "
+                     "2000\n")
+    got, stats = runs_by_queues(tmp_path, inp, ["--netem", "delay 10ms",
+                                                "--schedule", str(sched)],
+                                queues=("2",))
+    assert all(s["tx_packets"] > 0 for s in stats["2"]["shards"])
+    assert stats["2"]["tx_packets"] == len(frames)
+    t_set = ts[0] + 300 * MS
+    after = [(t, f) for t, f in got["2"] if t >= t_set + 20 * MS]
+    by, inst = slot_use(after)
+    assert len(inst) > 150
+    assert_slots_spent(by, inst, 0, 2000)
+    before = [t for t, _ in got["2"] if t < t_set]
+    assert len(set(before)) == len(before)
+    assert_flows_in_order(got["2"])
+
+
 # --------------------------------------------------------------- trace
 
 OPP = 1504          # bytes one line of a trace lets through
@@ -682,32 +759,6 @@ def test_bad_queues_refused(tmp_path, value):
     assert "--queues '%s': expected a number of shards, 1..16" % value \
         in proc.stderr
     assert not (tmp_path / "out.pcap").exists()
-
-
-@pytest.mark.parametrize("how", ["profile", "schedule"])
-def test_slot_refused_on_shards(tmp_path, how):
-    """netem's slot budgets are not shared by a link's shards yet: with
-    --queues 2 it is refused (exit 2, one line, no output), from the profile or from
-    a schedule's line, rather than run once a shard; with one queue it
-    runs."""
-    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
-    capture(inp, 200, 400_000)
-    if how == "profile":
-        args = ["--netem", "delay 1ms slot 1ms 2ms packets 4"]
-    else:
-        sched = tmp_path / "s.txt"
-        sched.write_text("0 set netem 0 delay 1ms slot 1ms 2ms bytes 3000\n")
-        args = ["--schedule", str(sched)]
-    proc = run(inp, out, *args, "--queues", "2")
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "netem's slot budgets (packets, bytes) are not shared by a " \
-        "link's shards" in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    if how == "schedule":
-        assert proc.stderr.startswith("dpdk-shaper-replay: %s:1: port 0: "
-                                      % sched), proc.stderr
-    assert not out.exists()
-    ok_run(inp, out, *args, "--queues", "1")
 
 
 def test_schedule_on_shards(tmp_path):

@@ -4,7 +4,8 @@
  * are the link's one sequence (shp_link_slot), whoever draws them. On a
  * virtual clock, two shards polled in either order send every packet at
  * the instant one netem sends it; on the real clock, two threads never
- * open two slots closer than the slot's least gap.
+ * open two slots closer than the slot's least gap. With budgets, the
+ * link's slots carry what one netem's would, whichever shard's packets.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -37,6 +38,19 @@ rig_netem(struct shp_rig *r, uint16_t port, const struct shp_stage_env *env,
 	if (first != NULL)
 		shp_kind_find("netem")->twin(shp_rig_conf(r, "netem"),
 					     shp_rig_conf(first, "netem"));
+}
+
+/* Two shards of the link `link` (zeroed here). */
+static void
+link_envs(struct shp_link_shared *link, struct shp_stage_env env[2])
+{
+	unsigned int i;
+
+	memset(link, 0, sizeof(*link));
+	for (i = 0; i < 2; i++)
+		env[i] = (struct shp_stage_env){ .socket = SOCKET_ID_ANY,
+						 .shard = (uint16_t)i,
+						 .link = link };
 }
 
 /* Arrival i: every 700 us and a bit, on shard i % 2 (or the one queue). */
@@ -87,6 +101,9 @@ run(struct shp_rig *r, unsigned int n, unsigned int order, uint64_t *at)
 	for (;;) {
 		uint64_t t = UINT64_MAX;
 
+		/* a next time that sends nothing would come back forever */
+		assert_true(step < 100 * NPKT);
+
 		for (j = 0; j < n; j++) {
 			t = RTE_MIN(t, shp_qdisc_next_time(r[j].root,
 							   &r[j].ctx));
@@ -109,38 +126,46 @@ run(struct shp_rig *r, unsigned int n, unsigned int order, uint64_t *at)
 		assert_true(at[i] != 0);
 }
 
+/* profile on one queue (queues 1) or on two shards of one port's link,
+ * polled first in the order `order`: departures into at[]. */
+static void
+run_profile(const char *profile, unsigned int queues, unsigned int order,
+	    uint64_t *at)
+{
+	struct shp_link_shared link;
+	struct shp_stage_env env[2];
+	struct shp_rig r[2];
+
+	if (queues == 1) {
+		rig_netem(&r[0], 0, NULL, profile, NULL);
+		run(r, 1, 0, at);
+		shp_rig_fini(&r[0]);
+		return;
+	}
+	link_envs(&link, env);
+	/* one port (its slot stream), two shards */
+	rig_netem(&r[0], 0, &env[0], profile, NULL);
+	rig_netem(&r[1], 0, &env[1], profile, &r[0]);
+	run(r, 2, order, at);
+	shp_rig_fini(&r[1]);
+	shp_rig_fini(&r[0]);
+}
+
 static void
 slot_orders(const char *profile)
 {
 	uint64_t one[NPKT], two[NPKT];
 	unsigned int order, i, same = 0;
-	struct shp_rig q;
 
-	rig_netem(&q, 0, NULL, profile, NULL);
-	run(&q, 1, 0, one);
-	shp_rig_fini(&q);
+	run_profile(profile, 1, 0, one);
 	for (i = 1; i < NPKT; i++)
 		same += one[i] == one[i - 1];
 	/* slots gather packets: some leave together */
 	assert_true(same > 0);
 	for (order = 0; order < 2; order++) {
-		struct shp_link_shared link;
-		struct shp_stage_env env[2];
-		struct shp_rig r[2];
-
-		memset(&link, 0, sizeof(link));
-		for (i = 0; i < 2; i++)
-			env[i] = (struct shp_stage_env){
-				.socket = SOCKET_ID_ANY, .shard = (uint16_t)i,
-				.link = &link };
-		/* one port (its slot stream), two shards */
-		rig_netem(&r[0], 0, &env[0], profile, NULL);
-		rig_netem(&r[1], 0, &env[1], profile, &r[0]);
-		run(r, 2, order, two);
+		run_profile(profile, 2, order, two);
 		for (i = 0; i < NPKT; i++)
 			assert_int_equal(two[i], one[i]);
-		shp_rig_fini(&r[1]);
-		shp_rig_fini(&r[0]);
 	}
 }
 
@@ -158,38 +183,106 @@ test_slot_distribution_both_orders(void **state)
 	slot_orders("delay 2ms slot distribution normal 2ms 500us");
 }
 
+/* The instants at[] holds, sorted, into s[]; the most that share one. */
+static unsigned int
+instants(const uint64_t *at, uint64_t *s)
+{
+	unsigned int i, run = 1, most = 1;
+
+	memcpy(s, at, NPKT * sizeof(s[0]));
+	qsort(s, NPKT, sizeof(s[0]), shp_rig_cmp_u64);
+	for (i = 1; i < NPKT; i++) {
+		run = s[i] == s[i - 1] ? run + 1 : 1;
+		most = RTE_MAX(most, run);
+	}
+	return most;
+}
+
+/*
+ * Slots with budgets, per_slot packets a slot at most, the link saturated
+ * (a slot every 2 ms on average, an arrival every 0.7 ms): every slot is
+ * spent, so the next is drawn from it and the link's slots are those of
+ * one queue, each carrying per_slot packets of either shard; budgets of a
+ * shard's own would let 2 x per_slot leave at an instant.
+ */
+static void
+budget_orders(const char *profile, unsigned int per_slot)
+{
+	uint64_t one[NPKT], two[NPKT], s1[NPKT], s2[NPKT];
+	unsigned int order, i;
+
+	run_profile(profile, 1, 0, one);
+	assert_int_equal(instants(one, s1), per_slot);
+	for (order = 0; order < 2; order++) {
+		run_profile(profile, 2, order, two);
+		assert_int_equal(instants(two, s2), per_slot);
+		for (i = 0; i < NPKT; i++) {
+			assert_int_equal(s2[i], s1[i]);
+			/* a shard's own packets in their order */
+			if (i >= 2)
+				assert_true(two[i] >= two[i - 2]);
+		}
+	}
+}
+
+static void
+test_budget_packets_both_orders(void **state)
+{
+	(void)state;
+	budget_orders("delay 2ms slot 1ms 3ms packets 1", 1);
+}
+
+static void
+test_budget_bytes_both_orders(void **state)
+{
+	(void)state;
+	/* 100-byte frames: a second goes with 50 bytes left, not a third */
+	budget_orders("delay 2ms slot 1ms 3ms packets 5 bytes 150", 2);
+}
+
 /* ------------------------------------------- two threads, real clock */
+
+/* profile on two threads, shards of one link (ports 0 and port1 their
+ * ports: the slot streams they draw from), always with packets due, for
+ * 150 ms at least: the departures' times into all[], sorted; how many. */
+static unsigned int
+hammer(const char *profile, uint16_t port1, struct shp_rig_hammer h[2],
+       uint64_t *all)
+{
+	struct shp_link_shared link;
+	struct shp_stage_env env[2];
+	struct shp_rig r[2];
+	unsigned int i, n;
+	uint64_t start;
+
+	link_envs(&link, env);
+	rig_netem(&r[0], 0, &env[0], profile, NULL);
+	rig_netem(&r[1], port1, &env[1], profile, &r[0]);
+	for (i = 0; i < 2; i++)
+		h[i] = (struct shp_rig_hammer){ .r = &r[i], .len = 100,
+						.backlog = 16 };
+	n = shp_rig_hammer_two(h, 150, &start, all);
+	shp_rig_fini(&r[1]);
+	shp_rig_fini(&r[0]);
+	return n;
+}
 
 /*
  * Two threads, each a shard under `slot 1ms 2ms` (no delay), always with
- * packets due, for 150 ms (longer if one has not sent yet): every slot is drawn at least 1 ms after the
- * one before it (from it, or from a due time after it), so two distinct
- * departure instants of the link are never closer than 1 ms; two
- * sequences of their own would interleave closer. Both shards send.
+ * packets due: every slot is drawn at least 1 ms after the one before it
+ * (from it, or from a due time after it), so two distinct departure
+ * instants of the link are never closer than 1 ms; two sequences of
+ * their own would interleave closer. Both shards send.
  */
 static void
 test_threads_one_sequence(void **state)
 {
 	static struct shp_rig_hammer h[2];
 	static uint64_t all[2 * RTE_DIM(h[0].tts)];
-	struct shp_link_shared link;
-	struct shp_stage_env env[2];
-	struct shp_rig r[2];
 	unsigned int i, n, slots = 1;
-	uint64_t start;
 
 	(void)state;
-	memset(&link, 0, sizeof(link));
-	for (i = 0; i < 2; i++)
-		env[i] = (struct shp_stage_env){ .socket = SOCKET_ID_ANY,
-						 .shard = (uint16_t)i,
-						 .link = &link };
-	rig_netem(&r[0], 0, &env[0], "slot 1ms 2ms", NULL);
-	rig_netem(&r[1], 1, &env[1], "slot 1ms 2ms", &r[0]);
-	for (i = 0; i < 2; i++)
-		h[i] = (struct shp_rig_hammer){ .r = &r[i], .len = 100,
-						.backlog = 16 };
-	n = shp_rig_hammer_two(h, 150, &start, all);
+	n = hammer("slot 1ms 2ms", 1, h, all);
 	for (i = 1; i < n; i++) {
 		if (all[i] == all[i - 1])
 			continue;
@@ -198,8 +291,39 @@ test_threads_one_sequence(void **state)
 	}
 	print_message("%u and %u packets in %u slots\n", h[0].n, h[1].n,
 		      slots);
-	shp_rig_fini(&r[1]);
-	shp_rig_fini(&r[0]);
+}
+
+/*
+ * The same with a budget, `slot 1ms 2ms packets 3`, both threads always
+ * with packets due: no more than 3 packets of the two leave at one slot
+ * (3 a shard would let 6), slots at least 1 ms apart, both send.
+ */
+static void
+test_threads_one_budget(void **state)
+{
+	static struct shp_rig_hammer h[2];
+	static uint64_t all[2 * RTE_DIM(h[0].tts)];
+	unsigned int i, n, run = 1, full = 0, slots = 1;
+
+	(void)state;
+	n = hammer("slot 1ms 2ms packets 3", 0, h, all);
+	for (i = 1; i <= n; i++) {
+		if (i < n && all[i] == all[i - 1]) {
+			run++;
+			assert_true(run <= 3);
+			continue;
+		}
+		full += run == 3;
+		run = 1;
+		if (i < n) {
+			slots++;
+			assert_true(all[i] - all[i - 1] >= MS);
+		}
+	}
+	/* backlogged: slots are spent */
+	assert_true(full > 0);
+	print_message("%u and %u packets in %u slots, %u full\n", h[0].n,
+		      h[1].n, slots, full);
 }
 
 int
@@ -209,6 +333,9 @@ main(void)
 		cmocka_unit_test(test_slot_range_both_orders),
 		cmocka_unit_test(test_slot_distribution_both_orders),
 		cmocka_unit_test(test_threads_one_sequence),
+		cmocka_unit_test(test_budget_packets_both_orders),
+		cmocka_unit_test(test_budget_bytes_both_orders),
+		cmocka_unit_test(test_threads_one_budget),
 	};
 
 	shp_rig_env("netem_link", 8192);

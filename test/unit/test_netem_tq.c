@@ -2,11 +2,12 @@
 /*
  * netem's time queue (calendar in front of the tfifo): randomized property
  * tests against a sorted reference (a binary heap on (time_to_send,
- * arrival)) in every configuration that sends packets down each path
- * (calendar, before the cursor, beyond the horizon, no free chunk, full
- * bucket, width change; buckets sorted by radix and by merge), the radix
- * sort's digits, FIFO for equal keys across the two structures,
- * the tail time, and flush freeing everything.
+ * arrival)), pops undone among them (shp_tq_unpop), in every
+ * configuration that sends packets down each path (calendar, before the
+ * cursor, beyond the horizon, no free chunk, full bucket, width change;
+ * buckets sorted by radix and by merge), the radix sort's digits, FIFO
+ * for equal keys across the two structures, the tail time, and flush
+ * freeing everything.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -119,6 +120,23 @@ run_shape(const struct shape *sh, unsigned long ops)
 			assert_ptr_equal(m, it.m);
 			bytes -= m->pkt_len;
 			rte_pktmbuf_free(m);
+		} else if (x < 66 && ref.n > 0) {
+			/* pops undone (a link's slot found full): the same
+			 * packets come out again, in the same order */
+			struct ref_item it[8];
+			uint32_t j, k = 1 + shp_rand_below(&r, 8);
+
+			if (k > ref.n)
+				k = ref.n;
+			for (j = 0; j < k; j++) {
+				it[j] = ref_pop(&ref);
+				assert_ptr_equal(shp_tq_pop(&q), it[j].m);
+			}
+			while (j-- > 0) {
+				shp_tq_unpop(&q, it[j].m);
+				ref_push(&ref, it[j]);
+			}
+			assert_ptr_equal(shp_tq_peek(&q), it[0].m);
 		} else {
 			uint16_t n = 1 + shp_rand_below(&r, 64), k, j;
 

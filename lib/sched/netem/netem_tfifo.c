@@ -89,6 +89,21 @@ shp_tfifo_insert(struct shp_tfifo *t, struct rte_mbuf *m)
 	t->backlog += m->pkt_len;
 }
 
+void
+shp_tfifo_push_front(struct shp_tfifo *t, struct rte_mbuf *m)
+{
+	struct shp_meta *meta = shp_meta(m);
+
+	/* the list's head is the earliest of its time, and the tree holds
+	 * nothing while the list is empty: m heads the list */
+	meta->next = t->t_head;
+	t->t_head = meta;
+	if (t->t_tail == NULL)
+		t->t_tail = meta;
+	t->qlen++;
+	t->backlog += m->pkt_len;
+}
+
 static inline void
 tfifo_unlink(struct shp_tfifo *t, struct shp_meta *meta)
 {

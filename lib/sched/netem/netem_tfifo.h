@@ -76,6 +76,10 @@ shp_tfifo_peek(const struct shp_tfifo *t)
 /* Remove and return the earliest packet, or NULL. */
 struct rte_mbuf *shp_tfifo_pop(struct shp_tfifo *t);
 
+/* Queue m first: m leaves before every packet queued (its time is not
+ * later than any, and it arrived before those of its time). */
+void shp_tfifo_push_front(struct shp_tfifo *t, struct rte_mbuf *m);
+
 /* Up to n packets with time_to_send <= now, in time order. */
 uint16_t shp_tfifo_dequeue_due(struct shp_tfifo *t, uint64_t now,
 			       struct rte_mbuf **pkts, uint16_t n);

@@ -1097,6 +1097,18 @@ shp_tq_pop(struct shp_tq *q)
 	return m;
 }
 
+void
+shp_tq_unpop(struct shp_tq *q, struct rte_mbuf *m)
+{
+	/* the tfifo's list and the calendar's ready entries tie on time by
+	 * arrival number (tq_ent_first), which m keeps: it leads both */
+	if (q->qlen == 0)
+		q->tail_tts = shp_meta(m)->time_to_send;
+	q->qlen++;
+	q->backlog += m->pkt_len;
+	shp_tfifo_push_front(&q->tf, m);
+}
+
 /* -------------------------------------------------------------- flush */
 
 uint32_t

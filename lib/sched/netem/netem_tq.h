@@ -184,6 +184,11 @@ bool shp_tq_head_time(struct shp_tq *q, uint64_t *tts);
 
 /* Remove and return the earliest packet, or NULL. */
 struct rte_mbuf *shp_tq_pop(struct shp_tq *q);
+/* Put back m, the packet the last shp_tq_pop returned (its time_to_send
+ * and arrival number untouched): it is the head again. Pops undone in
+ * reverse order restore the queue's order exactly (a stored frame comes
+ * back as the mbuf it was rebuilt in). */
+void shp_tq_unpop(struct shp_tq *q, struct rte_mbuf *m);
 
 /* Up to n packets with time_to_send <= now, in order; never holds a due
  * packet back to fill the vector. */

@@ -1483,18 +1483,76 @@ slot_link_stream(uint64_t x0, uint64_t w, uint64_t tag, struct shp_rand *r)
 			     (w & LINK_K_MASK) : 0);
 }
 
+/* The slot after the link's state old, drawn from `from` at the link's
+ * position in the port's slot stream: what one netem would draw there. */
+static inline rte_int128_t
+slot_link_next(const struct netem_sched_data *p,
+	       const struct shp_netem_conf *c, uint64_t tag, rte_int128_t old,
+	       uint64_t from)
+{
+	struct shp_rand r;
+	rte_int128_t nw;
+
+	slot_link_stream(p->slot_x0, (uint64_t)old.val[1], tag, &r);
+	nw.val[0] = from + netem_slot_draw(c, &r);
+	nw.val[1] = tag << LINK_TAG_SHIFT | stream_pos(p->slot_x0, &r);
+	return nw;
+}
+
+static inline bool
+link_cas(rte_int128_t *v, rte_int128_t *old, rte_int128_t nw)
+{
+	return rte_atomic128_cmp_exchange(v, old, &nw, 0, __ATOMIC_ACQ_REL,
+					  __ATOMIC_ACQUIRE);
+}
+
 /*
- * netem_release_slotted on a link's shards (issue 24; a slot without
- * budgets, the only kind they share): the slots are the link's
- * (shp_link_slot). A shard whose due head finds the link's slot gone by
- * draws the next from its head's due time, as one netem does, from the
- * port's slot stream at the link's position (its k-th draw is a function
- * of k), and publishes it with one swap only if it sends in it now: a
- * slot drawn for a later instant is left undrawn, so that a shard whose
- * packet came due earlier draws it from its own, as one netem would
- * (offline, where every shard runs at each one's next time, the very
- * slots of one queue). A shard on a conf older than the link's sends
- * nothing until its copy of the change arrives.
+ * Where the due head of a shard's queue leaves on the link's slots: 1,
+ * in the slot *old now says (drawn from the head's due time and
+ * published, if the slot had gone by); 0, *old moved by another shard
+ * (look again); -1, nothing leaves now (nothing due, the slot later, or
+ * this shard's conf on its way out).
+ */
+static inline int
+slot_link_head(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	       uint64_t tag, rte_int128_t *old, uint64_t now)
+{
+	struct rte_mbuf *m = shp_tq_peek(&p->tq);
+	uint64_t tts, otag = (uint64_t)old->val[1] >> LINK_TAG_SHIFT;
+
+	if (m == NULL)
+		return -1;
+	tts = shp_meta(m)->time_to_send;
+	if (tts > now)
+		return -1;
+	if (otag != tag && otag != 0 && (int16_t)(tag - otag) < 0)
+		return -1;
+	if (otag != tag || (uint64_t)old->val[0] < tts) {
+		/* the slot went by with nothing due: the next from here,
+		 * the link's if this shard sends in it now */
+		rte_int128_t nw = slot_link_next(p, c, tag, *old, tts);
+
+		if ((uint64_t)nw.val[0] > now)
+			return -1;
+		if (!link_cas(&p->link->slot.st, old, nw))
+			return 0;   /* *old: what another shard left */
+		*old = nw;
+	}
+	return (uint64_t)old->val[0] <= now ? 1 : -1;
+}
+
+/*
+ * netem_release_slotted on a link's shards (issue 24), a slot without
+ * budgets: the slots are the link's (shp_link_slot). A shard whose due
+ * head finds the link's slot gone by draws the next from its head's due
+ * time, as one netem does, from the port's slot stream at the link's
+ * position (its k-th draw is a function of k), and publishes it with one
+ * swap only if it sends in it now: a slot drawn for a later instant is
+ * left undrawn, so that a shard whose packet came due earlier draws it
+ * from its own, as one netem would (offline, where every shard runs at
+ * each one's next time, the very slots of one queue). A shard on a conf
+ * older than the link's sends nothing until its copy of the change
+ * arrives.
  */
 static uint16_t
 netem_release_slotted_link(struct netem_sched_data *p,
@@ -1507,39 +1565,144 @@ netem_release_slotted_link(struct netem_sched_data *p,
 	uint16_t out = 0;
 
 	while (out < n) {
-		struct rte_mbuf *m = shp_tq_peek(&p->tq);
-		uint64_t tts, otag, w = (uint64_t)old.val[1];
+		struct rte_mbuf *m;
+		int rc = slot_link_head(p, c, tag, &old, now);
 
-		if (m == NULL)
+		if (rc < 0)
 			break;
-		tts = shp_meta(m)->time_to_send;
-		if (tts > now)
-			break;
-		otag = w >> LINK_TAG_SHIFT;
-		if (otag != tag && otag != 0 && (int16_t)(tag - otag) < 0)
-			break;   /* this shard's conf is on its way out */
-		if (otag != tag || (uint64_t)old.val[0] < tts) {
-			/* the slot went by with nothing due: the next from
-			 * here, the link's if this shard sends in it now */
-			struct shp_rand r;
-			rte_int128_t nw;
-
-			slot_link_stream(p->slot_x0, w, tag, &r);
-			nw.val[0] = tts + netem_slot_draw(c, &r);
-			if ((uint64_t)nw.val[0] > now)
-				break;
-			nw.val[1] = tag << LINK_TAG_SHIFT |
-				    stream_pos(p->slot_x0, &r);
-			if (!rte_atomic128_cmp_exchange(&ls->st, &old, &nw, 0,
-							__ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE))
-				continue;   /* old: what another shard left */
-			old = nw;
-		}
-		if ((uint64_t)old.val[0] > now)
-			break;
-		pkts[out++] = shp_tq_pop(&p->tq);
+		if (rc == 0)
+			continue;
+		m = shp_tq_pop(&p->tq);
+		pkts[out++] = m;
 		shp_meta(m)->time_to_send = (uint64_t)old.val[0];
+	}
+	return out;
+}
+
+/* A slot's use (shp_link_slot's .used[1]): packets (high half) and bytes
+ * (low half, saturated: a slot past 4 GiB is spent whatever its budget) */
+static inline bool
+slot_has_room(const struct shp_netem_conf *c, uint64_t use)
+{
+	return (c->slot_packets == 0 || (use >> 32) < c->slot_packets) &&
+	       (c->slot_bytes == 0 || (uint32_t)use < c->slot_bytes);
+}
+
+static inline uint64_t
+slot_use_add(uint64_t use, uint32_t len)
+{
+	uint64_t bytes = (uint64_t)(uint32_t)use + len;
+
+	return ((use >> 32) + 1) << 32 | RTE_MIN(bytes, (uint64_t)UINT32_MAX);
+}
+
+static inline bool
+i128_eq(rte_int128_t a, rte_int128_t b)
+{
+	return a.val[0] == b.val[0] && a.val[1] == b.val[1];
+}
+
+/*
+ * The same with budgets: a slot of the link takes up to N packets / B
+ * bytes of all its shards together (a frame goes while the slot has
+ * packets and bytes left, as one netem's). A shard takes the due frames
+ * of its own the slot has room for, as the link's use of the slot says,
+ * and claims them with one swap of the use; if another shard took part
+ * of the slot meanwhile, it keeps what still fits and puts the rest back
+ * at the head of its queue (shp_tq_unpop), for the next slot. The slot a
+ * spent one is followed by is drawn from it, the same draw whichever
+ * shard makes it, so a saturated link has the very slots of one queue;
+ * which shard's frames fill a slot is the order the shards came in.
+ */
+static uint16_t
+netem_release_budget_link(struct netem_sched_data *p,
+			  const struct shp_netem_conf *c,
+			  struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	struct shp_link_slot *ls = &p->link->slot;
+	const uint64_t tag = link_tag(c);
+	rte_int128_t old = shp_link_load(&ls->st);
+	uint16_t out = 0;
+
+	while (out < n) {
+		struct rte_mbuf *m;
+		uint64_t slot, u, w;
+		rte_int128_t use, nu;
+		uint16_t got, keep, i;
+		int rc = slot_link_head(p, c, tag, &old, now);
+
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			continue;
+		slot = (uint64_t)old.val[0];
+		w = (uint64_t)old.val[1];
+		/* what the slot took: nothing if the use is an earlier
+		 * slot's (the link's slots have not moved since old: a use
+		 * names a slot some shard read, never a later one) */
+		use = shp_link_load(&ls->used);
+		u = (uint64_t)use.val[1];
+		if ((uint64_t)use.val[0] != w) {
+			rte_int128_t cur = shp_link_load(&ls->st);
+
+			if (!i128_eq(cur, old)) {
+				old = cur;
+				continue;
+			}
+			u = 0;
+		}
+		if (!slot_has_room(c, u)) {
+			/* spent: the slot after it, whoever draws it */
+			rte_int128_t nw = slot_link_next(p, c, tag, old, slot);
+
+			if (link_cas(&ls->st, &old, nw))
+				old = nw;
+			continue;
+		}
+		/* take what the slot has room for, then claim it */
+		got = 0;
+		while (out + got < n && slot_has_room(c, u)) {
+			m = shp_tq_peek(&p->tq);
+			if (m == NULL || shp_meta(m)->time_to_send > slot)
+				break;
+			pkts[out + got++] = shp_tq_pop(&p->tq);
+			u = slot_use_add(u, m->pkt_len);
+		}
+		keep = got;
+		for (;;) {
+			nu.val[0] = (int64_t)w;
+			nu.val[1] = (int64_t)u;
+			if (link_cas(&ls->used, &use, nu))
+				break;
+			if ((uint64_t)use.val[0] != w) {
+				keep = 0;   /* the slot is another's now */
+				break;
+			}
+			/* another shard took part of the slot */
+			u = (uint64_t)use.val[1];
+			for (keep = 0; keep < got && slot_has_room(c, u); keep++)
+				u = slot_use_add(u,
+						 pkts[out + keep]->pkt_len);
+			if (keep == 0)
+				break;
+		}
+		for (i = got; i > keep; i--)
+			shp_tq_unpop(&p->tq, pkts[out + i - 1]);
+		if (keep == 0) {
+			old = shp_link_load(&ls->st);
+			continue;
+		}
+		/* their slot is when they are due: TX measures lateness
+		 * from it */
+		for (i = 0; i < keep; i++)
+			shp_meta(pkts[out + i])->time_to_send = slot;
+		out += keep;
+		if (!slot_has_room(c, u)) {
+			rte_int128_t nw = slot_link_next(p, c, tag, old, slot);
+
+			if (link_cas(&ls->st, &old, nw))
+				old = nw;
+		}
 	}
 	return out;
 }
@@ -1548,10 +1711,13 @@ static inline uint16_t
 netem_release(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	      struct rte_mbuf **pkts, uint16_t n, uint64_t now)
 {
-	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF)
-		return p->link != NULL ?
-		       netem_release_slotted_link(p, c, pkts, n, now) :
-		       netem_release_slotted(p, c, pkts, n, now);
+	if (c != NULL && c->slot_mode != SHP_NETEM_SLOT_OFF) {
+		if (p->link == NULL)
+			return netem_release_slotted(p, c, pkts, n, now);
+		if (c->slot_packets != 0 || c->slot_bytes != 0)
+			return netem_release_budget_link(p, c, pkts, n, now);
+		return netem_release_slotted_link(p, c, pkts, n, now);
+	}
 	return shp_tq_dequeue_due(&p->tq, now, pkts, n);
 }
 
@@ -1621,16 +1787,26 @@ netem_slot_time(const struct shp_qdisc *q, const struct netem_sched_data *p,
 		 * would draw from tts */
 		rte_int128_t v = shp_link_load(&p->link->slot.st);
 		uint64_t tag = link_tag(c), w = (uint64_t)v.val[1];
-		uint64_t x0 = p->slot_x0;
+		uint64_t x0 = p->slot_x0, from = tts;
 
-		if ((w >> LINK_TAG_SHIFT) == tag && (uint64_t)v.val[0] >= tts)
-			return (uint64_t)v.val[0];
+		if ((w >> LINK_TAG_SHIFT) == tag &&
+		    (uint64_t)v.val[0] >= tts) {
+			rte_int128_t use;
+
+			if (c->slot_packets == 0 && c->slot_bytes == 0)
+				return (uint64_t)v.val[0];
+			use = shp_link_load(&p->link->slot.used);
+			if ((uint64_t)use.val[0] != w ||
+			    slot_has_room(c, (uint64_t)use.val[1]))
+				return (uint64_t)v.val[0];
+			from = (uint64_t)v.val[0];   /* spent: the next */
+		}
 		if (c->id != p->seen) {
 			netem_seed_streams_of(c, q->port, rs);
 			x0 = rs[RS_SLOT].x;
 		}
 		slot_link_stream(x0, w, tag, &rs[RS_SLOT]);
-		return tts + netem_slot_draw(c, &rs[RS_SLOT]);
+		return from + netem_slot_draw(c, &rs[RS_SLOT]);
 	}
 	if (c->id == p->seen) {
 		if (p->slot.armed && p->slot.next >= tts)
@@ -1841,23 +2017,6 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 	return c != NULL && c->limit_set ? c->limit : 0;
 }
 
-/* what the link has one of: its slots; a shard's own would be a link of
- * its own (its rate is the link's clock, its outage the link's timeline,
- * its accumulate windows the link's, shp_link.h) */
-static const char *
-netem_kind_unshardable(const void *conf)
-{
-	const struct shp_netem_conf *c = conf;
-
-	if (c == NULL)
-		return NULL;
-	if (c->slot_mode != SHP_NETEM_SLOT_OFF &&
-	    (c->slot_packets != 0 || c->slot_bytes != 0))
-		return "netem's slot budgets (packets, bytes) are not shared "
-		       "by a link's shards yet";
-	return NULL;
-}
-
 /* The shards' copies of one change: one id, one outage timeline of the
  * link (netem_outage_down_link). */
 static void
@@ -1908,7 +2067,6 @@ const struct shp_kind shp_kind_netem = {
 	.format = netem_kind_format,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
-	.unshardable = netem_kind_unshardable,
 	.twin = netem_kind_twin,
 	.note = shp_netem_note,
 	.grow_heap = shp_netem_grow_heap,
