@@ -529,8 +529,12 @@ classes_prepare(struct shaper *s, const struct shp_class_set *ns,
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 
+		struct shp_chain *c[SHP_MAX_QUEUES];
+		unsigned int n = shaper_port_chains(s, p, c);
+
+		/* every shard of the port in the one publish */
 		u[i] = NULL;
-		if (shp_classes_prepare(&s->chain[p], ns, s->pool_of[p], p, env,
+		if (shp_classes_prepare(c, n, ns, s->pool_of[p], p, env,
 					&u[i], err) < 0) {
 			while (i-- > 0)
 				shp_classes_abort(u[i]);
@@ -566,13 +570,6 @@ apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
 	struct shp_classes_update *u[SHP_MAX_PORTS];
 	struct shp_kind_env env;
 
-	if (shaper_queues(s) > 1) {
-		/* (shaper_shards_check refuses them at start too) */
-		snprintf(err, SHP_ERR_LEN, "classes are not spread over "
-			 "shards yet (--queues %u; run with --queues 1)",
-			 shaper_queues(s));
-		return -1;
-	}
 	shaper_kind_env(s, &env);
 	if (classes_prepare(s, ns, &env, u, err) < 0)
 		return -1;

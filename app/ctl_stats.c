@@ -95,9 +95,9 @@ shards_clear(struct shaper *s, const struct shp_lcore_ctr *blocks)
 			struct shp_latency *copy = NULL, *old;
 			struct shp_port_sum now;
 
-			shp_stats_sum(SHAPER_SHARD_BLOCK(blocks, q),
-				      SHAPER_SHARD_BLOCKS, p,
-				      shaper_bands(s, p), &now);
+			shp_stats_sum_shard(SHAPER_SHARD_BLOCK(blocks, q),
+					    SHAPER_SHARD_BLOCKS, p, (int)q,
+					    shaper_bands(s, p), &now);
 			if (l != NULL && (copy = malloc(sizeof(*copy))) != NULL)
 				*copy = *l;
 			pthread_mutex_lock(&ctl_lock);

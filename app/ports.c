@@ -866,13 +866,6 @@ shaper_stages_init(struct shaper *s)
 				    port,
 				    &env, NULL, &kenv) < 0)
 			goto fail;
-		/* per-class profiles: a classes stage under the port's tbf */
-		if (shp_classes_attach(&s->chain[port], o->classes,
-				       s->pool_of[port],
-				       port, &kenv, err) < 0) {
-			fprintf(stderr, "dpdk-shaper: %s\n", err);
-			return -1;
-		}
 		e->port = port;
 		e->txq = 0;
 		e->chain = &s->chain[port];
@@ -888,6 +881,12 @@ shaper_stages_init(struct shaper *s)
 			port_held[port][l].v = 0;
 			if (shaper_shards_init(s, port, &env, &kenv) < 0)
 				return -1;
+		}
+		/* per-class profiles: a classes stage under the tbf of each
+		 * shard of the port */
+		if (shaper_classes_attach(s, port, &kenv, err) < 0) {
+			fprintf(stderr, "dpdk-shaper: %s\n", err);
+			return -1;
 		}
 		continue;
 fail:

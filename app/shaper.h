@@ -181,6 +181,12 @@ int shaper_shards_init(struct shaper *s, uint16_t port,
 		       const struct shp_stage_env *env,
 		       const struct shp_kind_env *kenv);
 void shaper_shards_fini(struct shaper *s);
+/* port's chains, shard q's at c[q] (one with one queue): how many */
+unsigned int shaper_port_chains(struct shaper *s, uint16_t port,
+				struct shp_chain **c);
+/* the classes of the options on every shard of port (shp_classes_attach) */
+int shaper_classes_attach(struct shaper *s, uint16_t port,
+			  const struct shp_kind_env *kenv, char *err);
 /* the stats file's ports.N.shards (shp_stats_source) */
 int shaper_shards_stats_register(struct shaper *s);
 /* Shard q of port: its counters and latency, as a port's sum, since the

@@ -28,12 +28,10 @@ struct shard {
 	struct shp_chain chain;
 } __rte_cache_aligned;
 
-/* What of the options does not run on shards yet (one line), or NULL. */
+/* What of the options does not run on shards (one line), or NULL. */
 static const char *
 shards_unsupported(const struct shaper *s)
 {
-	if (s->opt.classes != NULL && s->opt.classes->nb > 0)
-		return "classes are not spread over shards yet";
 	if (s->opt.pace)
 		return "--pace replays net_pcap captures, which have one queue";
 	return NULL;
@@ -318,6 +316,28 @@ fail:
 	return -1;
 }
 
+unsigned int
+shaper_port_chains(struct shaper *s, uint16_t port, struct shp_chain **c)
+{
+	unsigned int q, n = shaper_queues(s);
+
+	c[0] = &s->chain[port];
+	for (q = 1; q < n; q++)
+		c[q] = s->shard[port][q]->chain;
+	return n;
+}
+
+int
+shaper_classes_attach(struct shaper *s, uint16_t port,
+		      const struct shp_kind_env *kenv, char *err)
+{
+	struct shp_chain *c[SHP_MAX_QUEUES];
+	unsigned int n = shaper_port_chains(s, port, c);
+
+	return shp_classes_attach(c, n, s->opt.classes, s->pool_of[port],
+				  port, kenv, err);
+}
+
 void
 shaper_shards_fini(struct shaper *s)
 {
@@ -336,6 +356,7 @@ shaper_shards_fini(struct shaper *s)
 				continue;
 			ctx = (struct shp_ctx){ .ctr = e->ctr != NULL ?
 						&e->ctr->port[port] : &spare };
+			shp_classes_detach(e->chain, &ctx);
 			if (e->chain->root != NULL)
 				shp_chain_destroy(e->chain, &ctx);
 			rte_free(e->pend.pkts);
@@ -373,8 +394,8 @@ void
 shaper_shard_counters(struct shaper *s, uint16_t port, unsigned int q,
 		      struct shp_port_sum *out)
 {
-	shp_stats_sum(SHAPER_SHARD_BLOCK(s->ctr, q), SHAPER_SHARD_BLOCKS, port,
-		      shaper_bands(s, port), out);
+	shp_stats_sum_shard(SHAPER_SHARD_BLOCK(s->ctr, q), SHAPER_SHARD_BLOCKS,
+			    port, (int)q, shaper_bands(s, port), out);
 }
 
 const struct shp_latency *
@@ -388,9 +409,10 @@ shaper_shard_latency(struct shaper *s, uint16_t port, unsigned int q)
 static struct shaper *shards_of;
 
 static void
-add_nothing(uint16_t port, struct shp_port_ctr *c)
+add_nothing(uint16_t port, int shard, struct shp_port_ctr *c)
 {
 	RTE_SET_USED(port);
+	RTE_SET_USED(shard);
 	RTE_SET_USED(c);
 }
 

@@ -358,11 +358,6 @@ parse_profiles(struct replay *r)
 		return fail(EXIT_USAGE, "%s", err);
 	if (shp_class_set_check_ports(r->opt.classes, 1u, err) < 0)
 		return fail(EXIT_USAGE, "%s (the tool's one port is 0)", err);
-	/* what a sharded port does not split yet: refused, not run wrong */
-	if (r->queues > 1 && r->opt.classes != NULL &&
-	    r->opt.classes->nb > 0)
-		return fail(EXIT_USAGE, "--queues %u: classes are not spread "
-			    "over shards yet (use --queues 1)", r->queues);
 	if (r->opt.schedule_file != NULL) {
 		/* port 0 is the only port; its chain's kinds are the spec's */
 		static const uint16_t port0 = 0;
@@ -985,8 +980,8 @@ calendars_mb(const struct replay *r, uint64_t mb)
 
 		if (kd == NULL || kd->grow_heap == NULL)
 			continue;
-		for (i = 0; i < s->nb; i++)
-			n += s->def[i].text[k] != NULL;
+		for (i = 0; i < s->nb; i++)   /* one a shard */
+			n += (s->def[i].text[k] != NULL) * r->queues;
 		cal += (uint64_t)RTE_MIN(n, OFFLINE_CALENDARS) *
 		       ((kd->grow_heap(r->nb_mbufs) >> 20) + 1);
 	}
@@ -1041,8 +1036,11 @@ eal_start(struct replay *r)
 	mb = ((uint64_t)r->nb_mbufs * obj * 5 / 4 +
 	      (uint64_t)r->queues * spec_bands(r) *
 	      (r->opt.ring_size * 8 + 65536)) >> 20;
-	mb += 96 + (shp_classes_mem(r->opt.classes, r->opt.bands,
-				    r->opt.ring_size) >> 20);
+	/* every shard runs every class */
+	mb += 96 + ((uint64_t)r->queues * shp_classes_mem(r->opt.classes,
+							  r->opt.bands,
+							  r->opt.ring_size) >>
+		    20);
 	mb += calendars_mb(r, mb);
 	snprintf(mem, sizeof(mem), "%" PRIu64, mb);
 	snprintf(r->eal_mb, sizeof(r->eal_mb), "%s", mem);
@@ -1145,6 +1143,7 @@ fail:
 static int
 stages_init(struct replay *r)
 {
+	struct shp_chain *chains[REPLAY_MAX_QUEUES];
 	struct shp_kind_env kenv;
 	char err[SHP_ERR_LEN];
 	unsigned int q;
@@ -1181,8 +1180,10 @@ stages_init(struct replay *r)
 			return EXIT_RUNTIME;
 	/* the classes were checked with the options: what fails now is
 	 * memory, a runtime error (1), as dpdk-shaper says it */
-	if (shp_classes_attach(&r->chain[0], r->opt.classes, r->pool, 0, &kenv,
-			       err) < 0)
+	for (q = 0; q < r->queues; q++)
+		chains[q] = &r->chain[q];
+	if (shp_classes_attach(chains, r->queues, r->opt.classes, r->pool, 0,
+			       &kenv, err) < 0)
 		return fail(EXIT_RUNTIME, "%s", err);
 	return 0;
 }
@@ -1192,9 +1193,10 @@ stages_fini(struct replay *r)
 {
 	unsigned int q;
 
-	shp_classes_detach(&r->chain[0], &r->ctx[0]);
-	for (q = 0; q < r->queues; q++)
+	for (q = 0; q < r->queues; q++) {
+		shp_classes_detach(&r->chain[q], &r->ctx[q]);
 		shp_chain_destroy(&r->chain[q], &r->ctx[q]);
+	}
 	shp_chain_spec_free(&r->spec);
 }
 

@@ -84,7 +84,7 @@ port_bands(const struct replay *r)
 static void
 shard_sum(const struct replay *r, unsigned int q, struct shp_port_sum *s)
 {
-	shp_stats_sum(&r->ctr[q], 1, 0, port_bands(r), s);
+	shp_stats_sum_shard(&r->ctr[q], 1, 0, (int)q, port_bands(r), s);
 	shp_latency_summarize(&r->lat[q], s);
 }
 
@@ -301,9 +301,10 @@ static const struct replay *shards_of;
 static bool shards_registered;
 
 static void
-add_nothing(uint16_t port, struct shp_port_ctr *s)
+add_nothing(uint16_t port, int shard, struct shp_port_ctr *s)
 {
 	RTE_SET_USED(port);
+	RTE_SET_USED(shard);
 	RTE_SET_USED(s);
 }
 

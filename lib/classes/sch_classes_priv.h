@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "shp_classes.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 
 #define DEF_MEMBER 0xfffe            /* the port's own queue */
@@ -30,10 +31,22 @@ struct staging {
 	bool in_busy;    /* in the busy list (its chain may hold some) */
 };
 
-/* One class on one port: its chain and counters. Outlives the confs that
- * name it: a change keeps the classes it keeps (and what they hold). */
+/* What a class's instances on the shards of one port share (issue 24):
+ * its tbf's bucket, its netem's rate clock, slots... (shp_link.h), as the
+ * port's stages share the port's. Made with the class's instance on shard
+ * 0, named by those on the other shards made in the same change; freed
+ * with the last of them (refs: control path only). */
+struct cls_link {
+	struct shp_link_shared l;
+	unsigned int refs;
+};
+
+/* One class on one port (one shard of it): its chain and counters.
+ * Outlives the confs that name it: a change keeps the classes it keeps
+ * (and what they hold). */
 struct cls {
 	struct shp_chain chain;
+	struct cls_link *link;       /* NULL: a port of one queue */
 	struct shp_lcore_ctr *blk;   /* blk->port[port] is the class's (the
 				      * block is cut after it) */
 	struct shp_port_ctr *ctr;
@@ -45,6 +58,7 @@ struct cls {
 	struct shp_class_sum *base;
 	struct shp_hist *base_hist;
 	uint16_t port;
+	uint16_t shard;
 	bool retiring;               /* cleared: served until empty */
 	char name[SHP_MATCH_NAME_LEN];
 	char ring[32];
@@ -93,16 +107,19 @@ struct classes_priv {
 	/* the port tbf's limit (its set_limit; 0: none): see
 	 * shp_cls_apply_limit. Control path only. */
 	uint64_t limit;
+	uint16_t shard;                      /* of its port's chain */
 };
 
-/* The classes stage of each port, for the statistics (NULL: none), and
- * a lock for their readers against a change (never on the data path):
- * sch_classes_update.c. */
-extern struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS];
+/* The classes stage of each port's shards (one for a port of one queue),
+ * for the statistics (NULL: none), and a lock for their readers against a
+ * change (never on the data path): sch_classes_update.c. Every shard of a
+ * port runs the same classes in the same order (a change prepares them
+ * all): class i of the port is member i of each shard's conf. */
+extern struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 extern pthread_mutex_t shp_cls_lock;
 /* What the classes freed so far counted (drops, statistics, bands), by
- * port: the port's sums keep them (shp_classes_add_port). */
-extern struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS];
+ * port and shard: the port's sums keep them (shp_classes_add_port). */
+extern struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 
 extern const struct shp_qdisc_ops shp_cls_ops;
 
@@ -110,7 +127,7 @@ extern const struct shp_qdisc_ops shp_cls_ops;
  * sums (shp_stats_source, sch_classes_update.c): port's class blocks
  * added into a port sum (shp_stats_sum), and ",\n    \"classes\": {...}"
  * in the stats file (nothing without). */
-void shp_classes_add_port(uint16_t port, struct shp_port_ctr *s);
+void shp_classes_add_port(uint16_t port, int shard, struct shp_port_ctr *s);
 void shp_classes_json(FILE *f, uint16_t port);
 
 static inline struct classes_priv *

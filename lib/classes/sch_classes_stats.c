@@ -12,11 +12,20 @@
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/* The conf of port's shard q (0 with one queue), or NULL: none. Every
+ * shard's has the same members (a change prepares them all alike). */
+static const struct classes_conf *
+shard_conf(uint16_t port, unsigned int q)
+{
+	return port < SHP_MAX_PORTS && q < SHP_MAX_QUEUES &&
+	       shp_cls_stage[port][q] != NULL ?
+	       priv(shp_cls_stage[port][q])->conf : NULL;
+}
+
 static const struct classes_conf *
 port_conf(uint16_t port)
 {
-	return port < SHP_MAX_PORTS && shp_cls_stage[port] != NULL ?
-	       priv(shp_cls_stage[port])->conf : NULL;
+	return shard_conf(port, 0);
 }
 
 unsigned int
@@ -32,49 +41,65 @@ shp_classes_nb(uint16_t port)
 	return n;
 }
 
-/* cls_sum's copy of a histogram (under shp_cls_lock) */
-static struct shp_hist scratch;
+/* histograms being summed (under shp_cls_lock): one instance's copy,
+ * and a class's sum over the shards */
+static struct shp_hist one, scratch;
 
 unsigned int
 shp_classes_drained(uint16_t port)
 {
 	const struct classes_conf *cf;
-	unsigned int i, n = 0;
+	unsigned int i, q, n = 0;
+	bool gone;
 
 	pthread_mutex_lock(&shp_cls_lock);
 	cf = port_conf(port);
-	for (i = 0; cf != NULL && i < cf->nb; i++)
-		n += cf->cls[i]->retiring && cf->cls[i]->sq.cnt == 0 &&
-		     shp_qdisc_qlen_total(cf->cls[i]->chain.root) == 0;
+	for (i = 0; cf != NULL && i < cf->nb; i++) {
+		/* empty on every shard */
+		gone = true;
+		for (q = 0; q < SHP_MAX_QUEUES; q++) {
+			const struct classes_conf *c = shard_conf(port, q);
+			const struct cls *k;
+
+			if (c == NULL || i >= c->nb)
+				continue;
+			k = c->cls[i];
+			gone &= k->retiring && k->sq.cnt == 0 &&
+				shp_qdisc_qlen_total(k->chain.root) == 0;
+		}
+		n += gone;
+	}
 	pthread_mutex_unlock(&shp_cls_lock);
 	return n;
 }
 
-/* k's counters since start, or since the last shp_classes_clear */
+/* k's counters since start, or since the last shp_classes_clear, added
+ * into s (its name's and the gauges'), its histogram merged into h */
 static void
-cls_sum(const struct cls *k, struct shp_class_sum *s, bool cleared)
+cls_add(const struct cls *k, struct shp_class_sum *s, struct shp_hist *h,
+	bool cleared)
 {
 	const struct shp_class_sum *o = cleared ? k->base : NULL;
 	const struct shp_port_ctr *c = k->ctr;
+	uint64_t drops[SHP_DROP_SLOTS], xstats[SHP_XSTAT_SLOTS];
+	uint64_t in_p, in_b, out_p, out_b, dropped = 0;
 	unsigned int d, b;
-	uint64_t out;
 
-	memset(s, 0, sizeof(*s));
 	s->name = k->name;
 	s->retiring = k->retiring;
-	s->in_packets = LD(c->rx_packets);
-	s->in_bytes = LD(c->rx_bytes);
-	s->out_packets = out = LD(c->tx_packets);
-	s->out_bytes = LD(c->tx_bytes);
+	in_p = LD(c->rx_packets);
+	in_b = LD(c->rx_bytes);
+	out_p = LD(c->tx_packets);
+	out_b = LD(c->tx_bytes);
 	for (d = 0; d < SHP_DROP_SLOTS; d++) {
-		s->drops[d] = LD(c->drops[d]);
-		s->dropped += s->drops[d];
+		drops[d] = LD(c->drops[d]);
+		dropped += drops[d];
 	}
 	for (d = 0; d < SHP_XSTAT_SLOTS; d++)
-		s->xstats[d] = LD(c->xstats[d]);
+		xstats[d] = LD(c->xstats[d]);
 	for (d = 0; d < shp_xstat_nb(); d++)
 		if (shp_xstat_desc(d)->flags & SHP_XS_QLEN)
-			s->queued += s->xstats[d];
+			s->queued += xstats[d];
 	for (b = 0; b < SHP_MAX_BANDS; b++) {
 		const struct shp_band_ctr *bc = &c->band[b];
 		uint64_t gone = LD(bc->dequeued) + LD(bc->pushed_out) +
@@ -84,39 +109,67 @@ cls_sum(const struct cls *k, struct shp_class_sum *s, bool cleared)
 	}
 	s->queued += LD(k->sq.cnt);
 	/* a copy first: the TX lcore may be recording (relaxed loads) */
-	shp_hist_init(&scratch);
-	shp_hist_merge(&scratch, &k->sojourn);
+	shp_hist_init(&one);
+	shp_hist_merge(&one, &k->sojourn);
 	if (o != NULL) {
 		/* counts since the clear; gauges (queued, SHP_XS_GAUGE) as
 		 * they are */
-		s->in_packets -= o->in_packets;
-		s->in_bytes -= o->in_bytes;
-		s->out_packets -= o->out_packets;
-		s->out_bytes -= o->out_bytes;
-		s->dropped -= o->dropped;
-		shp_ctr_sub_causes(s->drops, s->xstats, o->drops, o->xstats);
-		shp_hist_sub(&scratch, k->base_hist);
+		in_p -= o->in_packets;
+		in_b -= o->in_bytes;
+		out_p -= o->out_packets;
+		out_b -= o->out_bytes;
+		dropped -= o->dropped;
+		shp_ctr_sub_causes(drops, xstats, o->drops, o->xstats);
+		shp_hist_sub(&one, k->base_hist);
 	}
+	s->in_packets += in_p;
+	s->in_bytes += in_b;
+	s->out_packets += out_p;
+	s->out_bytes += out_b;
+	s->dropped += dropped;
+	for (d = 0; d < SHP_DROP_SLOTS; d++)
+		s->drops[d] += drops[d];
+	for (d = 0; d < SHP_XSTAT_SLOTS; d++)
+		s->xstats[d] += xstats[d];
+	shp_hist_merge(h, &one);
+}
+
+/* Class i of port (member i of every shard's conf) summed over the
+ * shards; -1 past the last. Under shp_cls_lock. */
+static int
+cls_sum(uint16_t port, unsigned int i, struct shp_class_sum *s, bool cleared)
+{
+	const struct classes_conf *cf = port_conf(port);
+	unsigned int q;
+
+	if (cf == NULL || i >= cf->nb)
+		return -1;
+	memset(s, 0, sizeof(*s));
+	shp_hist_init(&scratch);
+	for (q = 0; q < SHP_MAX_QUEUES; q++) {
+		const struct classes_conf *c = shard_conf(port, q);
+
+		if (c != NULL && i < c->nb)
+			cls_add(c->cls[i], s, &scratch, cleared);
+	}
+	s->name = cf->cls[i]->name;
+	s->retiring = cf->cls[i]->retiring;
+	s->quantum = cf->quantum[i];
+	s->prio = cf->prio[i];
 	shp_hist_summarize(&scratch, &s->sojourn);
 	if (s->sojourn.count == 0)
 		s->sojourn.min = 0;
+	return 0;
 }
 
 static int
 classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s,
 	    bool cleared)
 {
-	const struct classes_conf *cf;
-	int rc = -1;
+	int rc;
 
 	pthread_mutex_lock(&shp_cls_lock);
-	cf = port_conf(port);
-	if (cf != NULL && i < cf->nb) {
-		cls_sum(cf->cls[i], s, cleared);
-		s->quantum = cf->quantum[i];
-		s->prio = cf->prio[i];
-		rc = 0;
-	}
+	rc = cls_sum(port, i, s, cleared);
 	pthread_mutex_unlock(&shp_cls_lock);
 	return rc;
 }
@@ -138,55 +191,62 @@ void
 shp_classes_clear(uint16_t port)
 {
 	const struct classes_conf *cf;
-	unsigned int i;
+	unsigned int i, q;
 
 	pthread_mutex_lock(&shp_cls_lock);
-	cf = port_conf(port);
-	for (i = 0; cf != NULL && i < cf->nb; i++) {
-		struct cls *k = cf->cls[i];
+	for (q = 0; q < SHP_MAX_QUEUES; q++) {
+		cf = shard_conf(port, q);
+		for (i = 0; cf != NULL && i < cf->nb; i++) {
+			struct cls *k = cf->cls[i];
 
-		if (k->base == NULL) {
-			k->base = malloc(sizeof(*k->base));
-			k->base_hist = malloc(sizeof(*k->base_hist));
-			if (k->base == NULL || k->base_hist == NULL) {
-				/* no memory: it counts from the start */
-				free(k->base);
-				free(k->base_hist);
-				k->base = NULL;
-				k->base_hist = NULL;
-				continue;
+			if (k->base == NULL) {
+				k->base = malloc(sizeof(*k->base));
+				k->base_hist = malloc(sizeof(*k->base_hist));
+				if (k->base == NULL || k->base_hist == NULL) {
+					/* no memory: it counts from the start */
+					free(k->base);
+					free(k->base_hist);
+					k->base = NULL;
+					k->base_hist = NULL;
+					continue;
+				}
 			}
+			memset(k->base, 0, sizeof(*k->base));
+			shp_hist_init(k->base_hist);
+			cls_add(k, k->base, k->base_hist, false);
 		}
-		cls_sum(k, k->base, false);
-		shp_hist_init(k->base_hist);
-		shp_hist_merge(k->base_hist, &scratch);   /* cls_sum's copy */
 	}
 	pthread_mutex_unlock(&shp_cls_lock);
 }
 
 void
-shp_classes_add_port(uint16_t port, struct shp_port_ctr *s)
+shp_classes_add_port(uint16_t port, int shard, struct shp_port_ctr *s)
 {
 	const struct classes_conf *cf;
-	unsigned int i;
+	unsigned int i, q;
 
+	if (port >= SHP_MAX_PORTS || shard >= SHP_MAX_QUEUES)
+		return;
 	pthread_mutex_lock(&shp_cls_lock);
-	if (port < SHP_MAX_PORTS)
-		shp_port_ctr_add_stages(s, &shp_cls_retired[port],
-					SHP_MAX_BANDS, true);
-	cf = port_conf(port);
-	if (cf == NULL)
-		goto out;
-	/* the stash left its class and is not yet the port's */
-	s->tx_pending += (LD(priv(shp_cls_stage[port])->stash) != NULL) +
-			 LD(priv(shp_cls_stage[port])->def_sq.cnt);
-	for (i = 0; i < cf->nb; i++) {
-		const struct shp_port_ctr *c = cf->cls[i]->ctr;
+	for (q = 0; q < SHP_MAX_QUEUES; q++) {
+		const struct classes_priv *p;
 
-		s->tx_pending += LD(cf->cls[i]->sq.cnt);
-		shp_port_ctr_add_stages(s, c, SHP_MAX_BANDS, true);
+		if (shard != SHP_ALL_SHARDS && q != (unsigned int)shard)
+			continue;
+		shp_port_ctr_add_stages(s, &shp_cls_retired[port][q],
+					SHP_MAX_BANDS, true);
+		cf = shard_conf(port, q);
+		if (cf == NULL)
+			continue;
+		p = priv(shp_cls_stage[port][q]);
+		/* the stash left its class and is not yet the port's */
+		s->tx_pending += (LD(p->stash) != NULL) + LD(p->def_sq.cnt);
+		for (i = 0; i < cf->nb; i++) {
+			s->tx_pending += LD(cf->cls[i]->sq.cnt);
+			shp_port_ctr_add_stages(s, cf->cls[i]->ctr,
+						SHP_MAX_BANDS, true);
+		}
 	}
-out:
 	pthread_mutex_unlock(&shp_cls_lock);
 }
 
@@ -254,7 +314,7 @@ shp_classes_show(FILE *f, uint16_t port, const char *name)
 
 		if (name != NULL && strcmp(name, k->name) != 0)
 			continue;
-		cls_sum(k, &s, true);
+		cls_sum(port, i, &s, true);
 		fprintf(f, "port %u class %s: prio %u quantum %u%s\n", port,
 			s.name, cf->prio[i], cf->quantum[i], k->retiring ?
 			" (cleared: served until empty)" : "");

@@ -12,9 +12,9 @@
 
 #include "sch_classes_priv.h"
 
-struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS];
+struct shp_qdisc *shp_cls_stage[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 pthread_mutex_t shp_cls_lock = PTHREAD_MUTEX_INITIALIZER;
-struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS];
+struct shp_port_ctr shp_cls_retired[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 
 /* Classes count in blocks of their own: the core's sums and stats file
  * take them through this. Registered here, the file every use of classes
@@ -47,20 +47,25 @@ cls_free(struct cls *k, struct shp_ctx *ctx)
 	}
 	if (k->ctr != NULL && k->port < SHP_MAX_PORTS) {
 		pthread_mutex_lock(&shp_cls_lock);
-		r = &shp_cls_retired[k->port];
+		r = &shp_cls_retired[k->port][k->shard];
 		shp_port_ctr_add_stages(r, k->ctr, SHP_MAX_BANDS, false);
 		pthread_mutex_unlock(&shp_cls_lock);
 	}
+	if (k->link != NULL && --k->link->refs == 0)
+		rte_free(k->link);
 	free(k->base);
 	free(k->base_hist);
 	rte_free(k->blk);
 	rte_free(k);
 }
 
+/* Class d on port's chain port_chain; first: the same class made on
+ * shard 0 by this change (NULL: this is shard 0, or the port has one
+ * queue), whose link block and conf ids it shares. */
 static struct cls *
 cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 	struct rte_mempool *pool, uint16_t port,
-	const struct shp_kind_env *kenv, char *err)
+	const struct shp_kind_env *kenv, const struct cls *first, char *err)
 {
 	static unsigned int serial;   /* ring names never come back */
 	struct shp_ctx ctx = { 0 };
@@ -82,6 +87,7 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 	shp_hist_init(&k->sojourn);
 	k->ctr = &k->blk->port[port];
 	k->port = port;
+	k->shard = port_chain->env.shard;
 	snprintf(k->name, sizeof(k->name), "%s", d->name);
 	snprintf(k->ring, sizeof(k->ring), "p%uc%u", port, serial++);
 	/* its own rings' names, one producer (the classes stage), its own
@@ -92,8 +98,25 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 	k->env.ctr_blocks = k->blk;
 	k->env.nb_ctr_blocks = 1;
 	k->env.lean = true;   /* thousands: no memzone each */
+	if (port_chain->env.link != NULL) {
+		/* its rates are the link's, apart from the port's */
+		if (first != NULL) {
+			k->link = first->link;
+		} else {
+			k->link = rte_zmalloc_socket("shp_class_link",
+						     sizeof(*k->link),
+						     RTE_CACHE_LINE_SIZE,
+						     socket);
+			if (k->link == NULL)
+				goto nomem;
+		}
+		k->link->refs++;
+		k->env.link = &k->link->l;
+	}
 	if (shp_class_spec(d, kenv, &spec, err) < 0)
 		goto fail;
+	if (first != NULL)
+		shp_chain_spec_twin(&spec, &first->chain);
 	if (shp_chain_build(&k->chain, &spec, pool, port, &k->env, NULL,
 			    kenv) < 0) {
 		snprintf(err, SHP_ERR_LEN, "class %s: cannot create its "
@@ -142,25 +165,23 @@ shp_classes_mem(const struct shp_class_set *s, unsigned int bands,
 	return sum;
 }
 
-unsigned int
-shp_classes_grow(uint16_t port, unsigned int max, unsigned int *denied)
-{
-	static bool warned[SHP_MAX_PORTS];
-	const struct classes_conf *cf;
+/* What shp_classes_grow has seen so far in a call. */
+struct grow {
+	unsigned int max, made, no;
 	struct rte_malloc_socket_stats st;
-	unsigned int i, made = 0, no = 0;
-	size_t reserve = 0;
-	int socket = -1;
+	size_t reserve;
+	int socket;
+};
 
-	*denied = 0;
-	if (port >= SHP_MAX_PORTS)
-		return 0;
-	pthread_mutex_lock(&shp_cls_lock);
-	cf = shp_cls_stage[port] != NULL ? priv(shp_cls_stage[port])->conf :
-	     NULL;
+/* Calendars for the lean stages of the classes of cf: -1 when the call
+ * is done (max made, or the heap unreadable). */
+static int
+grow_conf(const struct classes_conf *cf, struct grow *g)
+{
+	unsigned int i, sl;
+
 	for (i = 0; cf != NULL && i < cf->nb; i++) {
 		const struct shp_chain *ch = &cf->cls[i]->chain;
-		unsigned int sl;
 
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
 			struct shp_qdisc *q = ch->stage[sl];
@@ -170,45 +191,63 @@ shp_classes_grow(uint16_t port, unsigned int max, unsigned int *denied)
 			    (size = q->ops->grow_size(q,
 						      SHP_CLASS_GROW_QLEN)) == 0)
 				continue;
-			if (socket < 0) {
+			if (g->socket < 0) {
 				/* once a call: it walks the heap's free
 				 * lists */
-				socket = q->pool != NULL &&
-					 q->pool->socket_id >= 0 ?
-					 q->pool->socket_id : 0;
-				if (rte_malloc_get_socket_stats(socket,
-								&st) < 0)
-					goto done;
-				reserve = RTE_MAX((size_t)SHP_CLASS_HEAP_RESERVE,
-						  (size_t)(st.heap_totalsz_bytes /
-							   8));
+				g->socket = q->pool != NULL &&
+					    q->pool->socket_id >= 0 ?
+					    q->pool->socket_id : 0;
+				if (rte_malloc_get_socket_stats(g->socket,
+								&g->st) < 0)
+					return -1;
+				g->reserve = RTE_MAX(
+					(size_t)SHP_CLASS_HEAP_RESERVE,
+					(size_t)(g->st.heap_totalsz_bytes / 8));
 			}
-			if (made >= max)
-				goto done;
+			if (g->made >= g->max)
+				return -1;
 			/* what is left stays for changes (set class, the
 			 * match table's rebuilds): a calendar makes jitter
 			 * cheaper, it is not needed for exactness */
-			if (st.heap_freesz_bytes < size + reserve ||
-			    st.greatest_free_size < size ||
+			if (g->st.heap_freesz_bytes < size + g->reserve ||
+			    g->st.greatest_free_size < size ||
 			    q->ops->grow(q) < 0) {
-				no++;
+				g->no++;
 				continue;
 			}
-			made++;
-			st.heap_freesz_bytes -= size;
+			g->made++;
+			g->st.heap_freesz_bytes -= size;
 		}
 	}
-done:
+	return 0;
+}
+
+unsigned int
+shp_classes_grow(uint16_t port, unsigned int max, unsigned int *denied)
+{
+	static bool warned[SHP_MAX_PORTS];
+	struct grow g = { .max = max, .socket = -1 };
+	unsigned int sh;
+
+	*denied = 0;
+	if (port >= SHP_MAX_PORTS)
+		return 0;
+	pthread_mutex_lock(&shp_cls_lock);
+	/* every shard's classes */
+	for (sh = 0; sh < SHP_MAX_QUEUES; sh++)
+		if (shp_cls_stage[port][sh] != NULL &&
+		    grow_conf(priv(shp_cls_stage[port][sh])->conf, &g) < 0)
+			break;
 	pthread_mutex_unlock(&shp_cls_lock);
-	if (no > 0 && !warned[port]) {
+	if (g.no > 0 && !warned[port]) {
 		warned[port] = true;
 		RTE_LOG(WARNING, USER1, "classes: port %u: %u class netems hold "
 			"packets with no time calendar: the memory left is kept "
 			"for changes, so their jitter goes through the rbtree "
-			"(slower; give EAL more memory with -m)\n", port, no);
+			"(slower; give EAL more memory with -m)\n", port, g.no);
 	}
-	*denied = no;
-	return made;
+	*denied = g.no;
+	return g.made;
 }
 
 /* A stage change of a kept class, to free after the grace period. */
@@ -217,7 +256,8 @@ struct stage_old {
 	void *conf;
 };
 
-struct shp_classes_update {
+/* A change of one chain (the port's, or one shard's). */
+struct shard_update {
 	struct shp_chain *chain;
 	struct shp_qdisc *q;             /* the stage (new if attached) */
 	bool attach;                     /* q goes into the chain */
@@ -228,6 +268,7 @@ struct shp_classes_update {
 	unsigned int nb_change;
 	struct stage_change {
 		struct cls *cls;
+		unsigned int slot;
 		const struct shp_kind *kind;
 		void *conf;
 		struct stage_old old;
@@ -238,6 +279,13 @@ struct shp_classes_update {
 	/* classes of the old conf the new one drops (freed at finish) */
 	struct cls **gone;
 	unsigned int nb_gone;
+};
+
+/* A change of a port: its shards' (one for a port of one queue), made
+ * alike: member i of each new conf is the same class. */
+struct shp_classes_update {
+	unsigned int n;
+	struct shard_update *sh[SHP_MAX_QUEUES];
 };
 
 static bool
@@ -259,11 +307,26 @@ same_bands(const struct shp_kind *k, const void *a, const void *b)
 	       memcmp(ma, mb, 16) == 0;
 }
 
+/* The change first (shard 0's) made for its class k0's slot, or NULL. */
+static const struct stage_change *
+change_of(const struct shard_update *first, const struct cls *k0,
+	  unsigned int slot)
+{
+	unsigned int i;
+
+	for (i = 0; first != NULL && i < first->nb_change; i++)
+		if (first->change[i].cls == k0 && first->change[i].slot == slot)
+			return &first->change[i];
+	return NULL;
+}
+
 /* Stage changes a kept class needs to run d: 0 and queued in u, or -1
- * (a different kind: a restart) with err. */
+ * (a different kind: a restart) with err. On shard q > 0, each change is
+ * one with shard 0's of the same class k0 (in first): twinned. */
 static int
-plan_stages(struct shp_classes_update *u, struct cls *k,
+plan_stages(struct shard_update *u, struct cls *k,
 	    const struct shp_class_def *d, const struct shp_kind_env *kenv,
+	    const struct shard_update *first, const struct cls *k0,
 	    char *err)
 {
 	struct shp_chain_spec spec;
@@ -275,6 +338,7 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 		const struct shp_kind *want = spec.kind[s] != NULL ?
 			spec.kind[s] : shp_kind_default((enum shp_slot)s);
 		char a[512], b[512], sub[SHP_ERR_LEN];
+		const struct stage_change *tw;
 		int na, nb;
 
 		if (spec.conf[s] == NULL && s == SHP_SLOT_QUEUE) {
@@ -311,7 +375,11 @@ plan_stages(struct shp_classes_update *u, struct cls *k,
 				 "while running", d->name, want->name);
 			goto fail;
 		}
+		tw = change_of(first, k0, s);
+		if (tw != NULL && want->twin != NULL && tw->kind == want)
+			want->twin(spec.conf[s], tw->conf);
 		u->change[u->nb_change].cls = k;
+		u->change[u->nb_change].slot = s;
 		u->change[u->nb_change].kind = want;
 		u->change[u->nb_change++].conf = spec.conf[s];
 		spec.conf[s] = NULL;
@@ -378,8 +446,8 @@ conf_add(struct classes_conf *c, struct cls *k, uint32_t quantum,
 	c->prio[i] = (uint8_t)prio;
 }
 
-void
-shp_classes_abort(struct shp_classes_update *u)
+static void
+shard_abort(struct shard_update *u)
 {
 	struct shp_ctx ctx = { 0 };
 	unsigned int i;
@@ -404,27 +472,49 @@ shp_classes_abort(struct shp_classes_update *u)
 	free(u);
 }
 
-int
-shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
-		    struct rte_mempool *pool, uint16_t port,
-		    const struct shp_kind_env *kenv,
-		    struct shp_classes_update **out, char *err)
+void
+shp_classes_abort(struct shp_classes_update *u)
 {
-	struct shp_classes_update *u;
-	const struct classes_conf *old = NULL;
-	bool any = false, *keep = NULL;
+	unsigned int q;
+
+	if (u == NULL)
+		return;
+	/* the other shards' first: their classes name shard 0's links */
+	for (q = u->n; q-- > 0;)
+		shard_abort(u->sh[q]);
+	free(u);
+}
+
+/* The class of match index i in the conf shard 0's change made (NULL: no
+ * such class on the port, or this is shard 0). */
+static const struct cls *
+first_cls(const struct shard_update *first, uint32_t i)
+{
+	if (first == NULL || first->conf->map[i] == NO_MEMBER)
+		return NULL;
+	return first->conf->cls[first->conf->map[i]];
+}
+
+/*
+ * Chain c's change to s. old: its conf (NULL: no classes yet); drained:
+ * by old member, whether it may go (cleared and empty on every shard);
+ * first: shard 0's change (NULL on shard 0), whose classes this one's
+ * share their links and conf ids with. 0 and *out, or -1 with err.
+ */
+static int
+shard_prepare(struct shp_chain *c, const struct classes_conf *old,
+	      const bool *drained, const struct shp_class_set *s, bool any,
+	      struct rte_mempool *pool, uint16_t port,
+	      const struct shp_kind_env *kenv,
+	      const struct shard_update *first, struct shard_update **out,
+	      char *err)
+{
+	struct shard_update *u;
+	bool *keep = NULL;
 	uint32_t i, j, nb_match;
 	unsigned int cap;
 
 	*out = NULL;
-	if (port >= SHP_MAX_PORTS)
-		return 0;
-	for (i = 0; s != NULL && i < s->nb; i++)
-		any |= on_port(&s->def[i], port);
-	if (c->queue != NULL && c->queue->ops == &shp_cls_ops)
-		old = priv(c->queue)->conf;
-	else if (!any)
-		return 0;   /* no class here, before or after */
 	u = calloc(1, sizeof(*u));
 	if (u == NULL)
 		goto nomem;
@@ -448,6 +538,7 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 					    port, &c->env, NULL);
 		if (u->q == NULL)
 			goto nomem;
+		priv(u->q)->shard = c->env.shard;
 		if (c->inbox == NULL) {
 			char name[RTE_RING_NAMESIZE];
 
@@ -471,6 +562,7 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 	for (i = 0; any && i < u->conf->nb_match; i++) {
 		const char *name = shp_match_set_name(s->match, i);
 		const struct shp_class_def *d = shp_class_find(s, name);
+		const struct cls *k0 = first_cls(first, i);
 		struct cls *k = NULL;
 
 		if (d == NULL || !on_port(d, port))
@@ -480,11 +572,12 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 			    strcmp(old->cls[j]->name, name) == 0) {
 				k = old->cls[j];
 				keep[j] = true;
-				if (plan_stages(u, k, d, kenv, err) < 0)
+				if (plan_stages(u, k, d, kenv, first, k0,
+						err) < 0)
 					goto fail;
 			}
 		if (k == NULL) {
-			k = cls_new(d, c, pool, port, kenv, err);
+			k = cls_new(d, c, pool, port, kenv, k0, err);
 			if (k == NULL)
 				goto fail;
 			u->made[u->nb_made++] = k;
@@ -499,9 +592,8 @@ shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
 
 		if (keep[j])
 			continue;
-		if (k->retiring && k->sq.cnt == 0 &&
-		    shp_qdisc_qlen_total(k->chain.root) == 0) {
-			u->gone[u->nb_gone++] = k;   /* drained */
+		if (drained[j]) {
+			u->gone[u->nb_gone++] = k;
 			continue;
 		}
 		if (u->conf->nb == MAX_MEMBERS) {
@@ -519,12 +611,83 @@ nomem:
 	snprintf(err, SHP_ERR_LEN, "port %u: classes: out of memory", port);
 fail:
 	free(keep);
-	shp_classes_abort(u);
+	shard_abort(u);
 	return -1;
 }
 
-void
-shp_classes_publish(struct shp_classes_update *u)
+static bool
+cls_drained(const struct cls *k)
+{
+	return k->retiring && k->sq.cnt == 0 &&
+	       shp_qdisc_qlen_total(k->chain.root) == 0;
+}
+
+static const struct classes_conf *
+chain_conf(const struct shp_chain *c)
+{
+	return c->queue != NULL && c->queue->ops == &shp_cls_ops ?
+	       priv(c->queue)->conf : NULL;
+}
+
+int
+shp_classes_prepare(struct shp_chain *const *c, unsigned int n,
+		    const struct shp_class_set *s,
+		    struct rte_mempool *pool, uint16_t port,
+		    const struct shp_kind_env *kenv,
+		    struct shp_classes_update **out, char *err)
+{
+	const struct classes_conf *old = chain_conf(c[0]);
+	struct shp_classes_update *u;
+	bool any = false, *drained = NULL;
+	unsigned int q, j;
+
+	*out = NULL;
+	if (port >= SHP_MAX_PORTS || n == 0 || n > SHP_MAX_QUEUES)
+		return 0;
+	for (j = 0; s != NULL && j < s->nb; j++)
+		any |= on_port(&s->def[j], port);
+	if (old == NULL && !any)
+		return 0;   /* no class here, before or after */
+	u = calloc(1, sizeof(*u));
+	drained = calloc((old != NULL ? old->nb : 0) + 1, sizeof(*drained));
+	if (u == NULL || drained == NULL) {
+		free(u);
+		free(drained);
+		snprintf(err, SHP_ERR_LEN, "port %u: classes: out of memory",
+			 port);
+		return -1;
+	}
+	/* a cleared class goes when it is empty on every shard: the shards
+	 * keep the same members */
+	for (j = 0; old != NULL && j < old->nb; j++) {
+		drained[j] = true;
+		for (q = 0; q < n; q++) {
+			const struct classes_conf *o = chain_conf(c[q]);
+
+			if (o == NULL || o->nb != old->nb)
+				rte_panic("port %u: shard %u's classes are "
+					  "not shard 0's\n", port, q);
+			drained[j] &= cls_drained(o->cls[j]);
+		}
+	}
+	for (q = 0; q < n; q++) {
+		u->n = q + 1;
+		if (shard_prepare(c[q], chain_conf(c[q]), drained, s, any, pool,
+				  port, kenv, q > 0 ? u->sh[0] : NULL,
+				  &u->sh[q], err) < 0) {
+			u->n = q;
+			shp_classes_abort(u);
+			free(drained);
+			return -1;
+		}
+	}
+	free(drained);
+	*out = u;
+	return 0;
+}
+
+static void
+shard_publish(struct shard_update *u)
 {
 	struct shp_chain *c = u->chain;
 	unsigned int i, j;
@@ -552,7 +715,7 @@ shp_classes_publish(struct shp_classes_update *u)
 		 * rate stage gave it (tbf's): ours now */
 		shp_chain_insert(c, c->queue, u->q, u->inbox);
 		u->inbox = NULL;
-		shp_cls_stage[u->q->port] = u->q;
+		shp_cls_stage[u->q->port][priv(u->q)->shard] = u->q;
 	} else {
 		__atomic_store_n(&priv(u->q)->conf, u->conf, __ATOMIC_RELEASE);
 	}
@@ -563,7 +726,17 @@ shp_classes_publish(struct shp_classes_update *u)
 }
 
 void
-shp_classes_finish(struct shp_classes_update *u)
+shp_classes_publish(struct shp_classes_update *u)
+{
+	unsigned int q;
+
+	/* every shard before the caller's one grace period */
+	for (q = 0; q < u->n; q++)
+		shard_publish(u->sh[q]);
+}
+
+static void
+shard_finish(struct shard_update *u)
 {
 	struct shp_ctx ctx = { 0 };
 	unsigned int i;
@@ -585,19 +758,32 @@ shp_classes_finish(struct shp_classes_update *u)
 	free(u);
 }
 
+void
+shp_classes_finish(struct shp_classes_update *u)
+{
+	unsigned int q;
+
+	for (q = 0; q < u->n; q++)
+		shard_finish(u->sh[q]);
+	free(u);
+}
+
 int
-shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
+shp_classes_attach(struct shp_chain *const *c, unsigned int n,
+		   const struct shp_class_set *s,
 		   struct rte_mempool *pool, uint16_t port,
 		   const struct shp_kind_env *kenv, char *err)
 {
 	struct shp_classes_update *u;
+	unsigned int q;
 
-	if (c->queue != NULL && c->queue->ops == &shp_cls_ops) {
-		snprintf(err, SHP_ERR_LEN, "port %u: classes attached twice",
-			 port);
-		return -1;
-	}
-	if (shp_classes_prepare(c, s, pool, port, kenv, &u, err) < 0)
+	for (q = 0; q < n; q++)
+		if (chain_conf(c[q]) != NULL) {
+			snprintf(err, SHP_ERR_LEN, "port %u: classes attached "
+				 "twice", port);
+			return -1;
+		}
+	if (shp_classes_prepare(c, n, s, pool, port, kenv, &u, err) < 0)
 		return -1;
 	if (u == NULL)
 		return 0;
@@ -618,8 +804,8 @@ shp_classes_detach(struct shp_chain *c, struct shp_ctx *ctx)
 	shp_cls_reset(q, ctx);
 	pthread_mutex_lock(&shp_cls_lock);
 	shp_chain_remove(c, q);
-	if (shp_cls_stage[q->port] == q)
-		shp_cls_stage[q->port] = NULL;
+	if (shp_cls_stage[q->port][priv(q)->shard] == q)
+		shp_cls_stage[q->port][priv(q)->shard] = NULL;
 	pthread_mutex_unlock(&shp_cls_lock);
 	cf = priv(q)->conf;
 	for (i = 0; i < cf->nb; i++)

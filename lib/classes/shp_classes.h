@@ -19,11 +19,12 @@
  * port's own tbf, above, caps the sum (an htb parent); the port's netem
  * stays at the root.
  *
- * Counters: each class has a counter block of its own (one writer: the
- * port's TX lcore, the only caller of the stage), in which its stages
- * count their drops and statistics. They are added into the port's sums
- * (shp_stats_sum), so the port's conservation holds as without classes,
- * and reported by class (ports.N.classes.NAME).
+ * Counters: each class has a counter block of its own on each shard (one
+ * writer: the shard's TX lcore, the only caller of the stage), in which
+ * its stages count their drops and statistics. They are added into the
+ * port's sums (shp_stats_sum) and the shard's (shp_stats_sum_shard), so
+ * conservation holds as without classes, and reported by class, summed
+ * over the shards (ports.N.classes.NAME).
  *
  * This file: the definitions the options and the INI file build
  * (--class NAME 'MATCH', --class-KEY NAME 'TEXT', [class NAME]).
@@ -142,13 +143,19 @@ struct shp_class_sum {
 };
 
 /*
- * Insert a classes stage into port's chain c (built by shp_chain_build):
- * the classes of s that apply to port get their chains (pool, env as the
- * port's), c->queue becomes the classes stage (RX enqueues there; it
- * takes packets from the port's TX lcore only: c gets an inbox). No class
- * for port: nothing done, 0. 0, or -1 with err.
+ * Insert a classes stage into each of port's n chains c[0..n) (built by
+ * shp_chain_build; n > 1: the port's shards, c[q] shard q): the classes
+ * of s that apply to port get their chains (pool, env as the port's),
+ * c[q]->queue becomes the classes stage (RX enqueues there; it takes
+ * packets from the shard's TX lcore only: the chain gets an inbox). On
+ * shards, each shard runs every class with state of its own (queue,
+ * netem delay line), and a class's rate (tbf, netem rate and slot, a
+ * trace) is one for the link: its instances share one link block
+ * (shp_link.h), as the port's stages share the port's. No class for
+ * port: nothing done, 0. 0, or -1 with err (nothing attached).
  */
-int shp_classes_attach(struct shp_chain *c, const struct shp_class_set *s,
+int shp_classes_attach(struct shp_chain *const *c, unsigned int n,
+		       const struct shp_class_set *s,
 		       struct rte_mempool *pool, uint16_t port,
 		       const struct shp_kind_env *kenv, char *err);
 
@@ -193,13 +200,14 @@ shp_class_sojourn_avg(const struct shp_class_sum *s)
  * data path no longer sees). Classes kept by name keep their chain and
  * what it holds, their stages changed in place (a different kind is
  * refused); a class dropped is served, with no new packets, until it is
- * empty, then freed by a later change (shp_classes_drained says when one
+ * empty (on every shard of the port), then freed by a later change (shp_classes_drained says when one
  * is due: ctl_tick makes it); nothing queued is lost or
  * reordered. A port without classes gets its classes stage (and an
  * inbox). abort undoes a prepared change that was not published.
  */
 struct shp_classes_update;
-int shp_classes_prepare(struct shp_chain *c, const struct shp_class_set *s,
+int shp_classes_prepare(struct shp_chain *const *c, unsigned int n,
+			const struct shp_class_set *s,
 			struct rte_mempool *pool, uint16_t port,
 			const struct shp_kind_env *kenv,
 			struct shp_classes_update **u, char *err);
@@ -212,7 +220,7 @@ void shp_classes_abort(struct shp_classes_update *u);
 unsigned int shp_classes_drained(uint16_t port);
 
 /* Classes on port (0: none, dropped ones still draining included) and the
- * sums of class i (-1 past the last). */
+ * sums of class i (-1 past the last), over the port's shards. */
 unsigned int shp_classes_nb(uint16_t port);
 int shp_classes_sum(uint16_t port, unsigned int i, struct shp_class_sum *s);
 

@@ -93,8 +93,6 @@ struct shp_options {
 #define SHP_DEFAULT_RING_SIZE 1024
 #define SHP_DEFAULT_BURST 32
 #define SHP_MAX_BURST 512
-/* --queues: shards of one port, as the offline tool takes (replay.h) */
-#define SHP_MAX_QUEUES 16
 #define SHP_DEFAULT_MAX_LATE_NS 50000    /* 50us */
 
 /* Frame lengths: an MTU is the L3 packet's; a frame adds its Ethernet

@@ -64,6 +64,14 @@ void
 shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	      uint16_t port, unsigned int nb_bands, struct shp_port_sum *out)
 {
+	shp_stats_sum_shard(blocks, n, port, SHP_ALL_SHARDS, nb_bands, out);
+}
+
+void
+shp_stats_sum_shard(const struct shp_lcore_ctr *blocks, unsigned int n,
+		    uint16_t port, int shard, unsigned int nb_bands,
+		    struct shp_port_sum *out)
+{
 	struct shp_port_ctr *s = &out->c;
 	unsigned int l, b, d;
 
@@ -83,7 +91,7 @@ shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 	}
 	/* what stages counted in blocks of their own (a class's) */
 	for (l = 0; l < nb_sources; l++)
-		sources[l]->add_port(port, s);
+		sources[l]->add_port(port, shard, s);
 	out->queued = s->tx_pending;
 	for (d = 0; d < shp_xstat_nb(); d++) {
 		unsigned int fl = shp_xstat_desc(d)->flags;

@@ -23,6 +23,8 @@
 #include "shp_stall.h"
 
 #define SHP_MAX_PORTS  32
+/* --queues: shards of one port (issue 24) */
+#define SHP_MAX_QUEUES 16
 #define SHP_MAX_BANDS  16
 #define SHP_MAX_LCORES 128
 
@@ -177,8 +179,9 @@ struct shp_stats_source {
 	/* Add into s what port's stages count in their own blocks (drops,
 	 * statistics, bands, tx_pending for what they stage). Any control
 	 * thread, relaxed loads; serialised against changes by the
-	 * source. */
-	void (*add_port)(uint16_t port, struct shp_port_ctr *s);
+	 * source. shard: what shard `shard` of the port counts (--queues),
+	 * or SHP_ALL_SHARDS. */
+	void (*add_port)(uint16_t port, int shard, struct shp_port_ctr *s);
 	/* Optional: more members of port's object in the stats file, each
 	 * written as ",\n    \"KEY\": VALUE" (nothing when it has none). */
 	void (*json)(FILE *f, uint16_t port);
@@ -189,11 +192,18 @@ struct shp_stats_source {
 /* Register src (kept by pointer); 0, or -1 when the table is full. */
 int shp_stats_source_register(const struct shp_stats_source *src);
 
+#define SHP_ALL_SHARDS (-1)
+
 /* Sum counter blocks[0..n) for port `port`, and what the registered
  * sources count for it. */
 void shp_stats_sum(const struct shp_lcore_ctr *blocks, unsigned int n,
 		   uint16_t port, unsigned int nb_bands,
 		   struct shp_port_sum *out);
+/* The same for one shard of the port: blocks are the shard's, and the
+ * sources add what the shard's stages count (its classes'). */
+void shp_stats_sum_shard(const struct shp_lcore_ctr *blocks, unsigned int n,
+			 uint16_t port, int shard, unsigned int nb_bands,
+			 struct shp_port_sum *out);
 
 /* drops -= base_drops, xstats -= base_xstats but the gauges (SHP_XS_GAUGE,
  * kept as they are): a `clear stats` baseline, for a port or a class. */

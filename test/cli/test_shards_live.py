@@ -429,8 +429,6 @@ def test_pcap_refused(tmp_path):
     ("0@0,1@0,2@1,3@1,4@1", ["--queues", "2", "--rx-lcores", "1-3",
                              "--tx-lcores", "4"],
      "--queues 2 with 3 RX lcores: one would have no queue"),
-    (LCORES, ["--queues", "2", "--class", "c", "eth_type 0x0800"],
-     "classes are not spread over shards"),
 ])
 def test_refused_combinations(lcores, args, says):
     rc, out = refused(args, lcores=lcores)
@@ -589,15 +587,84 @@ def test_runtime_changes_on_shards(tmp_path):
     assert second.count("delay 2ms") == 2 and "rate" not in second, second
 
 
+CLASS_ALL = ["--class", "c", "eth_type 0x0000"]   # net_null's frames
+
+
+def test_class_rate_on_shards(tmp_path):
+    """A class's own tbf of 1 Gbit/s with --queues 2: each port's class
+    (all of net_null's frames) sends the link's 1 Gbit/s within 1% (not 2,
+    as a bucket a shard would), both shards sending; the class's counters
+    are the port's, summed over the shards; conservation exact, the pool
+    full at exit."""
+    rc, out, st = run_for(tmp_path, 4, [
+        "--queues", "2"] + CLASS_ALL + [
+        "--class-tbf", "c", "rate 1gbit burst 64kb limit 1mb"])
+    assert rc == 0, out[-3000:]
+    assert "mbuf leak" not in out
+    el = st["elapsed_s"]
+    for p, port in st["ports"].items():
+        shards = check_port(port)
+        assert all(s["tx_packets"] > 0 for s in shards), shards
+        c = port["classes"]["c"]
+        assert c["queued"] == 0 and c["dropped"] > 0, c
+        assert c["in_packets"] == c["packets"] + c["dropped"], c
+        # what the port dropped outside the class (flushed at exit from
+        # its inbox before the class, or from its stages after it) is
+        # the gap between the class's figures and the port's
+        before = port["egress_in"] - c["in_packets"]
+        after = c["packets"] - port["tx_packets"]
+        assert before >= 0 and after >= 0, (c, port)
+        assert before + after == \
+            sum(port["drops"].values()) - c["dropped"], (c, port)
+        rate = port["tx_bytes"] * 8 / el
+        assert abs(rate - 1e9) <= 0.01 * 1e9, (p, rate, shards)
+
+
+def test_class_changes_on_shards(tmp_path):
+    """`set class` and `clear class` on a sharded port: taken on every
+    shard in one change (show class gives the class once, its figures
+    the shards' sum), each class's figures conserved."""
+    stats = tmp_path / "s.json"
+    cmd = shaper_cmd(NULL_VDEVS, ["--queues", "2", "-i", "--stats-file",
+                                  str(stats)], lcores=LCORES)
+    text = ("set class c match 'eth_type 0x0000' netem 'delay 1ms'\n"
+            "set class c tbf 'rate 100mbit burst 64kb limit 1mb'\n"
+            "show class\nset class c netem 'delay 2ms'\nshow class\n"
+            "clear class c\nset class d match 'eth_type 0x0000'\nquit\n")
+    p = subprocess.run(cmd, input=text, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout
+    assert "mbuf leak" not in p.stdout
+    o = outputs(clean(p.stdout))
+    first, second = o["show class"]
+    for shown, delay in ((first, "delay 1ms"), (second, "delay 2ms")):
+        # one class a port, not one a shard
+        assert shown.count("port 0 class c:") == 1, shown
+        assert shown.count("port 1 class c:") == 1, shown
+        assert delay in shown and "rate 100Mbit" in shown, shown
+    with open(stats) as f:
+        st = json.load(f)
+    for port in st["ports"].values():
+        check_port(port)
+        cls = port["classes"]
+        assert set(cls) <= {"c", "d"} and "d" in cls, cls
+        for c in cls.values():
+            # each class's figures, summed over the shards, conserved
+            assert c["in_packets"] == c["packets"] + c["dropped"] + \
+                c["queued"], cls
+        assert cls["d"]["in_packets"] > 0, cls
+
+
 @pytest.mark.parametrize("args", [
     [], ["--police-port", "1", "rate 20mbit burst 20kb"],
+    ["--class", "c", "eth_type 0x0000", "--class-netem", "c", "delay 1ms"],
     ["--netem", "delay 1ms rate 100mbit"],
     ["--netem", "delay 1ms outage 500ms 100ms accumulate 2ms"]])
 def test_default_queues_one_a_worker(tmp_path, args):
     """Issue 24: two workers and neither --queues nor lcore roles: a
     queue a worker, each worker a shard of every port (said at start),
-    both carrying, conservation exact; a policer, netem's rate, outage and
-    accumulate run on shards too."""
+    both carrying, conservation exact; a policer, classes, netem's rate,
+    outage and accumulate run on shards too."""
     rc, out, st = run_for(tmp_path, 2, args)
     assert rc == 0, out[-3000:]
     assert "2 workers: --queues 2 by default" in out, out[-3000:]
@@ -612,8 +679,6 @@ def test_default_queues_one_a_worker(tmp_path, args):
     # roles given, or --queues: kept as given, nothing said
     (["--rx-lcores", "1", "--tx-lcores", "2"], None),
     (["--queues", "1"], None),
-    # what does not run on shards yet: the pipeline, and why
-    (["--class", "c", "eth_type 0x0800"], "(classes are not spread"),
 ])
 def test_default_keeps_the_pipeline(tmp_path, args, says):
     rc, out, st = run_for(tmp_path, 1, args)

@@ -698,6 +698,107 @@ def test_policer_is_the_links(tmp_path):
 
 # ------------------------------------------------- one shard: unchanged
 
+# ------------------------------------------------------------- classes
+
+CLASS_TBF = ["--class", "c", "eth_type ipv4", "--class-tbf", "c", TBF]
+
+
+def class_stats(port, name="c"):
+    return port["classes"][name]
+
+
+def test_class_rate_is_the_links(tmp_path):
+    """A class's own tbf on 2 shards is one bucket for the link, as the
+    port's: the capture of test_two_shards_share_the_link_rate, every
+    frame in class c (tbf 10mbit), leaves at 10 Mbit/s within 0.5% (two
+    buckets would give the heavy shard's 10 plus the light one's ~1.6),
+    every flow in order, both shards carry the class, and the class's
+    and the shards' counters sum to the port's."""
+    inp = tmp_path / "in.pcap"
+    frames, _ = capture(inp, 6000, 400_000)
+    got, stats = runs_by_queues(tmp_path, inp, CLASS_TBF)
+    for q in ("1", "2"):
+        assert abs(busy_rate(got[q]) - RATE_BPS) <= 0.005 * RATE_BPS, q
+        assert_flows_in_order(got[q])
+        port = stats[q]
+        c = class_stats(port)
+        assert c["in_packets"] == port["rx_packets"] == len(frames)
+        assert c["packets"] == port["tx_packets"] == len(got[q])
+        assert c["dropped"] == port["dropped"] > 0
+        shards_sum_to_port(port)
+    shards = stats["2"]["shards"]
+    assert len(shards) == 2 and all(s["tx_packets"] > 0 for s in shards)
+
+
+def test_class_delay_exact_on_shards(tmp_path):
+    """A class's constant netem delay on 2 shards, each with its own
+    delay line: every packet leaves exactly 10 ms after it came, as with
+    one queue; what matches no class passes undelayed."""
+    inp = tmp_path / "in.pcap"
+    frames, ts = capture(inp, 3000, 400_000, seed=3)
+    args = ["--class", "heavy", "src_port 5000", "--class-netem", "heavy",
+            "delay 10ms"]
+    got, stats = runs_by_queues(tmp_path, inp, args)
+    sent = {pcaplib.seq_of(fr): t for fr, t in zip(frames, ts)}
+    for q in ("1", "2"):
+        assert len(got[q]) == len(frames)
+        for t, fr in got[q]:
+            want = 10 * MS if flow_of(fr) == 0 else 0
+            assert t - sent[pcaplib.seq_of(fr)] == want, (q, flow_of(fr))
+        assert class_stats(stats[q], "heavy")["packets"] == \
+            sum(1 for fr in frames if flow_of(fr) == 0)
+        shards_sum_to_port(stats[q])
+    assert all(s["tx_packets"] > 0 for s in stats["2"]["shards"])
+
+
+def test_classes_one_queue_is_byte_identical(tmp_path):
+    """--queues 1 with classes is the tool without the option: the same
+    capture, the same summary, the same stats file."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, 5000, 700_000, seed=5, heavy=0.6)
+    args = CLASS_TBF + ["--class-netem", "c", "delay 5ms 1ms"]
+    outs = {}
+    for name, extra in (("ref", []), ("q1", ["--queues", "1"])):
+        d = tmp_path / name
+        d.mkdir()
+        text = ok_run(inp, "out.pcap", *args, *extra, "--stats-file",
+                      "st.json", cwd=d)
+        with open(d / "out.pcap", "rb") as f:
+            outs[name] = (f.read(), text, (d / "st.json").read_text())
+    assert outs["ref"] == outs["q1"]
+    assert '"classes"' in outs["q1"][2]
+
+
+def test_classes_and_port_rate_on_shards(tmp_path):
+    """Two classes with rates of their own under the port's tbf, on 2
+    shards: each class's bucket and the port's are the link's, apart: the
+    classes leave at their rates (4 and 3 Mbit/s, within 1%) and the sum
+    within the port's 10 Mbit/s."""
+    inp = tmp_path / "in.pcap"
+    frames, _ = capture(inp, 8000, 250_000, seed=11, heavy=0.5)
+    args = ["--tbf", TBF,
+            "--class", "a", "src_port 5000",
+            "--class-tbf", "a", "rate 4mbit burst 10kb limit 200kb",
+            "--class", "b", "src_port 5001-5063",
+            "--class-tbf", "b", "rate 3mbit burst 10kb limit 200kb"]
+    got, stats = runs_by_queues(tmp_path, inp, args)
+    for q in ("1", "2"):
+        for name, want, pick in (("a", 4e6, lambda f: f == 0),
+                                 ("b", 3e6, lambda f: f != 0)):
+            # the class's own busy period: past its first burst, up to
+            # its last departure
+            mine = [t for t, fr in got[q] if pick(flow_of(fr))]
+            busy = [(t, fr) for t, fr in got[q] if pick(flow_of(fr)) and
+                    t >= mine[0] + 100 * MS]
+            bits = 8 * sum(len(fr) for _, fr in busy[1:])
+            rate = bits / ((busy[-1][0] - busy[0][0]) / 1e9)
+            assert abs(rate - want) <= 0.005 * want, (q, name, rate)
+            c = class_stats(stats[q], name)
+            assert c["dropped"] > 0 and c["packets"] > 0
+        assert_flows_in_order(got[q])
+        shards_sum_to_port(stats[q])
+    assert all(s["tx_packets"] > 0 for s in stats["2"]["shards"])
+
 PROFILES = {
     "tbf": ["--tbf", TBF],
     "netem": ["--netem", "delay 10ms 3ms loss 2% duplicate 1%"],
