@@ -44,6 +44,7 @@ struct tbf_state {
 
 /* the kind's drop causes (tbf_drops) */
 enum { TBF_DROP_OVERSIZE, TBF_DROP_LIMIT };
+enum { TBF_XS_HELD };
 
 struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
@@ -56,6 +57,9 @@ struct tbf_priv {
 	 * leave (NULL: none) */
 	struct rte_mbuf *held;
 	uint64_t held_at;
+	/* the gauge that counts it as queued, in the block of the lcore
+	 * that holds it (zeroed there when a reset drops it) */
+	uint64_t *held_gauge;
 };
 
 static inline struct tbf_priv *
@@ -127,6 +131,16 @@ tbf_wire_run(const struct shp_tbf_conf *c, struct rte_mbuf *const *run,
 	return k;
 }
 
+/* The held frame is out of the child's queue: counted as queued by a
+ * gauge (the port's conservation holds while it waits, not only once it
+ * left). */
+static inline void
+held_count(struct shp_qdisc *q, struct tbf_priv *p, struct shp_ctx *ctx)
+{
+	p->held_gauge = shp_stage_xstat(q, ctx, TBF_XS_HELD);
+	*p->held_gauge = p->held != NULL;
+}
+
 /*
  * tbf_dequeue on the link's bucket: per run of the child's packets one
  * claim for those in front of the first oversize one; what the bucket
@@ -188,6 +202,7 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			shp_stage_drop(q, ctx, TBF_DROP_OVERSIZE, o);
 		}
 	}
+	held_count(q, p, ctx);
 	shp_meta_released(pkts, got, now);
 	ctx->bytes = bytes;
 	return got;
@@ -333,6 +348,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		 * first, at once */
 		pkts[0] = p->held;
 		p->held = NULL;
+		held_count(q, p, ctx);
 		shp_meta_released(pkts, 1, now);
 		got = 1 + child->ops->dequeue(child, pkts + 1,
 					      (uint16_t)(n - 1), ctx);
@@ -573,6 +589,8 @@ tbf_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	if (p->held != NULL)
 		shp_drop(ctx, SHP_DROP_FLUSHED, p->held);
 	p->held = NULL;
+	if (p->held_gauge != NULL)
+		*p->held_gauge = 0;
 }
 
 static bool
@@ -700,6 +718,12 @@ tbf_tc_print(const char *args, const struct shp_kind_env *env,
 	return n;
 }
 
+/* a shard's frame held for the link's place it reserved (tbf on shards) */
+static const struct shp_xstat_desc tbf_xstats[] = {
+	[TBF_XS_HELD] = { "held", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
+	{ NULL, 0, NULL },
+};
+
 static const char *const tbf_drops[] = {
 	/* larger than the bucket: could never pass */
 	[TBF_DROP_OVERSIZE] = "tbf_oversize",
@@ -755,6 +779,7 @@ const struct shp_kind shp_kind_tbf = {
 	.tc_print = tbf_tc_print,
 	.note = tbf_note,
 	.drops = tbf_drops,
+	.xstats = tbf_xstats,
 	.usage = "tbf rate RATE burst BYTES (limit BYTES | latency TIME) "
 		 "[peakrate RATE mtu BYTES] [overhead BYTES] [mpu BYTES] "
 		 "[linklayer ethernet|atm]",
