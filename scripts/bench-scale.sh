@@ -7,7 +7,9 @@
 # lcore on a 2-vCPU machine), the two side by side in every round (the
 # machine is noisy), for four profiles: none; tbf only (a rate never
 # reached: every burst claims the shared bucket); delay 10ms; the full
-# pipeline. One line a run (Mpps over both ports = tx_packets of both /
+# pipeline; and the delay profile inside a class (every frame in class c,
+# whose own tbf, the link's shared bucket, and netem delay 10ms it runs:
+# what classes cost a shard). One line a run (Mpps over both ports = tx_packets of both /
 # elapsed_s from the stats file; late and overload drops, both ports),
 # then per profile the medians and the ratio 2 workers / 1 worker.
 #
@@ -26,6 +28,8 @@
 #   SCALE_LAYOUT=pipeline: the 2-worker runs as a pipeline of shards
 #   instead (--queues 2 --rx-lcores 1 --tx-lcores 2: lcore 1 polls both
 #   RX queues, lcore 2 sends both shards), against the same 1 worker
+#   SCALE_PROFILES="delay class": those profiles only (default: none tbf
+#   delay full class)
 set -euo pipefail
 usage() { echo "usage: $0 [SECONDS [ROUNDS]]" >&2; exit 2; }
 S=5 R=3
@@ -54,13 +58,21 @@ case $layout in rtc|pipeline) ;; *) echo "$0: SCALE_LAYOUT: rtc or pipeline" >&2
 MEM=(--no-huge -m 2048) memname=--no-huge
 [ "${SCALE_HUGE:-0}" = 1 ] && MEM=() memname="2 MiB hugepages"
 TBF='rate 100gbit burst 1mb limit 100mb'
-profiles=(none tbf delay full)
+read -r -a profiles <<<"${SCALE_PROFILES:-none tbf delay full class}"
+for p in "${profiles[@]}"; do
+	case $p in none|tbf|delay|full|class) ;;
+	*) echo "$0: SCALE_PROFILES: none, tbf, delay, full, class" >&2; exit 2 ;;
+	esac
+done
 prof_args() {
 	case $1 in
 	none) P=() ;;
 	tbf) P=(--tbf "$TBF") ;;
 	delay) P=(--netem 'delay 10ms') ;;
 	full) P=(--tbf "$TBF" --netem 'delay 10ms 1ms loss 1%') ;;
+	# net_null's frames are all zeros: eth_type 0 matches every one
+	class) P=(--class c 'eth_type 0x0000' --class-tbf c "$TBF"
+		  --class-netem c 'delay 10ms') ;;
 	esac
 }
 
@@ -116,7 +128,7 @@ for r in $(seq "$R"); do
 done
 
 echo
-python3 - "$tmp/res" <<'PY'
+python3 - "$tmp/res" "${profiles[@]}" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 def runs(p, w):
@@ -124,7 +136,7 @@ def runs(p, w):
 med = {}
 print("%-6s %-36s %-36s %7s  %s" % ("profile", "1 worker (Mpps)",
       "2 workers (Mpps)", "ratio", "late / overload (1w; 2w)"))
-for p in ("none", "tbf", "delay", "full"):
+for p in sys.argv[2:]:
     a, b = runs(p, "1"), runs(p, "2")
     ma = st.median(float(r[2]) for r in a)
     mb = st.median(float(r[2]) for r in b)
@@ -137,9 +149,15 @@ for p in ("none", "tbf", "delay", "full"):
           mb / ma, dr(a), dr(b)))
 print("ratio = median of 2 workers / median of 1 worker; target x1.80 "
       "for delay and full")
-n, t = med["none"], med["tbf"]
-print("tbf only / none: 1 worker (plain bucket) %.3f, 2 workers "
-      "(shared bucket, a claim a burst) %.3f" % (t[0] / n[0], t[1] / n[1]))
+if "none" in med and "tbf" in med:
+    n, t = med["none"], med["tbf"]
+    print("tbf only / none: 1 worker (plain bucket) %.3f, 2 workers "
+          "(shared bucket, a claim a burst) %.3f" % (t[0] / n[0],
+                                                     t[1] / n[1]))
+if "delay" in med and "class" in med:
+    d, c = med["delay"], med["class"]
+    print("class (tbf + delay 10ms in a class) / delay: 1 worker %.3f, "
+          "2 workers %.3f" % (c[0] / d[0], c[1] / d[1]))
 PY
 
 echo
