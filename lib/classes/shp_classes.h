@@ -200,10 +200,11 @@ shp_class_sojourn_avg(const struct shp_class_sum *s)
  * data path no longer sees). Classes kept by name keep their chain and
  * what it holds, their stages changed in place (a different kind is
  * refused); a class dropped is served, with no new packets, until it is
- * empty (on every shard of the port), then freed by a later change (shp_classes_drained says when one
- * is due: ctl_tick makes it); nothing queued is lost or
- * reordered. A port without classes gets its classes stage (and an
- * inbox). abort undoes a prepared change that was not published.
+ * empty (on every shard of the port), then freed by a later change
+ * (shp_classes_drained says when one is due: ctl_tick makes it); nothing
+ * queued is lost or reordered. A port without classes gets its classes
+ * stage (and an inbox). abort undoes a prepared change that was not
+ * published.
  */
 struct shp_classes_update;
 int shp_classes_prepare(struct shp_chain *const *c, unsigned int n,

@@ -201,8 +201,8 @@ port_build(struct port *p, const char *port_tbf, struct shp_class_set *s)
 		fail_msg("%s", err);
 	assert_int_equal(shp_chain_build(&p->chain, &spec, shp_rig_pool, PORT,
 					 &env, NULL, &kenv), 0);
-	if (shp_classes_attach(CHAINS(&p->chain), 1, s, shp_rig_pool, PORT, &kenv,
-			       err) < 0)
+	if (shp_classes_attach(CHAINS(&p->chain), 1, s, shp_rig_pool, PORT,
+			       &kenv, err) < 0)
 		fail_msg("%s", err);
 	p->ctx.ctr = &shp_rig_ctr->port[PORT];
 }
@@ -351,8 +351,9 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	/* a's delay changes in place: what it holds stays */
 	assert_int_equal(shp_class_set_edit(s, "a", "netem 'delay 20ms'", &n,
 					    err), 0);
-	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n, shp_rig_pool, PORT,
-					     &kenv, &u, err), 0);
+	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n,
+					     shp_rig_pool, PORT, &kenv, &u,
+					     err), 0);
 	assert_non_null(u);
 	shp_classes_publish(u);
 	shp_classes_finish(u);
@@ -364,14 +365,16 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	/* a refused change changes nothing */
 	assert_int_equal(shp_class_set_edit(s, "a", "queue fq_codel", &n,
 					    err), 0);
-	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n, shp_rig_pool, PORT,
-					     &kenv, &u, err), -1);
+	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n,
+					     shp_rig_pool, PORT, &kenv, &u,
+					     err), -1);
 	assert_non_null(strstr(err, "fq_codel"));
 	shp_class_set_free(n);
 	/* cleared: served until empty, new packets to the port's queue */
 	assert_int_equal(shp_class_set_edit(s, "a", NULL, &n, err), 0);
-	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n, shp_rig_pool, PORT,
-					     &kenv, &u, err), 0);
+	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n,
+					     shp_rig_pool, PORT, &kenv, &u,
+					     err), 0);
 	shp_classes_publish(u);
 	shp_classes_finish(u);
 	assert_int_equal(shp_classes_sum(PORT, 0, &cs), 0);
@@ -392,8 +395,9 @@ test_change_and_clear_keep_what_is_queued(void **state)
 	assert_int_equal(p.out[1], 110);
 	assert_int_equal(conserved(&p), 0);
 	/* an empty retiring class goes at the next change */
-	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n, shp_rig_pool, PORT,
-					     &kenv, &u, err), 0);
+	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n,
+					     shp_rig_pool, PORT, &kenv, &u,
+					     err), 0);
 	shp_classes_publish(u);
 	shp_classes_finish(u);
 	assert_int_equal(shp_classes_nb(PORT), 0);
@@ -594,8 +598,9 @@ test_long_text_change_applies(void **state)
 	port_build(&p, NULL, s);
 	snprintf(t1, sizeof(t1), "netem '%s'", t2);
 	assert_int_equal(shp_class_set_edit(s, "a", t1, &n, err), 0);
-	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n, shp_rig_pool, PORT,
-					     &kenv, &u, err), 0);
+	assert_int_equal(shp_classes_prepare(CHAINS(&p.chain), 1, n,
+					     shp_rig_pool, PORT, &kenv, &u,
+					     err), 0);
 	assert_non_null(u);
 	shp_classes_publish(u);
 	shp_classes_finish(u);
