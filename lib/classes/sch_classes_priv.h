@@ -226,6 +226,15 @@ sq_pop(struct staging *sq)
 	sq->cnt--;
 }
 
+/* A cleared class with nothing left on this shard: it may be freed once
+ * it is so on every shard of its port. */
+static inline bool
+cls_drained(const struct cls *k)
+{
+	return k->retiring && k->sq.cnt == 0 &&
+	       shp_qdisc_qlen_total(k->chain.root) == 0;
+}
+
 /* Drop what a staging FIFO holds (flushed), its turn forgotten. */
 void shp_cls_sq_flush(struct staging *sq, struct shp_ctx *ctx);
 /* Flush everything the stage holds (its classes' chains too). */

@@ -59,13 +59,9 @@ shp_classes_drained(uint16_t port)
 		gone = true;
 		for (q = 0; q < SHP_MAX_QUEUES; q++) {
 			const struct classes_conf *c = shard_conf(port, q);
-			const struct cls *k;
 
-			if (c == NULL || i >= c->nb)
-				continue;
-			k = c->cls[i];
-			gone &= k->retiring && k->sq.cnt == 0 &&
-				shp_qdisc_qlen_total(k->chain.root) == 0;
+			if (c != NULL && i < c->nb)
+				gone &= cls_drained(c->cls[i]);
 		}
 		n += gone;
 	}
@@ -74,7 +70,7 @@ shp_classes_drained(uint16_t port)
 }
 
 /* k's counters since start, or since the last shp_classes_clear, added
- * into s (its name's and the gauges'), its histogram merged into h */
+ * into s (counts and gauges), its histogram merged into h */
 static void
 cls_add(const struct cls *k, struct shp_class_sum *s, struct shp_hist *h,
 	bool cleared)
@@ -85,8 +81,6 @@ cls_add(const struct cls *k, struct shp_class_sum *s, struct shp_hist *h,
 	uint64_t in_p, in_b, out_p, out_b, dropped = 0;
 	unsigned int d, b;
 
-	s->name = k->name;
-	s->retiring = k->retiring;
 	in_p = LD(c->rx_packets);
 	in_b = LD(c->rx_bytes);
 	out_p = LD(c->tx_packets);
@@ -223,16 +217,18 @@ void
 shp_classes_add_port(uint16_t port, int shard, struct shp_port_ctr *s)
 {
 	const struct classes_conf *cf;
-	unsigned int i, q;
+	unsigned int i, q, lo = 0, hi = SHP_MAX_QUEUES;
 
 	if (port >= SHP_MAX_PORTS || shard >= SHP_MAX_QUEUES)
 		return;
+	if (shard != SHP_ALL_SHARDS) {
+		lo = (unsigned int)shard;
+		hi = lo + 1;
+	}
 	pthread_mutex_lock(&shp_cls_lock);
-	for (q = 0; q < SHP_MAX_QUEUES; q++) {
+	for (q = lo; q < hi; q++) {
 		const struct classes_priv *p;
 
-		if (shard != SHP_ALL_SHARDS && q != (unsigned int)shard)
-			continue;
 		shp_port_ctr_add_stages(s, &shp_cls_retired[port][q],
 					SHP_MAX_BANDS, true);
 		cf = shard_conf(port, q);

@@ -615,13 +615,6 @@ fail:
 	return -1;
 }
 
-static bool
-cls_drained(const struct cls *k)
-{
-	return k->retiring && k->sq.cnt == 0 &&
-	       shp_qdisc_qlen_total(k->chain.root) == 0;
-}
-
 static const struct classes_conf *
 chain_conf(const struct shp_chain *c)
 {
