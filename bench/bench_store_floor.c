@@ -50,12 +50,12 @@ static uint8_t frame[2048] = { 0x45 };
 static uint16_t flen = 64;   /* -s: the frames' size */
 static uint64_t npkts = 10000000;
 
-/* the descriptor the floor keeps: the fields netem's record keeps */
+/* the descriptor the floor keeps: the fields netem's record keeps for a
+ * frame with no TX offload and no dynamic field (its 48 bytes) */
 struct rec {
-	uint64_t rx_ns, tts, cls, ol_flags, hash, tx_offload;
-	uint32_t packet_type, seq;
+	uint64_t tts, cls, ol_flags, hash;
+	uint32_t packet_type, rx_ago;
 	uint16_t len, port, vlan_tci, vlan_tci_outer;
-	uint32_t dynfield1[9];
 } __rte_aligned(16);
 
 static void
@@ -96,7 +96,7 @@ mpps_since(uint64_t t0, uint64_t sent)
 static double
 run_floor(struct rte_mempool *mp, uint64_t depth, uint64_t *sink)
 {
-	size_t rs = shp_tq_store_rec_size(flen);
+	size_t rs = shp_tq_store_rec_size_plain(flen);
 	size_t cap = rte_align64pow2((depth + 2 * BURST) * rs);
 	char *st = rte_malloc(NULL, cap, RTE_CACHE_LINE_SIZE);
 	struct rte_mbuf *in[BURST], *out[BURST];
@@ -118,18 +118,16 @@ run_floor(struct rte_mempool *mp, uint64_t depth, uint64_t *sink)
 			struct rec *r = (struct rec *)(st + (tail & (cap - 1)));
 			const struct shp_meta *meta = shp_meta(m);
 
-			r->rx_ns = meta->rx_ns;
 			r->tts = meta->time_to_send;
+			r->rx_ago = (uint32_t)(r->tts - meta->rx_ns);
 			r->cls = meta->cls;
 			r->ol_flags = m->ol_flags;
 			memcpy(&r->hash, &m->hash, sizeof(r->hash));
-			r->tx_offload = m->tx_offload;
 			r->packet_type = m->packet_type;
 			r->len = (uint16_t)m->pkt_len;
 			r->port = m->port;
 			r->vlan_tci = m->vlan_tci;
 			r->vlan_tci_outer = m->vlan_tci_outer;
-			memcpy(r->dynfield1, m->dynfield1, sizeof(r->dynfield1));
 			rte_memcpy(r + 1, rte_pktmbuf_mtod(m, void *),
 				   m->pkt_len);
 			tail += rs;
@@ -156,10 +154,9 @@ run_floor(struct rte_mempool *mp, uint64_t depth, uint64_t *sink)
 			memcpy(&m->hash, &r->hash, sizeof(r->hash));
 			m->vlan_tci = r->vlan_tci;
 			m->vlan_tci_outer = r->vlan_tci_outer;
-			m->tx_offload = r->tx_offload;
-			memcpy(m->dynfield1, r->dynfield1,
-			       sizeof(r->dynfield1));
-			meta->rx_ns = r->rx_ns;
+			m->tx_offload = 0;
+			memset(m->dynfield1, 0, sizeof(m->dynfield1));
+			meta->rx_ns = r->tts - r->rx_ago;
 			meta->time_to_send = r->tts;
 			meta->cls = r->cls;
 			head += rs;
@@ -265,7 +262,7 @@ main(int argc, char **argv)
 	printf("%u B frames at %.2f Mpps (virtual clock for the time queue), "
 	       "jitter %" PRIu64 " ns, %" PRIu64 " packets per case, one "
 	       "lcore; record %zu B\n", flen, rate, jitter, npkts,
-	       shp_tq_store_rec_size(flen));
+	       shp_tq_store_rec_size_plain(flen));
 	printf("%10s %10s %10s %12s %12s %10s %12s\n", "delay ms", "in flight",
 	       "floor", "tq store", "tq mbufs", "store/flr",
 	       "store hwm MB");

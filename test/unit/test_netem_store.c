@@ -36,7 +36,7 @@ struct seen {
 	uint32_t id;          /* its first 4 bytes: the input number */
 	uint16_t len, port, vlan;
 	uint32_t ptype, rss;
-	uint64_t olf, rx_ns, tts, cls, left, sum;
+	uint64_t olf, rx_ns, tts, cls, left, sum, txo, dyn;
 };
 
 static struct seen got[2][MAX_OUT];
@@ -58,7 +58,9 @@ fnv(const uint8_t *p, uint32_t n)
 }
 
 /* Frame i: its number in the first bytes, a pattern after, and the
- * metadata RX and the classifier would have set, all from i. */
+ * metadata RX and the classifier would have set, all from i; one in five
+ * with a TX offload, one in five with a dynamic field (a record with its
+ * st_ext), the others plain. */
 static struct rte_mbuf *
 mk(uint64_t i, uint64_t now)
 {
@@ -78,6 +80,13 @@ mk(uint64_t i, uint64_t now)
 	m->hash.rss = (uint32_t)(i ^ 0x5a5a5a5a);
 	meta->prio = (uint8_t)(i % 16);
 	meta->band = (uint8_t)(i % 3);
+	/* the pool's mbufs keep what an earlier frame left there */
+	memset(m->dynfield1, 0, sizeof(m->dynfield1));
+	m->tx_offload = 0;
+	if (i % 5 == 1)
+		m->tx_offload = 0x10203 + i;
+	else if (i % 5 == 2)
+		m->dynfield1[i % RTE_DIM(m->dynfield1)] = (uint32_t)(i | 1);
 	return m;
 }
 
@@ -103,6 +112,8 @@ record(struct shp_rig *r, struct rte_mbuf *m)
 	s->cls = meta->cls & 0xffffffffull;   /* prio, band, flags */
 	s->left = r->ctx.now;
 	s->sum = fnv(d, m->pkt_len);
+	s->txo = m->tx_offload;
+	s->dyn = fnv((const uint8_t *)m->dynfield1, sizeof(m->dynfield1));
 	/* a frame rebuilt from the store is a plain one-segment mbuf */
 	assert_int_equal(m->nb_segs, 1);
 	if (SHP_XSTAT(r->c, "netem", "store_frames") > max_stored)
@@ -161,6 +172,9 @@ compare(uint64_t n, bool dup, bool corrupt)
 			assert_int_equal(a->ptype, m->packet_type);
 			assert_int_equal(a->rss, m->hash.rss);
 			assert_true(a->olf == m->ol_flags);
+			assert_true(a->txo == m->tx_offload);
+			assert_true(a->dyn == fnv((const uint8_t *)m->dynfield1,
+						  sizeof(m->dynfield1)));
 			assert_int_equal(a->cls & 0xffff,
 					 shp_meta(m)->cls & 0xffff);
 			rte_pktmbuf_free(m);
@@ -192,6 +206,25 @@ test_jitter(void **state)
 	/* out of time order: most frames overtake or are overtaken */
 	same("delay 10ms 5ms", 30000, 2000, false, false);
 	same("delay 2ms 1ms distribution normal", 30000, 1000, false, false);
+}
+
+/*
+ * A plain record holds the arrival time as its distance to the send time,
+ * in 32 bits: a frame that waits longer (over 4.29 s) has an st_ext. Both
+ * sides of the line, each frame's arrival time exact (as without the
+ * store), whatever its form.
+ */
+static void
+test_long_waits(void **state)
+{
+	uint64_t i;
+
+	(void)state;
+	same("delay 4290ms 10ms", 3000, 10000, false, false);
+	for (i = 0; i < nb_got[1]; i++) {
+		assert_true(got[1][i].tts - got[1][i].rx_ns >= 4280000000ull);
+		assert_true(got[1][i].rx_ns == got[1][i].id * 10000ull);
+	}
 }
 
 static void
@@ -414,7 +447,7 @@ test_reset_and_change(void **state)
 }
 
 /* records of a 64-byte frame a 64 KiB chunk holds, about */
-#define ST_CHUNK_RECS (65536 / 176 + 1)
+#define ST_CHUNK_RECS (65536 / 112 + 1)   /* plain records of 64-byte frames */
 
 /* n frames of 64 bytes into r at t, in bursts */
 static void
@@ -438,10 +471,10 @@ fill64(struct shp_rig *r, uint64_t t, uint32_t n)
 
 /*
  * The store's bound follows the profile (issue 25): a chain started with
- * `delay 10ms rate 10mbit` (a bound of 4 MiB, 64 chunks: ~23,800 frames
+ * `delay 10ms rate 10mbit` (a bound of 4 MiB, 64 chunks: ~37,400 frames
  * of 64 bytes) changed to `delay 1s` (no rate: the default bound, 512
- * MiB) stores 30,000 frames, none kept as an mbuf (store_full 0): the
- * first profile's bound would have kept ~6,200. Changed back to the small
+ * MiB) stores 45,000 frames, none kept as an mbuf (store_full 0): the
+ * first profile's bound would have kept ~7,500. Changed back to the small
  * profile with those stored, the next 1,000 frames keep their mbufs (the
  * bound is below what is in use) but for what the chunk being written
  * still holds, and once the store drained, frames are stored again. Every frame leaves; the pool is full at the end.
@@ -461,27 +494,27 @@ test_change_resizes_the_store(void **state)
 	assert_non_null(small);
 	shp_rig_chain(&r, "netem delay 10ms rate 10mbit");
 	assert_non_null(r.root->ops->change(r.root, big));
-	fill64(&r, 0, 30000);
+	fill64(&r, 0, 45000);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_full"), 0);
-	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 30000);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 45000);
 	assert_true(SHP_XSTAT(r.c, "netem", "store_bytes") > (4u << 20));
-	/* back to the small bound, 30,000 frames stored above it */
+	/* back to the small bound, 45,000 frames stored above it */
 	r.root->ops->change(r.root, small);
 	fill64(&r, 1000, 1000);
 	/* all but what the chunk being written still had room for */
 	full = SHP_XSTAT(r.c, "netem", "store_full");
 	assert_true(full >= 1000 - ST_CHUNK_RECS && full <= 1000);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"),
-			 30000 + 1000 - full);
+			 45000 + 1000 - full);
 	shp_rig_drain(&r);
-	assert_int_equal(r.out, 31000);
+	assert_int_equal(r.out, 46000);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
 	/* under its bound again: stored */
 	fill64(&r, r.ctx.now, 100);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 100);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_full"), full);
 	shp_rig_drain(&r);
-	assert_int_equal(r.out, 31100);
+	assert_int_equal(r.out, 46100);
 	/* the rig frees its conf, not the ones pushed */
 	r.root->ops->change(r.root, NULL);
 	shp_rig_fini(&r);
@@ -532,6 +565,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jitter),
+		cmocka_unit_test(test_long_waits),
 		cmocka_unit_test(test_reorder_and_ties),
 		cmocka_unit_test(test_dup_corrupt),
 		cmocka_unit_test(test_threshold_and_segments),

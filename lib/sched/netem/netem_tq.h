@@ -167,8 +167,11 @@ void shp_tq_store_set(struct shp_tq *q, uint32_t max_len);
  * until the store is back under it. The region starts wholly usable.
  */
 void shp_tq_store_bound(struct shp_tq *q, size_t bytes);
-/* Bytes of store memory a frame of len bytes takes. */
+/* Bytes of store memory a frame of len bytes takes at most (with a TX
+ * offload, a dynamic field or a wait over 4.3 s): what sizing assumes. */
 size_t shp_tq_store_rec_size(uint32_t len);
+/* ... and without them: what a frame from RX usually takes. */
+size_t shp_tq_store_rec_size_plain(uint32_t len);
 
 /* Queue m at shp_meta(m)->time_to_send; now is the current time. */
 void shp_tq_insert(struct shp_tq *q, struct rte_mbuf *m, uint64_t now);
