@@ -541,6 +541,8 @@ st_fill(struct shp_tq *q, struct rte_mbuf *m, struct st_rec *r)
 	struct shp_meta *meta = shp_meta(m);
 	uint16_t len = ST_LEN(r);
 
+	m->data_off = (uint16_t)RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM,
+					(uint16_t)m->buf_len);
 	rte_memcpy(rte_pktmbuf_mtod(m, void *), rec_data(r), len);
 	m->data_len = len;
 	m->pkt_len = len;
@@ -567,6 +569,21 @@ st_fill(struct shp_tq *q, struct rte_mbuf *m, struct st_rec *r)
 	meta->next = NULL;
 	meta->cls = r->cls;
 	st_release(q, r);
+}
+
+/* Are m[0..n) what rte_pktmbuf_free_bulk would put back into pool as
+ * they are: direct, one segment, one reference, of that pool? */
+static inline bool
+st_plain_mbufs(const struct rte_mempool *pool, struct rte_mbuf *const *m,
+	       uint32_t n)
+{
+	uint32_t i;
+	bool ok = true;
+
+	for (i = 0; i < n; i++)
+		ok &= RTE_MBUF_DIRECT(m[i]) && m[i]->pool == pool &&
+		      rte_mbuf_refcnt_read(m[i]) == 1 && m[i]->next == NULL;
+	return ok;
 }
 
 /* A stored frame the pool had no mbuf for: it leaves the queue here. */
@@ -610,13 +627,16 @@ st_rebuild(struct shp_tq *q, struct rte_mbuf **pkts, uint16_t n)
 
 			fi = 0;
 			nf = 0;
-			if (rte_pktmbuf_alloc_bulk(q->st->pool, fresh,
-						   want) == 0) {
+			/* raw: st_fill writes every field a reset would but
+			 * those the pool keeps (one segment, no next, a
+			 * reference) */
+			if (rte_mempool_get_bulk(q->st->pool, (void **)fresh,
+						 want) == 0) {
 				nf = want;
 			} else {
 				/* all or nothing: take what is there */
 				while (nf < want &&
-				       (fresh[nf] = rte_pktmbuf_alloc(
+				       (fresh[nf] = rte_mbuf_raw_alloc(
 						q->st->pool)) != NULL)
 					nf++;
 			}
@@ -742,9 +762,15 @@ tq_commit(struct shp_tq *q)
 		fr[nf++] = m;
 	}
 	q->n_stage = 0;
-	/* back to the pool while they are in the cache: RX takes them next */
-	if (nf > 0)
-		rte_pktmbuf_free_bulk(fr, nf);
+	/* back to the pool while they are in the cache: RX takes them next;
+	 * straight into it when each is a plain mbuf of the store's pool
+	 * (it is in the cache: nothing is read that was not just read) */
+	if (nf > 0) {
+		if (st_plain_mbufs(q->st->pool, fr, nf))
+			rte_mempool_put_bulk(q->st->pool, (void **)fr, nf);
+		else
+			rte_pktmbuf_free_bulk(fr, nf);
+	}
 }
 
 static inline void
