@@ -479,12 +479,12 @@ st_release(struct shp_tq *q, struct st_rec *r)
 static inline bool
 st_needs_ext(const struct rte_mbuf *m, uint64_t rx_ns, uint64_t tts)
 {
-	const uint64_t *d = (const uint64_t *)m->dynfield1;
-	uint64_t any;
+	uint64_t any = m->tx_offload;
+	unsigned int i;
 
-	RTE_BUILD_BUG_ON(sizeof(m->dynfield1) != 4 * sizeof(uint64_t) +
-			 sizeof(uint32_t));
-	any = d[0] | d[1] | d[2] | d[3] | m->dynfield1[8] | m->tx_offload;
+	/* 4-byte aligned: word by word (the compiler joins them) */
+	for (i = 0; i < RTE_DIM(m->dynfield1); i++)
+		any |= m->dynfield1[i];
 	return any != 0 || tts < rx_ns || tts - rx_ns > UINT32_MAX;
 }
 
