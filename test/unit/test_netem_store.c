@@ -41,6 +41,7 @@ struct seen {
 
 static struct seen got[2][MAX_OUT];
 static uint64_t nb_got[2];
+static uint64_t limit_drops[2];   /* netem_limit, run by run */
 static int run_idx;
 static uint64_t max_stored;
 
@@ -142,6 +143,7 @@ run(int idx, const char *args, bool store, uint64_t n, uint64_t gap)
 		assert_int_equal(max_stored, 0);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
 	assert_int_equal(r.c->drops[shp_drop_index("store_no_mbuf")], 0);
+	limit_drops[idx] = r.c->drops[shp_drop_index("netem_limit")];
 	shp_rig_fini(&r);
 }
 
@@ -225,6 +227,70 @@ test_long_waits(void **state)
 		assert_true(got[1][i].tts - got[1][i].rx_ns >= 4280000000ull);
 		assert_true(got[1][i].rx_ns == got[1][i].id * 10000ull);
 	}
+}
+
+/*
+ * A constant delay takes netem's short way (netem_enqueue_plain); a loss
+ * of 0% sends the same profile the whole way, a draw for every packet and
+ * none lost. The two give the same frames at the same times, and refuse
+ * the same ones at the limit (1,000 in flight for a limit of 300).
+ */
+static void
+test_plain_enqueue(void **state)
+{
+	(void)state;
+	run(0, "delay 10ms limit 300", true, 3000, 10000);
+	run(1, "delay 10ms limit 300 loss 0%", true, 3000, 10000);
+	compare(3000, false, true);   /* refused ones: not each out once */
+	assert_true(limit_drops[0] > 1000);
+	assert_int_equal(limit_drops[0], limit_drops[1]);
+	assert_int_equal(nb_got[0] + limit_drops[0], 3000);
+}
+
+/* 2,000 frames, 10 us apart, through FIRST and, from frame 1,000 on,
+ * `delay 10ms loss 30%` (a change mid-stream), drained: run idx. */
+static void
+run_then_lossy(int idx, const char *first)
+{
+	char err[SHP_ERR_LEN];
+	struct shp_netem_conf *lossy = shp_netem_parse("delay 10ms loss 30%",
+						       err);
+	struct shp_rig r;
+	uint64_t i;
+
+	assert_non_null(lossy);
+	run_idx = idx;
+	nb_got[idx] = 0;
+	shp_rig_chain(&r, first);
+	r.on_pkt = record;
+	for (i = 0; i < 2000; i++) {
+		struct rte_mbuf *m = mk(i, i * 10000);
+
+		if (i == 1000)
+			assert_non_null(r.root->ops->change(r.root, lossy));
+		shp_rig_enqueue_at(&r, i * 10000, &m, 1);
+		shp_rig_poll(&r);
+	}
+	shp_rig_drain(&r);
+	/* the rig frees its conf, not the one pushed */
+	r.root->ops->change(r.root, NULL);
+	shp_rig_fini(&r);
+	shp_netem_conf_free(lossy);
+}
+
+/*
+ * The short way leaves nothing behind that the whole way would not: after
+ * a change to a lossy profile (its arrival numbers and chains start
+ * again) the very frames are lost whichever way the first profile went.
+ */
+static void
+test_plain_then_lossy(void **state)
+{
+	(void)state;
+	run_then_lossy(0, "netem delay 10ms");
+	run_then_lossy(1, "netem delay 10ms loss 0%");
+	compare(2000, false, true);   /* the lost ones: not each out once */
+	assert_true(nb_got[0] > 1500 && nb_got[0] < 1900);
 }
 
 static void
@@ -566,6 +632,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_jitter),
 		cmocka_unit_test(test_long_waits),
+		cmocka_unit_test(test_plain_enqueue),
+		cmocka_unit_test(test_plain_then_lossy),
 		cmocka_unit_test(test_reorder_and_ties),
 		cmocka_unit_test(test_dup_corrupt),
 		cmocka_unit_test(test_threshold_and_segments),

@@ -1160,8 +1160,9 @@ netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
  * duplicate, corrupt, bit errors, reorder, rate, accumulate or outage):
  * what netem_enqueue_one decides for each packet is its time to send and
  * the limit, so the vector takes the short way. No stream is drawn from,
- * as none would be (every draw is keyed by the arrival number, which
- * still counts every packet): the output is the same packet for packet.
+ * as none would be; the arrival numbers still count (a new profile starts
+ * them again, netem_reset_state): the output is the same packet for
+ * packet (test_plain_enqueue, test_plain_then_lossy).
  */
 static inline bool
 netem_is_plain(const struct shp_netem_conf *c)
