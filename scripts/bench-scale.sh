@@ -89,10 +89,10 @@ prof_args() {
 	esac
 }
 
-# testpmd_run LCORES QUEUES ROUND: dpdk-testpmd io on the same vdevs, Rx-pps
+# testpmd_run LCORES QUEUES ROUND W: dpdk-testpmd io on the same vdevs, Rx-pps
 # of both ports averaged over its periods after the first (start-up)
 testpmd_run() {
-	local L=$1 q=$2 r=$3
+	local L=$1 q=$2 r=$3 w=$4
 	# its set-up on --no-huge takes seconds: S after it, about
 	(sleep $((S + 6)); echo) | timeout -s INT $((S + 5)) dpdk-testpmd \
 		--lcores "$L" ${MEM[@]+"${MEM[@]}"} --no-pci \
@@ -126,7 +126,7 @@ run() {
 	*) L=0@0,1@0,2@1 ;;
 	esac
 	if [ "$prof" = testpmd ]; then
-		testpmd_run "$L" "$q" "$r"
+		testpmd_run "$L" "$q" "$r" "$w"
 		return
 	fi
 	local roles=()

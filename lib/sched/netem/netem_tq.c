@@ -541,8 +541,7 @@ st_fill(struct shp_tq *q, struct rte_mbuf *m, struct st_rec *r)
 	struct shp_meta *meta = shp_meta(m);
 	uint16_t len = ST_LEN(r);
 
-	m->data_off = (uint16_t)RTE_MIN((uint16_t)RTE_PKTMBUF_HEADROOM,
-					(uint16_t)m->buf_len);
+	rte_pktmbuf_reset_headroom(m);
 	rte_memcpy(rte_pktmbuf_mtod(m, void *), rec_data(r), len);
 	m->data_len = len;
 	m->pkt_len = len;

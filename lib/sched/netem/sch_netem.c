@@ -970,6 +970,31 @@ netem_pend(struct netem_sched_data *p, const struct shp_netem_conf *c,
 }
 
 /*
+ * The drop cause if `extra` packets more than the one offered would pass
+ * what netem may hold, else -1. A limit given is tc's, in packets, stored
+ * or not; the default one bounds what holds mbufs of the pool (it is half
+ * the pool), and the store bounds the rest by its bytes: what it cannot
+ * take keeps its mbuf (store_full) and counts here. Then the port's delay
+ * stages together at their share of the pool (this stage's own change
+ * since its last sync added).
+ */
+static inline int
+netem_refuse(const struct netem_sched_data *p,
+	     const struct shp_netem_conf *c, uint32_t extra)
+{
+	uint32_t limit = c->limit_set ? c->limit : p->default_limit;
+
+	if ((c->limit_set ? p->tq.qlen + p->npend : netem_mbufs_held(p)) +
+	    extra >= limit)
+		return NETEM_DROP_LIMIT;
+	if (unlikely(p->held != NULL &&
+		     (uint64_t)*p->held + netem_mbufs_held(p) - p->counted +
+		     extra >= p->hold_cap))
+		return NETEM_DROP_SHARE;
+	return -1;
+}
+
+/*
  * One packet through the impairments, in the kernel's order. Every
  * decision for original n (its arrival number) is drawn from its
  * impairment's stream at n, whatever the other impairments decided, and
@@ -987,7 +1012,7 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	struct shp_rand r, rc, rb = { 0 };
 	bool dup = false, lost = false, corrupt = false, reorder, down;
 	int64_t delay = 0;
-	uint32_t limit;
+	int refuse;
 	uint64_t tts, ber_bits = 0, ber_first = 0;
 	int count = 1;
 
@@ -1087,29 +1112,12 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 			netem_enqueue_copy(q, p, c, dupm, ctx, n);
 		return false;
 	}
-	/*
-	 * keep room for the copy so qlen never exceeds the limit. A limit
-	 * given is tc's, in packets, stored or not; the default one bounds
-	 * what holds mbufs of the pool (it is half the pool), and the store
-	 * bounds the rest by its bytes: what it cannot take keeps its mbuf
-	 * (store_full) and counts here.
-	 */
-	limit = c->limit_set ? c->limit : p->default_limit;
-	if ((c->limit_set ? p->tq.qlen + p->npend : netem_mbufs_held(p)) +
-	    (dupm != NULL) >= limit) {
+	/* keep room for the copy so qlen never exceeds the limit */
+	refuse = netem_refuse(p, c, dupm != NULL);
+	if (refuse >= 0) {
 		if (dupm != NULL)
-			shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, dupm);
-		shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, m);
-		return false;
-	}
-	/* the port's delay stages together are at their share of the pool
-	 * (this stage's own change since its last sync added) */
-	if (unlikely(p->held != NULL &&
-		     (uint64_t)*p->held + netem_mbufs_held(p) - p->counted +
-		     (dupm != NULL) >= p->hold_cap)) {
-		if (dupm != NULL)
-			shp_stage_drop(q, ctx, NETEM_DROP_SHARE, dupm);
-		shp_stage_drop(q, ctx, NETEM_DROP_SHARE, m);
+			shp_stage_drop(q, ctx, refuse, dupm);
+		shp_stage_drop(q, ctx, refuse, m);
 		return false;
 	}
 	if (dupm != NULL)
@@ -1178,22 +1186,15 @@ netem_enqueue_plain(struct shp_qdisc *q, struct netem_sched_data *p,
 		    const struct shp_netem_conf *c, struct rte_mbuf **pkts,
 		    uint16_t n, struct shp_ctx *ctx)
 {
-	uint32_t limit = c->limit_set ? c->limit : p->default_limit;
 	uint16_t i, ok = 0;
 
 	p->arrivals += n;
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		int refuse = netem_refuse(p, c, 0);
 
-		if ((c->limit_set ? p->tq.qlen : netem_mbufs_held(p)) >=
-		    limit) {
-			shp_stage_drop(q, ctx, NETEM_DROP_LIMIT, m);
-			continue;
-		}
-		if (unlikely(p->held != NULL &&
-			     (uint64_t)*p->held + netem_mbufs_held(p) -
-			     p->counted >= p->hold_cap)) {
-			shp_stage_drop(q, ctx, NETEM_DROP_SHARE, m);
+		if (refuse >= 0) {
+			shp_stage_drop(q, ctx, refuse, m);
 			continue;
 		}
 		shp_meta(m)->time_to_send = netem_time_to_send(p, c, m,
