@@ -174,6 +174,7 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 	unsigned int n = s->opt.queues, nw = s->nb_workers, i, q;
 	const unsigned int *rx_ids = s->worker_ids, *tx_ids = s->worker_ids;
 	unsigned int nrx = nw, ntx = nw;
+	bool private_link;
 
 	if (shaper_shards_check(s) < 0)
 		return -1;
@@ -198,6 +199,19 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 		s->workers[lc].rx = true;
 		s->workers[lc].tx = true;
 	}
+	/*
+	 * For bench-scale.sh only: SHP_BENCH_PRIVATE_LINK=1 leaves the
+	 * link block out, so each shard keeps a bucket (and netem clock) of
+	 * its own, as N independent qdiscs would: the shared rate's cost is
+	 * then read against the very thing the issue compares it with. The
+	 * link's rate is then N times its profile's: never for use.
+	 */
+	private_link = getenv("SHP_BENCH_PRIVATE_LINK") != NULL &&
+		       strcmp(getenv("SHP_BENCH_PRIVATE_LINK"), "1") == 0;
+	if (private_link)
+		fprintf(stderr, "dpdk-shaper: SHP_BENCH_PRIVATE_LINK=1: each "
+			"shard has its own bucket, so a port's rate is %u "
+			"times its profile's (a benchmark's switch)\n", n);
 	/* the shards, each port's bucket: shard 0 is the port's own */
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
@@ -208,6 +222,8 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 			if (s->shard[port][q] == NULL)
 				goto nomem;
 		}
+		if (private_link)
+			continue;
 		/* zeroed: the first claim fills it (its conf_id 0) */
 		s->link[port] = rte_zmalloc_socket("shp_link",
 			sizeof(*s->link[port]), RTE_CACHE_LINE_SIZE,

@@ -6,7 +6,9 @@
 # (--lcores 0@0,1@0,2@1, --queues 2: worker 1 shares CPU 0 with the main
 # lcore on a 2-vCPU machine), the two side by side in every round (the
 # machine is noisy), for four profiles: none; tbf only (a rate never
-# reached: every burst claims the shared bucket); delay 10ms; the full
+# reached: the shared bucket stays rich, and a shard claims from it once
+# per 20 us or so, putting off the claims of the bursts between,
+# tbf_shared.h); delay 10ms; the full
 # pipeline; and the delay profile inside a class (every frame in class c,
 # whose own tbf, the link's shared bucket, and netem delay 10ms it runs:
 # what classes cost a shard). One line a run (Mpps over both ports = tx_packets of both /
@@ -21,12 +23,13 @@
 # what sharding keeps of the CPUs it is given, apart from what the
 # machine's CPUs are worth (the issue's ratio is the first, unchanged).
 #
-# The shared rate's cost: the program has no per-shard buckets, so it is
-# read as tbf-only against none at 2 workers (the whole tbf: the shared
-# claim once a burst plus the bucket's arithmetic), beside the same ratio
-# at 1 worker (--queues 1: the plain per-port bucket, no atomics); then
-# bench/bench_tbf_shared, cycles per claim, on two CPUs (0@0,1@1) and on
-# one (0@0,1@0), its lines as they come.
+# The shared rate's cost: profile tbfpriv is tbf only at 2 workers with
+# SHP_BENCH_PRIVATE_LINK=1 (app/shards.c: no link block, each shard a
+# bucket of its own, as independent per-shard qdiscs: twice the rate, still
+# never reached), and the summary gives tbf / tbfpriv at 2 workers, both
+# measured in every round; beside it tbf-only against none at 1 and at 2
+# workers; then bench/bench_tbf_shared, cycles per claim, on two CPUs
+# (0@0,1@1) and on one (0@0,1@0), its lines as they come.
 #
 # Figures only: this is never a test.
 #
@@ -37,7 +40,7 @@
 #   instead (--queues 2 --rx-lcores 1 --tx-lcores 2: lcore 1 polls both
 #   RX queues, lcore 2 sends both shards), against the same 1 worker
 #   SCALE_PROFILES="delay class": those profiles only (default: none tbf
-#   delay full class testpmd); testpmd: dpdk-testpmd io forwarding on the
+#   tbfpriv delay full class testpmd); testpmd: dpdk-testpmd io forwarding on the
 #   same vdevs and lcore maps (--nb-cores, --rxq and --txq 1 or 2), the
 #   reference: what a plain forwarder gains from the second worker here
 set -euo pipefail
@@ -68,19 +71,20 @@ case $layout in rtc|pipeline) ;; *) echo "$0: SCALE_LAYOUT: rtc or pipeline" >&2
 MEM=(--no-huge -m 2048) memname=--no-huge
 [ "${SCALE_HUGE:-0}" = 1 ] && MEM=() memname="2 MiB hugepages"
 TBF='rate 100gbit burst 1mb limit 100mb'
-defp="none tbf delay full class"
+defp="none tbf tbfpriv delay full class"
 command -v dpdk-testpmd >/dev/null && defp="$defp testpmd"
 read -r -a profiles <<<"${SCALE_PROFILES:-$defp}"
 for p in "${profiles[@]}"; do
-	case $p in none|tbf|delay|full|class|testpmd) ;;
-	*) echo "$0: SCALE_PROFILES: none, tbf, delay, full, class, testpmd" >&2
+	case $p in none|tbf|tbfpriv|delay|full|class|testpmd) ;;
+	*) echo "$0: SCALE_PROFILES: none, tbf, tbfpriv, delay, full, class," \
+		"testpmd" >&2
 	   exit 2 ;;
 	esac
 done
 prof_args() {
 	case $1 in
 	none) P=() ;;
-	tbf) P=(--tbf "$TBF") ;;
+	tbf|tbfpriv) P=(--tbf "$TBF") ;;
 	delay) P=(--netem 'delay 10ms') ;;
 	full) P=(--tbf "$TBF" --netem 'delay 10ms 1ms loss 1%') ;;
 	# net_null's frames are all zeros: eth_type 0 matches every one
@@ -133,7 +137,9 @@ run() {
 	[ "$w" = 2 ] && [ "$layout" = pipeline ] &&
 		roles=(--rx-lcores 1 --tx-lcores 2)
 	rm -f "$tmp/s.json"
-	$bin --lcores $L ${MEM[@]+"${MEM[@]}"} --no-pci --file-prefix $prefix \
+	local priv=0
+	[ "$prof" = tbfpriv ] && priv=1
+	SHP_BENCH_PRIVATE_LINK=$priv $bin --lcores $L ${MEM[@]+"${MEM[@]}"} --no-pci --file-prefix $prefix \
 		--log-level '*:error' --vdev net_null0,copy=1 \
 		--vdev net_null1,copy=1 -- --queues "$q" --mbufs 400000 \
 		--stats-file "$tmp/s.json" ${roles[@]+"${roles[@]}"} \
@@ -169,6 +175,8 @@ for r in $(seq "$R"); do
 	for prof in "${profiles[@]}"; do
 		# alternate which layout goes first, round to round
 		if [ $((r % 2)) = 1 ]; then ws="1 2 0"; else ws="0 2 1"; fi
+		# per-shard buckets differ from tbf at 2 workers only
+		[ "$prof" = tbfpriv ] && ws=2
 		for w in $ws; do run "$prof" "$w" "$r"; done
 	done
 done
@@ -182,7 +190,8 @@ def runs(p, w):
 med = {}
 print("%-6s %-36s %-36s %7s  %s" % ("profile", "1 worker (Mpps)",
       "2 workers (Mpps)", "ratio", "late / overload (1w; 2w)"))
-for p in sys.argv[2:]:
+main = [p for p in sys.argv[2:] if p != "tbfpriv"]
+for p in main:
     a, b = runs(p, "1"), runs(p, "2")
     ma = st.median(float(r[2]) for r in a)
     mb = st.median(float(r[2]) for r in b)
@@ -198,7 +207,7 @@ print("ratio = median of 2 workers / median of 1 worker; target x1.80 "
 print()
 print("%-6s %-36s %s" % ("profile", "1 worker on CPU 0 (Mpps)",
       "2 workers / (1 worker on CPU 1 + 1 on CPU 0)"))
-for p in sys.argv[2:]:
+for p in main:
     c = runs(p, "0")
     mc = st.median(float(r[2]) for r in c)
     print("%-6s %-36s %.2f (CPU 0 alone: %.2f of CPU 1)" % (p,
@@ -207,8 +216,17 @@ for p in sys.argv[2:]:
 if "none" in med and "tbf" in med:
     n, t = med["none"], med["tbf"]
     print("tbf only / none: 1 worker (plain bucket) %.3f, 2 workers "
-          "(shared bucket, a claim a burst) %.3f" % (t[0] / n[0],
+          "(the link's shared bucket) %.3f" % (t[0] / n[0],
                                                      t[1] / n[1]))
+if "tbf" in med and "tbfpriv" in sys.argv[2:]:
+    pv = [float(r[2]) for r in runs("tbfpriv", "2")]
+    sh = [float(r[2]) for r in runs("tbf", "2")]
+    print("the shared rate's cost at 2 workers: tbf, one bucket for the "
+          "link (%s) / tbfpriv, a bucket a shard (%s) = %.3f (per round: %s)"
+          % (", ".join("%.2f" % x for x in sh),
+             ", ".join("%.2f" % x for x in pv),
+             st.median(sh) / st.median(pv),
+             ", ".join("%.3f" % (x / y) for x, y in zip(sh, pv))))
 if "delay" in med and "class" in med:
     d, c = med["delay"], med["class"]
     print("class (tbf + delay 10ms in a class) / delay: 1 worker %.3f, "
