@@ -14,7 +14,11 @@
  *                 line moves between them at every claim);
  *   spaced: private and one shared with ~1 us of other work between
  *                 claims, as a shard that sends a burst of 32 every 1-2 us
- *                 does (the ratio is to private, spaced).
+ *                 does (the ratio is to private, spaced);
+ *   put off:      one shared, each lcore with a deferral state of its own
+ *                 (struct shp_tbf_defer, as the tbf stage claims: the
+ *                 bucket, never near empty at this rate, is claimed from
+ *                 once per quarter of its time), back to back and spaced.
  * Prints cycles per claim per lcore, the ratio to private, and the swaps
  * lost to another lcore. Never a test: figures only.
  *
@@ -47,6 +51,7 @@ static struct private_bucket priv[RTE_MAX_LCORE];
 static volatile int mode, go;
 static unsigned int ready;
 static uint64_t cycles[RTE_MAX_LCORE], frames[RTE_MAX_LCORE];
+static struct shp_tbf_defer defer[RTE_MAX_LCORE];
 
 static inline uint64_t
 now_ns(void)
@@ -114,9 +119,20 @@ worker(void *arg)
 			got += private_claim(&priv[lc], wire, BURST, now);
 			spin_ns(1000);
 			break;
-		default:
+		case 4:
 			got += shp_tbf_shared_claim(&one, &conf, wire, BURST,
 						    now, &next);
+			spin_ns(1000);
+			break;
+		case 5:
+			got += shp_tbf_shared_claim_defer(&one, &conf,
+							  &defer[lc], wire,
+							  BURST, now, &next);
+			break;
+		default:
+			got += shp_tbf_shared_claim_defer(&one, &conf,
+							  &defer[lc], wire,
+							  BURST, now, &next);
 			spin_ns(1000);
 			break;
 		}
@@ -134,6 +150,7 @@ run(const char *name, int m, double *base)
 	double sum = 0;
 
 	memset(priv, 0, sizeof(priv));
+	memset(defer, 0, sizeof(defer));
 	for (lc = 0; lc < RTE_MAX_LCORE; lc++) {
 		priv[lc].tokens = conf.buffer_t;
 		priv[lc].t_c = t;
@@ -163,7 +180,7 @@ run(const char *name, int m, double *base)
 	if (*base == 0)
 		*base = sum;
 	printf("  mean %.1f, x%.2f of private", sum, sum / *base);
-	if (m == 2 || m == 4)
+	if (m == 2 || m >= 4)
 		printf(", swaps lost %.2f%%",
 		       100.0 * one.retries / (double)(one.claims + 1));
 	printf("\n");
@@ -195,6 +212,8 @@ main(int argc, char **argv)
 		run("one shared", 2, &base);
 		run("private, spaced", 3, &spaced);
 		run("one shared, spaced", 4, &spaced);
+		run("one shared, put off", 5, &base);
+		run("put off, spaced", 6, &spaced);
 	}
 	rte_eal_cleanup();
 	return 0;

@@ -8,8 +8,9 @@
  *
  * A shard of a link spread over several (issue 24) runs the link's one
  * bucket instead of its own: the chain's env names it (link, shp_link.h), and
- * the stage claims from it once per run of its child's packets
- * (tbf_shared.h). The decisions are those of the private bucket; only
+ * the stage claims from it at most once per run of its child's packets,
+ * and puts its claims off while the bucket is more than half full
+ * (tbf_shared.h, struct shp_tbf_defer). The decisions are those of the private bucket; only
  * where the tokens are kept differs, and one thing more: a shard the
  * bucket refuses reserves the link for its head frame (takes it out of
  * the child and holds it until the time the reservation gives), so that
@@ -53,6 +54,9 @@ struct tbf_priv {
 	/* the link's bucket, shared with the other shards (NULL: s is the
 	 * bucket) */
 	struct shp_tbf_shared *sh;
+	/* with sh: the claims this shard puts off while the bucket is rich
+	 * (tbf_shared.h) */
+	struct shp_tbf_defer defer;
 	/* with sh: the frame the link is reserved for, and when it may
 	 * leave (NULL: none) */
 	struct rte_mbuf *held;
@@ -103,6 +107,7 @@ tbf_shared_seen(struct tbf_priv *p, const struct shp_tbf_conf *c,
 {
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
+		shp_tbf_defer_reset(&p->defer);
 		shp_tbf_shared_adopt(p->sh, c, now);
 	}
 }
@@ -178,7 +183,8 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		cnt = RTE_MIN(cnt, (uint16_t)SHP_TBF_RUN_MAX);
 		k = tbf_wire_run(c, run, cnt, wire);
 		if (k > 0)
-			m = shp_tbf_shared_claim(p->sh, c, wire, k, now, &next);
+			m = shp_tbf_shared_claim_defer(p->sh, c, &p->defer,
+						       wire, k, now, &next);
 		if (m < k) {
 			/* the link's tokens are spent for now: frame m
 			 * keeps the shard's place (m + 1 <= n - got) */
@@ -188,6 +194,9 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			bytes -= rte_pktmbuf_pkt_len(p->held);
 			p->held_at = shp_tbf_shared_reserve(p->sh, c, wire[m],
 							    now);
+			/* (a refusal is a claim: nothing was owed) the view
+			 * lacks the reservation: claim next time */
+			shp_tbf_defer_reset(&p->defer);
 			got += m;
 			break;
 		}
@@ -455,7 +464,8 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 		/* the dequeue fills it first */
 		if (c->id != p->seen && shp_tbf_shared_fresh(p->sh, c))
 			return RTE_MAX(now, t_child);
-		t = shp_tbf_shared_when(p->sh, c, (uint32_t)RTE_MIN(
+		t = shp_tbf_shared_when_owed(p->sh, c, &p->defer,
+					     (uint32_t)RTE_MIN(
 				shp_tbf_wire_len(c, len), (uint64_t)UINT32_MAX),
 				now);
 		return RTE_MAX(t, t_child);
@@ -496,9 +506,11 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 		return;
 	if (p->sh != NULL) {
 		tbf_shared_seen(p, c, now);
+		shp_tbf_shared_settle(p->sh, c, &p->defer, now);
 		shp_tbf_shared_charge(p->sh, c, (uint32_t)RTE_MIN(
 				shp_tbf_wire_len(c, len), (uint64_t)UINT32_MAX),
 				now);
+		shp_tbf_defer_reset(&p->defer);   /* its view lacks the charge */
 		return;
 	}
 	if (unlikely(c->id != p->seen)) {
@@ -549,8 +561,9 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		tbf_shared_seen(p, c, now);
 		k = tbf_wire_run(c, pkts, RTE_MIN(n, (uint16_t)SHP_TBF_RUN_MAX),
 				 wire);
-		return k > 0 ? shp_tbf_shared_claim(p->sh, c, wire, k, now,
-						    &next) : 0;
+		return k > 0 ? shp_tbf_shared_claim_defer(p->sh, c, &p->defer,
+							  wire, k, now,
+							  &next) : 0;
 	}
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;

@@ -83,24 +83,71 @@ shp_tbf_shared_init(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	s->filled = 1;
 }
 
+/*
+ * The rate bucket's empty-time with d's debt in it, from the shared value
+ * v: this shard's view when no other shard swapped since it did (its view
+ * is then the bucket), else the debt on top of the others' claims, taken
+ * at now (as late as it can be: never more tokens for the others than one
+ * bucket would have had). A debt under an older conf is forgiven.
+ */
+static inline uint64_t
+owed_e(const rte_int128_t *v, const struct shp_tbf_defer *d,
+       const struct shp_tbf_conf *c, uint64_t now)
+{
+	if (d == NULL || d->debt == 0 || d->conf_id != c->id)
+		return v->val[0];
+	if (v->val[0] == d->swapped && v->val[1] == d->pswapped)
+		return d->e;
+	return tlater(v->val[0], now - (uint64_t)c->buffer_t) + d->debt;
+}
+
 uint16_t
-shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
-		     const uint32_t *wire, uint16_t n, uint64_t now_ns,
-		     uint64_t *next_ns)
+shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
+			   const struct shp_tbf_conf *c,
+			   struct shp_tbf_defer *d, const uint32_t *wire,
+			   uint16_t n, uint64_t now_ns, uint64_t *next_ns)
 {
 	const uint64_t now = ticks_of(now_ns);
-	rte_int128_t old = clk_load(s);
+	const uint64_t b = (uint64_t)c->buffer_t;
+	rte_int128_t old;
 
-	for (;;) {
-		/* a bucket full for longer holds no more than its depth */
-		uint64_t e = tlater(old.val[0], now - (uint64_t)c->buffer_t);
-		uint64_t p = tlater(old.val[1], now - (uint64_t)c->mtu_t);
-		uint64_t cost = 0, pcost = 0;
+	if (n > 0 && d->valid && d->conf_id == c->id && c->peakrate == 0 &&
+	    (d->debt == 0 || tdiff(now, d->since) <= (int64_t)(b / 4))) {
+		uint64_t e = tlater(d->e, now - b), tot = 0, cost = 0;
 		uint32_t last = UINT32_MAX;
 		uint16_t k;
 
 		for (k = 0; k < n; k++) {
-			/* a burst's frames are mostly of one length */
+			if (wire[k] != last) {
+				last = wire[k];
+				cost = (uint64_t)shp_tbf_ticks(c->rate_mult,
+							       last);
+			}
+			tot += cost;
+		}
+		/* at least half a bucket left after it, in this view */
+		if (tdiff(now, e + tot) >= (int64_t)(b / 2) &&
+		    d->debt + tot <= b / 16) {
+			if (d->debt == 0)
+				d->since = now;
+			d->debt += tot;
+			d->e = e + tot;
+			d->put_off++;
+			return n;
+		}
+	}
+	if (d->debt > 0 && d->conf_id != c->id)
+		shp_tbf_defer_reset(d);   /* a newer conf's refill forgave it */
+	old = clk_load(s);
+	for (;;) {
+		uint64_t e, p;
+		uint64_t cost = 0, pcost = 0;
+		uint32_t last = UINT32_MAX;
+		uint16_t k;
+
+		e = tlater(owed_e(&old, d, c, now), now - b);
+		p = tlater(old.val[1], now - (uint64_t)c->mtu_t);
+		for (k = 0; k < n; k++) {
 			if (wire[k] != last) {
 				last = wire[k];
 				cost = (uint64_t)shp_tbf_ticks(c->rate_mult,
@@ -114,14 +161,42 @@ shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 			e += cost;
 			p += pcost;
 		}
-		/* the loop stopped at frame k with its costs worked out */
 		if (k < n)
 			*next_ns = ns_at(now_ns, tlater(e + cost, p + pcost));
-		if (k == 0)
+		if (k == 0 && d->debt == 0)
 			return 0;
-		if (clk_swap(s, &old, e, p))
+		if (clk_swap(s, &old, e, p)) {
+			d->debt = 0;
+			d->e = d->swapped = e;
+			d->pswapped = p;
+			d->conf_id = c->id;
+			d->valid = true;
 			return k;
+		}
 	}
+}
+
+/* A claim with nothing put off, before or after. */
+uint16_t
+shp_tbf_shared_claim(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		     const uint32_t *wire, uint16_t n, uint64_t now_ns,
+		     uint64_t *next_ns)
+{
+	struct shp_tbf_defer none = { .valid = false };
+
+	return shp_tbf_shared_claim_defer(s, c, &none, wire, n, now_ns,
+					  next_ns);
+}
+
+void
+shp_tbf_shared_settle(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+		      struct shp_tbf_defer *d, uint64_t now_ns)
+{
+	uint64_t next;
+
+	if (d->debt > 0)
+		(void)shp_tbf_shared_claim_defer(s, c, d, NULL, 0, now_ns,
+						 &next);
 }
 
 uint16_t
@@ -284,9 +359,19 @@ shp_tbf_shared_when(const struct shp_tbf_shared *s,
 		    const struct shp_tbf_conf *c, uint32_t wire,
 		    uint64_t now_ns)
 {
+	return shp_tbf_shared_when_owed(s, c, NULL, wire, now_ns);
+}
+
+uint64_t
+shp_tbf_shared_when_owed(const struct shp_tbf_shared *s,
+			 const struct shp_tbf_conf *c,
+			 const struct shp_tbf_defer *d, uint32_t wire,
+			 uint64_t now_ns)
+{
 	const uint64_t now = ticks_of(now_ns);
 	rte_int128_t v = clk_load(s);
-	uint64_t at = tlater(v.val[0], now - (uint64_t)c->buffer_t) +
+	uint64_t at = tlater(owed_e(&v, d, c, now),
+			     now - (uint64_t)c->buffer_t) +
 		      (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
 
 	if (c->peakrate)

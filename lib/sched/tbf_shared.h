@@ -30,7 +30,9 @@
  * that arrive in bursts.
  *
  * Cost: one 16-byte load and one compare-and-swap per burst, retried
- * when another shard claimed in between (bench/bench_tbf_shared.c).
+ * when another shard claimed in between (bench/bench_tbf_shared.c); none
+ * for most bursts while the bucket is more than half full, for a shard
+ * that claims with a deferral state (struct shp_tbf_defer).
  */
 #ifndef TBF_SHARED_H
 #define TBF_SHARED_H
@@ -71,6 +73,39 @@ struct shp_tbf_shared {
 	uint32_t filled;     /* 0 until the first use fills it */
 } __rte_cache_aligned;
 
+/*
+ * One shard's claims put off while the bucket is rich: its own, never
+ * shared (the tbf stage keeps it). A claim that leaves the bucket at least
+ * half full lets the shard's next bursts go without touching the shared
+ * line, each moving only this shard's view of the empty-time, as long as
+ * that view stays at least half full, what went unclaimed (the debt) is
+ * at most a sixteenth of the bucket, and its first frame is no older than
+ * a quarter of the bucket's time. The next claim (or settle) takes the
+ * debt first, in one swap with its own frames: as this shard's view, when
+ * no other shard swapped in between (one shard alone is then exactly one
+ * bucket), else at the claim's time on top of what the others took (as
+ * late as it can be: never more tokens for the others than one bucket
+ * would have had). Why: a claim a burst moves the line between cores at
+ * every burst, ~10% of a shard at 20 Mpps (docs/benchmarks.md), while
+ * a rich bucket decides nothing. What it costs: while a shard owes, the
+ * others see its debt as tokens, so at any moment the link has carried
+ * at most rate x time + burst + (shards x burst / 16); with less than
+ * half a bucket no claim is put off, and the link is one bucket again.
+ * Not with a peak rate (its bucket is an mtu).
+ */
+struct shp_tbf_defer {
+	uint64_t e;         /* the rate bucket's empty-time as this shard
+			     * sees it: what it last swapped in, moved by the
+			     * bursts it let go since */
+	uint64_t swapped;   /* the empty-times it last swapped in */
+	uint64_t pswapped;
+	uint64_t debt;      /* ticks let go since, unclaimed */
+	uint64_t since;     /* the tick of the first of them */
+	uint64_t conf_id;   /* the conf e was worked out under */
+	uint64_t put_off;   /* bursts let go unclaimed (statistics) */
+	bool valid;         /* e is a view (a claim succeeded under conf_id) */
+};
+
 /* A full bucket at now: what tbf starts with. Not concurrent with claims. */
 void shp_tbf_shared_init(struct shp_tbf_shared *s,
 			 const struct shp_tbf_conf *c, uint64_t now_ns);
@@ -87,6 +122,33 @@ uint16_t shp_tbf_shared_claim(struct shp_tbf_shared *s,
 			      const struct shp_tbf_conf *c,
 			      const uint32_t *wire, uint16_t n,
 			      uint64_t now_ns, uint64_t *next_ns);
+
+/*
+ * shp_tbf_shared_claim for the shard whose deferral state is d: a burst the
+ * bucket as this shard sees it would let go with more than half of it to
+ * spare goes without a swap (all n, at once); otherwise the debt and the
+ * burst are claimed in one swap. The shard's lcore only, for its d.
+ */
+uint16_t shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
+				    const struct shp_tbf_conf *c,
+				    struct shp_tbf_defer *d,
+				    const uint32_t *wire, uint16_t n,
+				    uint64_t now_ns, uint64_t *next_ns);
+
+/* Claim d's debt now, if any (before anything else reads or moves the
+ * bucket for this shard: a reservation, a charge, a next time). */
+void shp_tbf_shared_settle(struct shp_tbf_shared *s,
+			   const struct shp_tbf_conf *c,
+			   struct shp_tbf_defer *d, uint64_t now_ns);
+
+/* Forget d's view and its debt: a new conf (its refill forgives what
+ * went before, as one bucket's does). */
+static inline void
+shp_tbf_defer_reset(struct shp_tbf_defer *d)
+{
+	d->valid = false;
+	d->debt = 0;
+}
 
 /*
  * Charge wire bytes that did not come through the bucket (a netem copy),
@@ -130,6 +192,13 @@ bool shp_tbf_shared_adopt(struct shp_tbf_shared *s,
 uint64_t shp_tbf_shared_when(const struct shp_tbf_shared *s,
 			     const struct shp_tbf_conf *c, uint32_t wire,
 			     uint64_t now_ns);
+
+/* shp_tbf_shared_when for the shard whose deferral state is d, with its
+ * debt counted as its next claim would count it. Reads only. */
+uint64_t shp_tbf_shared_when_owed(const struct shp_tbf_shared *s,
+				  const struct shp_tbf_conf *c,
+				  const struct shp_tbf_defer *d, uint32_t wire,
+				  uint64_t now_ns);
 
 /*
  * Reserve the link for a frame of wire bytes that the bucket refused at

@@ -467,6 +467,171 @@ test_threads_never_exceed(void **state)
 	hammer_two(&c, false);
 }
 
+/* ------------------------------------------------ claims put off */
+
+/* A burst of 1..max small frames (64-191 bytes on the wire). */
+static uint16_t
+small_burst(uint64_t *x, uint32_t *w, uint16_t max)
+{
+	uint16_t n, i;
+
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	n = (uint16_t)(1 + (*x >> 40) % max);
+	for (i = 0; i < n; i++) {
+		*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+		w[i] = 64 + (uint32_t)((*x >> 41) % 128);
+	}
+	return n;
+}
+
+/* Polls 100-300 us apart while the phase is light (below the rate of
+ * 100 Mbit/s with bursts of up to 8 small frames), 2-20 us apart while it
+ * is heavy (far above it). */
+static uint64_t
+poll_gap(uint64_t *x, bool heavy)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return heavy ? 2000 + (*x >> 40) % 18000 : 100000 + (*x >> 40) % 200000;
+}
+
+/*
+ * One shard alone, putting its claims off while the bucket is rich, still
+ * decides as one bucket does: light stretches (the bucket stays full, the
+ * claims are put off) and heavy ones (the bucket drains, every burst
+ * claims and some are refused) in turn, on a clock of epoch time: every
+ * burst lets go what the reference bucket lets go, a refusal's hint is
+ * exact, and after the last burst's debt is settled the bucket holds what
+ * the reference holds. And it did put claims off: fewer swaps than bursts.
+ */
+static void
+test_defer_alone_is_one_bucket(void **state)
+{
+	struct shp_tbf_conf c = conf_of("rate 100mbit burst 64kb limit 1mb");
+	struct shp_tbf_shared sh;
+	struct shp_tbf_defer d;
+	struct ref_bucket ref;
+	uint64_t t = 1700000000ull * 1000000000ull, x = 3, bursts = 0;
+	uint64_t refused = 0;
+	unsigned int i;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	shp_tbf_shared_init(&sh, &c, t);
+	ref_init(&ref, &c, t);
+	for (i = 0; i < 40000; i++) {
+		bool heavy = (i / 2000) % 2 == 1;
+		uint32_t w[8];
+		uint16_t n = small_burst(&x, w, 8), k, kr;
+		uint64_t next = 0;
+
+		k = shp_tbf_shared_claim_defer(&sh, &c, &d, w, n, t, &next);
+		kr = ref_claim(&ref, &c, w, n, t);
+		assert_int_equal(k, kr);
+		bursts++;
+		if (k < n) {
+			struct shp_tbf_shared a = sh;
+			struct shp_tbf_defer da = d;
+			uint64_t nx;
+
+			refused++;
+			assert_true(next > t);
+			assert_int_equal(shp_tbf_shared_when_owed(&sh, &c, &d,
+								  w[k], t),
+					 next);
+			assert_int_equal(shp_tbf_shared_claim_defer(&a, &c,
+					 &da, w + k, 1, next - 1, &nx), 0);
+			a = sh;
+			da = d;
+			assert_int_equal(shp_tbf_shared_claim_defer(&a, &c,
+					 &da, w + k, 1, next, &nx), 1);
+		}
+		t += poll_gap(&x, heavy);
+	}
+	shp_tbf_shared_settle(&sh, &c, &d, t);
+	{
+		int64_t el = (int64_t)((t - ref.t_c) << SHP_TBF_SHIFT);
+
+		assert_true(shp_tbf_shared_tokens(&sh, &c, t) ==
+			    RTE_MIN(c.buffer_t, ref.tokens + el));
+	}
+	print_message("%" PRIu64 " bursts, %" PRIu64 " swaps, %" PRIu64
+		      " put off, %" PRIu64 " refused\n", bursts, sh.claims,
+		      d.put_off, refused);
+	/* a swap a burst at most, none for a burst put off (a refusal
+	 * of a whole burst swaps nothing either; the settle one) */
+	assert_true(d.put_off > bursts / 4 && refused > 100);
+	assert_true(sh.claims + d.put_off <= bursts + 1);
+}
+
+/*
+ * Two shards putting claims off, polled in an order that changes, light
+ * and heavy stretches in turn: no stretch of polls carries more than
+ * rate x time + burst + 2 x burst / 16 (the bound tbf_shared.h gives:
+ * each shard's debt is the others' tokens while it is owed), in a heavy
+ * stretch of 2 s it carries the rate within 0.5%, both shards put claims
+ * off, and the bound is not idle (the link used most of its burst).
+ */
+static void
+test_defer_two_shards_bound(void **state)
+{
+	struct shp_tbf_conf c = conf_of("rate 100mbit burst 64kb limit 1mb");
+	const double rate = 100e6 / 8 / 1e9;   /* bytes a ns */
+	const double burst = 65536;
+	struct shp_tbf_shared sh;
+	struct shp_tbf_defer d[2];
+	const uint64_t t0 = 1700000000ull * 1000000000ull;
+	uint64_t t = t0, x = 17, bytes = 0, h0 = 0, ht = 0, hbytes = 0;
+	double most = 0, low = 0;
+	unsigned int i, q;
+
+	(void)state;
+	memset(d, 0, sizeof(d));
+	shp_tbf_shared_init(&sh, &c, t);
+	for (i = 0;; i++) {
+		/* light, heavy, light, then 2 s heavy (from poll 54000) */
+		bool heavy = (i >= 20000 && i < 40000) || i >= 54000;
+		uint64_t next;
+
+		/* the least of bytes - rate x time before a poll: a stretch
+		 * from there carried the most */
+		low = RTE_MIN(low, (double)bytes - rate * (double)(t - t0));
+		if (i == 54000) {
+			h0 = bytes;
+			ht = t;
+		}
+		for (q = 0; q < 2; q++) {
+			unsigned int s = (q + (unsigned int)(x >> 60)) % 2;
+			uint32_t w[8];
+			uint16_t n = small_burst(&x, w, 8), k, j;
+
+			k = shp_tbf_shared_claim_defer(&sh, &c, &d[s], w, n,
+						       t, &next);
+			for (j = 0; j < k; j++)
+				bytes += w[j];
+		}
+		{
+			double over = (double)bytes -
+				      rate * (double)(t - t0) - low;
+
+			assert_true(over <= burst + 2 * burst / 16);
+			most = RTE_MAX(most, over);
+		}
+		t += heavy ? 2000 + (x >> 40) % 2000 : poll_gap(&x, false);
+		if (i > 54000 && t - ht >= 2000000000ull)
+			break;
+	}
+	hbytes = bytes - h0;
+	print_message("heavy: %.0f B/s over %.3f s; most over the rate %.0f "
+		      "B; put off %" PRIu64 ", %" PRIu64 "; swaps %" PRIu64
+		      "\n", hbytes / ((t - ht) / 1e9), (t - ht) / 1e9, most,
+		      d[0].put_off, d[1].put_off, sh.claims);
+	assert_true(t - ht >= 2000000000ull);
+	assert_true(hbytes >= 0.995 * rate * (double)(t - ht) &&
+		    hbytes <= 1.005 * rate * (double)(t - ht));
+	assert_true(d[0].put_off > 0 && d[1].put_off > 0);
+	assert_true(most > burst / 2);
+}
+
 /* ------------------------------------------------ the policer's judgement */
 
 static struct shp_tbf_conf
@@ -830,6 +995,8 @@ main(void)
 		cmocka_unit_test(test_charge),
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_threads_never_exceed),
+		cmocka_unit_test(test_defer_alone_is_one_bucket),
+		cmocka_unit_test(test_defer_two_shards_bound),
 		cmocka_unit_test(test_police_two_shards_every_order),
 		cmocka_unit_test(test_police_threads_never_exceed),
 		cmocka_unit_test(test_stage_one_shard_as_private),
