@@ -174,6 +174,7 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 	unsigned int n = s->opt.queues, nw = s->nb_workers, i, q;
 	const unsigned int *rx_ids = s->worker_ids, *tx_ids = s->worker_ids;
 	unsigned int nrx = nw, ntx = nw;
+	const char *env_private;
 	bool private_link;
 
 	if (shaper_shards_check(s) < 0)
@@ -206,8 +207,8 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 	 * then read against the very thing the issue compares it with. The
 	 * link's rate is then N times its profile's: never for use.
 	 */
-	private_link = getenv("SHP_BENCH_PRIVATE_LINK") != NULL &&
-		       strcmp(getenv("SHP_BENCH_PRIVATE_LINK"), "1") == 0;
+	env_private = getenv("SHP_BENCH_PRIVATE_LINK");
+	private_link = env_private != NULL && strcmp(env_private, "1") == 0;
 	if (private_link)
 		fprintf(stderr, "dpdk-shaper: SHP_BENCH_PRIVATE_LINK=1: each "
 			"shard has its own bucket, so a port's rate is %u "

@@ -139,8 +139,8 @@ run() {
 	rm -f "$tmp/s.json"
 	local priv=0
 	[ "$prof" = tbfpriv ] && priv=1
-	SHP_BENCH_PRIVATE_LINK=$priv $bin --lcores $L ${MEM[@]+"${MEM[@]}"} --no-pci --file-prefix $prefix \
-		--log-level '*:error' --vdev net_null0,copy=1 \
+	SHP_BENCH_PRIVATE_LINK=$priv $bin --lcores $L ${MEM[@]+"${MEM[@]}"} \
+		--no-pci --file-prefix $prefix --log-level '*:error' --vdev net_null0,copy=1 \
 		--vdev net_null1,copy=1 -- --queues "$q" --mbufs 400000 \
 		--stats-file "$tmp/s.json" ${roles[@]+"${roles[@]}"} \
 		${P[@]+"${P[@]}"} >"$tmp/out" 2>&1 &

@@ -10,10 +10,11 @@
  * bucket instead of its own: the chain's env names it (link, shp_link.h), and
  * the stage claims from it at most once per run of its child's packets,
  * and puts its claims off while the bucket is more than half full
- * (tbf_shared.h, struct shp_tbf_defer). The decisions are those of the private bucket; only
- * where the tokens are kept differs, and one thing more: a shard the
- * bucket refuses reserves the link for its head frame (takes it out of
- * the child and holds it until the time the reservation gives), so that
+ * (tbf_shared.h, struct shp_tbf_defer). The decisions are those of the
+ * private bucket; only where the tokens are kept differs, and one thing
+ * more: a shard the bucket refuses reserves the link for its head frame
+ * (takes it out of the child and holds it until the time the reservation
+ * gives), so that
  * shards take turns instead of the smallest head taking the tokens each
  * time. A frame of a higher band that arrives meanwhile leaves after the
  * held one (one frame per shard).

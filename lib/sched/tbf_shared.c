@@ -111,8 +111,11 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 	const uint64_t b = (uint64_t)c->buffer_t;
 	rte_int128_t old;
 
+	/* at the rate the view is under half a bucket before the burst:
+	 * straight to the claim, without summing the burst twice */
 	if (n > 0 && d->valid && d->conf_id == c->id && c->peakrate == 0 &&
-	    (d->debt == 0 || tdiff(now, d->since) <= (int64_t)(b / 4))) {
+	    (d->debt == 0 || tdiff(now, d->since) <= (int64_t)(b / 4)) &&
+	    tdiff(now, tlater(d->e, now - b)) >= (int64_t)(b / 2)) {
 		uint64_t e = tlater(d->e, now - b), tot = 0, cost = 0;
 		uint32_t last = UINT32_MAX;
 		uint16_t k;
