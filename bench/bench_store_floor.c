@@ -98,7 +98,8 @@ run_floor(struct rte_mempool *mp, uint64_t depth, uint64_t *sink)
 {
 	size_t rs = shp_tq_store_rec_size_plain(flen);
 	size_t cap = rte_align64pow2((depth + 2 * BURST) * rs);
-	char *st = rte_malloc(NULL, cap, RTE_CACHE_LINE_SIZE);
+	/* a record starts anywhere in [0, cap): one may run rs past the end */
+	char *st = rte_malloc(NULL, cap + rs, RTE_CACHE_LINE_SIZE);
 	struct rte_mbuf *in[BURST], *out[BURST];
 	uint64_t head = 0, tail = 0, done = 0, t0 = 0, sent = 0, sum = 0;
 	unsigned int i;

@@ -3,8 +3,9 @@ threshold wait as bytes and leave in fresh mbufs, which must change
 nothing a capture shows. The same capture through the same profile with
 `store off` (every frame keeps its mbuf, as before the store) and with
 the default store gives byte-identical output files and the same
-summary. The capture mixes 64 B, 256 B (the default threshold), 257 B
-(one over) and 1500 B frames."""
+summary, and so does `store 256 after 0` (every frame stored that may
+be: the default keeps a shallow line in mbufs). The capture mixes 64 B,
+256 B (the default threshold), 257 B (one over) and 1500 B frames."""
 import hashlib
 import json
 import os
@@ -68,16 +69,23 @@ def test_store_is_invisible(tmp_path, netem, args):
     inp = tmp_path / "in.pcap"
     frames = capture(inp, 30000, 11, 3000)
     off, on = tmp_path / "off.pcap", tmp_path / "on.pcap"
+    dflt = tmp_path / "default.pcap"
     s_off = replay(inp, off, netem + " store off", "--stats-file",
                    str(tmp_path / "off.json"), *args)
-    s_on = replay(inp, on, netem, "--stats-file", str(tmp_path / "on.json"),
-                  *args)
+    # every frame it may stored (after 0), and the default (stored past
+    # the first thousands waiting in mbufs: here, few or none)
+    s_on = replay(inp, on, netem + " store 256 after 0", "--stats-file",
+                  str(tmp_path / "on.json"), *args)
+    s_dflt = replay(inp, dflt, netem, *args)
     # the store held frames in one run only, and gave every one back
     x_off, x_on = (json.loads((tmp_path / f).read_text())
                    ["ports"]["0"]["xstats"]["netem"]
                    for f in ("off.json", "on.json"))
     assert x_off["store_hwm"] == 0 and x_on["store_hwm"] > 0
     assert x_on["store_frames"] == 0
+    assert dflt.read_bytes() == off.read_bytes()
+    assert (lines_without_profile(s_off, off) ==
+            lines_without_profile(s_dflt, dflt))
     a, b = off.read_bytes(), on.read_bytes()
     _, got = pcaplib.read(str(on))
     # something left, and 256 and 257 byte frames among it
@@ -111,7 +119,7 @@ def test_store_threshold_is_a_parameter(tmp_path):
     inp = tmp_path / "in.pcap"
     capture(inp, 20000, 3, 2000)
     outs = []
-    for st in ("store off", "store 64", "store 1500"):
+    for st in ("store off", "store 64 after 0", "store 1500 after 0"):
         out = tmp_path / (st.replace(" ", "_") + ".pcap")
         replay(inp, out, "delay 10ms 5ms " + st)
         outs.append(out.read_bytes())

@@ -583,7 +583,9 @@ conf_equal(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->seq_len == b->seq_len &&
 	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
 	       a->accumulate == b->accumulate &&
-	       a->store_set == b->store_set && a->store == b->store;
+	       a->store_set == b->store_set && a->store == b->store &&
+	       a->store_after_set == b->store_after_set &&
+	       a->store_after == b->store_after;
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -914,6 +916,22 @@ test_store(void **state)
 	round_trip("store off delay 10ms 5ms", "delay 10ms 5ms store off");
 	round_trip("store 0", "store off");
 	round_trip("delay 1ms store 256 seed 3", "delay 1ms store 256 seed 3");
+	/* after PACKETS: stored once more wait in mbufs */
+	c = parse_ok("delay 10ms store 256 after 100");
+	assert_true(c->store_set && c->store_after_set);
+	assert_int_equal(c->store, 256);
+	assert_int_equal(c->store_after, 100);
+	shp_netem_conf_free(c);
+	c = parse_ok("delay 10ms store 256");
+	assert_false(c->store_after_set);
+	shp_netem_conf_free(c);
+	round_trip("store 1k after 0 delay 1ms", "delay 1ms store 1024 after 0");
+	round_trip("delay 1ms store 256 after 8192 seed 3",
+		   "delay 1ms store 256 after 8192 seed 3");
+	parse_bad("store 256 after", "after", NULL);
+	parse_bad("store 256 after many", "store after", "'many'");
+	/* off stores nothing: no depth to give */
+	parse_bad("store off after 5", "after", NULL);
 	parse_bad("store", "store", NULL);
 	parse_bad("store big", "store", "'big'");
 	parse_bad("store -1", "store", "'-1'");

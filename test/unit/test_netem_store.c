@@ -121,15 +121,26 @@ record(struct shp_rig *r, struct rte_mbuf *m)
 		max_stored = SHP_XSTAT(r->c, "netem", "store_frames");
 }
 
-/* n frames, one every gap ns, through "netem ARGS[ store off]", drained. */
+/* How run stores: not at all, every frame it may, or past the first 40
+ * that wait in mbufs (the two kinds mixed in one queue, as the default
+ * `after` mixes them past its depth). */
+enum st_mode { ST_OFF, ST_ALL, ST_AFTER };
+static const char *const st_spec[] = {
+	[ST_OFF] = " store off",
+	[ST_ALL] = " store 256 after 0",
+	[ST_AFTER] = " store 256 after 40",
+};
+
+/* n frames, one every gap ns, through "netem ARGS" stored as mode says,
+ * drained. */
 static void
-run(int idx, const char *args, bool store, uint64_t n, uint64_t gap)
+run(int idx, const char *args, enum st_mode mode, uint64_t n, uint64_t gap)
 {
 	char spec[512];
 	struct shp_rig r;
+	bool store = mode != ST_OFF;
 
-	snprintf(spec, sizeof(spec), "netem %s%s", args,
-		 store ? "" : " store off");
+	snprintf(spec, sizeof(spec), "netem %s%s", args, st_spec[mode]);
 	run_idx = idx;
 	nb_got[idx] = 0;
 	max_stored = 0;
@@ -196,8 +207,10 @@ compare(uint64_t n, bool dup, bool corrupt)
 static void
 same(const char *args, uint64_t n, uint64_t gap, bool dup, bool corrupt)
 {
-	run(0, args, false, n, gap);
-	run(1, args, true, n, gap);
+	run(0, args, ST_OFF, n, gap);
+	run(1, args, ST_ALL, n, gap);
+	compare(n, dup, corrupt);
+	run(1, args, ST_AFTER, n, gap);
 	compare(n, dup, corrupt);
 }
 
@@ -239,8 +252,8 @@ static void
 test_plain_enqueue(void **state)
 {
 	(void)state;
-	run(0, "delay 10ms limit 300", true, 3000, 10000);
-	run(1, "delay 10ms limit 300 loss 0%", true, 3000, 10000);
+	run(0, "delay 10ms limit 300", ST_ALL, 3000, 10000);
+	run(1, "delay 10ms limit 300 loss 0%", ST_ALL, 3000, 10000);
 	compare(3000, false, true);   /* refused ones: not each out once */
 	assert_true(limit_drops[0] > 1000);
 	assert_int_equal(limit_drops[0], limit_drops[1]);
@@ -461,7 +474,7 @@ test_reset_and_change(void **state)
 
 	(void)state;
 	/* reset with frames stored: counted as flushed, pool full again */
-	shp_rig_chain(&r, "netem delay 1s");
+	shp_rig_chain(&r, "netem delay 1s store 256 after 0");
 	for (i = 0; i < 64; i++)
 		m[i] = mk(i, 0);
 	assert_int_equal(shp_rig_enqueue_at(&r, 0, m, 64), 64);
@@ -475,7 +488,7 @@ test_reset_and_change(void **state)
 	 * while the new conf's keep their mbufs (and, earlier, go first) */
 	run_idx = 0;
 	nb_got[0] = 0;
-	shp_rig_chain(&r, "netem delay 10ms");
+	shp_rig_chain(&r, "netem delay 10ms store 256 after 0");
 	r.on_pkt = record;
 	for (i = 0; i < 32; i++)
 		m[i] = mk(i, 0);
@@ -536,6 +549,64 @@ fill64(struct shp_rig *r, uint64_t t, uint32_t n)
 }
 
 /*
+ * `store ... after N`: the first N frames wait in their mbufs, the rest
+ * are stored; as mbufs leave, new frames take their place, unless the
+ * line holds 2N (its mbufs would leave cold). The default is
+ * SHP_NETEM_STORE_AFTER_DEFAULT, at most a quarter of the default limit
+ * (half the pool).
+ */
+static void
+test_store_after(void **state)
+{
+	struct rte_mbuf *m[64];
+	struct shp_rig r;
+	uint32_t def = RTE_MIN((uint32_t)SHP_NETEM_STORE_AFTER_DEFAULT,
+			       shp_netem_default_limit(POOL_SIZE) / 4);
+	unsigned int k;
+
+	(void)state;
+	shp_rig_chain(&r, "netem delay 1s store 256 after 100");
+	fill64(&r, 0, 300);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 300);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 200);
+	/* the 100 mbufs (the first) leave first: 100 places for mbufs */
+	k = 0;
+	while (k < 100) {
+		uint16_t n = shp_rig_dequeue_at(&r, 1000000000ull, m,
+						RTE_MIN(64u, 100 - k));
+
+		assert_true(n > 0);
+		rte_pktmbuf_free_bulk(m, n);
+		k += n;
+	}
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 200);
+	/* no mbuf waits now, but the line holds 2 x 100: 10 more are
+	 * stored (a dequeue before anything is due places them) */
+	for (k = 0; k < 10; k++)
+		m[k] = shp_rig_pkt(64, 0, 1000000000ull);
+	assert_int_equal(shp_rig_enqueue_at(&r, 1000000000ull, m, 10), 10);
+	assert_int_equal(shp_rig_dequeue_at(&r, 999999999ull, m, 64), 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 210);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 210);
+	shp_qdisc_reset_all(r.root, &r.ctx);
+	/* a shallow line again: 100 in mbufs, 40 stored */
+	fill64(&r, 2000000000ull, 140);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 40);
+	shp_qdisc_reset_all(r.root, &r.ctx);
+	shp_rig_fini(&r);
+
+	/* the default: a line shallower than it holds only mbufs */
+	shp_rig_chain(&r, "netem delay 1s");
+	fill64(&r, 0, def);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	fill64(&r, 0, 500);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 500);
+	shp_qdisc_reset_all(r.root, &r.ctx);
+	shp_rig_fini(&r);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
+/*
  * The store's bound follows the profile (issue 25): a chain started with
  * `delay 10ms rate 10mbit` (a bound of 4 MiB, 64 chunks: ~37,400 frames
  * of 64 bytes) changed to `delay 1s` (no rate: the default bound, 512
@@ -549,8 +620,10 @@ static void
 test_change_resizes_the_store(void **state)
 {
 	char err[SHP_ERR_LEN];
-	struct shp_netem_conf *big = shp_netem_parse("delay 1s", err);
-	struct shp_netem_conf *small = shp_netem_parse("delay 10ms rate 10mbit",
+	struct shp_netem_conf *big = shp_netem_parse("delay 1s store 256 "
+						     "after 0", err);
+	struct shp_netem_conf *small = shp_netem_parse("delay 10ms rate 10mbit "
+						       "store 256 after 0",
 						       err);
 	struct shp_rig r;
 	uint64_t full;
@@ -558,7 +631,7 @@ test_change_resizes_the_store(void **state)
 	(void)state;
 	assert_non_null(big);
 	assert_non_null(small);
-	shp_rig_chain(&r, "netem delay 10ms rate 10mbit");
+	shp_rig_chain(&r, "netem delay 10ms rate 10mbit store 256 after 0");
 	assert_non_null(r.root->ops->change(r.root, big));
 	fill64(&r, 0, 45000);
 	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_full"), 0);
@@ -600,7 +673,7 @@ test_pool_empty_at_release(void **state)
 	uint64_t dropped, left;
 
 	(void)state;
-	shp_rig_chain(&r, "netem delay 1ms");
+	shp_rig_chain(&r, "netem delay 1ms store 256 after 0");
 	for (i = 0; i < 64; i++)
 		m[i] = mk(i, 0);
 	shp_rig_enqueue_at(&r, 0, m, 64);
@@ -639,6 +712,7 @@ main(void)
 		cmocka_unit_test(test_threshold_and_segments),
 		cmocka_unit_test(test_store_full_and_recycled),
 		cmocka_unit_test(test_reset_and_change),
+		cmocka_unit_test(test_store_after),
 		cmocka_unit_test(test_change_resizes_the_store),
 		cmocka_unit_test(test_pool_empty_at_release),
 	};

@@ -596,6 +596,16 @@ netem_words(struct parser *p)
 			else if (rc == 0)
 				rc = get_size32(p, "store", &c->store);
 			c->store_set = true;
+			if (rc == 0 && c->store != 0 &&
+			    shp_tc_peek(&p->a) != NULL &&
+			    strcmp(shp_tc_peek(&p->a), "after") == 0) {
+				p->a.i++;
+				rc = need_arg(p, "a number of packets");
+				if (rc == 0)
+					rc = get_u32(p, "store after",
+						     &c->store_after);
+				c->store_after_set = rc == 0;
+			}
 		} else if (strcmp(w, "accumulate") == 0) {
 			rc = need_arg(p, "a time (the window)");
 			if (rc == 0)
@@ -892,6 +902,8 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 			put(&o, " store off");
 		else
 			put(&o, " store %" PRIu32, c->store);
+		if (c->store != 0 && c->store_after_set)
+			put(&o, " after %" PRIu32, c->store_after);
 	}
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);

@@ -394,6 +394,12 @@ shp_tq_store_set(struct shp_tq *q, uint32_t max_len)
 }
 
 void
+shp_tq_store_depth(struct shp_tq *q, uint32_t depth)
+{
+	q->st_depth = depth;
+}
+
+void
 shp_tq_store_bound(struct shp_tq *q, size_t bytes)
 {
 	size_t chunks = (bytes + ST_CHUNK - 1) / ST_CHUNK;
@@ -742,6 +748,7 @@ tq_commit(struct shp_tq *q)
 		uint64_t tts = shp_meta(m)->time_to_send;
 		struct shp_tq_ent *e = tq_calendar_put(q, m, tts, q->stage_now);
 		struct st_rec *r;
+		uint64_t before;
 
 		if (e == NULL) {
 			/* the tfifo links mbufs: what goes there keeps its
@@ -750,7 +757,14 @@ tq_commit(struct shp_tq *q)
 			shp_tfifo_insert(&q->tf, m);
 			continue;
 		}
-		if (m->pkt_len > q->st_max || m->nb_segs != 1)
+		/* kept in its mbuf while fewer than st_depth wait in theirs
+		 * before it, in a line under twice that deep (qlen counts
+		 * the whole group staged): a deeper line's mbufs would all
+		 * be cold when they leave */
+		before = q->qlen - (n - i);
+		if (m->pkt_len > q->st_max || m->nb_segs != 1 ||
+		    (before - q->st_stats.frames < q->st_depth &&
+		     before < 2 * (uint64_t)q->st_depth))
 			continue;
 		r = st_put(q, m, tts);
 		if (r == NULL) {

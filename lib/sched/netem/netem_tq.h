@@ -104,6 +104,7 @@ struct shp_tq {
 	/* the byte store: NULL, or frames up to st_max bytes are stored */
 	struct shp_tq_store *st;
 	uint32_t st_max;
+	uint32_t st_depth;           /* store only past this many mbufs */
 	struct shp_tq_st_stats st_stats;
 	/* inserts are placed in groups so their bucket misses overlap */
 	uint16_t n_stage;
@@ -158,6 +159,15 @@ bool shp_tq_store_init(struct shp_tq *q, size_t bytes,
 /* Store frames of at most max_len bytes from now on (0: none; capped at
  * what an mbuf of the pool holds); what is stored stays until released. */
 void shp_tq_store_set(struct shp_tq *q, uint32_t max_len);
+/*
+ * From now on a frame is stored only if `depth` packets wait in mbufs
+ * before it, or the line holds twice that (0: every frame that may be).
+ * Why: a line that holds few mbufs keeps them in the caches, where the
+ * copies in and out only cost (docs/netem.md, "The byte store"); a
+ * deeper one leaves the caches, and the store gains. What is stored
+ * stays until released.
+ */
+void shp_tq_store_depth(struct shp_tq *q, uint32_t depth);
 /*
  * From now on the store takes a new chunk only while fewer than `bytes`
  * (rounded to whole chunks, at most the region shp_tq_store_init

@@ -1324,6 +1324,25 @@ netem_store_region(const struct shp_netem_conf *c)
 	return def;
 }
 
+/*
+ * How many frames wait in their mbufs before the store takes them: what
+ * the profile says, else SHP_NETEM_STORE_AFTER_DEFAULT, and without a
+ * profile's own `after` at most a quarter of the default limit (the
+ * mbufs netem may hold), so that a line the store would have held never
+ * meets that limit for waiting in mbufs first.
+ */
+static uint32_t
+netem_store_after(const struct netem_sched_data *p,
+		  const struct shp_netem_conf *c)
+{
+	if (c == NULL)
+		return 0;
+	if (c->store_after_set)
+		return c->store_after;
+	return RTE_MIN((uint32_t)SHP_NETEM_STORE_AFTER_DEFAULT,
+		       p->default_limit / 4);
+}
+
 static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
@@ -1337,6 +1356,7 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	/* the new profile's share of the region, larger or smaller: a
 	 * longer delay or a higher rate stores what it holds */
 	shp_tq_store_bound(&p->tq, netem_store_region(c));
+	shp_tq_store_depth(&p->tq, netem_store_after(p, c));
 	if (c == NULL)
 		return;
 	/* tables reach 4 sigma; uniform reaches 1 */

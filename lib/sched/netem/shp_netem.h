@@ -35,9 +35,11 @@
  *   accumulate TIME      (ours: departures rounded up to the end of
  *                        their window of TIME, counted from the first
  *                        arrival)
- *   store BYTES|off      (ours: frames up to BYTES wait in netem's byte
- *                        store, their mbufs freed at once; default
- *                        SHP_NETEM_STORE_DEFAULT)
+ *   store BYTES|off [after PACKETS]  (ours: frames up to BYTES wait in
+ *                        netem's byte store, their mbufs freed at once,
+ *                        once PACKETS wait in mbufs; defaults
+ *                        SHP_NETEM_STORE_DEFAULT and
+ *                        SHP_NETEM_STORE_AFTER_DEFAULT)
  * TIME needs a unit (s, ms, us, ns); percentages are 0..100 with an optional
  * '%'; a bare RATE is bits per second. Words are read by the tc word parser
  * shared with tbf (shp_tcargs.h): errors read "netem: KEYWORD: ...".
@@ -157,6 +159,11 @@ struct shp_netem_conf {
 	 * text (printed only then) */
 	bool store_set;
 	uint32_t store;
+	/* ... once store_after packets wait in mbufs before one, or the
+	 * line holds twice that (given: store_after_set; else
+	 * SHP_NETEM_STORE_AFTER_DEFAULT, capped by the default limit) */
+	bool store_after_set;
+	uint32_t store_after;
 };
 
 /*
@@ -182,6 +189,12 @@ int shp_netem_conf_format(const struct shp_netem_conf *conf, char *buf,
 /* `store` when the text gives none: frames of at most this many bytes
  * (docs/benchmarks.md, the byte store, for the measurement). */
 #define SHP_NETEM_STORE_DEFAULT 256
+
+/* `store ... after` when the text gives none: frames wait in their mbufs
+ * until this many do (at most a quarter of the default limit): a line
+ * that shallow stays in the caches, where the copies in and out only
+ * cost (docs/benchmarks.md, "The byte store after a depth"). */
+#define SHP_NETEM_STORE_AFTER_DEFAULT 8192
 
 /* The limit the stage uses for a conf without `limit`: half the pool
  * (the other half stays for RX, bands and duplicates), 1000 without pool. */
