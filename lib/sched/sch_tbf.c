@@ -14,10 +14,9 @@
  * private bucket; only where the tokens are kept differs, and one thing
  * more: a shard the bucket refuses reserves the link for its head frame
  * (takes it out of the child and holds it until the time the reservation
- * gives), so that
- * shards take turns instead of the smallest head taking the tokens each
- * time. A frame of a higher band that arrives meanwhile leaves after the
- * held one (one frame per shard).
+ * gives), so that shards take turns instead of the smallest head taking
+ * the tokens each time. A frame of a higher band that arrives meanwhile
+ * leaves after the held one (one frame per shard).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -109,14 +109,16 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 {
 	const uint64_t now = ticks_of(now_ns);
 	const uint64_t b = (uint64_t)c->buffer_t;
+	/* the view's empty time, refilled to a full bucket at most */
+	const uint64_t ve = tlater(d->e, now - b);
 	rte_int128_t old;
 
 	/* at the rate the view is under half a bucket before the burst:
 	 * straight to the claim, without summing the burst twice */
 	if (n > 0 && d->valid && d->conf_id == c->id && c->peakrate == 0 &&
 	    (d->debt == 0 || tdiff(now, d->since) <= (int64_t)(b / 4)) &&
-	    tdiff(now, tlater(d->e, now - b)) >= (int64_t)(b / 2)) {
-		uint64_t e = tlater(d->e, now - b), tot = 0, cost = 0;
+	    tdiff(now, ve) >= (int64_t)(b / 2)) {
+		uint64_t tot = 0, cost = 0;
 		uint32_t last = UINT32_MAX;
 		uint16_t k;
 
@@ -129,12 +131,12 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 			tot += cost;
 		}
 		/* at least half a bucket left after it, in this view */
-		if (tdiff(now, e + tot) >= (int64_t)(b / 2) &&
+		if (tdiff(now, ve + tot) >= (int64_t)(b / 2) &&
 		    d->debt + tot <= b / 16) {
 			if (d->debt == 0)
 				d->since = now;
 			d->debt += tot;
-			d->e = e + tot;
+			d->e = ve + tot;
 			d->put_off++;
 			return n;
 		}
