@@ -396,6 +396,52 @@ test_threshold_and_segments(void **state)
 	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
+/* frame id's length in the two tests below */
+static uint16_t
+len_mixed(uint32_t id)
+{
+	return (uint16_t)(64 + id % 100);
+}
+
+static uint16_t
+len_line(uint32_t id)
+{
+	return id % 7 == 3 ? 1500 : 64;
+}
+
+/*
+ * out[0..k), released at now: each due, after the one before it in
+ * (time, arrival) order (*last, *last_id: the one before; first: none),
+ * and frame id as tq_pkt made it, of len_of(id) bytes (its first, one
+ * in the middle and its last checked).
+ */
+static void
+check_out(struct rte_mbuf **out, uint16_t k, uint64_t now, uint64_t *last,
+	  uint32_t *last_id, bool first, uint16_t (*len_of)(uint32_t))
+{
+	uint16_t i;
+
+	for (i = 0; i < k; i++) {
+		struct shp_meta *meta = shp_meta(out[i]);
+		uint32_t id = *rte_pktmbuf_mtod(out[i], uint32_t *);
+		uint16_t len = len_of(id);
+
+		assert_true(meta->time_to_send <= now);
+		assert_true(meta->time_to_send > *last ||
+			    (meta->time_to_send == *last && id > *last_id) ||
+			    (first && i == 0));
+		assert_int_equal(out[i]->pkt_len, len);
+		assert_int_equal(*rte_pktmbuf_mtod_offset(out[i], uint8_t *,
+							  10),
+				 (uint8_t)(id * 7 + 10));
+		assert_int_equal(*rte_pktmbuf_mtod_offset(out[i], uint8_t *,
+							  len - 1),
+				 (uint8_t)(id * 7 + len - 1));
+		*last = meta->time_to_send;
+		*last_id = id;
+	}
+}
+
 /*
  * A store of two chunks under a queue of up to 2000 frames due in a
  * jittered order: chunks are recycled many times over (wrap-around), the
@@ -408,7 +454,7 @@ test_store_full_and_recycled(void **state)
 	struct shp_tq q;
 	struct rte_mbuf *out[32];
 	uint64_t now = 1000000, x = 88172645463325252ull, last = 0;
-	uint32_t in = 0, outn = 0, i, last_id = 0;
+	uint32_t in = 0, outn = 0, last_id = 0;
 	uint64_t stored_total = 0;
 
 	(void)state;
@@ -428,20 +474,7 @@ test_store_full_and_recycled(void **state)
 		}
 		now += 500;
 		k = shp_tq_dequeue_due(&q, now, out, RTE_DIM(out));
-		for (i = 0; i < k; i++) {
-			struct shp_meta *meta = shp_meta(out[i]);
-			uint32_t id = *rte_pktmbuf_mtod(out[i], uint32_t *);
-
-			assert_true(meta->time_to_send <= now);
-			assert_true(meta->time_to_send > last ||
-				    (meta->time_to_send == last &&
-				     id > last_id) || outn == 0);
-			assert_int_equal(out[i]->pkt_len, 64 + id % 100);
-			assert_int_equal(*rte_pktmbuf_mtod_offset(out[i],
-				uint8_t *, 10), (uint8_t)(id * 7 + 10));
-			last = meta->time_to_send;
-			last_id = id;
-		}
+		check_out(out, k, now, &last, &last_id, outn == 0, len_mixed);
 		outn += k;
 		rte_pktmbuf_free_bulk(out, k);
 	}
@@ -456,6 +489,135 @@ test_store_full_and_recycled(void **state)
 		      (unsigned long)q.st_stats.full,
 		      (unsigned long)q.to_tfifo);
 	assert_true(stored_total > 10 * ((2u << 16) / 112));
+	shp_tq_fini(&q);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
+/*
+ * The line (netem_tq.c): frames in time order are read from the store as
+ * written, with no calendar entry. A constant delay, 64-byte frames and
+ * one 1500-byte frame in seven (kept as an mbuf, in the calendar: the two
+ * merged on every dequeue) through a store of 12 chunks that the line
+ * wraps around many times; then the same with jitter, which never makes
+ * the run the line waits for. Every frame leaves once, in (time,
+ * arrival) order, with its bytes; the pool is full at the end.
+ */
+static void
+line_run(bool jitter, uint32_t *max_line, uint32_t *max_cal)
+{
+	struct shp_tq q;
+	struct rte_mbuf *out[32];
+	uint64_t now = 1000000, x = 88172645463325252ull, last = 0;
+	uint32_t in = 0, outn = 0, i, last_id = 0, total = 60000;
+
+	assert_true(shp_tq_init(&q, 4096, 8192, SOCKET_ID_ANY));
+	assert_true(shp_tq_store_init(&q, 12u << 16, shp_rig_pool));
+	shp_tq_set_horizon(&q, 300000, jitter ? 100000 : 0);
+	shp_tq_store_set(&q, 256);
+	*max_line = *max_cal = 0;
+	while (outn < total) {
+		uint16_t k;
+
+		/* 3 arrivals every 200 ns: ~3,000 in flight for 200 us */
+		for (i = 0; i < 3 && in < total; i++, in++) {
+			uint64_t tts = now + 200000 +
+				(jitter ? shp_rig_xorshift(&x) % 100000 : 0);
+
+			shp_tq_insert(&q, tq_pkt(in, in % 7 == 3 ? 1500 : 64,
+						 tts), now);
+		}
+		now += 200;
+		k = shp_tq_dequeue_due(&q, now, out, RTE_DIM(out));
+		*max_line = RTE_MAX(*max_line, q.ln_n);
+		*max_cal = RTE_MAX(*max_cal, q.c_len);
+		check_out(out, k, now, &last, &last_id, outn == 0, len_line);
+		outn += k;
+		rte_pktmbuf_free_bulk(out, k);
+	}
+	assert_int_equal(q.qlen, 0);
+	assert_int_equal(q.ln_n, 0);
+	assert_int_equal(q.st_stats.frames, 0);
+	assert_true(q.st_stats.hwm <= 12u << 16);
+	/* the region is a tenth of what went through it */
+	print_message("  %lu kept as mbufs (store full), hwm %lu\n",
+		      (unsigned long)q.st_stats.full,
+		      (unsigned long)q.st_stats.hwm);
+	assert_true(q.st_stats.full < total / 100);
+	shp_tq_fini(&q);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
+static void
+test_line(void **state)
+{
+	uint32_t line, cal;
+
+	(void)state;
+	line_run(false, &line, &cal);
+	print_message("  constant delay: at most %u in the line, %u in the "
+		      "calendar\n", line, cal);
+	assert_true(line > 2000);       /* the 64-byte frames */
+	assert_true(cal > 300 && cal < 1000);   /* the 1500-byte ones */
+	line_run(true, &line, &cal);
+	print_message("  jitter: at most %u in the line, %u in the "
+		      "calendar\n", line, cal);
+	assert_int_equal(line, 0);
+	assert_true(cal > 2000);
+}
+
+/*
+ * The line's head through peek, pop, unpop and the head's time (what
+ * slotted netem and the offline tool use), then a flush with frames in
+ * the line: peek rebuilds the head where it stands (the tfifo's head),
+ * pops come in order, an unpop puts the head back, and flush frees
+ * every record and the line's chunks.
+ */
+static void
+test_line_peek_pop_flush(void **state)
+{
+	struct shp_tq q;
+	struct rte_mbuf *m, *again;
+	uint64_t now = 1000000, tts;
+	uint32_t i;
+
+	(void)state;
+	assert_true(shp_tq_init(&q, 4096, 8192, SOCKET_ID_ANY));
+	assert_true(shp_tq_store_init(&q, 8u << 16, shp_rig_pool));
+	shp_tq_set_horizon(&q, 1000000, 0);
+	shp_tq_store_set(&q, 256);
+	for (i = 0; i < 1000; i++)
+		shp_tq_insert(&q, tq_pkt(i, 64, now + 1000000 + i), now);
+	assert_true(shp_tq_head_time(&q, &tts));
+	assert_true(tts == now + 1000000);
+	assert_true(q.ln_n == 1000 - SHP_TQ_LINE_RUN + 1);
+	assert_int_equal(q.st_stats.frames, 1000);
+	/* past the run, the line: pop past the calendar's frames into it */
+	for (i = 0; i < SHP_TQ_LINE_RUN + 10; i++) {
+		m = shp_tq_peek(&q);
+		assert_non_null(m);
+		assert_int_equal(*rte_pktmbuf_mtod(m, uint32_t *), i);
+		assert_ptr_equal(shp_tq_peek(&q), m);   /* stays queued */
+		assert_ptr_equal(shp_tq_pop(&q), m);
+		if (i == SHP_TQ_LINE_RUN + 5) {
+			shp_tq_unpop(&q, m);
+			assert_true(shp_tq_head_time(&q, &tts));
+			assert_true(tts == now + 1000000 + i);
+			again = shp_tq_pop(&q);
+			assert_ptr_equal(again, m);
+		}
+		rte_pktmbuf_free(m);
+	}
+	assert_int_equal(q.qlen, 1000 - SHP_TQ_LINE_RUN - 10);
+	assert_true(q.ln_n == q.qlen);
+	/* a calendar frame behind the line's head: the head still first */
+	shp_tq_insert(&q, tq_pkt(5000, 64, now + 1000000 + 500), now);
+	assert_true(shp_tq_head_time(&q, &tts));
+	assert_true(tts == now + 1000000 + SHP_TQ_LINE_RUN + 10);
+	assert_int_equal(shp_tq_flush(&q), 1000 - SHP_TQ_LINE_RUN - 10 + 1);
+	assert_int_equal(q.ln_n, 0);
+	assert_int_equal(q.st_stats.frames, 0);
+	/* the line's chunks are back: at most the calendar's is held */
+	assert_true(q.st_stats.bytes <= 1u << 16);
 	shp_tq_fini(&q);
 	shp_rig_assert_pool_full(shp_rig_pool);
 }
@@ -711,6 +873,8 @@ main(void)
 		cmocka_unit_test(test_dup_corrupt),
 		cmocka_unit_test(test_threshold_and_segments),
 		cmocka_unit_test(test_store_full_and_recycled),
+		cmocka_unit_test(test_line),
+		cmocka_unit_test(test_line_peek_pop_flush),
 		cmocka_unit_test(test_reset_and_change),
 		cmocka_unit_test(test_store_after),
 		cmocka_unit_test(test_change_resizes_the_store),

@@ -36,6 +36,7 @@ struct shp_tq_ent {
 };
 
 #define SHP_TQ_STAGE 32
+#define SHP_TQ_LINE_RUN 64
 #define SHP_TQ_BUCKET_MAX 65536   /* packets a bucket holds; more go to the tfifo */
 
 struct shp_tq_bucket {
@@ -106,6 +107,14 @@ struct shp_tq {
 	uint32_t st_max;
 	uint32_t st_depth;           /* store only past this many mbufs */
 	struct shp_tq_st_stats st_stats;
+	/* the line (netem_tq.c): stored frames in time order, read from
+	 * the store as written, without a calendar entry */
+	uint32_t ln_n;               /* frames in it */
+	uint32_t ln_run;             /* frames in time order since the last
+				      * one out of it: it takes frames past
+				      * a run of SHP_TQ_LINE_RUN */
+	uint64_t ln_tail;            /* send time of its last frame */
+	uint64_t ln_last;            /* of the last frame placed */
 	/* inserts are placed in groups so their bucket misses overlap */
 	uint16_t n_stage;
 	uint64_t stage_now;

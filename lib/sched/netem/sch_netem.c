@@ -1189,6 +1189,22 @@ netem_enqueue_plain(struct shp_qdisc *q, struct netem_sched_data *p,
 	uint16_t i, ok = 0;
 
 	p->arrivals += n;
+	/* what netem may hold grows by one a packet at most (a store's
+	 * commit only lowers it): when the burst's last packet would pass,
+	 * every one does, and the send time is the offered time plus the
+	 * delay (netem_time_to_send without rate, accumulate, noreorder) */
+	if (!c->noreorder && netem_refuse(p, c, n - 1) < 0) {
+		uint64_t lat = (int64_t)c->latency < 0 ? 0 : c->latency;
+
+		for (i = 0; i < n; i++) {
+			struct rte_mbuf *m = pkts[i];
+
+			shp_meta(m)->time_to_send =
+				sat_add(netem_offered(m), lat);
+			shp_tq_insert(&p->tq, m, ctx->now);
+		}
+		return n;
+	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		int refuse = netem_refuse(p, c, 0);
