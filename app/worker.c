@@ -294,6 +294,9 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 					 &bytes, prio, band, ctx);
 		if (sent == n)
 			return sent;
+		if (shp_egress_feed(c, pkts + sent, n - sent, used, bytes,
+				    prio + sent, band + sent, ctx))
+			return sent;
 	}
 	shp_meta_rx_burst(pkts + sent, n - sent, ctx->now, 0, prio + sent,
 			  band + sent);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What the port refuses and the RX bypass (lib/core/shp_egress.h:
- * shp_pending, shp_egress_bypass), on a virtual clock and a port that
+ * What the port refuses, the RX bypass and RX straight into netem
+ * (lib/core/shp_egress.h: shp_pending, shp_egress_bypass,
+ * shp_egress_feed), on a virtual clock and a port that
  * takes what the test lets it: what it refused leaves first at the next
  * round, in order, counted once, and is not charged again by the gate
  * that let it go; a burst sent through the bypass is counted in its band
@@ -82,10 +83,21 @@ port_tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t bytes,
 	return port_take(p, pkts, n);
 }
 
-/* A chain on port: the queue's default (three bands), and tbf when rate
- * is not NULL. */
+/* A chain on port: the queue's default (three bands), tbf when rate is
+ * not NULL, netem when delay is not NULL. */
+static void
+chain_build_netem(struct shp_chain *c, uint16_t port, const char *rate,
+		  const char *delay);
+
 static void
 chain_build(struct shp_chain *c, uint16_t port, const char *rate)
+{
+	chain_build_netem(c, port, rate, NULL);
+}
+
+static void
+chain_build_netem(struct shp_chain *c, uint16_t port, const char *rate,
+		  const char *delay)
 {
 	struct shp_chain_spec spec = { { NULL } };
 	struct shp_stage_env senv = { .socket = SOCKET_ID_ANY,
@@ -102,6 +114,12 @@ chain_build(struct shp_chain *c, uint16_t port, const char *rate)
 						&spec.conf[SHP_SLOT_RATE],
 						err), 0);
 		spec.kind[SHP_SLOT_RATE] = k;
+	}
+	if (delay != NULL) {
+		assert_int_equal(shp_kind_parse("netem", delay, &env, &k,
+						&spec.conf[SHP_SLOT_DELAY],
+						err), 0);
+		spec.kind[SHP_SLOT_DELAY] = k;
 	}
 	assert_int_equal(shp_chain_build(c, &spec, shp_rig_pool, port, &senv,
 					 NULL, &env), 0);
@@ -428,6 +446,106 @@ test_bypass_gated_refused(void **state)
 	shp_rig_assert_pool_full(shp_rig_pool);
 }
 
+/*
+ * RX straight into netem (shp_egress_feed) against the usual way (the
+ * bands, then the round's pull), two chains alike, bursts at 1 us
+ * steps: the same packets leave at the same rounds, in the same order,
+ * counted alike in the band, egress_in and TX. Not fed: a burst of two
+ * bands, a burst while the bands hold a packet, and a chain with a gate
+ * on (tbf): the caller then queues them as usual.
+ */
+static void
+test_feed(void **state)
+{
+	struct shp_chain a, b;
+	struct rte_mbuf *pkts[32];
+	struct port pa = { .room = 1000 }, pb = { .room = 1000 };
+	const struct shp_egress_io ioa = { .now = port_now, .tx = port_tx,
+					   .arg = &pa };
+	const struct shp_egress_io iob = { .now = port_now, .tx = port_tx,
+					   .arg = &pb };
+	struct shp_ctx ca = { .ctr = &shp_rig_ctr->port[0] };
+	struct shp_ctx cb = { .ctr = &shp_rig_ctr->port[1] };
+	uint8_t prio[32], band[32];
+	struct shp_round r = { 0 };
+	uint64_t bytes, t;
+	uint32_t used;
+	uint8_t i;
+
+	(void)state;
+	chain_build_netem(&a, 0, NULL, "delay 1ms");
+	chain_build_netem(&b, 1, NULL, "delay 1ms");
+	pa.pc = ca.ctr;
+	pb.pc = cb.ctr;
+	for (i = 0; i < 8; i++) {
+		t = 1000 + 1000ull * i;
+		ca.now = cb.now = pa.now = pb.now = t;
+		arrivals(pkts, 4, (uint8_t)(4 * i), prio, band, &used, &bytes);
+		assert_true(shp_egress_feed(&a, pkts, 4, used, bytes, prio,
+					    band, &ca));
+		arrivals(pkts, 4, (uint8_t)(4 * i), prio, band, &used, &bytes);
+		enqueue_rest(&b, pkts, 4, prio, band, used, bytes, &cb);
+		shp_egress_round(a.root, &ca, &ioa, pkts, 32, 64, 0, false,
+				 &r);
+		shp_egress_round(b.root, &cb, &iob, pkts, 32, 64, 0, false,
+				 &r);
+	}
+	assert_int_equal(pa.nb, 0);
+	assert_int_equal(pb.nb, 0);
+	/* each 1 ms after it came, not a ns before */
+	for (i = 0; i < 8; i++) {
+		t = 1000 + 1000ull * i + 1000000;
+		pa.now = pb.now = t - 1;
+		shp_egress_round(a.root, &ca, &ioa, pkts, 32, 64, 0, false,
+				 &r);
+		shp_egress_round(b.root, &cb, &iob, pkts, 32, 64, 0, false,
+				 &r);
+		assert_int_equal(pa.nb, 4u * i);
+		assert_int_equal(pb.nb, 4u * i);
+		pa.now = pb.now = t;
+		shp_egress_round(a.root, &ca, &ioa, pkts, 32, 64, 0, false,
+				 &r);
+		shp_egress_round(b.root, &cb, &iob, pkts, 32, 64, 0, false,
+				 &r);
+		assert_int_equal(pa.nb, 4u * (i + 1));
+		assert_int_equal(pb.nb, 4u * (i + 1));
+	}
+	assert_seq(&pa, 32);
+	assert_seq(&pb, 32);
+	assert_memory_equal(&ca.ctr->band[1], &cb.ctr->band[1],
+			    sizeof(struct shp_band_ctr));
+	assert_int_equal(ca.ctr->band[1].enqueued, 32);
+	assert_int_equal(ca.ctr->band[1].dequeued_bytes, sum_len(0, 32));
+	assert_int_equal(ca.ctr->egress_in, cb.ctr->egress_in);
+	assert_int_equal(ca.ctr->tx_packets, cb.ctr->tx_packets);
+	assert_int_equal(ca.ctr->tx_bytes, cb.ctr->tx_bytes);
+
+	/* two bands in a burst: the queue's to order */
+	arrivals(pkts, 2, 32, prio, band, &used, &bytes);
+	band[1] = prio[1] = 0;
+	used |= 1u << 0;
+	assert_false(shp_egress_feed(&a, pkts, 2, used, bytes, prio, band,
+				     &ca));
+	enqueue_rest(&a, pkts, 2, prio, band, used, bytes, &ca);
+	/* the bands hold them now: the next burst queues behind */
+	arrivals(pkts, 1, 34, prio, band, &used, &bytes);
+	assert_false(shp_egress_feed(&a, pkts, 1, used, bytes, prio, band,
+				     &ca));
+	rte_pktmbuf_free_bulk(pkts, 1);
+	shp_chain_destroy(&a, &ca);
+	shp_chain_destroy(&b, &cb);
+
+	/* a gate on: not idle */
+	chain_build_netem(&a, 0, "rate 1gbit burst 10kb limit 100kb",
+			  "delay 1ms");
+	arrivals(pkts, 2, 0, prio, band, &used, &bytes);
+	assert_false(shp_egress_feed(&a, pkts, 2, used, bytes, prio, band,
+				     &ca));
+	rte_pktmbuf_free_bulk(pkts, 2);
+	shp_chain_destroy(&a, &ca);
+	shp_rig_assert_pool_full(shp_rig_pool);
+}
+
 int
 main(void)
 {
@@ -435,6 +553,7 @@ main(void)
 		cmocka_unit_test(test_round_refused),
 		cmocka_unit_test(test_bypass_counts),
 		cmocka_unit_test(test_bypass_gated_refused),
+		cmocka_unit_test(test_feed),
 	};
 
 	shp_rig_env("refused", 4096);
