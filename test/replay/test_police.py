@@ -174,7 +174,7 @@ seq = 0
 for g in groups:
     time.sleep(pause)
     for n in g:
-        print("S", seq, time.time_ns())
+        print("S", seq, time.monotonic_ns())   # the wall clock may step
         tx.send(pcaplib.eth_ipv4(0, n, seq))
         seq += 1
 try:
