@@ -504,6 +504,14 @@ sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* Offered at `now`, held `delay`: a negative draw means "now", never the
+ * past. What rate, noreorder and accumulate then do is netem_time_to_send's. */
+static inline uint64_t
+netem_delayed(uint64_t now, int64_t delay)
+{
+	return sat_add(now, delay < 0 ? 0 : (uint64_t)delay);
+}
+
 /*
  * Serialisation time at `rate`, with overheads and cells (netem's rule),
  * saturated: overheads of 2^31 per cell of 1 byte at 1 byte/s say
@@ -611,12 +619,9 @@ static uint64_t
 netem_time_to_send(struct netem_sched_data *p, const struct shp_netem_conf *c,
 		   const struct rte_mbuf *m, uint64_t now, int64_t delay)
 {
-	uint64_t tts, last;
+	uint64_t tts = netem_delayed(now, delay), last;
 	int has_last;
 
-	if (delay < 0)   /* a negative draw means "now", never the past */
-		delay = 0;
-	tts = sat_add(now, (uint64_t)delay);
 	if (c->rate == 0 && !c->noreorder && c->accumulate == 0)
 		return tts;
 	last = shp_tq_tail_time(&p->tq, &has_last);
@@ -963,8 +968,7 @@ netem_pend(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	if (p->npend == NETEM_PEND_MAX)
 		netem_pend_flush(p, c, ctx);
 	p->pend[p->npend] = m;
-	p->pend_base[p->npend] = sat_add(netem_offered(m),
-					 delay < 0 ? 0 : (uint64_t)delay);
+	p->pend_base[p->npend] = netem_delayed(netem_offered(m), delay);
 	p->pend_cost[p->npend] = netem_packet_time(c, m->pkt_len);
 	p->npend++;
 }
@@ -1194,13 +1198,12 @@ netem_enqueue_plain(struct shp_qdisc *q, struct netem_sched_data *p,
 	 * every one does, and the send time is the offered time plus the
 	 * delay (netem_time_to_send without rate, accumulate, noreorder) */
 	if (!c->noreorder && netem_refuse(p, c, n - 1) < 0) {
-		uint64_t lat = (int64_t)c->latency < 0 ? 0 : c->latency;
-
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
 
 			shp_meta(m)->time_to_send =
-				sat_add(netem_offered(m), lat);
+				netem_delayed(netem_offered(m),
+					      (int64_t)c->latency);
 			shp_tq_insert(&p->tq, m, ctx->now);
 		}
 		return n;
