@@ -283,9 +283,10 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	 uint8_t *band, struct shp_ctx *ctx)
 {
 	struct shp_chain *c = r->eg->chain;
+	bool here = r->tx_here && !s->paused;
 	uint16_t sent = 0;
 
-	if (r->tx_here && !s->paused) {
+	if (here) {
 		struct egress *e = r->eg;
 		struct tx_arg a = { .s = s, .e = e, .pc = ctx->ctr };
 		const struct shp_egress_io io = TX_IO(&a);
@@ -294,15 +295,9 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 					 &bytes, prio, band, ctx);
 		if (sent == n)
 			return sent;
-		if (shp_egress_feed(c, pkts + sent, n - sent, used, bytes,
-				    prio + sent, band + sent, ctx))
-			return sent;
 	}
-	shp_meta_rx_burst(pkts + sent, n - sent, ctx->now, 0, prio + sent,
-			  band + sent);
-	ctx->unthrottled = shp_chain_unthrottled(c);
-	shp_chain_enqueue_rx(c, pkts + sent, band + sent, used, bytes,
-			     n - sent, r->tx_here, ctx);
+	shp_egress_rx(c, pkts + sent, n - sent, used, bytes, prio + sent,
+		      band + sent, r->tx_here, here, ctx);
 	return sent;
 }
 

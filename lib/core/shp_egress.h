@@ -396,24 +396,42 @@ shp_egress_bypass(struct shp_chain *c, struct shp_pending *p,
  * only a burst of one band, through a queue that takes the RX pass's
  * bands, counted in that band as its enqueue and dequeue would have.
  *
- * pkts[0..n) arrived at ctx->now, metadata not written (written here);
- * prio[], band[], used and bytes (their pkt_len sum) from the RX pass.
- * True if it took them all (the root's own drops counted by the root).
+ * pkts[0..n), metadata written (shp_egress_rx), used and bytes (their
+ * pkt_len sum) from the RX pass. True if it took them all (the root's
+ * own drops counted by the root).
  */
 static __rte_always_inline bool
 shp_egress_feed(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
-		uint32_t used, uint64_t bytes, const uint8_t *prio,
-		const uint8_t *band, struct shp_ctx *ctx)
+		uint32_t used, uint64_t bytes, struct shp_ctx *ctx)
 {
 	if (n == 0 || (used & (used - 1)) != 0 || c->root == c->queue ||
 	    c->queue->ops->enqueue_rx == NULL ||
 	    !shp_qdisc_can_bypass(c->root->child))
 		return false;
-	shp_meta_rx_burst(pkts, n, ctx->now, 0, prio, band);
-	ctx->unthrottled = shp_chain_unthrottled(c);
 	shp_egress_count_through(ctx, used, n, bytes);
 	c->root->ops->enqueue(c->root, pkts, n, ctx);
 	return true;
+}
+
+/*
+ * What the bypass left, pkts[0..n) as RX gave them (arrived at ctx->now,
+ * metadata not written; prio[], band[], used and bytes from the RX pass),
+ * into chain c: straight into its root when `feed` (the port's own lcore,
+ * running) and shp_egress_feed may, else into its queue
+ * (shp_chain_enqueue_rx; `owner`: the caller is the chain's lcore).
+ * True if fed.
+ */
+static __rte_always_inline bool
+shp_egress_rx(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
+	      uint32_t used, uint64_t bytes, const uint8_t *prio,
+	      uint8_t *band, bool owner, bool feed, struct shp_ctx *ctx)
+{
+	shp_meta_rx_burst(pkts, n, ctx->now, 0, prio, band);
+	ctx->unthrottled = shp_chain_unthrottled(c);
+	if (feed && shp_egress_feed(c, pkts, n, used, bytes, ctx))
+		return true;
+	shp_chain_enqueue_rx(c, pkts, band, used, bytes, n, owner, ctx);
+	return false;
 }
 
 /*

@@ -147,15 +147,14 @@ arrivals(struct rte_mbuf **pkts, uint16_t n, uint8_t first, uint8_t *prio,
 	*used = 1u << 1;
 }
 
-/* What the RX path does with what the bypass left: into the chain. */
+/* What the RX path does with what the bypass left: into the chain's
+ * queue, never fed to its root. */
 static void
 enqueue_rest(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
 	     uint8_t *prio, uint8_t *band, uint32_t used, uint64_t bytes,
 	     struct shp_ctx *ctx)
 {
-	shp_meta_rx_burst(pkts, n, ctx->now, 0, prio, band);
-	ctx->unthrottled = shp_chain_unthrottled(c);
-	shp_chain_enqueue_rx(c, pkts, band, used, bytes, n, true, ctx);
+	shp_egress_rx(c, pkts, n, used, bytes, prio, band, true, false, ctx);
 }
 
 static uint64_t
@@ -481,8 +480,8 @@ test_feed(void **state)
 		t = 1000 + 1000ull * i;
 		ca.now = cb.now = pa.now = pb.now = t;
 		arrivals(pkts, 4, (uint8_t)(4 * i), prio, band, &used, &bytes);
-		assert_true(shp_egress_feed(&a, pkts, 4, used, bytes, prio,
-					    band, &ca));
+		assert_true(shp_egress_rx(&a, pkts, 4, used, bytes, prio,
+					  band, true, true, &ca));
 		arrivals(pkts, 4, (uint8_t)(4 * i), prio, band, &used, &bytes);
 		enqueue_rest(&b, pkts, 4, prio, band, used, bytes, &cb);
 		shp_egress_round(a.root, &ca, &ioa, pkts, 32, 64, 0, false,
@@ -524,14 +523,14 @@ test_feed(void **state)
 	arrivals(pkts, 2, 32, prio, band, &used, &bytes);
 	band[1] = prio[1] = 0;
 	used |= 1u << 0;
-	assert_false(shp_egress_feed(&a, pkts, 2, used, bytes, prio, band,
-				     &ca));
-	enqueue_rest(&a, pkts, 2, prio, band, used, bytes, &ca);
+	assert_false(shp_egress_rx(&a, pkts, 2, used, bytes, prio, band,
+				   true, true, &ca));
+	assert_int_equal(shp_qdisc_qlen_total(a.queue), 2);
 	/* the bands hold them now: the next burst queues behind */
 	arrivals(pkts, 1, 34, prio, band, &used, &bytes);
-	assert_false(shp_egress_feed(&a, pkts, 1, used, bytes, prio, band,
-				     &ca));
-	rte_pktmbuf_free_bulk(pkts, 1);
+	assert_false(shp_egress_rx(&a, pkts, 1, used, bytes, prio, band,
+				   true, true, &ca));
+	assert_int_equal(shp_qdisc_qlen_total(a.queue), 3);
 	shp_chain_destroy(&a, &ca);
 	shp_chain_destroy(&b, &cb);
 
@@ -539,9 +538,8 @@ test_feed(void **state)
 	chain_build_netem(&a, 0, "rate 1gbit burst 10kb limit 100kb",
 			  "delay 1ms");
 	arrivals(pkts, 2, 0, prio, band, &used, &bytes);
-	assert_false(shp_egress_feed(&a, pkts, 2, used, bytes, prio, band,
-				     &ca));
-	rte_pktmbuf_free_bulk(pkts, 2);
+	assert_false(shp_egress_rx(&a, pkts, 2, used, bytes, prio, band,
+				   true, true, &ca));
 	shp_chain_destroy(&a, &ca);
 	shp_rig_assert_pool_full(shp_rig_pool);
 }
