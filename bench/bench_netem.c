@@ -12,8 +12,14 @@
  * timed (allocation and freeing are not). The pool uses a 192-byte data
  * room (64 bytes after the headroom) so 1e7 mbufs fit in ~4.5 GB.
  *
+ * With the calendar, each case runs a third time with netem's short ways
+ * off (shp_netem_short_ways: every packet the whole per-packet path), and
+ * the ratio says what the short way (a constant delay's plain burst, or a
+ * profile that only draws) saves.
+ *
  * Usage: bench_netem [MAX_IN_FLIGHT]   (default 10000000)
- * BENCH_NETEM_EXTRA='WORDS' adds netem words to every case.
+ * BENCH_NETEM_EXTRA='WORDS' adds netem words to every case ('loss 1%':
+ * the full pipeline's netem).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -164,27 +170,36 @@ main(int argc, char **argv)
 	       "queue", "cycles/pkt", "ns/pkt", "qlen at end");
 	for (i = 0; i < RTE_DIM(sizes) && sizes[i] <= max; i++) {
 		for (j = 0; j < 2; j++) {
-			struct result r[2];
+			static const char *const name[2][3] = {
+				{ "tfifo (list path)", "calendar + tfifo",
+				  "calendar, whole way" },
+				{ "tfifo (tree path)", "calendar + tfifo",
+				  "calendar, whole way" },
+			};
+			struct result r[3];
 			unsigned int c;
 
-			/* the tfifo alone, then the calendar in front of it */
-			for (c = 0; c < 2; c++) {
+			/* the tfifo alone, then the calendar in front of it,
+			 * then that without netem's short ways */
+			for (c = 0; c < 3; c++) {
 				shp_netem_tq_buckets = c ?
 					SHP_NETEM_TQ_BUCKETS : 0;
+				shp_netem_short_ways = c != 2;
 				run_case(sizes[i], j == 1, &r[c]);
 				printf("%12" PRIu64 "  %-10s %-22s %10.1f "
 				       "%8.1f %12" PRIu64 "\n", sizes[i],
-				       j ? "jitter" : "constant",
-				       c ? "calendar + tfifo" :
-				       j ? "tfifo (tree path)" :
-				       "tfifo (list path)",
+				       j ? "jitter" : "constant", name[j][c],
 				       r[c].cycles_per_pkt,
 				       r[c].cycles_per_pkt / hz * 1e9,
 				       r[c].qlen);
 			}
+			shp_netem_short_ways = true;
 			printf("%12s  %-10s %-22s %10.2f\n", "", "",
 			       "ratio tfifo/calendar",
 			       r[0].cycles_per_pkt / r[1].cycles_per_pkt);
+			printf("%12s  %-10s %-22s %10.2f\n", "", "",
+			       "ratio whole/short way",
+			       r[2].cycles_per_pkt / r[1].cycles_per_pkt);
 			fflush(stdout);
 		}
 	}

@@ -243,17 +243,19 @@ test_long_waits(void **state)
 }
 
 /*
- * A constant delay takes netem's short way (netem_enqueue_plain); a loss
- * of 0% sends the same profile the whole way, a draw for every packet and
- * none lost. The two give the same frames at the same times, and refuse
- * the same ones at the limit (1,000 in flight for a limit of 300).
+ * A constant delay takes netem's short way (netem_enqueue_plain); with
+ * the short ways off the same profile goes the whole way. The two give
+ * the same frames at the same times, and refuse the same ones at the
+ * limit (1,000 in flight for a limit of 300).
  */
 static void
 test_plain_enqueue(void **state)
 {
 	(void)state;
 	run(0, "delay 10ms limit 300", ST_ALL, 3000, 10000);
-	run(1, "delay 10ms limit 300 loss 0%", ST_ALL, 3000, 10000);
+	shp_netem_short_ways = false;
+	run(1, "delay 10ms limit 300", ST_ALL, 3000, 10000);
+	shp_netem_short_ways = true;
 	compare(3000, false, true);   /* refused ones: not each out once */
 	assert_true(limit_drops[0] > 1000);
 	assert_int_equal(limit_drops[0], limit_drops[1]);
@@ -301,9 +303,70 @@ test_plain_then_lossy(void **state)
 {
 	(void)state;
 	run_then_lossy(0, "netem delay 10ms");
-	run_then_lossy(1, "netem delay 10ms loss 0%");
+	shp_netem_short_ways = false;
+	run_then_lossy(1, "netem delay 10ms");
+	shp_netem_short_ways = true;
 	compare(2000, false, true);   /* the lost ones: not each out once */
 	assert_true(nb_got[0] > 1500 && nb_got[0] < 1900);
+}
+
+/*
+ * Profiles that only draw (loss of every model, delay with jitter, its
+ * correlation, a table) take netem's short way (netem_is_drawn): the same
+ * frames at the same times, and the same refused at the limit, as the
+ * whole way it skips (shp_netem_short_ways off), stored or not. Copies
+ * made by an earlier netem draw from the copy keys either way.
+ */
+static void
+drawn_same(const char *args, enum st_mode mode, uint64_t n, uint64_t gap)
+{
+	shp_netem_short_ways = false;
+	run(0, args, mode, n, gap);
+	shp_netem_short_ways = true;
+	run(1, args, mode, n, gap);
+	compare(n, false, true);   /* lost ones: not each out once */
+	assert_int_equal(limit_drops[0], limit_drops[1]);
+	assert_true(nb_got[0] < n);
+}
+
+static void
+test_drawn_enqueue(void **state)
+{
+	static const char *const profiles[] = {
+		"delay 10ms 1ms loss 1%",
+		"delay 5ms 2ms 30% loss 10% 25%",
+		"delay 2ms 1ms distribution normal loss gemodel 5% 20% 60% 1%",
+		"delay 3ms 1ms loss state 2% 30% 10% 1%",
+		"delay 1ms 500us loss pattern 1 7",
+		"delay 4ms 1ms limit 250 loss 5%",
+	};
+	struct shp_rig r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < RTE_DIM(profiles); i++) {
+		drawn_same(profiles[i], ST_OFF, 20000, 1000);
+		drawn_same(profiles[i], ST_AFTER, 20000, 1000);
+	}
+	assert_true(limit_drops[0] > 0);   /* the last one, at its limit */
+
+	/* copies from a netem below: the same whichever way */
+	for (i = 0; i < 2; i++) {
+		shp_netem_short_ways = i == 1;
+		run_idx = (int)i;
+		nb_got[i] = 0;
+		shp_rig_chain(&r, "netem duplicate 30%",
+			      "netem delay 2ms 1ms loss 20%");
+		r.on_pkt = record;
+		shp_rig_stream(&r, 5000, 1000, mk);
+		shp_rig_drain(&r);
+		shp_rig_fini(&r);
+	}
+	shp_netem_short_ways = true;
+	assert_int_equal(nb_got[0], nb_got[1]);
+	assert_memory_equal(got[0], got[1], nb_got[0] * sizeof(got[0][0]));
+	/* some copies left: more out than 80% of the originals */
+	assert_true(nb_got[0] > 4000 * 1.1);
 }
 
 static void
@@ -869,6 +932,7 @@ main(void)
 		cmocka_unit_test(test_long_waits),
 		cmocka_unit_test(test_plain_enqueue),
 		cmocka_unit_test(test_plain_then_lossy),
+		cmocka_unit_test(test_drawn_enqueue),
 		cmocka_unit_test(test_reorder_and_ties),
 		cmocka_unit_test(test_dup_corrupt),
 		cmocka_unit_test(test_threshold_and_segments),

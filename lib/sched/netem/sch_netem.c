@@ -999,22 +999,41 @@ netem_refuse(const struct netem_sched_data *p,
 }
 
 /*
+ * Does c only draw (loss, delay and its jitter), with nothing that makes
+ * or changes a packet (duplicate, corrupt, bit errors, ECN marks) or
+ * times it against others (reorder, rate, noreorder, accumulate,
+ * outages)? Then netem_enqueue_pkt's short way (whole false) decides what
+ * its whole way would: the branches of the rest are not compiled in.
+ */
+static inline bool
+netem_is_drawn(const struct shp_netem_conf *c)
+{
+	return c->gap == 0 && c->duplicate.p <= 0 && c->corrupt.p <= 0 &&
+	       c->ber <= 0 && !c->ecn && c->rate == 0 && !c->noreorder &&
+	       c->accumulate == 0 && c->outage_on == 0;
+}
+
+bool shp_netem_short_ways = true;
+
+/*
  * One packet through the impairments, in the kernel's order. Every
  * decision for original n (its arrival number) is drawn from its
  * impairment's stream at n, whatever the other impairments decided, and
  * the correlated states (loss model, Markov chains, delay copula, reorder
  * gap) advance with every original, lost or not: switching one impairment
  * on or off changes no other's decisions. The copy of original n (copy)
- * draws from the copy keys at n and advances no state.
+ * draws from the copy keys at n and advances no state. With whole false
+ * (a constant), c is netem_is_drawn's: what it has not is left out.
  */
-static bool
-netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
+static __rte_always_inline bool
+netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c, struct rte_mbuf *m,
-		  struct shp_ctx *ctx, bool copy, uint64_t n)
+		  struct shp_ctx *ctx, bool copy, uint64_t n, const bool whole)
 {
 	struct rte_mbuf *dupm = NULL;
 	struct shp_rand r, rc, rb = { 0 };
-	bool dup = false, lost = false, corrupt = false, reorder, down;
+	bool dup = false, lost = false, corrupt = false, reorder = false;
+	bool down = false;
 	int64_t delay = 0;
 	int refuse;
 	uint64_t tts, ber_bits = 0, ber_first = 0;
@@ -1022,8 +1041,10 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 
 	/* the link as it is when the packet is offered (after the rate
 	 * limit: what a dequeue of the child hands us now) */
-	down = netem_outage_down(p, c, RTE_MAX(ctx->now, shp_meta(m)->rx_ns));
-	if (unlikely(c->accumulate != 0 && !p->acc_armed)) {
+	if (whole)
+		down = netem_outage_down(p, c, RTE_MAX(ctx->now,
+						       shp_meta(m)->rx_ns));
+	if (unlikely(whole && c->accumulate != 0 && !p->acc_armed)) {
 		/* the windows start with the first packet's arrival (the
 		 * link's, on shards) */
 		p->acc_armed = true;
@@ -1032,12 +1053,12 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 					     shp_meta(m)->rx_ns);
 		p->acc_end = p->acc_t0;
 	}
-	if (c->ber > 0) {
+	if (whole && c->ber > 0) {
 		ber_bits = (uint64_t)rte_pktmbuf_pkt_len(m) * 8;
 		netem_rand_at(p, RS_BER, copy, n, &rb);
 		ber_first = netem_ber_first(c, &rb, ber_bits);
 	}
-	if (!copy && c->duplicate.p > 0) {
+	if (whole && !copy && c->duplicate.p > 0) {
 		netem_rand_at(p, RS_DUP, false, n, &r);
 		dup = netem_chance(&r, &p->dup_last, &c->duplicate, true);
 		count += dup;
@@ -1052,17 +1073,34 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 			lost = netem_loss_event(p, c, &r, !copy);
 		}
 	}
-	if (c->corrupt.p > 0) {
+	if (whole && c->corrupt.p > 0) {
 		netem_rand_at(p, RS_CORRUPT, copy, n, &rc);
 		corrupt = netem_chance(&rc, &p->corrupt_last, &c->corrupt,
 				       !copy);
 	}
-	reorder = netem_reorder(p, c, copy, n);
+	if (whole)
+		reorder = netem_reorder(p, c, copy, n);
 	/* the delay draw: for the packet, or to advance the copula */
-	if (!reorder && (!lost || dup || c->ecn ||
+	if (!reorder && (!lost || dup || (whole && c->ecn) ||
 			 (!copy && c->delay_corr > 0))) {
 		netem_rand_at(p, RS_DELAY, copy, n, &r);
 		delay = netem_delay(p, c, &r, !copy);
+	}
+	if (!whole) {
+		if (lost) {
+			shp_stage_drop(q, ctx, NETEM_DROP_LOST, m);
+			return false;
+		}
+		refuse = netem_refuse(p, c, 0);
+		if (refuse >= 0) {
+			shp_stage_drop(q, ctx, refuse, m);
+			return false;
+		}
+		/* netem_time_to_send without rate, noreorder, accumulate */
+		shp_meta(m)->time_to_send = netem_delayed(netem_offered(m),
+							  delay);
+		shp_tq_insert(&p->tq, m, ctx->now);
+		return true;
 	}
 
 	if (down) {
@@ -1148,6 +1186,14 @@ netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
 	shp_meta(m)->time_to_send = tts;
 	shp_tq_insert(&p->tq, m, ctx->now);
 	return true;
+}
+
+static bool
+netem_enqueue_one(struct shp_qdisc *q, struct netem_sched_data *p,
+		  const struct shp_netem_conf *c, struct rte_mbuf *m,
+		  struct shp_ctx *ctx, bool copy, uint64_t n)
+{
+	return netem_enqueue_pkt(q, p, c, m, ctx, copy, n, true);
 }
 
 /*
@@ -1239,8 +1285,16 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 		}
 		return n;
 	}
-	if (netem_is_plain(c))
+	if (shp_netem_short_ways && netem_is_plain(c))
 		return netem_enqueue_plain(q, p, c, pkts, n, ctx);
+	if (shp_netem_short_ways && netem_is_drawn(c)) {
+		for (i = 0; i < n; i++)
+			ok += netem_enqueue_pkt(q, p, c, pkts[i], ctx,
+						shp_meta(pkts[i])->flags &
+						SHP_META_F_DUP,
+						p->arrivals++, false);
+		return ok;
+	}
 	for (i = 0; i < n; i++)
 		ok += netem_enqueue_one(q, p, c, pkts[i], ctx,
 					shp_meta(pkts[i])->flags &

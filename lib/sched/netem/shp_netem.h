@@ -208,6 +208,14 @@ uint32_t shp_netem_default_limit(unsigned int pool_size);
 extern uint32_t shp_netem_tq_buckets;
 
 /*
+ * netem's short ways for profiles that need less than its whole per-packet
+ * path (a constant delay; draws alone: loss and jitter). They decide what
+ * the whole way decides, packet for packet; tests set this false to
+ * compare the two (test_netem_store). Read once a burst.
+ */
+extern bool shp_netem_short_ways;
+
+/*
  * A netem made lean (a class's, shp_stage_env) starts on its tfifo alone:
  * the calendar is megabytes, and thousands of classes stay idle. Off the
  * data path (the control thread, the offline tool between arrivals):
