@@ -30,7 +30,7 @@ bench_args "$@"
 bench_mem
 mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/bc$$' EXIT
+trap 'rm -rf "$tmp" /var/run/dpdk/bc$$; bench_mem_restore' EXIT
 
 # per count: c$N.ini (the classes) and c$N.pcap (frames to them)
 /usr/bin/python3 - "$tmp" "$tbf" "${SHP_BENCH_ACTIVE:-4096}" "${counts[@]}" <<'PY'

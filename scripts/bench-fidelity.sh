@@ -25,7 +25,7 @@ secs=${1:-8}
 . scripts/bench-lib.sh
 bench_mem
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/bfid$$' EXIT
+trap 'rm -rf "$tmp" /var/run/dpdk/bfid$$; bench_mem_restore' EXIT
 [ -x build/app/dpdk-shaper ] || scripts/build.sh >/dev/null
 
 run() {

@@ -51,7 +51,8 @@ bench_args "$@"
 bench_mem
 mem_t=("${MEM_SMALL[@]}") mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp" /var/run/dpdk/bt$$ /var/run/dpdk/bs$$ /var/run/dpdk/bf$$' EXIT
+trap 'rm -rf "$tmp" /var/run/dpdk/bt$$ /var/run/dpdk/bs$$ /var/run/dpdk/bf$$
+      bench_mem_restore' EXIT
 
 testpmd_run() {
 	# with --stats-period testpmd runs until SIGINT, in the foreground,

@@ -4,7 +4,11 @@
 # hugetlbfs), else --no-huge; says which in one line. SHP_BENCH_HUGE=0
 # forces --no-huge. Sets MEM_SHAPER and MEM_SMALL (EAL memory options for
 # the shaper, and for testpmd / bench_delay_floor); bench_args, below,
-# reads the common arguments.
+# reads the common arguments. What bench_mem reserved or mounted,
+# bench_mem_restore (the scripts' exit trap) gives back: the machine is
+# left as it was found (SHP_BENCH_KEEP_HUGE=1 keeps them, for a series of
+# runs).
+BENCH_HUGE_WAS= BENCH_HUGE_MOUNTED=
 bench_mem() {
 	local want=${1:-2048} have
 	MEM_SHAPER=(--no-huge -m 3072) MEM_SMALL=(--no-huge -m 1024)
@@ -17,12 +21,15 @@ bench_mem() {
 		return
 	fi
 	have=$(cat /proc/sys/vm/nr_hugepages)
-	[ "$have" -ge "$want" ] ||
+	if [ "$have" -lt "$want" ]; then
+		BENCH_HUGE_WAS=$have
 		echo "$want" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+	fi
 	have=$(cat /proc/sys/vm/nr_hugepages)
 	if ! mountpoint -q /dev/hugepages; then
 		mkdir -p /dev/hugepages
-		mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true
+		mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null &&
+			BENCH_HUGE_MOUNTED=1
 	fi
 	if [ "$have" -lt "$want" ] || ! mountpoint -q /dev/hugepages; then
 		echo "memory: --no-huge (could reserve only $have of $want" \
@@ -36,6 +43,21 @@ bench_mem() {
 
 # [SECONDS [ROUNDS]] [-- shaper options]: sets secs (10), rounds (3) and
 # extra (the shaper options, --mbufs 65536 when none are given).
+# Undo what bench_mem did, after the programs exited (their files in
+# hugetlbfs gone: the EAL removes them, a killed one's are removed here).
+bench_mem_restore() {
+	[ "${SHP_BENCH_KEEP_HUGE:-0}" = 1 ] && return 0
+	if [ -n "$BENCH_HUGE_MOUNTED" ]; then
+		rm -f /dev/hugepages/* 2>/dev/null || true
+		umount /dev/hugepages 2>/dev/null || true
+	fi
+	if [ -n "$BENCH_HUGE_WAS" ]; then
+		echo "$BENCH_HUGE_WAS" >/proc/sys/vm/nr_hugepages 2>/dev/null ||
+			true
+	fi
+	return 0
+}
+
 bench_args() {
 	secs=10
 	rounds=3
