@@ -41,8 +41,6 @@ bench_mem() {
 		"/dev/hugepages)"
 }
 
-# [SECONDS [ROUNDS]] [-- shaper options]: sets secs (10), rounds (3) and
-# extra (the shaper options, --mbufs 65536 when none are given).
 # Undo what bench_mem did, after the programs exited (their files in
 # hugetlbfs gone: the EAL removes them, a killed one's are removed here).
 bench_mem_restore() {
@@ -58,6 +56,8 @@ bench_mem_restore() {
 	return 0
 }
 
+# [SECONDS [ROUNDS]] [-- shaper options]: sets secs (10), rounds (3) and
+# extra (the shaper options, --mbufs 65536 when none are given).
 bench_args() {
 	secs=10
 	rounds=3

@@ -365,7 +365,8 @@ test_drawn_enqueue(void **state)
 	shp_netem_short_ways = true;
 	assert_int_equal(nb_got[0], nb_got[1]);
 	assert_memory_equal(got[0], got[1], nb_got[0] * sizeof(got[0][0]));
-	/* some copies left: more out than 80% of the originals */
+	/* copies left too: 10% more out than the 80% of the 5,000
+	 * originals that loss spares */
 	assert_true(nb_got[0] > 4000 * 1.1);
 }
 

@@ -690,6 +690,17 @@ tq_prefetch_next(const struct shp_tq *q, uint32_t i)
 	rte_prefetch0(r + sizeof(struct st_rec) + 63);
 }
 
+/* In st_rebuild's loop at frame i of n: the next call's records i and
+ * n + i (that call may take more than this one), up to ahead. */
+static inline void
+tq_prefetch_pair(const struct shp_tq *q, uint16_t i, uint16_t n,
+		 uint16_t ahead)
+{
+	tq_prefetch_next(q, i);
+	if (n + i < ahead)
+		tq_prefetch_next(q, n + i);
+}
+
 /*
  * Rebuild the stored frames among pkts[0..n) into fresh mbufs, in place
  * and in order; those the pool has no mbuf for leave the vector (counted).
@@ -710,17 +721,15 @@ st_rebuild(struct shp_tq *q, struct rte_mbuf **pkts, uint16_t n,
 	for (i = 0; i < n; i++)
 		left += ent_stored(pkts[i]);
 	if (left == 0) {
-		for (i = 0; i < RTE_MIN(2 * n, ahead); i++)
-			tq_prefetch_next(q, i);
+		for (i = 0; i < n; i++)
+			tq_prefetch_pair(q, i, n, ahead);
 		return n;
 	}
 	/* a deep line's burst: every one stored, and the pool has them */
 	if (left == n && n <= RTE_DIM(fresh) &&
 	    rte_mempool_get_bulk(q->st->pool, (void **)fresh, n) == 0) {
 		for (i = 0; i < n; i++) {
-			tq_prefetch_next(q, i);
-			if (n + i < ahead)
-				tq_prefetch_next(q, n + i);
+			tq_prefetch_pair(q, i, n, ahead);
 			st_fill(q, fresh[i], ent_rec(pkts[i]));
 			pkts[i] = fresh[i];
 		}
@@ -730,9 +739,7 @@ st_rebuild(struct shp_tq *q, struct rte_mbuf **pkts, uint16_t n,
 		struct rte_mbuf *m = pkts[i];
 		struct st_rec *r;
 
-		tq_prefetch_next(q, i);
-		if (n + i < ahead)
-			tq_prefetch_next(q, n + i);
+		tq_prefetch_pair(q, i, n, ahead);
 		if (!ent_stored(m)) {
 			pkts[w++] = m;
 			continue;

@@ -1086,22 +1086,6 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 		netem_rand_at(p, RS_DELAY, copy, n, &r);
 		delay = netem_delay(p, c, &r, !copy);
 	}
-	if (!whole) {
-		if (lost) {
-			shp_stage_drop(q, ctx, NETEM_DROP_LOST, m);
-			return false;
-		}
-		refuse = netem_refuse(p, c, 0);
-		if (refuse >= 0) {
-			shp_stage_drop(q, ctx, refuse, m);
-			return false;
-		}
-		/* netem_time_to_send without rate, noreorder, accumulate */
-		shp_meta(m)->time_to_send = netem_delayed(netem_offered(m),
-							  delay);
-		shp_tq_insert(&p->tq, m, ctx->now);
-		return true;
-	}
 
 	if (down) {
 		/* every draw above was made: the other impairments decide
@@ -1110,7 +1094,7 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 		return false;
 	}
 	if (lost) {
-		int rc_ecn = c->ecn ? netem_ecn_mark(q, &m, ctx) : 0;
+		int rc_ecn = whole && c->ecn ? netem_ecn_mark(q, &m, ctx) : 0;
 
 		if (rc_ecn < 0)
 			return false;
@@ -1165,11 +1149,14 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (dupm != NULL)
 		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
-	if (!reorder && p->link != NULL && c->rate != 0) {
+	if (whole && !reorder && p->link != NULL && c->rate != 0) {
 		netem_pend(p, c, m, delay, ctx);
 		return true;
 	}
-	if (!reorder) {
+	if (!whole) {
+		/* netem_time_to_send without rate, noreorder, accumulate */
+		tts = netem_delayed(netem_offered(m), delay);
+	} else if (!reorder) {
 		tts = netem_time_to_send(p, c, m, netem_offered(m), delay);
 	} else {
 		/* sent at once, ahead of the delayed ones */
