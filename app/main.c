@@ -25,6 +25,7 @@
 #include "shaper.h"
 #include "shaper_sched.h"
 #include "shp_meta.h"
+#include "shp_pool.h"
 #include "telemetry.h"
 
 struct shaper shaper;
@@ -169,23 +170,24 @@ pool_ops_registered(const char *name)
  * held 10 ms that is each RX write a miss or not: the full pipeline
  * gained 8% (cache 256) and 15% (cache 512) in A/B runs
  * (docs/benchmarks.md). The per-lcore cache is the largest DPDK allows,
- * but never more than a quarter of the pool over all lcores.
+ * but never more than a quarter of the pool over all lcores. Without
+ * hugepages its mbufs are packed across pages (shp_pool.h).
  */
 static struct rte_mempool *
 pool_create(const char *name, unsigned int n, uint16_t room, int socket)
 {
 	unsigned int cache = RTE_MIN((unsigned int)SHP_POOL_CACHE,
 				     n / (4 * rte_lcore_count()));
+	bool packed = shp_pool_pack_default();
 	struct rte_mempool *mp = NULL;
 
 	if (rte_eal_mbuf_user_pool_ops() == NULL &&
 	    pool_ops_registered("stack"))
-		mp = rte_pktmbuf_pool_create_by_ops(name, n, cache,
-						    SHP_MBUF_PRIV_SIZE, room,
-						    socket, "stack");
+		mp = shp_pool_create(name, n, cache, SHP_MBUF_PRIV_SIZE, room,
+				     socket, "stack", packed);
 	if (mp == NULL)   /* a user's choice, or no stack driver */
-		mp = rte_pktmbuf_pool_create(name, n, cache,
-					     SHP_MBUF_PRIV_SIZE, room, socket);
+		mp = shp_pool_create(name, n, cache, SHP_MBUF_PRIV_SIZE, room,
+				     socket, NULL, packed);
 	return mp;
 }
 

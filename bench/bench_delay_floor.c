@@ -37,6 +37,7 @@
 #include <rte_prefetch.h>
 
 #include "shp_meta.h"
+#include "shp_pool.h"
 
 #define BURST 32
 #define PKTS 20000000ull
@@ -278,9 +279,10 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < nb; i++)
 		most = RTE_MAX(most, delays[i]);
-	mp = rte_pktmbuf_pool_create("floor", most + 40000 + 4096, 256,
-				     SHP_MBUF_PRIV_SIZE,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	/* laid out as the shaper's (shp_pool.h) */
+	mp = shp_pool_create("floor", most + 40000 + 4096, 256,
+			     SHP_MBUF_PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
+			     SOCKET_ID_ANY, NULL, shp_pool_pack_default());
 	if (mp == NULL) {
 		fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
 		return 1;

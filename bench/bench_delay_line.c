@@ -42,6 +42,7 @@
 #include "shp_egress.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
+#include "shp_pool.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
 
@@ -138,9 +139,10 @@ make_pool(uint64_t depth)
 	struct rte_mempool *mp;
 
 	snprintf(name, sizeof(name), "line%u", nb++);
-	mp = rte_pktmbuf_pool_create(name, depth + 40000 + 4096, 256,
-				     SHP_MBUF_PRIV_SIZE,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	/* laid out as the shaper's (shp_pool.h) */
+	mp = shp_pool_create(name, depth + 40000 + 4096, 256,
+			     SHP_MBUF_PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
+			     SOCKET_ID_ANY, NULL, shp_pool_pack_default());
 	if (mp == NULL) {
 		fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
 		exit(1);

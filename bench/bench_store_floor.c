@@ -20,7 +20,9 @@
  * Figures only; run on a quiet machine for numbers to compare.
  *
  * Usage: bench_store_floor [EAL args] [-- [-r MPPS] [-j JITTER_NS]
- *                           [-n PACKETS] [-s BYTES] DELAY_NS...]
+ *                           [-n PACKETS] [-s BYTES] [-f] DELAY_NS...]
+ *        -f: the floor only (scripts/bench-forward.sh runs it beside
+ *        testpmd and the shaper in every round)
  *        -s: frames of BYTES (64 by default, at most 1500): where copying
  *        the frame costs more than the cold mbuf it saves is the store's
  *        threshold (netem's `store`, SHP_NETEM_STORE_DEFAULT)
@@ -29,6 +31,7 @@
  *        (-m 1024 with --no-huge).
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@
 #include "netem_tq.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
+#include "shp_pool.h"
 
 #define BURST 32
 
@@ -236,6 +240,7 @@ main(int argc, char **argv)
 	unsigned int i, nb = 1;
 	struct rte_mempool *mp;
 	double rate = 14.88;
+	bool floor_only = false;
 	int n;
 
 	n = rte_eal_init(argc, argv);
@@ -251,6 +256,8 @@ main(int argc, char **argv)
 			jitter = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "-n") == 0 && i + 1 < (unsigned)argc)
 			npkts = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "-f") == 0)
+			floor_only = true;
 		else if (strcmp(argv[i], "-s") == 0 && i + 1 < (unsigned)argc)
 			flen = (uint16_t)RTE_MIN(strtoul(argv[++i], NULL, 10),
 						 1500ul);
@@ -271,15 +278,24 @@ main(int argc, char **argv)
 		uint64_t depth = (uint64_t)(rate * (double)delays[i] / 1e3);
 		double f, s, m;
 
-		mp = rte_pktmbuf_pool_create("sfloor", depth + depth / 4 +
-					     8192, 256, SHP_MBUF_PRIV_SIZE,
-					     RTE_MBUF_DEFAULT_BUF_SIZE,
-					     SOCKET_ID_ANY);
+		/* laid out as the shaper's (shp_pool.h) */
+		mp = shp_pool_create("sfloor", depth + depth / 4 + 8192, 256,
+				     SHP_MBUF_PRIV_SIZE,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY,
+				     NULL, shp_pool_pack_default());
 		if (mp == NULL) {
 			fprintf(stderr, "pool: %s\n", rte_strerror(rte_errno));
 			return 1;
 		}
 		f = run_floor(mp, depth, &sink);
+		if (floor_only) {
+			printf("%10.3f %10" PRIu64 " %10.2f %12s %12s %10s "
+			       "%12s\n", (double)delays[i] / 1e6, depth, f,
+			       "-", "-", "-", "-");
+			fflush(stdout);
+			rte_mempool_free(mp);
+			continue;
+		}
 		s = run_tq(mp, rate, delays[i], jitter, 256, &sink, &hwm);
 		m = run_tq(mp, rate, delays[i], jitter, 0, &sink, &(uint64_t){0});
 		printf("%10.3f %10" PRIu64 " %10.2f %12.2f %12.2f %10.2f %12.1f\n",

@@ -10,9 +10,14 @@
 #   (defaults: 10 s, 3 rounds; 2 MiB hugepages, reserved and mounted as
 #   root where they can be had, else --no-huge: the first line says which;
 #   SHP_BENCH_HUGE=0 forces --no-huge)
-# A third program runs in every round: bench_delay_floor at the depth the
-# shaper held at the end of its run (flushed packets, both ports): what
-# merely holding that many packets costs here, with no shaping at all.
+# Two more programs run in every round, at the depth the shaper held at
+# the end of its run (flushed packets, both ports): bench_delay_floor,
+# what merely holding that many packets in their mbufs costs here, and
+# bench_store_floor -f, the same in a byte store (issue 25's design: each
+# frame copied into a FIFO of records and its mbuf freed hot, a hot one
+# taken and filled at release), with no shaping at all. The summary's
+# last line, the store floor over testpmd, is the most any shaper built
+# that way could reach in the same run.
 #   e.g. scripts/bench-forward.sh 8 3 -- --mbufs 262144 \
 #        --tbf 'rate 100gbit burst 1mb limit 100mb' \
 #        --netem 'delay 10ms 1ms loss 1%'
@@ -105,6 +110,17 @@ floor_run() {
 		"$tmp/floor.log"
 }
 
+store_floor_run() {
+	# bench_store_floor's floor at the shaper's depth, as 10 ms at
+	# depth / 10 ms (Mpps at that depth)
+	./build/bench/bench_store_floor -l 1 "${mem_t[@]}" --no-pci \
+		--log-level '*:error' --file-prefix bf$$ -- -f \
+		-r "$(echo "$1 / 10000" | bc -l)" -n 5000000 10000000 \
+		>"$tmp/sfloor.log" 2>&1 || true
+	awk '$1 == "10.000" { v = $3 } END { printf "%.0f\n", (v == "" ? 0 : v * 1e6) }' \
+		"$tmp/sfloor.log"
+}
+
 echo "net_null copy=1, 64 B, lcores 0-1 (main + 1 worker), ${secs} s per run"
 echo "dpdk-shaper options: ${extra[*]}"
 t=()
@@ -117,8 +133,10 @@ for r in $(seq "$rounds"); do
 		s=$(shaper_run "$q")
 		d=$(cat "$tmp/depth")
 		f=$(floor_run "$d")
-		# per variant (one, "", without SHP_BENCH_*): shaper, floor
-		echo "$s $f" >>"$tmp/res_$i"
+		g=$(store_floor_run "$d")
+		# per variant (one, "", without SHP_BENCH_*): shaper, floor,
+		# store floor
+		echo "$s $f $g" >>"$tmp/res_$i"
 		case "$q" in
 		q:*) name=" --queue ${q#q:}" ;;
 		n:*) name=" --netem '${q#n:}'" ;;
@@ -128,6 +146,7 @@ for r in $(seq "$rounds"); do
 		printf ", dpdk-shaper%s %.2f Mpps (held %d), delay floor at" \
 			"$name" "$(echo "$s / 1000000" | bc -l)" "$d"
 		printf " that depth %.2f Mpps" "$(echo "$f / 1000000" | bc -l)"
+		printf ", store floor %.2f Mpps" "$(echo "$g / 1000000" | bc -l)"
 	done
 	echo
 done
@@ -138,6 +157,7 @@ t = statistics.median(float(x) for x in sys.argv[1].split())
 rows = [line.split() for line in open(sys.argv[2])]
 s = statistics.median(float(r[0]) for r in rows)
 f = statistics.median(float(r[1]) for r in rows)
+g = statistics.median(float(r[2]) for r in rows)
 v = sys.argv[3]
 name = "dpdk-shaper" + (" --queue " + v[2:] if v.startswith("q:") else
                         " --netem '%s'" % v[2:] if v.startswith("n:") else
@@ -146,5 +166,9 @@ print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps, "
       "delay floor %.2f Mpps" % (t / 1e6, name, s / 1e6, f / 1e6))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))
 print("ratio shaper/delay floor at its depth: %.2f" % (s / f if f else 0))
+print("store floor at that depth %.2f Mpps; ratio shaper/store floor: %.2f"
+      % (g / 1e6, s / g if g else 0))
+print("ratio store floor/testpmd (the byte store's ceiling here): %.2f"
+      % (g / t if t else 0))
 PY
 done

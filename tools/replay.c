@@ -46,7 +46,6 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
-#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include "classify.h"
@@ -55,6 +54,7 @@
 #include "schedule.h"
 #include "shp_meta.h"
 #include "shp_pkthdr.h"
+#include "shp_pool.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
 #include "shp_link.h"
@@ -1099,45 +1099,18 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 }
 
 /*
- * The mbuf pool, its objects free to straddle pages: nothing here hands
- * a buffer to a device, and without hugepages a pool that keeps every
- * object inside one 4 KiB page (rte_pktmbuf_pool_create's) fits one mbuf
- * of 2.4 KiB a page, so that the memory sized in eal_start held only
- * about 117,000 of them. NULL with rte_errno set on failure.
+ * The mbuf pool, packed (shp_pool.h): nothing here hands a buffer to a
+ * device, and without hugepages a pool that keeps every object inside
+ * one 4 KiB page fits one mbuf of 2.4 KiB a page, so that the memory
+ * sized in eal_start held only about 117,000 of them. NULL with
+ * rte_errno set on failure.
  */
 static struct rte_mempool *
 pool_create(unsigned int n)
 {
-	struct rte_pktmbuf_pool_private priv = {
-		.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE,
-		.mbuf_priv_size = SHP_MBUF_PRIV_SIZE,
-	};
-	struct rte_mempool *mp;
-
-	mp = rte_mempool_create_empty("replay_pool", n,
-				      sizeof(struct rte_mbuf) +
-				      SHP_MBUF_PRIV_SIZE +
-				      RTE_MBUF_DEFAULT_BUF_SIZE, 0,
-				      sizeof(priv), rte_socket_id(),
-				      RTE_MEMPOOL_F_NO_IOVA_CONTIG);
-	if (mp == NULL)
-		return NULL;
-	if (rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(),
-				       NULL) != 0)
-		goto fail;
-	rte_pktmbuf_pool_init(mp, &priv);
-	if (rte_mempool_populate_default(mp) < 0)
-		goto fail;
-	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
-	return mp;
-fail:
-	{
-		int e = rte_errno;
-
-		rte_mempool_free(mp);
-		rte_errno = e;
-	}
-	return NULL;
+	return shp_pool_create("replay_pool", n, 0, SHP_MBUF_PRIV_SIZE,
+			       RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id(),
+			       NULL, true);
 }
 
 static int
