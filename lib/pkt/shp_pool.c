@@ -6,17 +6,17 @@
 
 #include "shp_pool.h"
 
-/* A packed pool's chunks get no IOVA from DPDK (RTE_BAD_IOVA); with IOVA
- * as VA a buffer's is its address, as for any other memory then. */
+/* rte_pktmbuf_init, and with *iova_va the buffer's address as its IOVA:
+ * a packed pool's chunks get none from DPDK (RTE_BAD_IOVA), and with
+ * IOVA as VA a buffer's is its address, as for any other memory then */
 static void
-iova_as_va(struct rte_mempool *mp, void *arg, void *obj, unsigned int idx)
+mbuf_init(struct rte_mempool *mp, void *iova_va, void *obj, unsigned int idx)
 {
 	struct rte_mbuf *m = obj;
 
-	RTE_SET_USED(mp);
-	RTE_SET_USED(arg);
-	RTE_SET_USED(idx);
-	m->buf_iova = (rte_iova_t)(uintptr_t)m->buf_addr;
+	rte_pktmbuf_init(mp, NULL, obj, idx);
+	if (*(const bool *)iova_va)
+		m->buf_iova = (rte_iova_t)(uintptr_t)m->buf_addr;
 }
 
 bool
@@ -35,6 +35,7 @@ shp_pool_create(const char *name, unsigned int n, unsigned int cache,
 		.mbuf_priv_size = priv_size,
 	};
 	struct rte_mempool *mp;
+	bool iova_va;
 	int e;
 
 	if (RTE_ALIGN(priv_size, RTE_MBUF_PRIV_ALIGN) != priv_size) {
@@ -56,9 +57,8 @@ shp_pool_create(const char *name, unsigned int n, unsigned int cache,
 	e = rte_mempool_populate_default(mp);
 	if (e < 0)
 		goto fail;
-	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
-	if (packed && rte_eal_iova_mode() == RTE_IOVA_VA)
-		rte_mempool_obj_iter(mp, iova_as_va, NULL);
+	iova_va = packed && rte_eal_iova_mode() == RTE_IOVA_VA;
+	rte_mempool_obj_iter(mp, mbuf_init, &iova_va);
 	return mp;
 fail:
 	rte_mempool_free(mp);

@@ -11,7 +11,7 @@
  * pages (RTE_MEMPOOL_F_NO_IOVA_CONTIG): 1.7 a page, their headers spread
  * over the sets. Measured: bench_store_floor's floor on --no-huge
  * 16-17 Mpps one mbuf a page, 42 packed (docs/benchmarks.md, "mbufs one
- * a page").
+ * a page without hugepages").
  */
 #ifndef SHP_POOL_H
 #define SHP_POOL_H
