@@ -172,12 +172,16 @@ netem_rand_at(const struct netem_sched_data *p, int rs, bool copy,
 }
 
 /* An event of a correlated probability; *last (the chain's state) is
- * advanced only when adv (originals advance it, copies only read it). */
+ * advanced only when adv (originals advance it, copies only read it).
+ * Uncorrelated, the chance does not read *last: a burst's draws then do
+ * not wait on one another (the state is still written, for a later
+ * profile's reading of it is the same). */
 static inline bool
 netem_chance(struct shp_rand *r, bool *last, const struct shp_netem_prob *pr,
 	     bool adv)
 {
-	double p = *last ? pr->p_after_hit : pr->p_after_miss;
+	double p = pr->p_after_hit == pr->p_after_miss ? pr->p_after_miss :
+		   *last ? pr->p_after_hit : pr->p_after_miss;
 	bool hit = shp_rand_unit(r) < p;
 
 	if (adv)
@@ -1083,8 +1087,14 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	/* the delay draw: for the packet, or to advance the copula */
 	if (!reorder && (!lost || dup || (whole && c->ecn) ||
 			 (!copy && c->delay_corr > 0))) {
-		netem_rand_at(p, RS_DELAY, copy, n, &r);
-		delay = netem_delay(p, c, &r, !copy);
+		/* (without jitter netem_delay draws nothing: no stream to
+		 * make) */
+		if (c->jitter == 0) {
+			delay = (int64_t)c->latency;
+		} else {
+			netem_rand_at(p, RS_DELAY, copy, n, &r);
+			delay = netem_delay(p, c, &r, !copy);
+		}
 	}
 
 	if (down) {
