@@ -22,6 +22,15 @@
 # gives the 2 workers against the sum of the two CPUs' single workers:
 # what sharding keeps of the CPUs it is given, apart from what the
 # machine's CPUs are worth (the issue's ratio is the first, unchanged).
+# And every round runs two shapers at once, each a process of its own
+# with one worker (one on CPU 1, one on CPU 0, --queues 1, their own
+# vdevs and pools): nothing shared but the machine (caches, memory, the
+# host). Their sum is what two lcores give two links with nothing in
+# common; the summary gives it over one worker, and the 2 workers over
+# it: below 1, sharding one link costs more than running two; at 1 or
+# above, the shortfall against x2 is not the link's sharing. (Not a
+# ceiling: each process brings its own main lcore and EAL threads onto
+# the other's CPU.)
 #
 # The shared rate's cost: profile tbfpriv is tbf only at 2 workers with
 # SHP_BENCH_PRIVATE_LINK=1 (app/shards.c: no link block, each shard a
@@ -59,9 +68,13 @@ tmp=$(mktemp -d)
 pid=
 prefix=bscale$$
 cleanup() {
-	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$tmp" "/var/run/dpdk/$prefix"
-	rm -f /dev/hugepages/"$prefix"map_* 2>/dev/null || true
+	local p
+	for p in $pid; do
+		kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp" "/var/run/dpdk/$prefix" "/var/run/dpdk/${prefix}b"
+	rm -f /dev/hugepages/"$prefix"map_* /dev/hugepages/"$prefix"bmap_* \
+		2>/dev/null || true
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -117,6 +130,37 @@ PY
 	tail -1 "$tmp/res" | awk -v r="$r" '{w = $2 == 0 ? "1 worker on CPU 0" : $2 " worker(s)"; printf "round %s %-7s %-17s %7.2f Mpps\n", r, $1, w, $3}'
 }
 
+# start_shaper PREFIX LCORES QUEUES STATS OUT: one shaper in the background
+# (its pid appended to $pid); waits for the end of its set-up (the line
+# of ports)
+start_shaper() {
+	local pf=$1 L=$2 q=$3 stats=$4 out=$5 priv=0 roles=() p
+	[ "$prof" = tbfpriv ] && priv=1
+	[ "$q" = 2 ] && [ "$layout" = pipeline ] &&
+		roles=(--rx-lcores 1 --tx-lcores 2)
+	rm -f "$stats"
+	SHP_BENCH_PRIVATE_LINK=$priv $bin --lcores $L ${MEM[@]+"${MEM[@]}"} \
+		--no-pci --file-prefix $pf --log-level '*:error' --vdev net_null0,copy=1 \
+		--vdev net_null1,copy=1 -- --queues "$q" --mbufs 400000 \
+		--stats-file "$stats" ${roles[@]+"${roles[@]}"} \
+		${P[@]+"${P[@]}"} >"$out" 2>&1 &
+	p=$!
+	pid="$pid $p"
+	for _ in $(seq 600); do
+		grep -q "dpdk-shaper: 2 ports" "$out" && break
+		kill -0 $p 2>/dev/null || break
+		sleep 0.1
+	done
+}
+
+# stop_shapers: SIGTERM to every shaper started, and wait for them
+stop_shapers() {
+	local p
+	for p in $pid; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in $pid; do wait "$p" || true; done
+	pid=
+}
+
 echo "bench-scale: $S s x $R rounds, net_null copy=1, $memname, 2 workers $layout," \
 	"$(date -u '+%Y-%m-%d %H:%M UTC')"
 # run PROFILE WORKERS ROUND: one run; appends "profile w mpps late overload"
@@ -133,48 +177,46 @@ run() {
 		testpmd_run "$L" "$q" "$r" "$w"
 		return
 	fi
-	local roles=()
-	[ "$w" = 2 ] && [ "$layout" = pipeline ] &&
-		roles=(--rx-lcores 1 --tx-lcores 2)
-	rm -f "$tmp/s.json"
-	local priv=0
-	[ "$prof" = tbfpriv ] && priv=1
-	SHP_BENCH_PRIVATE_LINK=$priv $bin --lcores $L ${MEM[@]+"${MEM[@]}"} \
-		--no-pci --file-prefix $prefix --log-level '*:error' --vdev net_null0,copy=1 \
-		--vdev net_null1,copy=1 -- --queues "$q" --mbufs 400000 \
-		--stats-file "$tmp/s.json" ${roles[@]+"${roles[@]}"} \
-		${P[@]+"${P[@]}"} >"$tmp/out" 2>&1 &
-	pid=$!
-	# from the end of set-up (the line of ports)
-	for _ in $(seq 600); do
-		grep -q "dpdk-shaper: 2 ports" "$tmp/out" && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.1
-	done
-	sleep "$S"
-	kill -TERM $pid 2>/dev/null || true
-	wait $pid || true
-	pid=
-	if [ ! -s "$tmp/s.json" ]; then
-		echo "run $prof/$w failed:" >&2; tail -5 "$tmp/out" >&2; exit 1
+	if [ "$w" = P ]; then
+		# two processes at once: CPU 1's and CPU 0's single worker
+		start_shaper $prefix 0@0,1@1 1 "$tmp/s.json" "$tmp/out"
+		start_shaper ${prefix}b 0@1,1@0 1 "$tmp/s2.json" "$tmp/out2"
+	else
+		start_shaper $prefix "$L" "$q" "$tmp/s.json" "$tmp/out"
 	fi
-	python3 - "$tmp/s.json" "$prof" "$w" "$r" >>"$tmp/res" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-el = d["elapsed_s"]
-tx = sum(p["tx_packets"] for p in d["ports"].values())
-late = sum(p["drops"].get("late", 0) for p in d["ports"].values())
-ovl = sum(p["drops"].get("overload", 0) for p in d["ports"].values())
-print(sys.argv[2], sys.argv[3], "%.3f" % (tx / el / 1e6), late, ovl)
+	sleep "$S"
+	stop_shapers
+	if [ ! -s "$tmp/s.json" ] ||
+	   { [ "$w" = P ] && [ ! -s "$tmp/s2.json" ]; }; then
+		echo "run $prof/$w failed:" >&2
+		tail -5 "$tmp/out" >&2
+		[ "$w" = P ] && tail -5 "$tmp/out2" >&2
+		exit 1
+	fi
+	[ "$w" = P ] || rm -f "$tmp/s2.json"
+	python3 - "$prof" "$w" "$tmp/s.json" "$tmp/s2.json" >>"$tmp/res" <<'PY'
+import json, os, sys
+mpps = late = ovl = 0
+for f in sys.argv[3:]:
+    if not os.path.exists(f):
+        continue
+    d = json.load(open(f))
+    tx = sum(p["tx_packets"] for p in d["ports"].values())
+    mpps += tx / d["elapsed_s"] / 1e6
+    late += sum(p["drops"].get("late", 0) for p in d["ports"].values())
+    ovl += sum(p["drops"].get("overload", 0) for p in d["ports"].values())
+print(sys.argv[1], sys.argv[2], "%.3f" % mpps, late, ovl)
 PY
-	tail -1 "$tmp/res" | awk -v r="$r" '{w = $2 == 0 ? "1 worker on CPU 0" : $2 " worker(s)"; printf "round %s %-5s %-17s %7.2f Mpps  late %d  overload %d\n", r, $1, w, $3, $4, $5}'
+	tail -1 "$tmp/res" | awk -v r="$r" '{w = $2 == 0 ? "1 worker on CPU 0" : $2 == "P" ? "2 processes" : $2 " worker(s)"; printf "round %s %-5s %-17s %7.2f Mpps  late %d  overload %d\n", r, $1, w, $3, $4, $5}'
 }
 
 : >"$tmp/res"
 for r in $(seq "$R"); do
 	for prof in "${profiles[@]}"; do
 		# alternate which layout goes first, round to round
-		if [ $((r % 2)) = 1 ]; then ws="1 2 0"; else ws="0 2 1"; fi
+		if [ $((r % 2)) = 1 ]; then ws="1 2 0 P"; else ws="P 0 2 1"; fi
+		# testpmd: its single runs only
+		[ "$prof" = testpmd ] && ws=${ws/P/}
 		# per-shard buckets differ from tbf at 2 workers only
 		[ "$prof" = tbfpriv ] && ws=2
 		for w in $ws; do run "$prof" "$w" "$r"; done
@@ -213,6 +255,17 @@ for p in main:
     print("%-6s %-36s %.2f (CPU 0 alone: %.2f of CPU 1)" % (p,
           ", ".join("%.2f" % float(r[2]) for r in c),
           med[p][1] / (med[p][0] + mc), mc / med[p][0]))
+print()
+print("%-6s %-36s %s" % ("profile", "2 processes at once (Mpps, sum)",
+      "over 1 worker; 2 workers over it"))
+for p in main:
+    c = runs(p, "P")
+    if not c:
+        continue
+    mc = st.median(float(r[2]) for r in c)
+    print("%-6s %-36s x%.2f; %.2f" % (p,
+          ", ".join("%.2f" % float(r[2]) for r in c),
+          mc / med[p][0], med[p][1] / mc))
 if "none" in med and "tbf" in med:
     n, t = med["none"], med["tbf"]
     print("tbf only / none: 1 worker (plain bucket) %.3f, 2 workers "
