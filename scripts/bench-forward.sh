@@ -15,9 +15,13 @@
 # what merely holding that many packets in their mbufs costs here, and
 # bench_store_floor -f, the same in a byte store (issue 25's design: each
 # frame copied into a FIFO of records and its mbuf freed hot, a hot one
-# taken and filled at release), with no shaping at all. The summary's
-# last line, the store floor over testpmd, is the most any shaper built
-# that way could reach in the same run.
+# taken and filled at release), with no shaping at all; neither where
+# the shaper held nothing. The store floor over testpmd is the most any
+# shaper built that way could reach in the same run, and the summary's
+# last line adds the two: a shaper must forward (testpmd's work) and
+# store (the floor's), so 1 / (1 / testpmd + 1 / store floor) is what it
+# could carry with nothing else to do, and that over the store floor the
+# best share of the floor it could keep.
 #   e.g. scripts/bench-forward.sh 8 3 -- --mbufs 262144 \
 #        --tbf 'rate 100gbit burst 1mb limit 100mb' \
 #        --netem 'delay 10ms 1ms loss 1%'
@@ -114,7 +118,9 @@ PY
 }
 
 floor_run() {
-	# bench_delay_floor at the shaper's depth (Mpps at that depth)
+	# bench_delay_floor at the shaper's depth (Mpps at that depth); 0
+	# where the shaper held none (a floor of nothing says nothing)
+	[ "$1" -gt 0 ] || { echo 0; return; }
 	./build/bench/bench_delay_floor -l 1 "${mem_t[@]}" --no-pci \
 		--log-level '*:error' --file-prefix bf$$ -- "$1" \
 		>"$tmp/floor.log" 2>&1 || true
@@ -157,9 +163,11 @@ for r in $(seq "$rounds"); do
 		b:) name=" (base build)" ;;
 		*) name="" ;;
 		esac
-		printf ", dpdk-shaper%s %.2f Mpps (held %d), delay floor at" \
+		printf ", dpdk-shaper%s %.2f Mpps (held %d)" \
 			"$name" "$(echo "$s / 1000000" | bc -l)" "$d"
-		printf " that depth %.2f Mpps" "$(echo "$f / 1000000" | bc -l)"
+		[ "$f" = 0 ] ||
+			printf ", delay floor at that depth %.2f Mpps" \
+				"$(echo "$f / 1000000" | bc -l)"
 		[ "$g" = 0 ] ||
 			printf ", store floor %.2f Mpps" \
 				"$(echo "$g / 1000000" | bc -l)"
@@ -178,14 +186,24 @@ v = sys.argv[3]
 name = "dpdk-shaper" + (" --queue " + v[2:] if v.startswith("q:") else
                         " --netem '%s'" % v[2:] if v.startswith("n:") else
                         " (base build)" if v == "b:" else "")
-print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps, "
-      "delay floor %.2f Mpps" % (t / 1e6, name, s / 1e6, f / 1e6))
+print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps" %
+      (t / 1e6, name, s / 1e6) +
+      (", delay floor %.2f Mpps" % (f / 1e6) if f else ""))
 print("ratio shaper/testpmd: %.2f" % (s / t if t else 0))
-print("ratio shaper/delay floor at its depth: %.2f" % (s / f if f else 0))
+if f:
+    print("ratio shaper/delay floor at its depth: %.2f" % (s / f))
 if g:
     print("store floor at that depth %.2f Mpps; ratio shaper/store floor: "
           "%.2f" % (g / 1e6, s / g))
     print("ratio store floor/testpmd (the byte store's ceiling here): %.2f"
           % (g / t if t else 0))
+    if t:
+        # a shaper that only forwarded (testpmd's work) and stored (the
+        # floor's) would spend the two times a frame one after the
+        # other: what that sum allows, and its share of the floor
+        b = 1 / (1 / t + 1 / g)
+        print("forward + store, their times added: %.2f Mpps, %.2f of the "
+              "store floor (ratio shaper/that: %.2f)" % (b / 1e6, b / g,
+                                                         s / b))
 PY
 done
