@@ -65,7 +65,7 @@ mb=build/bench/bench_tbf_shared
 [ -x $bin ] && [ -x $mb ] || { echo "$0: build first (scripts/build.sh)" >&2; exit 2; }
 
 tmp=$(mktemp -d)
-pid=
+pid= outs=
 prefix=bscale$$
 cleanup() {
 	local p
@@ -131,8 +131,7 @@ PY
 }
 
 # start_shaper PREFIX LCORES QUEUES STATS OUT: one shaper in the background
-# (its pid appended to $pid); waits for the end of its set-up (the line
-# of ports)
+# (its pid appended to $pid, its output file to $outs)
 start_shaper() {
 	local pf=$1 L=$2 q=$3 stats=$4 out=$5 priv=0 roles=() p
 	[ "$prof" = tbfpriv ] && priv=1
@@ -144,11 +143,23 @@ start_shaper() {
 		--vdev net_null1,copy=1 -- --queues "$q" --mbufs 400000 \
 		--stats-file "$stats" ${roles[@]+"${roles[@]}"} \
 		${P[@]+"${P[@]}"} >"$out" 2>&1 &
-	p=$!
-	pid="$pid $p"
+	pid="$pid $!"
+	outs="$outs $out"
+}
+
+# await_shapers: until every shaper started has ended its set-up (the
+# line of ports) or exited. Two started together set up together, so
+# neither's set-up takes CPU from the other's running worker.
+await_shapers() {
+	local o p ready
 	for _ in $(seq 600); do
-		grep -q "dpdk-shaper: 2 ports" "$out" && break
-		kill -0 $p 2>/dev/null || break
+		ready=1
+		for o in $outs; do
+			grep -q "dpdk-shaper: 2 ports" "$o" || ready=0
+		done
+		[ $ready = 1 ] && return
+		# one that exited will not get there (its run fails below)
+		for p in $pid; do kill -0 "$p" 2>/dev/null || return; done
 		sleep 0.1
 	done
 }
@@ -158,7 +169,7 @@ stop_shapers() {
 	local p
 	for p in $pid; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in $pid; do wait "$p" || true; done
-	pid=
+	pid= outs=
 }
 
 echo "bench-scale: $S s x $R rounds, net_null copy=1, $memname, 2 workers $layout," \
@@ -171,6 +182,7 @@ run() {
 	case $w in
 	1) L=0@0,1@1 ;;
 	0) L=0@1,1@0 q=1 ;;   # 1 worker on CPU 0, the main lcore on CPU 1
+	P) L= q=1 ;;         # two processes: their maps in the P run below
 	*) L=0@0,1@0,2@1 ;;
 	esac
 	if [ "$prof" = testpmd ]; then
@@ -184,6 +196,7 @@ run() {
 	else
 		start_shaper $prefix "$L" "$q" "$tmp/s.json" "$tmp/out"
 	fi
+	await_shapers
 	sleep "$S"
 	stop_shapers
 	if [ ! -s "$tmp/s.json" ] ||
@@ -193,13 +206,12 @@ run() {
 		[ "$w" = P ] && tail -5 "$tmp/out2" >&2
 		exit 1
 	fi
-	[ "$w" = P ] || rm -f "$tmp/s2.json"
-	python3 - "$prof" "$w" "$tmp/s.json" "$tmp/s2.json" >>"$tmp/res" <<'PY'
-import json, os, sys
+	local stats=("$tmp/s.json")
+	[ "$w" = P ] && stats+=("$tmp/s2.json")
+	python3 - "$prof" "$w" "${stats[@]}" >>"$tmp/res" <<'PY'
+import json, sys
 mpps = late = ovl = 0
 for f in sys.argv[3:]:
-    if not os.path.exists(f):
-        continue
     d = json.load(open(f))
     tx = sum(p["tx_packets"] for p in d["ports"].values())
     mpps += tx / d["elapsed_s"] / 1e6

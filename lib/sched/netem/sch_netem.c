@@ -256,23 +256,27 @@ dist_value(const struct shp_netem_dist *d, int64_t mu, int64_t sigma,
  * quantile at Phi(z'): consecutive delays are correlated (exactly rho for
  * normal) while mean, deviation and shape stay those configured, unlike
  * netem's averaging of uniforms (which does nothing in current kernels:
- * docs/netem.md). The chain advances with originals only (adv).
+ * docs/netem.md). The chain advances with originals only (not for a
+ * copy). The draws are from the delay stream at n (netem_rand_at), made
+ * only when there is a jitter to draw.
  */
 static int64_t
 netem_delay(struct netem_sched_data *p, const struct shp_netem_conf *c,
-	    struct shp_rand *r, bool adv)
+	    bool copy, uint64_t n)
 {
 	double rho = c->delay_corr, u, z;
+	struct shp_rand r;
 
 	if (c->jitter == 0)
 		return (int64_t)c->latency;
+	netem_rand_at(p, RS_DELAY, copy, n, &r);
 	if (rho == 0)
-		return dist_value(c->dist, c->latency, c->jitter, r, NULL);
-	z = rho * p->delay_z + sqrt(1 - rho * rho) * rand_normal(r);
-	if (adv)
+		return dist_value(c->dist, c->latency, c->jitter, &r, NULL);
+	z = rho * p->delay_z + sqrt(1 - rho * rho) * rand_normal(&r);
+	if (!copy)
 		p->delay_z = z;
 	u = 0.5 * erfc(-z / M_SQRT2);
-	return dist_value(c->dist, c->latency, c->jitter, r, &u);
+	return dist_value(c->dist, c->latency, c->jitter, &r, &u);
 }
 
 /* ------------------------------------------------------------------ loss */
@@ -1086,16 +1090,8 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 		reorder = netem_reorder(p, c, copy, n);
 	/* the delay draw: for the packet, or to advance the copula */
 	if (!reorder && (!lost || dup || (whole && c->ecn) ||
-			 (!copy && c->delay_corr > 0))) {
-		/* (without jitter netem_delay draws nothing: no stream to
-		 * make) */
-		if (c->jitter == 0) {
-			delay = (int64_t)c->latency;
-		} else {
-			netem_rand_at(p, RS_DELAY, copy, n, &r);
-			delay = netem_delay(p, c, &r, !copy);
-		}
-	}
+			 (!copy && c->delay_corr > 0)))
+		delay = netem_delay(p, c, copy, n);
 
 	if (down) {
 		/* every draw above was made: the other impairments decide
