@@ -19,9 +19,20 @@
 #   SHP_BENCH_BASE=PATH: each profile also through another build's
 #   dpdk-shaper, just before this one's (a before/after pair)
 #   2 MiB hugepages where they can be had (scripts/bench-lib.sh)
+#   FID_WORKERS=2: each link over two workers instead (--queues 2,
+#   --lcores 0@0,1@0,2@1: on a 2-vCPU machine worker 1 shares CPU 0 with
+#   the main lcore), the promise kept by a link's shards on two lcores
+#   (issue 24); the figures are still the worst port's, each port the
+#   sum of its shards
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-8}
+case ${FID_WORKERS:-1} in
+1) LC=(-l 0-1) Q=() lcdesc="-l 0-1" cpus=1 ;;
+2) LC=(--lcores 0@0,1@0,2@1) Q=(--queues 2)
+   lcdesc="--lcores 0@0,1@0,2@1 --queues 2" cpus="1 0" ;;
+*) echo "$0: FID_WORKERS: 1 or 2" >&2; exit 2 ;;
+esac
 . scripts/bench-lib.sh
 bench_mem
 tmp=$(mktemp -d)
@@ -41,10 +52,10 @@ run() {
 run_one() {
 	local bin=$1 name=$2
 	shift 2
-	timeout -s INT "$secs" "$bin" -l 0-1 --no-pci \
+	timeout -s INT "$secs" "$bin" "${LC[@]}" --no-pci \
 		"${MEM_SHAPER[@]}" --log-level '*:error' --file-prefix bfid$$ \
 		--vdev net_null0,copy=1 --vdev net_null1,copy=1 -- \
-		--mbufs 400000 --stats-file "$tmp/s.json" "$@" \
+		${Q[@]+"${Q[@]}"} --mbufs 400000 --stats-file "$tmp/s.json" "$@" \
 		>"$tmp/log" 2>&1 || true
 	/usr/bin/python3 - "$tmp/s.json" "$name" <<'PY'
 import json, sys
@@ -85,9 +96,11 @@ PY
 # the machine's own noise on the worker's CPU: no lateness can be below
 # it (the second line: the lateness percentiles these gaps alone impose
 # on a sender that sends late, --late-drop aside)
-echo -n "noise floor (bench_hiccup, CPU 1): "
-taskset -c 1 ./build/bench/bench_hiccup 5
-echo "net_null copy=1 (unbounded), 64 B, -l 0-1, ${secs} s per run;" \
+for c in $cpus; do
+	echo -n "noise floor (bench_hiccup, CPU $c): "
+	taskset -c "$c" ./build/bench/bench_hiccup 5
+done
+echo "net_null copy=1 (unbounded), 64 B, $lcdesc, ${secs} s per run;" \
 	"worst port; times in us"
 printf "%-34s %6s | %7s %7s %8s %9s %6s | %8s %8s %9s | %11s | %s\n" \
 	profile Mpps "late50" "late99" "late99.9" "late max" "shed %" "soj50" \

@@ -38,7 +38,9 @@
 # never reached), and the summary gives tbf / tbfpriv at 2 workers, both
 # measured in every round; beside it tbf-only against none at 1 and at 2
 # workers; then bench/bench_tbf_shared, cycles per claim, on two CPUs
-# (0@0,1@1) and on one (0@0,1@0), its lines as they come.
+# (0@0,1@1) and on one (0@0,1@0), its lines as they come. Profile
+# fullpriv is the same switch on the full pipeline at 2 workers: full /
+# fullpriv is what the shared bucket costs there.
 #
 # Figures only: this is never a test.
 #
@@ -49,7 +51,7 @@
 #   instead (--queues 2 --rx-lcores 1 --tx-lcores 2: lcore 1 polls both
 #   RX queues, lcore 2 sends both shards), against the same 1 worker
 #   SCALE_PROFILES="delay class": those profiles only (default: none tbf
-#   tbfpriv delay full class testpmd); testpmd: dpdk-testpmd io forwarding on the
+#   tbfpriv delay full fullpriv class testpmd); testpmd: dpdk-testpmd io forwarding on the
 #   same vdevs and lcore maps (--nb-cores, --rxq and --txq 1 or 2), the
 #   reference: what a plain forwarder gains from the second worker here
 set -euo pipefail
@@ -84,13 +86,13 @@ case $layout in rtc|pipeline) ;; *) echo "$0: SCALE_LAYOUT: rtc or pipeline" >&2
 MEM=(--no-huge -m 2048) memname=--no-huge
 [ "${SCALE_HUGE:-0}" = 1 ] && MEM=() memname="2 MiB hugepages"
 TBF='rate 100gbit burst 1mb limit 100mb'
-defp="none tbf tbfpriv delay full class"
+defp="none tbf tbfpriv delay full fullpriv class"
 command -v dpdk-testpmd >/dev/null && defp="$defp testpmd"
 read -r -a profiles <<<"${SCALE_PROFILES:-$defp}"
 for p in "${profiles[@]}"; do
-	case $p in none|tbf|tbfpriv|delay|full|class|testpmd) ;;
-	*) echo "$0: SCALE_PROFILES: none, tbf, tbfpriv, delay, full, class," \
-		"testpmd" >&2
+	case $p in none|tbf|tbfpriv|delay|full|fullpriv|class|testpmd) ;;
+	*) echo "$0: SCALE_PROFILES: none, tbf, tbfpriv, delay, full," \
+		"fullpriv, class, testpmd" >&2
 	   exit 2 ;;
 	esac
 done
@@ -99,7 +101,7 @@ prof_args() {
 	none) P=() ;;
 	tbf|tbfpriv) P=(--tbf "$TBF") ;;
 	delay) P=(--netem 'delay 10ms') ;;
-	full) P=(--tbf "$TBF" --netem 'delay 10ms 1ms loss 1%') ;;
+	full|fullpriv) P=(--tbf "$TBF" --netem 'delay 10ms 1ms loss 1%') ;;
 	# net_null's frames are all zeros: eth_type 0 matches every one
 	class) P=(--class c 'eth_type 0x0000' --class-tbf c "$TBF"
 		  --class-netem c 'delay 10ms') ;;
@@ -134,7 +136,7 @@ PY
 # (its pid appended to $pid, its output file to $outs)
 start_shaper() {
 	local pf=$1 L=$2 q=$3 stats=$4 out=$5 priv=0 roles=() p
-	[ "$prof" = tbfpriv ] && priv=1
+	[ "${prof%priv}" != "$prof" ] && priv=1
 	[ "$q" = 2 ] && [ "$layout" = pipeline ] &&
 		roles=(--rx-lcores 1 --tx-lcores 2)
 	rm -f "$stats"
@@ -230,7 +232,7 @@ for r in $(seq "$R"); do
 		# testpmd: its single runs only
 		[ "$prof" = testpmd ] && ws=${ws/P/}
 		# per-shard buckets differ from tbf at 2 workers only
-		[ "$prof" = tbfpriv ] && ws=2
+		[ "${prof%priv}" != "$prof" ] && ws=2
 		for w in $ws; do run "$prof" "$w" "$r"; done
 	done
 done
@@ -244,7 +246,7 @@ def runs(p, w):
 med = {}
 print("%-6s %-36s %-36s %7s  %s" % ("profile", "1 worker (Mpps)",
       "2 workers (Mpps)", "ratio", "late / overload (1w; 2w)"))
-main = [p for p in sys.argv[2:] if p != "tbfpriv"]
+main = [p for p in sys.argv[2:] if not p.endswith("priv")]
 for p in main:
     a, b = runs(p, "1"), runs(p, "2")
     ma = st.median(float(r[2]) for r in a)
@@ -258,6 +260,13 @@ for p in main:
           mb / ma, dr(a), dr(b)))
 print("ratio = median of 2 workers / median of 1 worker; target x1.80 "
       "for delay and full")
+# the same, round by round: the host drifts over a run (by a fifth over
+# minutes), and a round's runs are next to each other
+for p in main:
+    pr = [float(b[2]) / float(a[2]) for a, b in zip(runs(p, "1"),
+                                                    runs(p, "2"))]
+    print("%-6s per round: %s; their median x%.2f" % (p,
+          ", ".join("x%.2f" % x for x in pr), st.median(pr)))
 print()
 print("%-6s %-36s %s" % ("profile", "1 worker on CPU 0 (Mpps)",
       "2 workers / (1 worker on CPU 1 + 1 on CPU 0)"))
@@ -283,12 +292,14 @@ if "none" in med and "tbf" in med:
     print("tbf only / none: 1 worker (plain bucket) %.3f, 2 workers "
           "(the link's shared bucket) %.3f" % (t[0] / n[0],
                                                      t[1] / n[1]))
-if "tbf" in med and "tbfpriv" in sys.argv[2:]:
-    pv = [float(r[2]) for r in runs("tbfpriv", "2")]
-    sh = [float(r[2]) for r in runs("tbf", "2")]
-    print("the shared rate's cost at 2 workers: tbf, one bucket for the "
-          "link (%s) / tbfpriv, a bucket a shard (%s) = %.3f (per round: %s)"
-          % (", ".join("%.2f" % x for x in sh),
+for p in ("tbf", "full"):
+    if p not in med or p + "priv" not in sys.argv[2:]:
+        continue
+    pv = [float(r[2]) for r in runs(p + "priv", "2")]
+    sh = [float(r[2]) for r in runs(p, "2")]
+    print("the shared rate's cost at 2 workers: %s, one bucket for the "
+          "link (%s) / %spriv, a bucket a shard (%s) = %.3f (per round: %s)"
+          % (p, ", ".join("%.2f" % x for x in sh), p,
              ", ".join("%.2f" % x for x in pv),
              st.median(sh) / st.median(pv),
              ", ".join("%.3f" % (x / y) for x, y in zip(sh, pv))))
