@@ -117,4 +117,25 @@ shp_meta_released(struct rte_mbuf **pkts, uint16_t n, uint64_t t)
 	}
 }
 
+/*
+ * pkts[0..n), which a gate let go (time_to_send set: when its bucket
+ * would have, shp_meta_released) and no netem holds after it, leave on
+ * time as far as TX's lateness goes: now. The gate's time is what a netem
+ * counts its delay from; without one, TX measures from when the lcore
+ * took the frame, as a tbf alone must to keep the link's rate (a frame
+ * shed as late would have spent its tokens for nothing).
+ */
+static inline void
+shp_meta_gate_sent(struct rte_mbuf **pkts, uint16_t n, uint64_t now)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct shp_meta *meta = shp_meta(pkts[i]);
+
+		if (meta->time_to_send != 0 && meta->time_to_send < now)
+			meta->time_to_send = now;
+	}
+}
+
 #endif

@@ -51,6 +51,10 @@ struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
 	uint64_t seen;    /* id of the conf the state belongs to */
 	struct tbf_state s;
+	/* the stamps' clock (tbf_stamp), without sh: when the rate and the
+	 * peak bucket were empty (ticks, modulo 2^64) had every frame left
+	 * as soon as they let it; s is when they let it (a dequeue's now) */
+	uint64_t edt_e, edt_p;
 	/* the link's bucket, shared with the other shards (NULL: s is the
 	 * bucket) */
 	struct shp_tbf_shared *sh;
@@ -147,6 +151,80 @@ held_count(struct shp_qdisc *q, struct tbf_priv *p, struct shp_ctx *ctx)
 }
 
 /*
+ * Stamp pkts[0..n), which the bucket let go at now, in order, with when
+ * it would have let each go: the later of when the frame reached the gate
+ * (its arrival, or a stage's stamp before) and when the bucket held its
+ * cost, the frames before it gone at their own such times (the bucket as
+ * departure times: empty-time E, a frame of cost c ready at t leaves at
+ * max(t, E + c), and E becomes max(E, that - depth) + c). eago and pago:
+ * how long before now (ticks) the rate bucket and the peak's (with a
+ * peak rate) were empty before the frames, on that reckoning (updated
+ * here): the private bucket keeps it (edt_e, edt_p); a shard has the
+ * link's bucket as the last claim left it, so its frames' wait is seen
+ * from then on (a bucket's depth before that claim at most). Why not now: a frame that waited for the lcore, not for
+ * the tokens (an overloaded lcore lets the queue in front of a rich
+ * bucket fill), would carry that wait into a later netem's delay as the
+ * profile's, unseen; stamped so, it shows as lateness and is shed beyond
+ * --max-late, as without the gate. On time (the offline tool's clock),
+ * the stamp is now.
+ */
+static inline void
+tbf_stamp(const struct shp_tbf_conf *c, struct rte_mbuf **pkts, uint16_t n,
+	  int64_t *eago_io, int64_t *pago_io, bool peak, uint64_t now)
+{
+	int64_t eago = *eago_io, pago = *pago_io;
+	int64_t cost = 0, pcost = 0;
+	uint32_t last = UINT32_MAX;
+	uint16_t i;
+
+	for (i = 0; i < n; i++) {
+		struct shp_meta *meta = shp_meta(pkts[i]);
+		uint32_t len = rte_pktmbuf_pkt_len(pkts[i]);
+		uint64_t at = RTE_MAX(meta->rx_ns, meta->time_to_send);
+		int64_t el;
+
+		if (len != last) {
+			uint64_t w = shp_tbf_wire_len(c, len);
+
+			last = len;
+			cost = shp_tbf_ticks(c->rate_mult, w);
+			pcost = peak ? shp_tbf_ticks(c->peak_mult, w) : 0;
+		}
+		/* ready: ticks before now (an hour's wait saturates) */
+		el = at >= now ? 0 : now - at >= (UINT64_C(1) << 50) ?
+		     INT64_MAX / 4 : (int64_t)((now - at) << SHP_TBF_SHIFT);
+		el = RTE_MIN(el, eago - cost);
+		if (peak)
+			el = RTE_MIN(el, pago - pcost);
+		el = RTE_MAX(el, (int64_t)0);   /* (it left at now) */
+		eago = RTE_MIN(eago, el + c->buffer_t) - cost;
+		if (peak)
+			pago = RTE_MIN(pago, el + c->mtu_t) - pcost;
+		shp_meta_released(&pkts[i], 1,
+				  now - ((uint64_t)el >> SHP_TBF_SHIFT));
+	}
+	*eago_io = eago;
+	*pago_io = pago;
+}
+
+/* tbf_stamp for the m frames a claim of d let go at now. */
+static inline void
+tbf_stamp_claim(const struct shp_tbf_conf *c, const struct shp_tbf_defer *d,
+		struct rte_mbuf **pkts, uint16_t m, uint64_t now)
+{
+	uint64_t now_t = now << SHP_TBF_SHIFT;
+
+	int64_t ago = (int64_t)(now_t - d->from);
+	int64_t pago = (int64_t)(now_t - d->pfrom);
+
+	/* (a frame let go was covered by now: a time before now, unless
+	 * the link idled for a hundred days and the ticks wrapped) */
+	ago = ago < 0 ? INT64_MAX / 4 : ago;
+	pago = pago < 0 ? INT64_MAX / 4 : pago;
+	tbf_stamp(c, pkts, m, &ago, &pago, c->peakrate != 0, now);
+}
+
+/*
  * tbf_dequeue on the link's bucket: per run of the child's packets one
  * claim for those in front of the first oversize one; what the bucket
  * refuses stays queued for a later round.
@@ -168,6 +246,8 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			return 0;
 		}
 		bytes += rte_pktmbuf_pkt_len(p->held);
+		/* the reservation is when the bucket would let it go */
+		shp_meta_released(&p->held, 1, p->held_at);
 		pkts[got++] = p->held;
 		p->held = NULL;
 	}
@@ -190,6 +270,7 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			 * keeps the shard's place (m + 1 <= n - got) */
 			bytes += shp_qdisc_take_run(child, m + 1, pkts + got,
 						    ctx);
+			tbf_stamp_claim(c, &p->defer, pkts + got, m, now);
 			p->held = pkts[got + m];
 			bytes -= rte_pktmbuf_pkt_len(p->held);
 			p->held_at = shp_tbf_shared_reserve(p->sh, c, wire[m],
@@ -202,6 +283,7 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		}
 		if (m > 0) {
 			bytes += shp_qdisc_take_run(child, m, pkts + got, ctx);
+			tbf_stamp_claim(c, &p->defer, pkts + got, m, now);
 			got += m;
 		}
 		if (k < cnt) {
@@ -212,7 +294,6 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		}
 	}
 	held_count(q, p, ctx);
-	shp_meta_released(pkts, got, now);
 	ctx->bytes = bytes;
 	return got;
 }
@@ -334,6 +415,41 @@ tbf_charge_run(const struct shp_tbf_conf *c, struct tbf_state *s,
 	return k;
 }
 
+/* The stamps' clock full at now: a new profile's buckets. */
+static inline void
+tbf_edt_fresh(struct tbf_priv *p, const struct shp_tbf_conf *c, uint64_t now)
+{
+	p->edt_e = (now << SHP_TBF_SHIFT) - (uint64_t)c->buffer_t;
+	p->edt_p = (now << SHP_TBF_SHIFT) - (uint64_t)c->mtu_t;
+}
+
+/* How long before now (ticks) the stamps' clock t was (an idle of days
+ * saturates; a clock ahead of now is a debt, below 0). */
+static inline int64_t
+tbf_edt_ago(uint64_t t, uint64_t now)
+{
+	int64_t d = (int64_t)((now << SHP_TBF_SHIFT) - t);
+
+	return d > INT64_MAX / 4 ? INT64_MAX / 4 : d;
+}
+
+/* Frames that left at now as they arrived (the RX bypass, a charge),
+ * costing cost and pcost ticks in all: the stamps' clock moves as the
+ * buckets do. */
+static inline void
+tbf_edt_now(struct tbf_priv *p, const struct shp_tbf_conf *c, int64_t cost,
+	    int64_t pcost, uint64_t now)
+{
+	uint64_t now_t = now << SHP_TBF_SHIFT;
+
+	p->edt_e = now_t - (uint64_t)(RTE_MIN(tbf_edt_ago(p->edt_e, now),
+					      c->buffer_t) - cost);
+	if (c->peakrate)
+		p->edt_p = now_t - (uint64_t)(RTE_MIN(tbf_edt_ago(p->edt_p,
+								  now),
+						      c->mtu_t) - pcost);
+}
+
 /*
  * Charge the packets at the head of the child in order, as Linux tbf
  * does one by one, and take all that may leave in one call per run.
@@ -371,6 +487,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
+		tbf_edt_fresh(p, c, now);
 	}
 	/* the buckets stay in registers for the round, written back once */
 	s = p->s;
@@ -400,8 +517,14 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		}
 	}
 	p->s = s;
-	/* the bucket says when a packet may leave: now */
-	shp_meta_released(pkts, got, now);
+	if (got > 0) {
+		int64_t ago = tbf_edt_ago(p->edt_e, now);
+		int64_t pago = tbf_edt_ago(p->edt_p, now);
+
+		tbf_stamp(c, pkts, got, &ago, &pago, c->peakrate != 0, now);
+		p->edt_e = (now << SHP_TBF_SHIFT) - (uint64_t)ago;
+		p->edt_p = (now << SHP_TBF_SHIFT) - (uint64_t)pago;
+	}
 	ctx->bytes = bytes;
 	return got;
 }
@@ -516,6 +639,7 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
+		tbf_edt_fresh(p, c, now);
 	}
 	/* bring the buckets to now, then take the cost even if it leaves
 	 * them below zero: the debt is at most a burst of copies, each no
@@ -528,6 +652,8 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	p->s.tokens = RTE_MIN(elapsed + p->s.tokens, c->buffer_t) -
 		      shp_tbf_ticks(c->rate_mult, wlen);
 	p->s.t_c = now;
+	tbf_edt_now(p, c, shp_tbf_ticks(c->rate_mult, wlen),
+		    c->peakrate ? shp_tbf_ticks(c->peak_mult, wlen) : 0, now);
 }
 
 
@@ -546,15 +672,15 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	const struct shp_tbf_conf *c = __atomic_load_n(&p->conf,
 						       __ATOMIC_ACQUIRE);
 	uint64_t now = ctx->now;
-	int64_t elapsed;
+	int64_t elapsed, toks, ptoks;
 	bool oversize;
+	uint16_t k;
 
 	if (c == NULL)
 		return n;
 	if (p->sh != NULL) {
 		uint32_t wire[SHP_TBF_RUN_MAX];
 		uint64_t next;
-		uint16_t k;
 
 		if (p->held != NULL)
 			return 0;   /* what arrives goes after it */
@@ -568,12 +694,20 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	if (unlikely(c->id != p->seen)) {
 		p->seen = c->id;
 		p->s = tbf_fresh(c, now);
+		tbf_edt_fresh(p, c, now);
 	}
 	if (now < p->s.t_c)
 		return 0;
 	elapsed = tbf_elapsed(c, &p->s, now);
+	/* what the buckets hold at now, before the frames */
+	toks = RTE_MIN(elapsed + p->s.tokens, c->buffer_t);
+	ptoks = RTE_MIN(elapsed + p->s.ptokens, c->mtu_t);
 	/* an oversize frame is the dequeue's to drop and count */
-	return tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
+	k = tbf_charge_run(c, &p->s, &elapsed, pkts, n, now, &oversize);
+	if (k > 0)
+		tbf_edt_now(p, c, toks - p->s.tokens,
+			    c->peakrate ? ptoks - p->s.ptokens : 0, now);
+	return k;
 }
 
 /* The held frame is what the dequeue returns next. */

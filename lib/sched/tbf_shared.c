@@ -135,6 +135,8 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 		    d->debt + tot <= b / 16) {
 			if (d->debt == 0)
 				d->since = now;
+			d->from = d->e;
+			d->pfrom = d->e;   /* (no peak rate here) */
 			d->debt += tot;
 			d->e = ve + tot;
 			d->put_off++;
@@ -150,8 +152,10 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 		uint32_t last = UINT32_MAX;
 		uint16_t k;
 
-		e = tlater(owed_e(&old, d, c, now), now - b);
-		p = tlater(old.val[1], now - (uint64_t)c->mtu_t);
+		d->from = owed_e(&old, d, c, now);
+		d->pfrom = old.val[1];
+		e = tlater(d->from, now - b);
+		p = tlater(d->pfrom, now - (uint64_t)c->mtu_t);
 		for (k = 0; k < n; k++) {
 			if (wire[k] != last) {
 				last = wire[k];

@@ -103,6 +103,11 @@ struct shp_tbf_defer {
 	uint64_t since;     /* the tick of the first of them */
 	uint64_t conf_id;   /* the conf e was worked out under */
 	uint64_t put_off;   /* bursts let go unclaimed (statistics) */
+	/* the empty-times of the rate and the peak bucket (ticks) before
+	 * the last claim, as they were, not as a full bucket caps them:
+	 * when each of its frames was first covered (tbf stamps the frames
+	 * so, sch_tbf.c) */
+	uint64_t from, pfrom;
 	bool valid;         /* e is a view (a claim succeeded under conf_id) */
 };
 

@@ -212,10 +212,12 @@ test_bypass_leaves(void **state)
 }
 
 /*
- * The send time a gate stamps is when it let the packet go, also over an
- * earlier one that a class's netem set before the port's tbf held the
- * packet: the wait in the bucket is the profile's, not lateness, and a
- * netem after the gate counts its delay from it.
+ * The send time a gate stamps is when the bucket would have let the
+ * packet go, also over an earlier one that a class's netem set before
+ * the port's tbf held the packet: the wait in the bucket is the
+ * profile's, not lateness, and a netem after the gate counts its delay
+ * from it. A dequeue later than that (the lcore was busy) does not move
+ * it: that wait is the emulator's, lateness.
  */
 static void
 test_release_stamp_replaces_earlier(void **state)
@@ -234,12 +236,79 @@ test_release_stamp_replaces_earlier(void **state)
 	assert_int_equal(shp_rig_dequeue_at(&r, t0, out, 4), 1);
 	assert_int_equal(shp_meta(out[0])->time_to_send, t0);
 	rte_pktmbuf_free(out[0]);
+	/* covered at t0 + 8000, taken 1 us later */
 	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 9000, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 9000);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 8000);
 	rte_pktmbuf_free(out[0]);
+	/* had that one left at t0 + 8000, this one would at t0 + 16000 */
 	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 18000, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 18000);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 16000);
 	rte_pktmbuf_free(out[0]);
+	shp_rig_fini(&r);
+}
+
+/*
+ * A frame that waited for the lcore, not for the tokens, keeps the time
+ * the bucket would have let it go had every frame before it left on
+ * time: its arrival when the bucket was rich, else when the bucket held
+ * its cost (the peak's too). At overload the queue in front of a rich
+ * bucket then shows as lateness, not as the profile's queueing.
+ */
+static void
+test_stamp_is_not_the_dequeue(void **state)
+{
+	struct shp_rig r;
+	struct rte_mbuf *m[3], *out[4];
+	uint64_t t0;
+	unsigned int i;
+
+	(void)state;
+	rig_init(&r, "rate 1gbit burst 1mb limit 10mb");
+	t0 = r.ctx.now;
+	shp_rig_pkts(m, 2, 1000, 1, NULL, t0);
+	shp_rig_enqueue_at(&r, t0, m, 2);
+	shp_rig_pkts(m + 2, 1, 1000, 1, NULL, t0 + 500000);
+	shp_rig_enqueue_at(&r, t0 + 500000, m + 2, 1);
+	/* taken 2 ms late: each leaves as of its arrival */
+	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 2000000, out, 4), 3);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0);
+	assert_int_equal(shp_meta(out[1])->time_to_send, t0);
+	assert_int_equal(shp_meta(out[2])->time_to_send, t0 + 500000);
+	for (i = 0; i < 3; i++)
+		rte_pktmbuf_free(out[i]);
+	shp_rig_fini(&r);
+
+	/* the peak's bucket holds one frame (4 us at 2 Gbit/s) */
+	rig_init(&r, "rate 1gbit burst 10kb peakrate 2gbit mtu 1000 limit 1mb");
+	t0 = r.ctx.now;
+	shp_rig_pkts(m, 3, 1000, 1, NULL, t0);
+	shp_rig_enqueue_at(&r, t0, m, 3);
+	assert_int_equal(shp_rig_dequeue_at(&r, t0, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0);
+	rte_pktmbuf_free(out[0]);
+	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 1000000, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 4000);
+	rte_pktmbuf_free(out[0]);
+	/* the next is as late: the bucket let it go 4 us after the late
+	 * one, and would have 4 us after t0 + 4000 */
+	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 1004000, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 8000);
+	rte_pktmbuf_free(out[0]);
+	shp_rig_fini(&r);
+
+	/* taken on time, every stamp is the dequeue's: 1000 bytes each
+	 * 8 us at 1 Gbit/s once the bucket of one frame is spent */
+	rig_init(&r, "rate 1gbit burst 1000 limit 1mb");
+	t0 = r.ctx.now;
+	shp_rig_pkts(m, 3, 1000, 1, NULL, t0);
+	shp_rig_enqueue_at(&r, t0, m, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(shp_rig_dequeue_at(&r, t0 + 8000 * i, out, 4),
+				 1);
+		assert_int_equal(shp_meta(out[0])->time_to_send,
+				 t0 + 8000 * i);
+		rte_pktmbuf_free(out[0]);
+	}
 	shp_rig_fini(&r);
 }
 
@@ -835,6 +904,7 @@ main(void)
 		cmocka_unit_test(test_bypass_matches_dequeue),
 		cmocka_unit_test(test_bypass_leaves),
 		cmocka_unit_test(test_release_stamp_replaces_earlier),
+		cmocka_unit_test(test_stamp_is_not_the_dequeue),
 		cmocka_unit_test(test_burst),
 		cmocka_unit_test(test_peakrate),
 		cmocka_unit_test(test_oversize),

@@ -770,6 +770,25 @@ take(struct shp_rig *r, uint64_t t, uint64_t *bytes)
 	return k;
 }
 
+/* One to three frames of the same random lengths into both rigs at t:
+ * how many. */
+static unsigned int
+arrive_both(struct shp_rig *ra, struct shp_rig *rb, uint64_t t, uint64_t *x)
+{
+	struct rte_mbuf *a[3], *b[3];
+	uint16_t i, m = 1 + (uint16_t)((*x >> 40) % 3);
+
+	for (i = 0; i < m; i++) {
+		uint16_t len = (uint16_t)rnd_len(x);
+
+		a[i] = shp_rig_pkt(len, 0, t);
+		b[i] = shp_rig_pkt(len, 0, t);
+	}
+	assert_int_equal(shp_rig_enqueue_at(ra, t, a, m), m);
+	assert_int_equal(shp_rig_enqueue_at(rb, t, b, m), m);
+	return m;
+}
+
 /*
  * One shard fed, another bound to the same bucket and idle: the stage on
  * the shared bucket lets go what the private stage lets go, at every
@@ -811,22 +830,8 @@ test_stage_one_shard_as_private(void **state)
 			uint16_t k0, k1;
 
 			/* bursts of arrivals, then quiet stretches */
-			if (arrived < 6000 && (ev / 500) % 2 == 0) {
-				struct rte_mbuf *a[3], *b[3];
-				uint16_t i, m = 1 + (uint16_t)((x >> 40) % 3);
-
-				for (i = 0; i < m; i++) {
-					uint16_t len = (uint16_t)rnd_len(&x);
-
-					a[i] = shp_rig_pkt(len, 0, t);
-					b[i] = shp_rig_pkt(len, 0, t);
-				}
-				assert_int_equal(shp_rig_enqueue_at(&priv, t,
-								    a, m), m);
-				assert_int_equal(shp_rig_enqueue_at(&one, t,
-								    b, m), m);
-				arrived += m;
-			}
+			if (arrived < 6000 && (ev / 500) % 2 == 0)
+				arrived += arrive_both(&priv, &one, t, &x);
 			k0 = take(&priv, t, &b0);
 			k1 = take(&one, t, &b1);
 			assert_int_equal(k0, k1);
@@ -849,6 +854,95 @@ test_stage_one_shard_as_private(void **state)
 		free(c2);
 		(void)c0;
 		free(c0);
+		free(ln);
+	}
+}
+
+/*
+ * Taken late (the lcore busy elsewhere), a frame is stamped with when the
+ * bucket would have let it go, not when it was taken (sch_tbf.c,
+ * tbf_stamp): the stage on the link's bucket, one shard alone, stamps
+ * what the private stage stamps, frame by frame, with a bucket deep
+ * enough that no late poll finds it full (the private stage reckons
+ * departures on a clock of its own, the shard from the link's bucket as
+ * its last claim left it: a full bucket there forgets when it filled,
+ * and the shard's stamps are then later, never earlier). With a bucket of one
+ * frame the two part once a frame the shard held for the link leaves
+ * late (its reservation charged the bucket as of its time, the private
+ * stage charges it when taken; on time they are one, as
+ * test_stage_one_shard_as_private checks): there every stamp is between
+ * the frame's arrival and when it was taken, in order.
+ */
+static void
+test_stage_late_stamps_as_private(void **state)
+{
+	static const char *const confs[] = {
+		"rate 10mbit burst 10kb limit 10mb",
+		"rate 100mbit burst 1600 limit 1mb",
+	};
+	unsigned int ci;
+
+	(void)state;
+	for (ci = 0; ci < RTE_DIM(confs); ci++) {
+		struct shp_link_shared *ln = calloc(1, sizeof(*ln));
+		struct shp_tbf_conf *c1 = conf_new(confs[ci]);
+		struct shp_tbf_conf *c2 = conf_new(confs[ci]);
+		struct shp_stage_env e1, e2;
+		struct shp_rig priv, one, idle;
+		uint64_t t = 1700000000ull * 1000000000ull, x = 29 + ci;
+		uint64_t sent = 0, early = 0, last = 0;
+		unsigned int ev, arrived = 0;
+		char spec[128];
+
+		assert_non_null(ln);
+		snprintf(spec, sizeof(spec), "tbf %s", confs[ci]);
+		shp_rig_chain_port(&priv, 0, "fifo", spec);
+		shard_rig(&one, 1, &e1, ln, 0, c1);
+		shard_rig(&idle, 2, &e2, ln, 1, c2);
+		for (ev = 0; ev < 20000; ev++) {
+			struct rte_mbuf *a[64], *b[64];
+			uint64_t n0;
+			uint16_t k0, k1, i;
+
+			if (arrived < 6000 && (ev / 500) % 2 == 0)
+				arrived += arrive_both(&priv, &one, t, &x);
+			k0 = shp_rig_dequeue_at(&priv, t, a, RTE_DIM(a));
+			k1 = shp_rig_dequeue_at(&one, t, b, RTE_DIM(b));
+			if (ci == 0)
+				assert_int_equal(k0, k1);
+			for (i = 0; i < k1; i++) {
+				uint64_t s1 = shp_meta(b[i])->time_to_send;
+
+				if (ci == 0)
+					assert_int_equal(
+						shp_meta(a[i])->time_to_send,
+						s1);
+				assert_true(s1 <= t && s1 >= last);
+				assert_true(s1 >= shp_meta(b[i])->rx_ns);
+				last = s1;
+				early += s1 < t;
+			}
+			rte_pktmbuf_free_bulk(a, k0);
+			rte_pktmbuf_free_bulk(b, k1);
+			sent += k1;
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			priv.ctx.now = t;
+			n0 = shp_qdisc_next_time(priv.root, &priv.ctx);
+			/* the next arrival, or the next release taken up to
+			 * 300 us late */
+			t = RTE_MIN(t + 20000 + (x >> 50) % 400000,
+				    n0 == UINT64_MAX ? UINT64_MAX :
+				    n0 + (x >> 44) % 300000);
+		}
+		print_message("%s: %" PRIu64 " sent, %" PRIu64 " stamped "
+			      "before they were taken\n", confs[ci], sent,
+			      early);
+		assert_true(sent > 1000 && early > sent / 4);
+		shp_rig_fini(&idle);
+		shp_rig_fini(&one);
+		shp_rig_fini(&priv);
+		free(c1);
+		free(c2);
 		free(ln);
 	}
 }
@@ -1000,6 +1094,7 @@ main(void)
 		cmocka_unit_test(test_police_two_shards_every_order),
 		cmocka_unit_test(test_police_threads_never_exceed),
 		cmocka_unit_test(test_stage_one_shard_as_private),
+		cmocka_unit_test(test_stage_late_stamps_as_private),
 		cmocka_unit_test(test_stage_two_shards_link_rate),
 		cmocka_unit_test(test_twin_refills_once),
 	};

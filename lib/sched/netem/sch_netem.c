@@ -1882,6 +1882,7 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		k = q->child->ops->dequeue(q->child, pkts, n, ctx);
 		if (k == n)
 			ctx->more = true;
+		shp_meta_gate_sent(pkts, k, ctx->now);
 		netem_gauge(p, ctx);
 		return k;
 	}
