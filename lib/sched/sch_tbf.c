@@ -161,12 +161,12 @@ held_count(struct shp_qdisc *q, struct tbf_priv *p, struct shp_ctx *ctx)
  * peak rate) were empty before the frames, on that reckoning (updated
  * here): the private bucket keeps it (edt_e, edt_p); a shard has the
  * link's bucket as the last claim left it, so its frames' wait is seen
- * from then on (a bucket's depth before that claim at most). Why not now: a frame that waited for the lcore, not for
- * the tokens (an overloaded lcore lets the queue in front of a rich
- * bucket fill), would carry that wait into a later netem's delay as the
- * profile's, unseen; stamped so, it shows as lateness and is shed beyond
- * --max-late, as without the gate. On time (the offline tool's clock),
- * the stamp is now.
+ * from then on (a bucket's depth before that claim at most).
+ * Why not now: a frame that waited for the lcore, not for the tokens (an
+ * overloaded lcore lets the queue in front of a rich bucket fill), would
+ * carry that wait into a later netem's delay as the profile's, unseen;
+ * stamped so, it shows as lateness and is shed beyond --max-late, as
+ * without the gate. On time (the offline tool's clock), the stamp is now.
  */
 static inline void
 tbf_stamp(const struct shp_tbf_conf *c, struct rte_mbuf **pkts, uint16_t n,
@@ -423,14 +423,16 @@ tbf_edt_fresh(struct tbf_priv *p, const struct shp_tbf_conf *c, uint64_t now)
 	p->edt_p = (now << SHP_TBF_SHIFT) - (uint64_t)c->mtu_t;
 }
 
-/* How long before now (ticks) the stamps' clock t was (an idle of days
- * saturates; a clock ahead of now is a debt, below 0). */
+/* How long before now (ticks) the stamps' clock t was: a clock ahead of
+ * now is a debt (netem's copies charged), below 0 by a few buckets at
+ * most; an idle of days saturates, and one of over a hundred wraps the
+ * ticks far below 0: as long ago. */
 static inline int64_t
 tbf_edt_ago(uint64_t t, uint64_t now)
 {
 	int64_t d = (int64_t)((now << SHP_TBF_SHIFT) - t);
 
-	return d > INT64_MAX / 4 ? INT64_MAX / 4 : d;
+	return d > INT64_MAX / 4 || d < INT64_MIN / 4 ? INT64_MAX / 4 : d;
 }
 
 /* Frames that left at now as they arrived (the RX bypass, a charge),
