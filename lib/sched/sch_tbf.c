@@ -150,6 +150,18 @@ held_count(struct shp_qdisc *q, struct tbf_priv *p, struct shp_ctx *ctx)
 	*p->held_gauge = p->held != NULL;
 }
 
+/* How long before now (ticks) the stamps' clock t was: a clock ahead of
+ * now is a debt (netem's copies charged), below 0 by a few buckets at
+ * most; an idle of days saturates, and one of over a hundred wraps the
+ * ticks far below 0: as long ago. */
+static inline int64_t
+tbf_edt_ago(uint64_t t, uint64_t now)
+{
+	int64_t d = (int64_t)((now << SHP_TBF_SHIFT) - t);
+
+	return d > INT64_MAX / 4 || d < INT64_MIN / 4 ? INT64_MAX / 4 : d;
+}
+
 /*
  * Stamp pkts[0..n), which the bucket let go at now, in order, with when
  * it would have let each go: the later of when the frame reached the gate
@@ -212,15 +224,9 @@ static inline void
 tbf_stamp_claim(const struct shp_tbf_conf *c, const struct shp_tbf_defer *d,
 		struct rte_mbuf **pkts, uint16_t m, uint64_t now)
 {
-	uint64_t now_t = now << SHP_TBF_SHIFT;
+	int64_t ago = tbf_edt_ago(d->from, now);
+	int64_t pago = tbf_edt_ago(d->pfrom, now);
 
-	int64_t ago = (int64_t)(now_t - d->from);
-	int64_t pago = (int64_t)(now_t - d->pfrom);
-
-	/* (a frame let go was covered by now: a time before now, unless
-	 * the link idled for a hundred days and the ticks wrapped) */
-	ago = ago < 0 ? INT64_MAX / 4 : ago;
-	pago = pago < 0 ? INT64_MAX / 4 : pago;
 	tbf_stamp(c, pkts, m, &ago, &pago, c->peakrate != 0, now);
 }
 
@@ -423,16 +429,12 @@ tbf_edt_fresh(struct tbf_priv *p, const struct shp_tbf_conf *c, uint64_t now)
 	p->edt_p = (now << SHP_TBF_SHIFT) - (uint64_t)c->mtu_t;
 }
 
-/* How long before now (ticks) the stamps' clock t was: a clock ahead of
- * now is a debt (netem's copies charged), below 0 by a few buckets at
- * most; an idle of days saturates, and one of over a hundred wraps the
- * ticks far below 0: as long ago. */
-static inline int64_t
-tbf_edt_ago(uint64_t t, uint64_t now)
+/* The stamps' clock set to ago and pago ticks before now. */
+static inline void
+tbf_edt_set(struct tbf_priv *p, int64_t ago, int64_t pago, uint64_t now)
 {
-	int64_t d = (int64_t)((now << SHP_TBF_SHIFT) - t);
-
-	return d > INT64_MAX / 4 || d < INT64_MIN / 4 ? INT64_MAX / 4 : d;
+	p->edt_e = (now << SHP_TBF_SHIFT) - (uint64_t)ago;
+	p->edt_p = (now << SHP_TBF_SHIFT) - (uint64_t)pago;
 }
 
 /* Frames that left at now as they arrived (the RX bypass, a charge),
@@ -442,14 +444,9 @@ static inline void
 tbf_edt_now(struct tbf_priv *p, const struct shp_tbf_conf *c, int64_t cost,
 	    int64_t pcost, uint64_t now)
 {
-	uint64_t now_t = now << SHP_TBF_SHIFT;
-
-	p->edt_e = now_t - (uint64_t)(RTE_MIN(tbf_edt_ago(p->edt_e, now),
-					      c->buffer_t) - cost);
-	if (c->peakrate)
-		p->edt_p = now_t - (uint64_t)(RTE_MIN(tbf_edt_ago(p->edt_p,
-								  now),
-						      c->mtu_t) - pcost);
+	tbf_edt_set(p, RTE_MIN(tbf_edt_ago(p->edt_e, now), c->buffer_t) - cost,
+		    RTE_MIN(tbf_edt_ago(p->edt_p, now), c->mtu_t) - pcost,
+		    now);
 }
 
 /*
@@ -524,8 +521,7 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		int64_t pago = tbf_edt_ago(p->edt_p, now);
 
 		tbf_stamp(c, pkts, got, &ago, &pago, c->peakrate != 0, now);
-		p->edt_e = (now << SHP_TBF_SHIFT) - (uint64_t)ago;
-		p->edt_p = (now << SHP_TBF_SHIFT) - (uint64_t)pago;
+		tbf_edt_set(p, ago, pago, now);
 	}
 	ctx->bytes = bytes;
 	return got;
@@ -617,7 +613,7 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	struct tbf_priv *p;
 	const struct shp_tbf_conf *c;
 	uint64_t wlen;
-	int64_t elapsed;
+	int64_t elapsed, cost, pcost;
 
 	/* the first bucket below (a pass-through stage may sit between,
 	 * as the offline tool's tbf-exit stamp does) */
@@ -648,14 +644,14 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 	 * larger than the bucket, so it cannot overflow */
 	elapsed = tbf_elapsed(c, &p->s, now);
 	wlen = shp_tbf_wire_len(c, len);
+	cost = shp_tbf_ticks(c->rate_mult, wlen);
+	pcost = c->peakrate ? shp_tbf_ticks(c->peak_mult, wlen) : 0;
 	if (c->peakrate)
 		p->s.ptokens = RTE_MIN(elapsed + p->s.ptokens, c->mtu_t) -
-			       shp_tbf_ticks(c->peak_mult, wlen);
-	p->s.tokens = RTE_MIN(elapsed + p->s.tokens, c->buffer_t) -
-		      shp_tbf_ticks(c->rate_mult, wlen);
+			       pcost;
+	p->s.tokens = RTE_MIN(elapsed + p->s.tokens, c->buffer_t) - cost;
 	p->s.t_c = now;
-	tbf_edt_now(p, c, shp_tbf_ticks(c->rate_mult, wlen),
-		    c->peakrate ? shp_tbf_ticks(c->peak_mult, wlen) : 0, now);
+	tbf_edt_now(p, c, cost, pcost, now);
 }
 
 
