@@ -171,9 +171,14 @@ tbf_edt_ago(uint64_t t, uint64_t now)
  * max(t, E + c), and E becomes max(E, that - depth) + c). eago and pago:
  * how long before now (ticks) the rate bucket and the peak's (with a
  * peak rate) were empty before the frames, on that reckoning (updated
- * here): the private bucket keeps it (edt_e, edt_p); a shard has the
- * link's bucket as the last claim left it, so its frames' wait is seen
- * from then on (a bucket's depth before that claim at most).
+ * here): the private bucket keeps it (edt_e, edt_p). A shard knows the
+ * link's bucket only as claims left it, each capped at a full bucket at
+ * its own time, not at its frames' (another shard, on time, may have
+ * claimed since): it counts from the empty-time before its claim or from
+ * the link's newest low (struct shp_tbf_shared), whichever is earlier.
+ * Since that low every claim found the bucket at least half full, so a
+ * frame ready since could have left as it came, within the time of half
+ * a bucket.
  * Why not now: a frame that waited for the lcore, not for the tokens (an
  * overloaded lcore lets the queue in front of a rich bucket fill), would
  * carry that wait into a later netem's delay as the profile's, unseen;
@@ -224,8 +229,12 @@ static inline void
 tbf_stamp_claim(const struct shp_tbf_conf *c, const struct shp_tbf_defer *d,
 		struct rte_mbuf **pkts, uint16_t m, uint64_t now)
 {
-	int64_t ago = tbf_edt_ago(d->from, now);
-	int64_t pago = tbf_edt_ago(d->pfrom, now);
+	/* the earlier of the two: a low bucket's history is its claims',
+	 * a rich one let frames go as they came */
+	int64_t ago = RTE_MAX(tbf_edt_ago(d->from, now),
+			      tbf_edt_ago(d->low, now));
+	int64_t pago = RTE_MAX(tbf_edt_ago(d->pfrom, now),
+			       tbf_edt_ago(d->plow, now));
 
 	tbf_stamp(c, pkts, m, &ago, &pago, c->peakrate != 0, now);
 }

@@ -7,6 +7,10 @@
  */
 #include "tbf_shared.h"
 
+/* ticks (2^-10 ns) a claim's clock is taken as behind another's at
+ * most: 2^40, about a second */
+#define SHP_TBF_CLOCK_SKEW (INT64_C(1) << 40)
+
 /* a - b and the later of two ticks, modulo 2^64 */
 static inline int64_t
 tdiff(uint64_t a, uint64_t b)
@@ -35,6 +39,19 @@ ns_at(uint64_t now_ns, uint64_t at)
 	return d <= 0 ? now_ns : now_ns + (((uint64_t)d +
 					    (1u << SHP_TBF_SHIFT) - 1) >>
 					   SHP_TBF_SHIFT);
+}
+
+/*
+ * Would the peak bucket, empty at p, refuse a frame of pcost at now? Never
+ * without a peak rate: then p is no bucket (its depth is 0, so it only
+ * follows the latest claim's clock), and a shard whose clock reads a
+ * little behind the one that claimed last must not read that as a debt.
+ */
+static inline bool
+peak_short(const struct shp_tbf_conf *c, uint64_t p, uint64_t pcost,
+	   uint64_t now)
+{
+	return c->peakrate != 0 && tdiff(p + pcost, now) > 0;
 }
 
 static inline rte_int128_t
@@ -72,11 +89,79 @@ clk_swap(struct shp_tbf_shared *s, rte_int128_t *old, uint64_t e, uint64_t p)
 	return false;
 }
 
+/*
+ * now_ns, or the latest clock a claim read if that is later (struct
+ * shp_tbf_shared's clock): the time a swap that follows takes place at.
+ */
+static inline uint64_t
+clk_now(const struct shp_tbf_shared *s, uint64_t now_ns)
+{
+	uint64_t now = ticks_of(now_ns);
+	int64_t ahead = tdiff(__atomic_load_n(&s->clock, __ATOMIC_ACQUIRE),
+			      now);
+
+	/* lcores' rounds differ by a preemption at most: a second ahead
+	 * is no clock of this link's (not yet written) */
+	return ahead > 0 && ahead < SHP_TBF_CLOCK_SKEW ? now + (uint64_t)ahead
+						       : now;
+}
+
+/* After a swap at now: the latest clock (a racing writer may put back a
+ * slightly earlier one, which only corrects a later claim less). */
+static inline void
+clk_seen(struct shp_tbf_shared *s, uint64_t now)
+{
+	int64_t ahead = tdiff(__atomic_load_n(&s->clock, __ATOMIC_RELAXED),
+			      now);
+
+	if (ahead < 0 || ahead >= SHP_TBF_CLOCK_SKEW)
+		__atomic_store_n(&s->clock, now, __ATOMIC_RELEASE);
+}
+
+/* low moved on to e, unless another shard moved it further. */
+static inline void
+low_raise(uint64_t *low, uint64_t e)
+{
+	uint64_t cur = __atomic_load_n(low, __ATOMIC_RELAXED);
+
+	while (tdiff(e, cur) > 0 &&
+	       !__atomic_compare_exchange_n(low, &cur, e, false,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * The buckets as a claim, a charge or a reservation at now left them (e,
+ * p), rshort and pshort: it stopped short of a frame for lack of the
+ * rate's or the peak's tokens. A bucket left low is noted (s->low).
+ */
+static inline void
+low_note(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
+	 uint64_t now, uint64_t e, uint64_t p, bool rshort, bool pshort)
+{
+	if (rshort || tdiff(now, e) < (int64_t)(c->buffer_t / 2))
+		low_raise(&s->low[0], e);
+	if (c->peakrate &&
+	    (pshort || tdiff(now, p) < (int64_t)(c->mtu_t / 2)))
+		low_raise(&s->low[1], p);
+}
+
+/* Full buckets (a start, a new conf's refill): nothing before is low. */
+static inline void
+low_full(struct shp_tbf_shared *s, const rte_int128_t *full)
+{
+	__atomic_store_n(&s->low[0], full->val[0], __ATOMIC_RELEASE);
+	__atomic_store_n(&s->low[1], full->val[1], __ATOMIC_RELEASE);
+}
+
 void
 shp_tbf_shared_init(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		    uint64_t now_ns)
 {
 	s->clk = clk_full(c, now_ns);
+	s->clock = ticks_of(now_ns);
+	low_full(s, &s->clk);
 	s->claims = 0;
 	s->retries = 0;
 	s->conf_id = c->id;
@@ -107,7 +192,7 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 			   struct shp_tbf_defer *d, const uint32_t *wire,
 			   uint16_t n, uint64_t now_ns, uint64_t *next_ns)
 {
-	const uint64_t now = ticks_of(now_ns);
+	uint64_t now = ticks_of(now_ns);
 	const uint64_t b = (uint64_t)c->buffer_t;
 	/* the view's empty time, refilled to a full bucket at most */
 	const uint64_t ve = tlater(d->e, now - b);
@@ -145,6 +230,7 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 	}
 	if (d->debt > 0 && d->conf_id != c->id)
 		shp_tbf_defer_reset(d);   /* a newer conf's refill forgave it */
+	now = clk_now(s, now_ns);
 	old = clk_load(s);
 	for (;;) {
 		uint64_t e, p;
@@ -154,6 +240,8 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 
 		d->from = owed_e(&old, d, c, now);
 		d->pfrom = old.val[1];
+		d->low = __atomic_load_n(&s->low[0], __ATOMIC_ACQUIRE);
+		d->plow = __atomic_load_n(&s->low[1], __ATOMIC_ACQUIRE);
 		e = tlater(d->from, now - b);
 		p = tlater(d->pfrom, now - (uint64_t)c->mtu_t);
 		for (k = 0; k < n; k++) {
@@ -165,7 +253,7 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 						c->peak_mult, last) : 0;
 			}
 			if (tdiff(e + cost, now) > 0 ||
-			    tdiff(p + pcost, now) > 0)
+			    peak_short(c, p, pcost, now))
 				break;
 			e += cost;
 			p += pcost;
@@ -175,6 +263,10 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 		if (k == 0 && d->debt == 0)
 			return 0;
 		if (clk_swap(s, &old, e, p)) {
+			clk_seen(s, now);
+			low_note(s, c, now, e, p,
+				 k < n && tdiff(e + cost, now) > 0,
+				 k < n && peak_short(c, p, pcost, now));
 			d->debt = 0;
 			d->e = d->swapped = e;
 			d->pswapped = p;
@@ -213,7 +305,7 @@ shp_tbf_shared_police(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		      const uint32_t *len, uint16_t n, uint64_t now_ns,
 		      uint8_t *verdict)
 {
-	const uint64_t now = ticks_of(now_ns);
+	const uint64_t now = clk_now(s, now_ns);
 	rte_int128_t old = clk_load(s);
 
 	for (;;) {
@@ -237,7 +329,7 @@ shp_tbf_shared_police(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 						c->peak_mult, w) : 0;
 			}
 			if (tdiff(e + cost, now) > 0 ||
-			    tdiff(p + pcost, now) > 0) {
+			    peak_short(c, p, pcost, now)) {
 				verdict[i] = 1;
 				continue;
 			}
@@ -248,8 +340,10 @@ shp_tbf_shared_police(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		}
 		if (k == 0)
 			return 0;   /* nothing conformed: nothing to write */
-		if (clk_swap(s, &old, e, p))
+		if (clk_swap(s, &old, e, p)) {
+			clk_seen(s, now);
 			return k;
+		}
 	}
 }
 
@@ -257,7 +351,7 @@ void
 shp_tbf_shared_charge(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		      uint32_t wire, uint64_t now_ns)
 {
-	const uint64_t now = ticks_of(now_ns);
+	const uint64_t now = clk_now(s, now_ns);
 	const uint64_t cost = (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
 	const uint64_t pcost = c->peakrate ?
 			       (uint64_t)shp_tbf_ticks(c->peak_mult, wire) : 0;
@@ -271,13 +365,15 @@ shp_tbf_shared_charge(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	} while (!rte_atomic128_cmp_exchange(&s->clk, &old, &new, 0,
 					     __ATOMIC_ACQ_REL,
 					     __ATOMIC_ACQUIRE));
+	clk_seen(s, now);
+	low_note(s, c, now, new.val[0], new.val[1], false, false);
 }
 
 uint64_t
 shp_tbf_shared_reserve(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 		       uint32_t wire, uint64_t now_ns)
 {
-	const uint64_t now = ticks_of(now_ns);
+	const uint64_t now = clk_now(s, now_ns);
 	const uint64_t cost = (uint64_t)shp_tbf_ticks(c->rate_mult, wire);
 	const uint64_t pcost = c->peakrate ?
 			       (uint64_t)shp_tbf_ticks(c->peak_mult, wire) : 0;
@@ -302,6 +398,9 @@ shp_tbf_shared_reserve(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 					     __ATOMIC_ACQ_REL,
 					     __ATOMIC_ACQUIRE));
 	__atomic_fetch_add(&s->claims, 1, __ATOMIC_RELAXED);
+	clk_seen(s, now);
+	/* a frame the buckets refused: they were short */
+	low_note(s, c, now, new.val[0], new.val[1], true, true);
 	return at_ns;
 }
 
@@ -360,6 +459,8 @@ shp_tbf_shared_adopt(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	while (!rte_atomic128_cmp_exchange(&s->clk, &old, &full, 0,
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
+	low_full(s, &full);
+	clk_seen(s, ticks_of(now_ns));
 	return true;
 }
 
@@ -377,7 +478,7 @@ shp_tbf_shared_when_owed(const struct shp_tbf_shared *s,
 			 const struct shp_tbf_defer *d, uint32_t wire,
 			 uint64_t now_ns)
 {
-	const uint64_t now = ticks_of(now_ns);
+	const uint64_t now = clk_now(s, now_ns);
 	rte_int128_t v = clk_load(s);
 	uint64_t at = tlater(owed_e(&v, d, c, now),
 			     now - (uint64_t)c->buffer_t) +

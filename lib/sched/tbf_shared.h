@@ -61,15 +61,36 @@ shp_link_load(const rte_int128_t *v)
 
 struct shp_tbf_shared {
 	/* .val[0]: the rate bucket's empty-time, .val[1]: the peak's, in
-	 * ticks; one line of their own, written once a burst */
+	 * ticks; one line with what a claim writes beside them, written
+	 * once a burst */
 	rte_int128_t clk;
 	uint64_t claims;     /* successful swaps (statistics only) */
 	uint64_t retries;    /* swaps lost to another shard */
+	/*
+	 * The latest clock (ticks) a claim, a charge or a reservation read
+	 * before its swap, written after it. Real time is past it for
+	 * anyone who reads it, so a shard whose clock reads earlier (its
+	 * round began before, or it lost its CPU after reading) takes the
+	 * bucket at this time instead: else the tokens the others' later
+	 * clocks refilled would look spent, and it would be refused what
+	 * the link holds.
+	 */
+	uint64_t clock;
+	/*
+	 * The rate and the peak bucket's empty-times (ticks) as the newest
+	 * claim that left each low (under half full, or short of its next
+	 * frame) left them; written only then, by that claim, the line
+	 * already its own. Since then every claim found that bucket at
+	 * least half full, so a frame that became ready later could have
+	 * left as it came: tbf stamps it so (sch_tbf.c), however long the
+	 * shard's lcore kept it, and whichever shard claimed in between.
+	 */
+	uint64_t low[2];
 	/* the id of the newest conf the bucket was filled for
 	 * (shp_tbf_shared_adopt): each shard's rate stage has its own copy
 	 * of the link's conf, and only the first to meet a newer one
-	 * refills the bucket */
-	uint64_t conf_id;
+	 * refills the bucket. Read-mostly: a line of its own */
+	uint64_t conf_id __rte_cache_aligned;
 	uint32_t filled;     /* 0 until the first use fills it */
 } __rte_cache_aligned;
 
@@ -108,6 +129,8 @@ struct shp_tbf_defer {
 	 * when each of its frames was first covered (tbf stamps the frames
 	 * so, sch_tbf.c) */
 	uint64_t from, pfrom;
+	/* the link's low (struct shp_tbf_shared) as the last claim read it */
+	uint64_t low, plow;
 	bool valid;         /* e is a view (a claim succeeded under conf_id) */
 };
 

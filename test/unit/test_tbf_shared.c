@@ -948,6 +948,108 @@ test_stage_late_stamps_as_private(void **state)
 }
 
 /*
+ * One shard's frames wait 5 ms for its lcore while another shard, on
+ * time, keeps claiming from the link's bucket, which never runs low (two
+ * thirds of the rate): taken at last, they are stamped with their
+ * arrival, as the private stage would stamp them, though every claim in
+ * between capped the bucket at a full one at its own time (before the
+ * link's low was kept, they were stamped a bucket's time before the last
+ * claim: 4 ms of the lcore's wait passed on as the profile's). And the
+ * late shard's clock reads 50 us behind the last claim's (its round began
+ * before): the bucket is taken at the later clock, so nothing is refused
+ * (before, a clock behind the last claim's read as a debt of the peak
+ * bucket there is none of, and the frame was held). Then the link's
+ * bucket runs low (a burst beyond it): a frame that waited from before
+ * is stamped no earlier than the bucket had its tokens.
+ */
+static void
+test_stage_late_shard_stamps_arrival(void **state)
+{
+	struct shp_link_shared *ln = calloc(1, sizeof(*ln));
+	struct shp_tbf_conf *c0 = conf_new("rate 100mbit burst 10kb limit 1mb");
+	struct shp_tbf_conf *c1 = conf_new("rate 100mbit burst 10kb limit 1mb");
+	struct shp_stage_env e0, e1;
+	struct shp_rig on, late;
+	const uint64_t t0 = 1700000000ull * 1000000000ull;
+	struct rte_mbuf *in[3], *out[64];
+	uint64_t t, bytes = 0, last;
+	uint16_t i, k;
+
+	(void)state;
+	assert_non_null(ln);
+	shard_rig(&on, 1, &e0, ln, 0, c0);
+	shard_rig(&late, 2, &e1, ln, 1, c1);
+	for (i = 0; i < 3; i++)
+		in[i] = shp_rig_pkt(64, 0, t0);
+	assert_int_equal(shp_rig_enqueue_at(&late, t0, in, 3), 3);
+	for (t = t0; t <= t0 + 5000000; t += 10000) {
+		struct rte_mbuf *m = shp_rig_pkt(64, 0, t);
+
+		assert_int_equal(shp_rig_enqueue_at(&on, t, &m, 1), 1);
+		assert_int_equal(take(&on, t, &bytes), 1);
+	}
+	last = t - 10000;
+	k = shp_rig_dequeue_at(&late, last - 50000, out, RTE_DIM(out));
+	assert_int_equal(k, 3);
+	for (i = 0; i < k; i++)
+		assert_int_equal(shp_meta(out[i])->time_to_send, t0);
+	rte_pktmbuf_free_bulk(out, k);
+
+	/* 20 kB on time at t: the bucket runs out within it */
+	t = last + 1000;
+	for (i = 0; i < 3; i++)
+		in[i] = shp_rig_pkt(64, 0, t);
+	assert_int_equal(shp_rig_enqueue_at(&late, t, in, 3), 3);
+	for (i = 0; i < 20; i++) {
+		struct rte_mbuf *m = shp_rig_pkt(1000, 0, t);
+
+		assert_int_equal(shp_rig_enqueue_at(&on, t, &m, 1), 1);
+	}
+	k = shp_rig_dequeue_at(&on, t, out, RTE_DIM(out));
+	assert_true(k > 0 && k < 20);
+	rte_pktmbuf_free_bulk(out, k);
+	/* taken 2 ms later: the bucket had the first frame's tokens only
+	 * once the on-time shard's frames it let go were paid for */
+	k = shp_rig_dequeue_at(&late, t + 2000000, out, RTE_DIM(out));
+	assert_true(k > 0);
+	for (i = 0; i < k; i++) {
+		uint64_t s1 = shp_meta(out[i])->time_to_send;
+
+		assert_true(s1 > t && s1 <= t + 2000000);
+	}
+	rte_pktmbuf_free_bulk(out, k);
+	shp_rig_fini(&late);
+	shp_rig_fini(&on);
+	free(c0);
+	free(c1);
+	free(ln);
+}
+
+/* A policer's judgement on a clock that reads behind the last claim's
+ * (an lcore's round began before another's claim): a rich bucket is
+ * rich at the later clock, nothing is refused. */
+static void
+test_police_clock_behind(void **state)
+{
+	struct shp_tbf_conf c = police_conf_of("rate 200mbit burst 64kb");
+	struct shp_tbf_shared sh;
+	const uint64_t t = 1700000000ull * 1000000000ull;
+	uint32_t len[4] = { 64, 64, 1500, 64 };
+	uint8_t v[4];
+	uint16_t i;
+
+	(void)state;
+	memset(&sh, 0, sizeof(sh));
+	shp_tbf_shared_init(&sh, &c, t);
+	assert_int_equal(shp_tbf_shared_police(&sh, &c, len, 4, t + 100000,
+					       v), 4);
+	assert_int_equal(shp_tbf_shared_police(&sh, &c, len, 4, t + 40000,
+					       v), 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(v[i], 0);
+}
+
+/*
  * Two shards on one bucket, each backlogged with its own share of twice
  * the link's rate (50/50, 90/10), the clock following the earlier of
  * their next times, served first the one after the last to send (as
@@ -1095,6 +1197,8 @@ main(void)
 		cmocka_unit_test(test_police_threads_never_exceed),
 		cmocka_unit_test(test_stage_one_shard_as_private),
 		cmocka_unit_test(test_stage_late_stamps_as_private),
+		cmocka_unit_test(test_stage_late_shard_stamps_arrival),
+		cmocka_unit_test(test_police_clock_behind),
 		cmocka_unit_test(test_stage_two_shards_link_rate),
 		cmocka_unit_test(test_twin_refills_once),
 	};
