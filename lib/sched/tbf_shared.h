@@ -141,7 +141,8 @@ void shp_tbf_shared_init(struct shp_tbf_shared *s,
 /*
  * The first k of n packets (wire[i]: shp_tbf_wire_len of each, every one
  * no longer than the bucket can ever pass: tbf drops the others as
- * oversize before) that the bucket lets go at now_ns, claimed for this
+ * oversize before) that the bucket lets go at now_ns (or at the link's
+ * latest clock, if later: struct shp_tbf_shared), claimed for this
  * caller: returns k. When k < n, *next_ns is the earliest time packet k
  * could pass if no one else claimed before (a hint: claim again then).
  * Any lcore, lock-free; one swap per call when uncontended.
@@ -251,10 +252,13 @@ uint64_t shp_tbf_shared_reserve(struct shp_tbf_shared *s,
  * for mtu, or short of tokens: the bucket left as it was for the next),
  * the frames judged in order. Returns how many conformed; one swap per
  * call when uncontended. What the shards see is one bucket that judged
- * their bursts in the order their swaps succeeded; a burst stamped
- * earlier than one claimed before it finds the tokens as of its stamp
- * less what that one took (never more than the link's rate over any
- * stretch). Any lcore, lock-free.
+ * their bursts in the order their swaps succeeded, each at the later of
+ * its stamp and the latest clock a claim read (struct shp_tbf_shared's
+ * clock): a burst stamped earlier than one claimed before it finds the
+ * bucket as that one left it, not the tokens as of its stamp less what
+ * that one took, which would charge it for the same time twice (never
+ * more than the link's rate over any stretch either way). Any lcore,
+ * lock-free.
  */
 uint16_t shp_tbf_shared_police(struct shp_tbf_shared *s,
 			       const struct shp_tbf_conf *c,
