@@ -31,6 +31,17 @@ rig_init(struct shp_rig *r, const char *args)
 	rig_init_bands(r, args, NULL);
 }
 
+/* A dequeue at t lets exactly one frame go, stamped `stamp`. */
+static void
+take_one(struct shp_rig *r, uint64_t t, uint64_t stamp)
+{
+	struct rte_mbuf *out[4];
+
+	assert_int_equal(shp_rig_dequeue_at(r, t, out, 4), 1);
+	assert_int_equal(shp_meta(out[0])->time_to_send, stamp);
+	rte_pktmbuf_free(out[0]);
+}
+
 static struct shp_tbf_conf *
 tbf_conf(struct shp_rig *r)
 {
@@ -223,7 +234,7 @@ static void
 test_release_stamp_replaces_earlier(void **state)
 {
 	struct shp_rig r;
-	struct rte_mbuf *m[3], *out[4];
+	struct rte_mbuf *m[3];
 	uint64_t t0;
 
 	(void)state;
@@ -233,17 +244,11 @@ test_release_stamp_replaces_earlier(void **state)
 	shp_rig_pkts(m, 3, 1000, 1, NULL, t0);
 	shp_meta(m[1])->time_to_send = t0 - 5000;   /* an earlier stage's */
 	shp_rig_enqueue_at(&r, t0, m, 3);
-	assert_int_equal(shp_rig_dequeue_at(&r, t0, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0);
-	rte_pktmbuf_free(out[0]);
+	take_one(&r, t0, t0);
 	/* covered at t0 + 8000, taken 1 us later */
-	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 9000, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 8000);
-	rte_pktmbuf_free(out[0]);
+	take_one(&r, t0 + 9000, t0 + 8000);
 	/* had that one left at t0 + 8000, this one would at t0 + 16000 */
-	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 18000, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 16000);
-	rte_pktmbuf_free(out[0]);
+	take_one(&r, t0 + 18000, t0 + 16000);
 	shp_rig_fini(&r);
 }
 
@@ -283,17 +288,11 @@ test_stamp_is_not_the_dequeue(void **state)
 	t0 = r.ctx.now;
 	shp_rig_pkts(m, 3, 1000, 1, NULL, t0);
 	shp_rig_enqueue_at(&r, t0, m, 3);
-	assert_int_equal(shp_rig_dequeue_at(&r, t0, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0);
-	rte_pktmbuf_free(out[0]);
-	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 1000000, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 4000);
-	rte_pktmbuf_free(out[0]);
+	take_one(&r, t0, t0);
+	take_one(&r, t0 + 1000000, t0 + 4000);
 	/* the next is as late: the bucket let it go 4 us after the late
 	 * one, and would have 4 us after t0 + 4000 */
-	assert_int_equal(shp_rig_dequeue_at(&r, t0 + 1004000, out, 4), 1);
-	assert_int_equal(shp_meta(out[0])->time_to_send, t0 + 8000);
-	rte_pktmbuf_free(out[0]);
+	take_one(&r, t0 + 1004000, t0 + 8000);
 	shp_rig_fini(&r);
 
 	/* taken on time, every stamp is the dequeue's: 1000 bytes each
@@ -302,13 +301,8 @@ test_stamp_is_not_the_dequeue(void **state)
 	t0 = r.ctx.now;
 	shp_rig_pkts(m, 3, 1000, 1, NULL, t0);
 	shp_rig_enqueue_at(&r, t0, m, 3);
-	for (i = 0; i < 3; i++) {
-		assert_int_equal(shp_rig_dequeue_at(&r, t0 + 8000 * i, out, 4),
-				 1);
-		assert_int_equal(shp_meta(out[0])->time_to_send,
-				 t0 + 8000 * i);
-		rte_pktmbuf_free(out[0]);
-	}
+	for (i = 0; i < 3; i++)
+		take_one(&r, t0 + 8000 * i, t0 + 8000 * i);
 	shp_rig_fini(&r);
 }
 
