@@ -166,8 +166,7 @@ stage_prep_shards(struct shaper *s, struct stage_prep *pr, unsigned int i,
 		    k->check_change(c->conf[k->slot], pr->conf[i][q], err) < 0)
 			return -1;
 		/* one change, one id: the shared bucket refills once */
-		if (k->twin != NULL)
-			k->twin(pr->conf[i][q], pr->conf[i][0]);
+		shp_conf_twin(pr->conf[i][q], pr->conf[i][0]);
 	}
 	return 0;
 }

@@ -211,8 +211,8 @@ arm(struct shaper *s, uint16_t p, char *err)
 						shp_kind_conf_free(k, conf[q]);
 					return -1;
 				}
-				if (q > 0 && k->twin != NULL)
-					k->twin(conf[q], conf[0]);
+				if (q > 0)
+					shp_conf_twin(conf[q], conf[0]);
 			}
 			for (q = 0; q < nb_links; q++)   /* (room checked) */
 				cring_push(&sp->link[q].ready[i], conf[q]);

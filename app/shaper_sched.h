@@ -38,7 +38,7 @@
  *  - a port spread over shards (--queues N): each shard is a link of the
  *    schedule of its own, with its own cursor and rings, made by the
  *    shard's owner as above; the main lcore parses an occurrence's confs
- *    for every shard at once, twinned (the kind's twin: one conf id, one
+ *    for every shard at once, twinned (shp_conf_twin: one conf id, one
  *    refill of a bucket the shards share), so that each shard switches
  *    at the event's time by its own clock reading and the link's shared
  *    state sees one change;

@@ -376,8 +376,8 @@ plan_stages(struct shard_update *u, struct cls *k,
 			goto fail;
 		}
 		tw = change_of(first, k0, s);
-		if (tw != NULL && want->twin != NULL && tw->kind == want)
-			want->twin(spec.conf[s], tw->conf);
+		if (tw != NULL && tw->kind == want)
+			shp_conf_twin(spec.conf[s], tw->conf);
 		u->change[u->nb_change].cls = k;
 		u->change[u->nb_change].slot = s;
 		u->change[u->nb_change].kind = want;

@@ -608,8 +608,8 @@ shp_sched_apply_shards(const struct shp_sched_event *e, struct shp_chain *c,
 				shp_kind_conf_free(k, conf[q]);
 			return -1;
 		}
-		if (q > 0 && k->twin != NULL)
-			k->twin(conf[q], conf[0]);
+		if (q > 0)
+			shp_conf_twin(conf[q], conf[0]);
 	}
 	for (q = 0; q < n; q++) {
 		if (shp_chain_change(&c[q], k, conf[q], &old, err) < 0) {

@@ -190,7 +190,7 @@ int shp_sched_apply(const struct shp_sched_event *e, struct shp_chain *c,
 /*
  * The same on the n (at most SHP_MAX_QUEUES) chains c[0..n) of a port's
  * shards, as one change: each its own conf, twinned with the first's
- * (the kind's twin: a bucket the shards share refills once). Nothing is
+ * (shp_conf_twin: a bucket the shards share refills once). Nothing is
  * changed if a conf cannot be made. 0, or -1 with err.
  */
 int shp_sched_apply_shards(const struct shp_sched_event *e,

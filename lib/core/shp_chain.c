@@ -30,9 +30,8 @@ shp_chain_spec_twin(struct shp_chain_spec *spec, const struct shp_chain *first)
 		const struct shp_kind *k = spec->kind[s] != NULL ?
 			spec->kind[s] : shp_kind_default((enum shp_slot)s);
 
-		if (k != NULL && k->twin != NULL && spec->conf[s] != NULL &&
-		    first->conf[s] != NULL && first->kind[s] == k)
-			k->twin(spec->conf[s], first->conf[s]);
+		if (k != NULL && first->kind[s] == k)
+			shp_conf_twin(spec->conf[s], first->conf[s]);
 	}
 }
 

@@ -75,7 +75,7 @@ void shp_chain_spec_free(struct shp_chain_spec *spec);
 
 /* A link's shard q > 0 parses its profile again (a chain owns its
  * confs): make each conf one change with shard 0's of the same kind
- * (the kind's twin op: one id, so that what the shards share starts
+ * (shp_conf_twin: one id, so that what the shards share starts
  * once). Control plane, before the shard's chain is built. */
 void shp_chain_spec_twin(struct shp_chain_spec *spec,
 			 const struct shp_chain *first);

@@ -151,13 +151,6 @@ struct shp_kind {
 	 * or comparing it. */
 	int (*check_change)(const void *cur, void *next, char *err);
 	/*
-	 * Optional: copy, parsed from the same text as orig, is the same
-	 * change for another shard of the port (--queues): what identifies
-	 * the change (tbf's conf id, which the shards' shared bucket refills
-	 * once for) becomes orig's.
-	 */
-	void (*twin)(void *copy, const void *orig);
-	/*
 	 * Optional, for a queue kind whose stage takes the RX pass's bands
 	 * (its ops' enqueue_rx): conf's number of bands, and in *priomap
 	 * the band of each priority 0..15 (16 bytes of conf, valid as long

@@ -55,6 +55,14 @@ shp_conf_new_id(void)
 	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
+void
+shp_conf_twin(void *copy, const void *orig)
+{
+	if (copy != NULL && orig != NULL)
+		((struct shp_conf_hdr *)copy)->id =
+			((const struct shp_conf_hdr *)orig)->id;
+}
+
 /* No kind (a private stage): no counters of its own. */
 static const uint8_t no_slots[1];
 

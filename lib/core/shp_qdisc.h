@@ -58,6 +58,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "shp_conf_hdr.h"
 #include "shp_stats.h"
 
 struct shp_qdisc;
@@ -316,12 +317,21 @@ struct shp_qdisc {
 	void *priv;                 /* ops->priv_size bytes, zeroed */
 };
 
+
 /*
  * A number no conf had before (from 1). Stages tell a newly published
  * conf from the one their state belongs to by this, not by its address:
  * a freed conf's address can come back for the next one.
  */
 uint64_t shp_conf_new_id(void);
+
+/*
+ * copy, parsed from the same text as orig, is the same change for another
+ * shard of the link: it takes orig's id, so that what the shards share (a
+ * bucket, a loss process) takes the change once. Either NULL (off): no
+ * change to share, nothing done. Control plane.
+ */
+void shp_conf_twin(void *copy, const void *orig);
 
 /* Allocate (on socket) and init a stage; NULL with errno/rte_errno on error. */
 struct shp_qdisc *shp_qdisc_create(const struct shp_qdisc_ops *ops,

@@ -268,9 +268,12 @@ shp_stats_write_shard_json(FILE *f, const struct shp_port_sum *s,
 		fprintf(f, "null");
 	else
 		fprintf(f, "%d", lcore);
-	fprintf(f, ", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
-		", \"queued\": %" PRIu64 ", \"drops\": {", c->tx_packets,
-		c->tx_bytes, s->queued);
+	/* egress_in + duplicated = tx_packets + drops + queued, per shard
+	 * as per port */
+	fprintf(f, ", \"egress_in\": %" PRIu64 ", \"duplicated\": %" PRIu64
+		", \"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64
+		", \"queued\": %" PRIu64 ", \"drops\": {", s->egress_in,
+		s->created, c->tx_packets, c->tx_bytes, s->queued);
 	for (d = 0; d < shp_drop_nb(); d++)
 		fprintf(f, "%s\"%s\": %" PRIu64, d ? ", " : "",
 			shp_drop_names[d], c->drops[d]);

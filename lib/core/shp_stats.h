@@ -257,9 +257,9 @@ void shp_hist_summary_print(FILE *f, const char *name,
 
 /*
  * One shard of a port spread over several (issue 24), as the stats
- * file's ports.N.shards lists them: {"queue", "lcore", "tx_packets",
- * "tx_bytes", "queued", "drops": {by cause}, "latency": {as the
- * port's}}, from the shard's own sum (s: its counter block alone, its
+ * file's ports.N.shards lists them: {"queue", "lcore", "egress_in",
+ * "duplicated", "tx_packets", "tx_bytes", "queued", "drops": {by
+ * cause}, "latency": {as the port's}}, from the shard's own sum (s: its counter block alone, its
  * latency summarized in). lcore < 0: null (no lcore runs it: the
  * offline tool).
  */

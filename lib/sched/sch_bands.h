@@ -20,6 +20,7 @@
 #include "shp_qdisc.h"
 
 struct shp_bands_conf {
+	struct shp_conf_hdr hdr;   /* first: shp_qdisc.h */
 	const char *name;          /* ring name prefix, unique per port */
 	unsigned int nb_bands;     /* 1..SHP_MAX_BANDS */
 	unsigned int ring_size;    /* packets per band (exact) */
@@ -37,6 +38,7 @@ struct shp_bands_conf {
 	bool priomap_set;    /* what is not, the aliases gave (--bands, */
 	bool alias_map;      /* --priomap: true, or the default map) */
 };
+SHP_CONF_HDR_FIRST(struct shp_bands_conf);
 
 /*
  * The RX path's enqueue, from what shp_classify_burst_bands() gathered in

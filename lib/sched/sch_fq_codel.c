@@ -80,6 +80,7 @@
 #define FQC_DEFAULT_SEED     0x66715f636f64656cULL   /* "fq_codel" */
 
 struct fqc_conf {
+	struct shp_conf_hdr hdr;   /* first: shp_qdisc.h */
 	uint32_t limit;          /* packets */
 	uint32_t flows;          /* buckets */
 	bool flows_set;          /* named in the text (else: the default,
@@ -91,8 +92,8 @@ struct fqc_conf {
 	uint64_t ce_threshold;   /* ns; FQC_CE_OFF: none */
 	uint64_t memory_limit;   /* bytes of mbuf buffers */
 	uint64_t seed;           /* of the hash perturbation (--seed) */
-	uint64_t id;             /* shp_conf_new_id() */
 };
+SHP_CONF_HDR_FIRST(struct fqc_conf);
 
 /* the kind's drop causes and statistics (fq_codel_drops, _xstats) */
 enum { FQC_DROP_CODEL, FQC_DROP_OVERLIMIT };
@@ -146,7 +147,7 @@ static const struct fqc_conf fqc_defaults = {
 	.ce_threshold = FQC_CE_OFF,
 	.memory_limit = FQC_MEMORY_DEFAULT,
 	.seed = FQC_DEFAULT_SEED,
-	.id = 0,
+	.hdr = { .id = 0 },
 };
 
 static inline struct fqc_priv *
@@ -499,8 +500,8 @@ fqc_sync(struct shp_qdisc *q, struct fqc_priv *p, struct shp_ctx *ctx)
 	const struct fqc_conf *c = __atomic_load_n(&p->conf,
 						   __ATOMIC_ACQUIRE);
 
-	if (unlikely(c->id != p->seen)) {
-		p->seen = c->id;
+	if (unlikely(c->hdr.id != p->seen)) {
+		p->seen = c->hdr.id;
 		while (p->qlen > c->limit || p->memory > c->memory_limit)
 			fqc_drop_fat(q, p, p->memory > c->memory_limit, ctx);
 	}
@@ -670,7 +671,7 @@ fqc_init(struct shp_qdisc *q, const void *conf)
 	p->perturb = (uint32_t)shp_rand_key(shp_rand_key(c->seed, q->port),
 					    FQC_DEFAULT_SEED);
 	p->conf = c;
-	p->seen = c->id;
+	p->seen = c->hdr.id;
 	return 0;
 }
 
@@ -843,7 +844,7 @@ fqc_parse(const char *args, const struct shp_kind_env *env, char *err)
 		snprintf(err, SHP_ERR_LEN, "fq_codel: out of memory");
 		return NULL;
 	}
-	c.id = shp_conf_new_id();
+	c.hdr.id = shp_conf_new_id();
 	*out = c;
 	return out;
 }

@@ -73,12 +73,12 @@ police_filter(struct shp_qdisc *q, struct rte_mbuf *const *pkts, uint16_t n,
 		memset(verdict, 0, n);
 		return;
 	}
-	if (c->id != p->seen) {
+	if (c->hdr.id != p->seen) {
 		if (p->sh != NULL)   /* the first shard to meet it fills */
 			shp_tbf_shared_adopt(p->sh, c, ctx->now);
 		else
 			shp_police_init(&p->s, c, ctx->now);
-		p->seen = c->id;
+		p->seen = c->hdr.id;
 	}
 	for (i = 0; i < n; i++)
 		len[i] = rte_pktmbuf_pkt_len(pkts[i]);
@@ -166,15 +166,6 @@ static const char *const police_drops[] = {
 	NULL
 };
 
-/* The shards' copies of one change: one id, one refill of the bucket
- * they share (shp_tbf_shared_adopt). */
-static void
-police_kind_twin(void *copy, const void *orig)
-{
-	((struct shp_tbf_conf *)copy)->id =
-		((const struct shp_tbf_conf *)orig)->id;
-}
-
 const struct shp_kind shp_kind_police = {
 	.name = "police",
 	.slot = SHP_SLOT_INGRESS,
@@ -183,7 +174,6 @@ const struct shp_kind shp_kind_police = {
 	.format = police_kind_format,
 	.conf_free = free,
 	.tc_print = police_tc_print,
-	.twin = police_kind_twin,
 	.drops = police_drops,
 	.usage = "police rate RATE burst BYTES [mtu BYTES] [peakrate RATE] "
 		 "[overhead BYTES] [mpu BYTES] [linklayer ethernet|atm]",

@@ -109,8 +109,8 @@ static inline void
 tbf_shared_seen(struct tbf_priv *p, const struct shp_tbf_conf *c,
 		uint64_t now)
 {
-	if (unlikely(c->id != p->seen)) {
-		p->seen = c->id;
+	if (unlikely(c->hdr.id != p->seen)) {
+		p->seen = c->hdr.id;
 		shp_tbf_defer_reset(&p->defer);
 		shp_tbf_shared_adopt(p->sh, c, now);
 	}
@@ -492,8 +492,8 @@ tbf_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		return child->ops->dequeue(child, pkts, n, ctx);
 	if (p->sh != NULL)
 		return tbf_dequeue_shared(q, c, pkts, n, ctx);
-	if (unlikely(c->id != p->seen)) {
-		p->seen = c->id;
+	if (unlikely(c->hdr.id != p->seen)) {
+		p->seen = c->hdr.id;
 		p->s = tbf_fresh(c, now);
 		tbf_edt_fresh(p, c, now);
 	}
@@ -592,7 +592,7 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 		return RTE_MAX(now, t_child);
 	if (p->sh != NULL) {
 		/* the dequeue fills it first */
-		if (c->id != p->seen && shp_tbf_shared_fresh(p->sh, c))
+		if (c->hdr.id != p->seen && shp_tbf_shared_fresh(p->sh, c))
 			return RTE_MAX(now, t_child);
 		t = shp_tbf_shared_when_owed(p->sh, c, &p->defer,
 					     (uint32_t)RTE_MIN(
@@ -600,7 +600,7 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 				now);
 		return RTE_MAX(t, t_child);
 	}
-	s = c->id != p->seen ? tbf_fresh(c, now) : p->s;
+	s = c->hdr.id != p->seen ? tbf_fresh(c, now) : p->s;
 	wlen = shp_tbf_wire_len(c, len);
 	tbf_charge(c, &s, tbf_elapsed(c, &s, now), wlen, &toks, &ptoks);
 	if ((toks | ptoks) >= 0)
@@ -643,8 +643,8 @@ shp_tbf_charge(struct shp_qdisc *q, uint32_t len, uint64_t now)
 		shp_tbf_defer_reset(&p->defer);   /* its view lacks the charge */
 		return;
 	}
-	if (unlikely(c->id != p->seen)) {
-		p->seen = c->id;
+	if (unlikely(c->hdr.id != p->seen)) {
+		p->seen = c->hdr.id;
 		p->s = tbf_fresh(c, now);
 		tbf_edt_fresh(p, c, now);
 	}
@@ -698,8 +698,8 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 							  wire, k, now,
 							  &next) : 0;
 	}
-	if (unlikely(c->id != p->seen)) {
-		p->seen = c->id;
+	if (unlikely(c->hdr.id != p->seen)) {
+		p->seen = c->hdr.id;
 		p->s = tbf_fresh(c, now);
 		tbf_edt_fresh(p, c, now);
 	}
@@ -913,22 +913,12 @@ tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,
 /* the bucket's limit given as bytes or as the wait it allows */
 static const char *const tbf_exclusive[] = { "limit", "latency", NULL };
 
-/* The shards' copies of one change: one id, one refill of the bucket
- * they share (shp_tbf_shared_adopt). */
-static void
-tbf_kind_twin(void *copy, const void *orig)
-{
-	((struct shp_tbf_conf *)copy)->id =
-		((const struct shp_tbf_conf *)orig)->id;
-}
-
 const struct shp_kind shp_kind_tbf = {
 	.name = "tbf",
 	.slot = SHP_SLOT_RATE,
 	.ops = &shp_tbf_ops,
 	.parse = tbf_kind_parse,
 	.format = tbf_kind_format,
-	.twin = tbf_kind_twin,
 	.conf_free = free,
 	.tc_print = tbf_tc_print,
 	.note = tbf_note,

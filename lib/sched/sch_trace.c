@@ -83,12 +83,13 @@
 
 /* A trace as read, immutable once published. */
 struct shp_trace_conf {
-	uint64_t id;       /* shp_conf_new_id() */
+	struct shp_conf_hdr hdr;   /* first: shp_qdisc.h */
 	char *path;        /* as given: format() prints it */
 	uint64_t period;   /* ns: the last time */
 	uint32_t n;        /* opportunities a period */
 	uint64_t t[];      /* ns from the period's start, non-decreasing */
 };
+SHP_CONF_HDR_FIRST(struct shp_trace_conf);
 
 /* Bounds that keep every time sum far from 2^64 ns. */
 #define TRACE_MAX_MS (UINT64_C(1) << 32)       /* 49 days */
@@ -209,9 +210,9 @@ static inline void
 trace_sync(struct trace_priv *p, const struct shp_trace_conf *c,
 	   uint64_t now)
 {
-	if (likely(c->id == p->seen))
+	if (likely(c->hdr.id == p->seen))
 		return;
-	p->seen = c->id;
+	p->seen = c->hdr.id;
 	p->base = now;
 	p->idx = 0;
 	p->avail = SHP_TRACE_OPP_BYTES;
@@ -233,7 +234,7 @@ rx_time(struct rte_mbuf *m)
 static inline uint16_t
 conf_tag(const struct shp_trace_conf *c)
 {
-	return (uint16_t)c->id;
+	return (uint16_t)c->hdr.id;
 }
 
 static inline rte_int128_t
@@ -729,7 +730,7 @@ trace_load(const char *path, char *err)
 		goto fail;
 	}
 	c->period = prev * NS_PER_MS;
-	c->id = shp_conf_new_id();
+	c->hdr.id = shp_conf_new_id();
 	c->path = strdup(path);
 	if (c->path == NULL)
 		goto oom;
@@ -793,15 +794,6 @@ trace_kind_free(void *conf)
 	trace_conf_free(conf);
 }
 
-/* The shards' copies of one change: one id, one start of the link's
- * schedule (lt_sync). */
-static void
-trace_kind_twin(void *copy, const void *orig)
-{
-	((struct shp_trace_conf *)copy)->id =
-		((const struct shp_trace_conf *)orig)->id;
-}
-
 const struct shp_kind shp_kind_trace = {
 	.name = "trace",
 	.slot = SHP_SLOT_RATE,
@@ -809,7 +801,6 @@ const struct shp_kind shp_kind_trace = {
 	.parse = trace_kind_parse,
 	.format = trace_kind_format,
 	.conf_free = trace_kind_free,
-	.twin = trace_kind_twin,
 	.reads_file = true,
 	.usage = "trace FILE (Mahimahi: one time in ms a line, each an "
 		 "opportunity for 1504 bytes; repeats)",

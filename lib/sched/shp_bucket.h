@@ -18,10 +18,12 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "shp_conf_hdr.h"
 #include "shp_units.h"
 
 /* The bucket's conf (named after tbf, its first user). */
 struct shp_tbf_conf {
+	struct shp_conf_hdr hdr;   /* first: shp_qdisc.h */
 	uint64_t rate;       /* bytes per second */
 	uint64_t burst;      /* bytes */
 	uint64_t limit;      /* bytes queued behind the bucket */
@@ -37,8 +39,8 @@ struct shp_tbf_conf {
 	uint64_t peak_mult;  /* ns per byte << 32 at peakrate */
 	int64_t buffer_t;    /* bucket depth in ticks (ns << SHP_TBF_SHIFT) */
 	int64_t mtu_t;       /* peak bucket depth in ticks */
-	uint64_t id;         /* shp_conf_new_id() at parse */
 };
+SHP_CONF_HDR_FIRST(struct shp_tbf_conf);
 
 /* Tokens are kept in ticks of 2^-10 ns: integer nanoseconds would be 0.4%
  * off for a 64-byte frame at 10 Gbit/s. */

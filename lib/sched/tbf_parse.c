@@ -232,7 +232,7 @@ shp_tbf_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 	shp_tbf_derive(&c);
 	if (check_range(&a, &c) < 0)
 		return -1;
-	c.id = shp_conf_new_id();
+	c.hdr.id = shp_conf_new_id();
 	*conf = c;
 	return 0;
 }
@@ -312,7 +312,7 @@ shp_police_parse(const char *args, struct shp_tbf_conf *conf, char *err)
 	 * one the kernel takes 255 << cell_log of the rate table tc sent,
 	 * which tc sized for an mtu of 2047 (cell_log 3) */
 	c.max_size = c.mtu != 0 ? c.mtu : SHP_POLICE_DEFAULT_MTU;
-	c.id = shp_conf_new_id();
+	c.hdr.id = shp_conf_new_id();
 	*conf = c;
 	return 0;
 }

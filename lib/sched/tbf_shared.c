@@ -164,7 +164,7 @@ shp_tbf_shared_init(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	low_full(s, &s->clk);
 	s->claims = 0;
 	s->retries = 0;
-	s->conf_id = c->id;
+	s->conf_id = c->hdr.id;
 	s->filled = 1;
 }
 
@@ -179,7 +179,7 @@ static inline uint64_t
 owed_e(const rte_int128_t *v, const struct shp_tbf_defer *d,
        const struct shp_tbf_conf *c, uint64_t now)
 {
-	if (d == NULL || d->debt == 0 || d->conf_id != c->id)
+	if (d == NULL || d->debt == 0 || d->conf_id != c->hdr.id)
 		return v->val[0];
 	if (v->val[0] == d->swapped && v->val[1] == d->pswapped)
 		return d->e;
@@ -200,7 +200,7 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 
 	/* at the rate the view is under half a bucket before the burst:
 	 * straight to the claim, without summing the burst twice */
-	if (n > 0 && d->valid && d->conf_id == c->id && c->peakrate == 0 &&
+	if (n > 0 && d->valid && d->conf_id == c->hdr.id && c->peakrate == 0 &&
 	    (d->debt == 0 || tdiff(now, d->since) <= (int64_t)(b / 4)) &&
 	    tdiff(now, ve) >= (int64_t)(b / 2)) {
 		uint64_t tot = 0, cost = 0;
@@ -228,7 +228,7 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 			return n;
 		}
 	}
-	if (d->debt > 0 && d->conf_id != c->id)
+	if (d->debt > 0 && d->conf_id != c->hdr.id)
 		shp_tbf_defer_reset(d);   /* a newer conf's refill forgave it */
 	now = clk_now(s, now_ns);
 	old = clk_load(s);
@@ -270,7 +270,7 @@ shp_tbf_shared_claim_defer(struct shp_tbf_shared *s,
 			d->debt = 0;
 			d->e = d->swapped = e;
 			d->pswapped = p;
-			d->conf_id = c->id;
+			d->conf_id = c->hdr.id;
 			d->valid = true;
 			return k;
 		}
@@ -418,8 +418,8 @@ shp_tbf_shared_bind(struct shp_tbf_shared *s, const struct shp_tbf_conf *c)
 {
 	uint64_t id = __atomic_load_n(&s->conf_id, __ATOMIC_ACQUIRE);
 
-	while (id < c->id &&
-	       !__atomic_compare_exchange_n(&s->conf_id, &id, c->id, false,
+	while (id < c->hdr.id &&
+	       !__atomic_compare_exchange_n(&s->conf_id, &id, c->hdr.id, false,
 					    __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE))
 		;
@@ -430,7 +430,7 @@ shp_tbf_shared_fresh(const struct shp_tbf_shared *s,
 		     const struct shp_tbf_conf *c)
 {
 	return __atomic_load_n(&s->filled, __ATOMIC_ACQUIRE) == 0 ||
-	       c->id > __atomic_load_n(&s->conf_id, __ATOMIC_ACQUIRE);
+	       c->hdr.id > __atomic_load_n(&s->conf_id, __ATOMIC_ACQUIRE);
 }
 
 bool
@@ -445,9 +445,9 @@ shp_tbf_shared_adopt(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	if (!__atomic_compare_exchange_n(&s->filled, &never, 1, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		do {
-			if (id >= c->id)
+			if (id >= c->hdr.id)
 				return false;
-		} while (!__atomic_compare_exchange_n(&s->conf_id, &id, c->id,
+		} while (!__atomic_compare_exchange_n(&s->conf_id, &id, c->hdr.id,
 						      false, __ATOMIC_ACQ_REL,
 						      __ATOMIC_ACQUIRE));
 	} else {

@@ -477,3 +477,47 @@ def test_atomic_is_one_publish(live, layout):
         # both profiles met, at load
         assert d.get("tbf_oversize", 0) > 10000 and d.get("lost", 0) > 10000, d
         assert port["tx_packets"] == 0, (p, port["tx_packets"], d)
+
+
+def test_stages_off_on_shards(live, tmp_path, need_telemetry_client):
+    """Every way of turning a stage off, on a link of two shards on two
+    workers (--queues 2, the default as soon as there are two workers):
+    a schedule's `set netem all off` at start, `clear`, `set ... off`, a
+    class's stage off, an atomic batch with a clear, and a `for` whose
+    change back is off. Each once crashed the shaper (the shards' copies
+    of an off change were twinned as confs). After them the shaper still
+    forwards on both shards, conservation holds per port and per shard,
+    and the pool is full at exit."""
+    sched = tmp_path / "off.txt"
+    sched.write_text("0 set netem all off\n200ms set netem all delay 1ms\n")
+    lv = live(["--queues", "2", "--netem", "delay 1ms",
+               "--tbf", "rate 500mbit burst 64kb limit 1mb",
+               "--police", "rate 1gbit burst 1mb", "--schedule", str(sched)],
+              lcores="0@0,1@0,2@1")
+    time.sleep(0.5)   # the schedule's off and on, both made
+    for words in (["clear", "netem", "0"], ["set", "tbf", "0", "off"],
+                  ["set", "police", "0", "off"],
+                  ["set", "class", "web", "match", "dst_ip 10.1.0.0/16",
+                   "netem", "delay 2ms"],
+                  ["set", "class", "web", "netem", "off"],
+                  ["set", "netem", "0", "delay", "1ms", "for", "200ms"]):
+        rc, out, err = lv.ctl(*words)
+        assert rc == 0, (words, out, err)
+        assert lv.proc.poll() is None, (words, lv.head)
+    batch = tmp_path / "off.cmd"
+    batch.write_text("clear tbf all\nclear netem 1\nset police 1 off\n")
+    rc, out, err = lv.ctl("--atomic", str(batch))
+    assert rc == 0, (out, err)
+    time.sleep(0.5)   # the `for` reverts to off
+    assert lv.proc.poll() is None, lv.head
+    conf = telemetry(lv.prefix, "/shaper/config")[0]
+    for p in ("0", "1"):
+        assert conf[p]["netem"] == "off" and conf[p]["tbf"] == "off", conf
+        assert conf[p]["police"] == "off", conf
+    st = lv.stop()
+    assert lv.proc.returncode == 0, lv.out[-3000:]
+    assert "mbuf leak" not in lv.out
+    for port in st["ports"].values():
+        a, b = conservation(port)
+        assert a == b, port
+        assert all(s["tx_packets"] > 0 for s in port["shards"]), port

@@ -18,8 +18,8 @@ from conftest import (NULL_VDEVS, SAMPLE, clean, outputs, prefix,
                       shaper_cmd, telemetry, wait_started)
 
 LCORES = "0@0,1@0,2@1"   # main, two workers
-SHARD_DROPS_KEYS = {"queue", "lcore", "tx_packets", "tx_bytes", "queued",
-                    "drops", "latency"}
+SHARD_DROPS_KEYS = {"queue", "lcore", "egress_in", "duplicated",
+                    "tx_packets", "tx_bytes", "queued", "drops", "latency"}
 
 
 def run_for(tmp_path, seconds, args, lcores=LCORES):
@@ -52,7 +52,10 @@ def check_port(port):
     assert [s["queue"] for s in shards] == list(range(len(shards)))
     for s in shards:
         assert set(s) == SHARD_DROPS_KEYS, s
-    for k in ("tx_packets", "tx_bytes", "queued"):
+        # each shard conserves on its own, as the port does
+        assert (s["egress_in"] + s["duplicated"] ==
+                s["tx_packets"] + sum(s["drops"].values()) + s["queued"]), s
+    for k in ("egress_in", "duplicated", "tx_packets", "tx_bytes", "queued"):
         assert sum(s[k] for s in shards) == port[k], (k, port, shards)
     for cause, n in port["drops"].items():
         assert sum(s["drops"][cause] for s in shards) == n, (cause, shards)

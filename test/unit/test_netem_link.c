@@ -36,8 +36,8 @@ rig_netem(struct shp_rig *r, uint16_t port, const struct shp_stage_env *env,
 	r->env = env;
 	shp_rig_add(r, "netem", profile);
 	if (first != NULL)
-		shp_kind_find("netem")->twin(shp_rig_conf(r, "netem"),
-					     shp_rig_conf(first, "netem"));
+		shp_conf_twin(shp_rig_conf(r, "netem"),
+			      shp_rig_conf(first, "netem"));
 }
 
 /* Two shards of the link `link` (zeroed here). */

@@ -30,7 +30,7 @@ parse_ok(const char *args, struct shp_tbf_conf *c)
 static void
 assert_same(struct shp_tbf_conf a, struct shp_tbf_conf b)
 {
-	a.id = b.id = 0;
+	a.hdr.id = b.hdr.id = 0;
 	assert_memory_equal(&a, &b, sizeof(a));
 }
 

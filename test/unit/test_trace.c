@@ -345,8 +345,8 @@ rig_shard(struct shp_rig *r, uint16_t port, struct shp_stage_env *env,
 	r->env = env;
 	shp_rig_add(r, "trace", args);
 	if (first != NULL)
-		shp_kind_find("trace")->twin(shp_rig_conf(r, "trace"),
-					     shp_rig_conf(first, "trace"));
+		shp_conf_twin(shp_rig_conf(r, "trace"),
+			      shp_rig_conf(first, "trace"));
 }
 
 /* Dequeue shard r at t; the departures' times appended to at[]. */

@@ -389,7 +389,7 @@ test_tbf_format_random(void **state)
 		shp_tbf_format(&a, out, sizeof(out));
 		if (shp_tbf_parse(out, &b, err) < 0)
 			fail_msg("'%s' printed '%s': %s", text, out, err);
-		b.id = a.id;
+		b.hdr.id = a.hdr.id;
 		if (memcmp(&a, &b, sizeof(a)) != 0)
 			fail_msg("'%s' printed '%s', read back differently",
 				 text, out);

@@ -631,7 +631,7 @@ netem_parse(struct parser *p)
 		shp_tc_fail(&p->a, "out of memory");
 		return NULL;
 	}
-	c->id = shp_conf_new_id();
+	c->hdr.id = shp_conf_new_id();
 	p->c = c;
 	if (netem_words(p) < 0 || check_conf(p) < 0) {
 		shp_netem_conf_free(c);

@@ -599,12 +599,12 @@ netem_acc_origin(struct shp_link_origin *o, const struct shp_netem_conf *c,
 
 	old.val[0] = __atomic_load_n(&o->v.val[0], __ATOMIC_ACQUIRE);
 	old.val[1] = __atomic_load_n(&o->v.val[1], __ATOMIC_ACQUIRE);
-	new.val[0] = c->id;
+	new.val[0] = c->hdr.id;
 	new.val[1] = t;
 	for (;;) {
-		if ((uint64_t)old.val[0] == c->id)
+		if ((uint64_t)old.val[0] == c->hdr.id)
 			return (uint64_t)old.val[1];
-		if ((uint64_t)old.val[0] > c->id)
+		if ((uint64_t)old.val[0] > c->hdr.id)
 			return t;
 		if (rte_atomic128_cmp_exchange(&o->v, &old, &new, 0,
 					       __ATOMIC_ACQ_REL,
@@ -766,7 +766,7 @@ netem_outage_down(struct netem_sched_data *p, const struct shp_netem_conf *c,
 static inline uint64_t
 link_tag(const struct shp_netem_conf *c)
 {
-	uint64_t tag = c->id & 0xffff;
+	uint64_t tag = c->hdr.id & 0xffff;
 
 	return tag != 0 ? tag : 1;
 }
@@ -1413,7 +1413,7 @@ static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
 {
-	p->seen = c != NULL ? c->id : 0;
+	p->seen = c != NULL ? c->hdr.id : 0;
 	/* frames already stored stay so until they leave: the setting is
 	 * for the ones that arrive under c (off: they pass at once, a copy
 	 * would only cost) */
@@ -1462,7 +1462,7 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
 {
 	const struct shp_netem_conf *c = netem_conf(p);
 
-	if (unlikely((c != NULL ? c->id : 0) != p->seen))
+	if (unlikely((c != NULL ? c->hdr.id : 0) != p->seen))
 		netem_reset_state(q, p, c);
 	return c;
 }
@@ -1940,14 +1940,14 @@ netem_slot_time(const struct shp_qdisc *q, const struct netem_sched_data *p,
 				return (uint64_t)v.val[0];
 			from = (uint64_t)v.val[0];   /* spent: the next */
 		}
-		if (c->id != p->seen) {
+		if (c->hdr.id != p->seen) {
 			netem_seed_streams_of(c, q->port, rs);
 			x0 = rs[RS_SLOT].x;
 		}
 		slot_link_stream(x0, w, tag, &rs[RS_SLOT]);
 		return from + netem_slot_draw(c, &rs[RS_SLOT]);
 	}
-	if (c->id == p->seen) {
+	if (c->hdr.id == p->seen) {
 		if (p->slot.armed && p->slot.next >= tts)
 			return p->slot.next;
 		rs[RS_SLOT] = p->rs[RS_SLOT];
@@ -2156,15 +2156,6 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 	return c != NULL && c->limit_set ? c->limit : 0;
 }
 
-/* The shards' copies of one change: one id, one outage timeline of the
- * link (netem_outage_down_link). */
-static void
-netem_kind_twin(void *copy, const void *orig)
-{
-	((struct shp_netem_conf *)copy)->id =
-		((const struct shp_netem_conf *)orig)->id;
-}
-
 static const char *const netem_drops[] = {
 	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
 	[NETEM_DROP_LOST] = "lost",           /* the loss model */
@@ -2206,7 +2197,6 @@ const struct shp_kind shp_kind_netem = {
 	.format = netem_kind_format,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
-	.twin = netem_kind_twin,
 	.note = shp_netem_note,
 	.grow_heap = shp_netem_grow_heap,
 	.lean_mem = 8u << 10,   /* a class's, on its tfifo alone */

@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shp_conf_hdr.h"
 #include "shp_rand.h"
 #include "shp_units.h"
 
@@ -106,9 +107,9 @@ enum shp_netem_slot_mode {
 };
 
 struct shp_netem_conf {
+	struct shp_conf_hdr hdr;    /* first: shp_qdisc.h */
 	bool limit_set;
 	uint32_t limit;             /* packets held; see shp_netem_default_limit */
-	uint64_t id;                /* shp_conf_new_id() at parse */
 
 	uint64_t latency;           /* ns */
 	uint64_t jitter;            /* ns */
@@ -165,6 +166,7 @@ struct shp_netem_conf {
 	bool store_after_set;
 	uint32_t store_after;
 };
+SHP_CONF_HDR_FIRST(struct shp_netem_conf);
 
 /*
  * Parse tc-netem arguments ("delay 10ms 2ms loss 1%"). Returns a new conf,
