@@ -92,6 +92,9 @@ class Conn(web_protocol.RequestHandler):
     def _arm(self):
         if self.deadline is not None:
             self.deadline.cancel()
+            self.deadline = None
+        if self._force_close:
+            return
         self.deadline = self._loop.call_later(self.bounds.timeout,
                                               self._expire)
 
@@ -123,13 +126,17 @@ class Conn(web_protocol.RequestHandler):
             self.body = self._messages[-1][1]
 
     def eof_received(self):
+        # a body not whole fails its reader: the handler (400), or
+        # aiohttp's lingering read of a refused body (which would
+        # otherwise wait its whole time)
+        short = self.body is not None and not self.body.is_eof()
+        if short:
+            self.body.set_exception(ShortBody())
         if self._request_count > self.answered:
             # a request whole up to its body: answer it, then close
-            if self.body is not None and not self.body.is_eof():
-                self.body.set_exception(ShortBody())
             self.close()
             return True
-        if self.got and self.transport is not None:
+        if self.got and not short and self.transport is not None:
             # half a request line or header
             self.transport.write(raw_reply(self.bounds, 400,
                                            "the request ends unfinished"))
@@ -143,13 +150,14 @@ class Conn(web_protocol.RequestHandler):
         finally:
             self.idle, self.sending, self.got = True, True, False
             self.answered += 1
-            if not self._force_close:
-                self._arm()
+            self._arm()
 
     def connection_lost(self, exc):
         if self.deadline is not None:
             self.deadline.cancel()
             self.deadline = None
+        if self.body is not None and not self.body.is_eof():
+            self.body.set_exception(ConnectionResetError("connection lost"))
         super().connection_lost(exc)
 
     def handle_error(self, request, status=500, exc=None, message=None):

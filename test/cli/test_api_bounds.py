@@ -13,7 +13,7 @@ import stat
 import threading
 import time
 
-from test_api import Api, api, nolimit  # noqa: F401  (api: the fixture)
+from test_api import api, nolimit  # noqa: F401  (api: the fixture)
 from test_ctl import live  # noqa: F401  (the fixture)
 
 
