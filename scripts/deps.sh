@@ -4,11 +4,12 @@
 set -euo pipefail
 
 pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk libpcap-dev
-      libnuma-dev libbsd-dev libjansson-dev python3)
+      libnuma-dev libbsd-dev libjansson-dev python3
+      python3-aiohttp python3-prometheus-client)   # shaper-api, -exporter
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-scapy
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps
-	       nftables bc python3-matplotlib python3-prometheus-client
+	       nftables bc python3-matplotlib
 	       prometheus tcpdump   # tcpdump: scripts/trace-demo
 	       clang libclang-rt-14-dev)   # fuzz/: clang, libFuzzer, sanitizers
 fi

@@ -43,9 +43,24 @@ class Api:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         assert "serving http://" in line, (line, self.proc.stderr.read())
+        # without --token-file: the token it made, and where
+        self.token = self.token_file = None
+        if "--token-file" not in extra:
+            line = self.proc.stdout.readline()
+            m = re.match(r"shaper-api: token in (\S+) ", line)
+            assert m, line
+            self.token_file = m.group(1)
+            with open(self.token_file) as f:
+                self.token = f.read().strip()
+
+    def auth(self):
+        return {"Authorization": "Bearer %s" % self.token}
 
     def req(self, method, path, body=None, headers=None, raw=None):
+        """headers: the token's by default (when it made one)."""
         c = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        if headers is None and self.token:
+            headers = self.auth()
         h = dict(headers or {})
         data = raw if raw is not None else (
             json.dumps(body).encode() if body is not None else None)
@@ -168,8 +183,9 @@ def test_endpoints_and_errors(live, api, need_telemetry_client):
                   raw=b'{"text": "' + b"x" * 70000 + b'"}')
     assert st == 413, r
     assert st == 413 and conf == telemetry(lv.prefix, "/shaper/config")[0]
-    st, _ = a.req("GET", "/v1/config", headers={"X-%d" % i: "y"
-                                                 for i in range(40)})
+    many = {"X-%d" % i: "y" for i in range(40)}
+    many.update(a.auth())
+    st, _ = a.req("GET", "/v1/config", headers=many)
     assert st == 431
     a.stop()
     st = lv.stop()

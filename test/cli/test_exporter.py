@@ -825,3 +825,36 @@ def test_nic_xstats_exported(tmp_path, procs, need_prometheus,
     finally:
         procs.stop_all()
         shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
+def test_malformed_requests_answered(tmp_path, procs, need_prometheus):
+    """Every malformed request gets its own answer and nothing else: a GET
+    carrying a body (which would run as the next request), a bad
+    Content-Length, half a request then a half-close."""
+    ex = start_exporter(procs, tmp_path, prefix())   # no shaper needed
+
+    def raw(data):
+        with socket.create_connection(("127.0.0.1", ex), timeout=30) as s:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+            out = b""
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    return out
+                out += b
+
+    def codes(out):
+        return [l.split()[1] for l in out.split(b"\r\n")
+                if l.startswith(b"HTTP/1.")]
+    inner = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+    out = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n"
+              b"\r\n" % len(inner) + inner)
+    assert codes(out) == [b"400"], out
+    out = raw(b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n"
+              b"\r\n")
+    assert codes(out) == [b"400"], out
+    out = raw(b"GET /metrics HTTP/1.1\r\nHost:")
+    assert codes(out) == [b"400"], out
+    out = raw(inner)      # whole, then a half-close: answered
+    assert codes(out) == [b"200"] and b"shaper_up 0.0" in out, out
