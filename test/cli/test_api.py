@@ -324,3 +324,30 @@ def test_for_field(live, api):
         assert st == 400 and "error" in r, (bad, st, r)
     assert nolimit(a.req("GET", "/v1/ports/0/netem")[1]["text"]) == \
         "delay 10ms"
+
+
+def test_delete_on_shards(live, api):
+    """REST DELETE of every stage on a link of two shards over two workers
+    (it once crashed the shaper: the shards' copies of an off change were
+    twinned as confs), then the shaper still forwards on both shards and
+    conserves."""
+    lv = live(["--queues", "2", "--netem", "delay 1ms",
+               "--tbf", "rate 500mbit burst 64kb limit 1mb",
+               "--police", "rate 1gbit burst 1mb"], lcores="0@0,1@0,2@1")
+    a = api(lv.prefix)
+    for key in ("netem", "tbf", "police"):
+        for p in ("0", "1"):
+            st, body = a.req("DELETE", "/v1/ports/%s/%s" % (p, key))
+            assert st == 200, (key, p, body)
+            assert lv.proc.poll() is None, (key, p, lv.head)
+    for key in ("netem", "tbf", "police"):
+        st, prof = a.req("GET", "/v1/ports/1/%s" % key)
+        assert st == 200 and prof["text"] == "off", (key, prof)
+    time.sleep(0.3)
+    stats = lv.stop()
+    assert lv.proc.returncode == 0, lv.out[-3000:]
+    assert "mbuf leak" not in lv.out
+    for port in stats["ports"].values():
+        a_, b_ = conservation(port)
+        assert a_ == b_, port
+        assert all(s["tx_packets"] > 0 for s in port["shards"]), port
