@@ -187,9 +187,11 @@ ini_lint(const char *path, struct shp_file *sf, char *err)
 		}
 		eq = memchr(p, '=', len);
 		if (eq == NULL) {
-			snprintf(err, SHP_ERR_LEN, "%s:%d: '%.*s': expected "
-				 "key = value, a [section] or a # comment",
-				 path, lineno, (int)RTE_MIN(len, (size_t)40), p);
+			/* not quoted: a file that is no INI file may be
+			 * anyone's (issue 58) */
+			snprintf(err, SHP_ERR_LEN, "%s:%d: expected key = "
+				 "value, a [section] or a # comment", path,
+				 lineno);
 			goto out;
 		}
 		key = p;
@@ -197,9 +199,9 @@ ini_lint(const char *path, struct shp_file *sf, char *err)
 		val = eq + 1;
 		vlen = trim(&val, (size_t)(p + len - val));
 		if (sec[0] == '\0') {
-			snprintf(err, SHP_ERR_LEN, "%s:%d: key '%.*s' before "
+			snprintf(err, SHP_ERR_LEN, "%s:%d: a key before "
 				 "any [global] or [port N] section", path,
-				 lineno, (int)RTE_MIN(klen, 40u), key);
+				 lineno);
 			goto out;
 		}
 		if (klen == 0 || klen >= CFG_NAME_LEN) {
@@ -274,6 +276,7 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 {
 	struct rte_cfgfile *cfg;
 	char sub[SHP_ERR_LEN];
+	char fdpath[32];
 	struct shp_file sf;
 	int nsec, s, rc = -1;
 
@@ -287,13 +290,18 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 		return -1;
 	}
 	rc = ini_lint(path, &sf, err);
-	shp_file_close(&sf);
-	if (rc < 0)
+	if (rc < 0) {
+		shp_file_close(&sf);
 		return -1;
+	}
 	rc = -1;
-	/* Whatever cfgfile would still say, we said first and better. */
+	/* Whatever cfgfile would still say, we said first and better. It
+	 * reads the file checked, not what the path names now (a FIFO put
+	 * there since would stop the start). */
 	rte_log_set_level_pattern("lib.cfgfile", RTE_LOG_EMERG);
-	cfg = rte_cfgfile_load(path, 0);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(sf.f));
+	cfg = rte_cfgfile_load(fdpath, 0);
+	shp_file_close(&sf);
 	if (cfg == NULL) {
 		snprintf(err, SHP_ERR_LEN, "--config %s: cannot read it as an "
 			 "INI file", path);
