@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import REPO
-from test_ctl import Live
+from test_ctl import CTL, Live
 
 SECRET = "s3cr3t-Hash-q9Z"
 TRACE = os.path.join(REPO, "config", "traces", "const-12mbit.trace")
@@ -205,3 +205,30 @@ def test_file_the_client_cannot_read_is_refused(live):
             except OSError:
                 pass
         os.rmdir(top)
+
+
+def test_ctl_atomic_file_not_regular_refused(live, tmp_path):
+    """dpdk-shaper-ctl --atomic FILE reads FILE as the shaper reads its
+    files: a FIFO blocked the tool in fopen(), /dev/zero grew it without
+    end. Both are refused at once, and nothing is sent."""
+    fifo = tmp_path / "batch.fifo"
+    os.mkfifo(fifo)
+    lv = live()
+    for path, what in ((str(fifo), "not a regular file (a FIFO)"),
+                       ("/dev/zero", "not a regular file (a character "
+                        "device)")):
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run([CTL, "-f", lv.prefix, "--atomic", path],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("--atomic %s: no end" % path)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+        assert rc == 2 and "--atomic %s: %s" % (path, what) in err, \
+            (rc, out, err)
+        assert time.monotonic() - t0 < 10
+    st, text = ask(lv.path, "show netem 0")
+    assert st == "ok", text
+    ends_on_sigterm(lv)
