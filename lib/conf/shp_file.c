@@ -110,56 +110,69 @@ shp_file_wrap(struct shp_file *sf, FILE *f, const char *what,
 }
 
 int
-shp_file_open(struct shp_file *sf, const char *what, const char *path,
-	      size_t size_max, size_t line_max, char *err)
+shp_file_fd(const char *what, const char *path, size_t size_max, char *err)
 {
 	/* O_NONBLOCK: open() does not wait for a FIFO's writer (nor a
 	 * device's carrier); fstat then tells what the path is */
 	const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	const struct shp_file_peer *p = peer;
+	char who[SHP_ERR_LEN];
 	struct stat st;
 	int fd, serr = 0;
-	FILE *f;
 
-	shp_file_wrap(sf, NULL, what, path, size_max, line_max, err);
+	/* "load PATH", or PATH alone for a caller that says what it is */
+	snprintf(who, sizeof(who), "%s%s%s", what, what[0] ? " " : "", path);
 	if (p != NULL && !p->known) {
-		snprintf(err, SHP_ERR_LEN, "%s %s: the client's identity is "
-			 "unknown: no file is read for it", what, path);
+		snprintf(err, SHP_ERR_LEN, "%s: the client's identity is "
+			 "unknown: no file is read for it", who);
 		return -1;
 	}
 	fd = p != NULL ? open_as_peer(p, path, flags, &serr) :
 		open(path, flags);
 	if (fd < 0 && serr != 0) {
-		snprintf(err, SHP_ERR_LEN, "%s %s: cannot open it as the "
-			 "client (uid %u): %s", what, path,
+		snprintf(err, SHP_ERR_LEN, "%s: cannot open it as the "
+			 "client (uid %u): %s", who,
 			 (unsigned int)p->uid, strerror(serr));
 		return -1;
 	}
 	if (fd < 0) {
-		snprintf(err, SHP_ERR_LEN, "%s %s: %s%s", what, path,
+		snprintf(err, SHP_ERR_LEN, "%s: %s%s", who,
 			 strerror(errno), p != NULL && p->uid != geteuid() ?
 			 " (as the client)" : "");
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
-		snprintf(err, SHP_ERR_LEN, "%s %s: %s", what, path,
-			 strerror(errno));
+		snprintf(err, SHP_ERR_LEN, "%s: %s", who, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, SHP_ERR_LEN, "%s %s: not a regular file (%s)",
-			 what, path, kind_of(st.st_mode));
+		snprintf(err, SHP_ERR_LEN, "%s: not a regular file (%s)",
+			 who, kind_of(st.st_mode));
 		close(fd);
 		return -1;
 	}
 	if ((unsigned long long)st.st_size > size_max) {
-		snprintf(err, SHP_ERR_LEN, "%s %s: %lld bytes, more than the "
-			 "%zu it may have", what, path, (long long)st.st_size,
+		snprintf(err, SHP_ERR_LEN, "%s: %lld bytes, more than the "
+			 "%zu it may have", who, (long long)st.st_size,
 			 size_max);
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+int
+shp_file_open(struct shp_file *sf, const char *what, const char *path,
+	      size_t size_max, size_t line_max, char *err)
+{
+	FILE *f;
+	int fd;
+
+	shp_file_wrap(sf, NULL, what, path, size_max, line_max, err);
+	fd = shp_file_fd(what, path, size_max, err);
+	if (fd < 0)
+		return -1;
 	f = fdopen(fd, "r");
 	if (f == NULL) {
 		snprintf(err, SHP_ERR_LEN, "%s %s: %s", what, path,

@@ -58,6 +58,11 @@ struct shp_file {
 int shp_file_open(struct shp_file *sf, const char *what, const char *path,
 		  size_t size_max, size_t line_max, char *err);
 
+/* The checks of shp_file_open alone: a descriptor of the regular file
+ * path, read-only, for a reader of its own (a capture). -1 with err. */
+int shp_file_fd(const char *what, const char *path, size_t size_max,
+		char *err);
+
 /* The same bounds on a stream opened elsewhere (a test's, stdin). */
 void shp_file_wrap(struct shp_file *sf, FILE *f, const char *what,
 		   const char *path, size_t size_max, size_t line_max,

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, shaper_cmd
 from test_ctl import CTL, Live
 
 SECRET = "s3cr3t-Hash-q9Z"
@@ -232,3 +232,29 @@ def test_ctl_atomic_file_not_regular_refused(live, tmp_path):
     st, text = ask(lv.path, "show netem 0")
     assert st == "ok", text
     ends_on_sigterm(lv)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "cmdline", "config"])
+def test_start_up_files_not_regular_refused(tmp_path, kind):
+    """The files options name are read as the control plane's: an
+    rx_pcap FIFO waited for a writer in the start-up check (then would
+    have been drained by it), a --cmdline-file or --config FIFO blocked
+    fopen(). Refused at once, exit status 2."""
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    vdevs = ["net_null0", "net_null1"]
+    args = []
+    if kind == "fifo":
+        vdevs = ["net_pcap0,rx_pcap=%s,tx_pcap=%s" % (fifo,
+                                                    tmp_path / "o.pcap")]
+    else:
+        args = ["--%s-file" % kind if kind == "cmdline" else "--config",
+                str(fifo)]
+    try:
+        p = subprocess.run(shaper_cmd(vdevs, args), stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("%s FIFO: waited for a writer" % kind)
+    out = p.stdout + p.stderr
+    assert p.returncode == 2, out
+    assert "%s: not a regular file (a FIFO)" % fifo in out, out
