@@ -207,8 +207,8 @@ shp_file_line(struct shp_file *sf, char **line)
 			return -1;
 		}
 		if (n == sf->line_max) {
-			snprintf(sf->err, SHP_ERR_LEN, "%s %s:%u: a line longer "
-				 "than %zu bytes", sf->what, sf->path,
+			snprintf(sf->err, SHP_ERR_LEN, "%s %s:%u: a line "
+				 "longer than %zu bytes", sf->what, sf->path,
 				 sf->line + 1, sf->line_max);
 			return -1;
 		}

@@ -147,8 +147,8 @@ test_bounds(void **state)
 		 path);
 	assert_string_equal(err, where);
 	/* a NUL byte: what follows it would go unseen */
-	path = file_with("nul.txt", "a\n" SECRET "\0x\n", 2 + sizeof(SECRET) + 2,
-			 0644);
+	path = file_with("nul.txt", "a\n" SECRET "\0x\n",
+			 2 + sizeof(SECRET) + 2, 0644);
 	assert_int_equal(shp_file_open(&sf, "trace:", path, 4096, 64, err), 0);
 	assert_int_equal(shp_file_line(&sf, &line), 1);
 	assert_int_equal(shp_file_line(&sf, &line), -1);
