@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "cli_priv.h"
 #include "control.h"
+#include "shp_file.h"
 
 /* ---- running lines and files ---------------------------------------- */
 
@@ -143,37 +144,60 @@ out:
 	return rc;
 }
 
+/* A line of a command file that is no command is not quoted: through the
+ * control socket, the file may be one the client could not read. */
+static bool
+is_command(struct cmdline *c, const char *p)
+{
+	char buf[CLI_LINE_MAX + 2];
+	size_t len = strlen(p);
+
+	if (len > CLI_LINE_MAX)
+		return true;   /* cli_exec says how long, not what */
+	snprintf(buf, sizeof(buf), "%s\n", p);
+	return cmdline_parse_check(c, buf) >= 0;
+}
+
 int
 cli_run_file(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	unsigned int lineno = 0;
-	int rc = 0;
+	char err[SHP_ERR_LEN], *line;
+	struct shp_file sf;
+	int rc = 0, got = 0;
 
-	if (f == NULL) {
-		fail("load %s: %s", path, strerror(errno));
+	if (shp_file_open(&sf, "load", path, CLI_FILE_MAX, CLI_FILE_LINE_MAX,
+			  err) < 0) {
+		fail("%s", err);
 		fflush(stdout);
+		failed = true;
 		return -1;
 	}
-	while (!S->quit && getline(&line, &cap, f) > 0) {
+	while (!S->quit && (got = shp_file_line(&sf, &line)) > 0) {
 		const char *p = line + strspn(line, " \t");
 
-		lineno++;
-		line[strcspn(line, "\r\n")] = '\0';
+		line[strcspn(line, "\r")] = '\0';
 		if (*p == '\0' || *p == '#')
 			continue;
-		out(PROMPT "%s\n", p);
-		if (cli_exec(p) < 0) {
-			out("%s:%u: command failed: skipping the rest of %s\n",
-			    path, lineno, path);
+		if (!is_command(cl, p)) {
+			fail("load %s:%u: not a command (help lists them)",
+			     path, sf.line);
 			rc = -1;
+		} else {
+			out(PROMPT "%s\n", p);
+			rc = cli_exec(p);
+		}
+		if (rc < 0) {
+			out("%s:%u: command failed: skipping the rest of %s\n",
+			    path, sf.line, path);
 			break;
 		}
 	}
-	free(line);
-	fclose(f);
+	if (got < 0) {
+		fail("%s", err);
+		out("%s: skipping the rest of %s\n", path, path);
+		rc = -1;
+	}
+	shp_file_close(&sf);
 	fflush(stdout);
 	failed = rc < 0;
 	return rc;
@@ -182,42 +206,43 @@ cli_run_file(const char *path)
 int
 cli_check_file(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	char err[SHP_ERR_LEN], *line;
 	struct cmdline *chk;
-	char *line = NULL, buf[CLI_LINE_MAX + 2];
-	size_t cap = 0;
-	unsigned int lineno = 0;
-	int rc = 0;
+	struct shp_file sf;
+	int rc = 0, got;
 
-	if (f == NULL) {
-		fprintf(stderr, "dpdk-shaper: --cmdline-file %s: %s\n", path,
-			strerror(errno));
+	if (shp_file_open(&sf, "--cmdline-file", path, CLI_FILE_MAX,
+			  CLI_FILE_LINE_MAX, err) < 0) {
+		fprintf(stderr, "dpdk-shaper: %s\n", err);
 		return -1;
 	}
-	if (ctx_init() < 0)
+	if (ctx_init() < 0) {
+		shp_file_close(&sf);
 		return -1;
+	}
 	chk = cmdline_new(main_ctx, PROMPT, -1, -1);
 	if (chk == NULL) {
-		fclose(f);
+		shp_file_close(&sf);
 		return 0;   /* checked when it runs */
 	}
-	while (rc == 0 && getline(&line, &cap, f) > 0) {
+	while (rc == 0 && (got = shp_file_line(&sf, &line)) > 0) {
 		const char *p = line + strspn(line, " \t");
 
-		lineno++;
-		line[strcspn(line, "\r\n")] = '\0';
+		line[strcspn(line, "\r")] = '\0';
 		if (*p == '\0' || *p == '#')
 			continue;
-		snprintf(buf, sizeof(buf), "%s\n", p);
-		if (cmdline_parse_check(chk, buf) < 0) {
+		if (!is_command(chk, p)) {
 			fprintf(stderr, "dpdk-shaper: --cmdline-file %s:%u: "
-				"'%s' is not a command (help lists them)\n",
-				path, lineno, p);
+				"not a command (help lists them)\n", path,
+				sf.line);
 			rc = -1;
 		}
 	}
-	free(line);
-	fclose(f);
+	if (rc == 0 && got < 0) {
+		fprintf(stderr, "dpdk-shaper: %s\n", err);
+		rc = -1;
+	}
+	shp_file_close(&sf);
 	cmdline_free(chk);
 	return rc;
 }

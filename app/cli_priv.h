@@ -24,6 +24,10 @@
 #define PROMPT "shaper> "
 #define CLI_LINE_MAX 2048        /* a command file's line, a piped line */
 #define REST_LEN (CLI_LINE_MAX + 1)
+/* A command file's bounds: longer lines than CLI_LINE_MAX are read to say
+ * how long they are (cli_exec), a line past this fails the file. */
+#define CLI_FILE_LINE_MAX (64 * 1024)
+#define CLI_FILE_MAX ((size_t)4 << 20)
 
 extern struct shaper *S;
 extern struct cmdline *cl;      /* parser state only: fds -1 */

@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "ctl_body.h"
 #include "ctl_socket.h"
+#include "shp_file.h"
 
 /* Replies a client leaves unread beyond this: it is closed. */
 #define CTL_OUT_MAX (1u << 20)
@@ -56,6 +57,7 @@ struct client {
 	size_t body_len, body_left;
 	char bmethod[8], bpath[CTL_LINE_MAX];
 	bool bjson;
+	struct shp_file_peer peer;   /* whom its commands open files as */
 };
 
 static int listen_fd = -1;
@@ -597,6 +599,31 @@ ctl_socket_fini(void)
 	sock_path[0] = '\0';
 }
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+/* The client's identity when it connected: a file its commands name is
+ * opened as this (shp_file.h). Not told: no file is opened for it. */
+static void
+peer_get(int fd, struct shp_file_peer *p)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	memset(p, 0, sizeof(*p));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0 ||
+	    len != sizeof(uc))
+		return;
+	p->uid = uc.uid;
+	p->gid = uc.gid;
+	len = sizeof(p->groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, p->groups, &len) < 0)
+		return;   /* more groups than we keep: unknown */
+	p->ngroups = len / sizeof(p->groups[0]);
+	p->known = true;
+}
+
 static void
 accept_clients(void)
 {
@@ -623,6 +650,7 @@ accept_clients(void)
 		memset(&clients[i], 0, sizeof(clients[i]));
 		clients[i].fd = fd;
 		clients[i].last_ms = now_ms();
+		peer_get(fd, &clients[i].peer);
 	}
 }
 
@@ -665,6 +693,7 @@ client_read(struct client *c, uint64_t now)
 		return;
 	}
 	c->last_ms = now;
+	shp_file_peer_set(&c->peer);
 	/* line by line: after a `body` line, its bytes are no lines */
 	for (off = 0; off < (size_t)n && !c->closing; ) {
 		const char *nl;
@@ -686,6 +715,7 @@ client_read(struct client *c, uint64_t now)
 		ctl_line_feed(&c->rd, buf + off, k, client_line, c);
 		off += k;
 	}
+	shp_file_peer_set(NULL);
 }
 
 static void

@@ -25,11 +25,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "shp_file.h"
+
 #define DEFAULT_PREFIX "rte"   /* DPDK's own default --file-prefix */
 #define SOCK_NAME "shaper_ctl.sock"
 #define LINE_MAX_LEN 2048      /* the shaper's command line */
 #define REPLY_TIMEOUT_MS 120000
 #define MAX_ATOMIC_LINES 1024  /* the shaper's CTL_ATOMIC_LINES */
+/* an --atomic file: its lines at their longest, and one more line */
+#define ATOMIC_FILE_MAX ((size_t)(LINE_MAX_LEN + 2) * (MAX_ATOMIC_LINES + 1))
 
 static void
 usage(FILE *f)
@@ -109,44 +113,50 @@ join(int argc, char **argv, char *line, size_t len)
 	return 0;
 }
 
-/* "atomic N\n" and the N lines of path (- : stdin). */
+/* "atomic N\n" and the N lines of path (- : stdin). A path is read only
+ * if it is a regular file (a FIFO or /dev/zero would never end), and
+ * either is bounded: a block the shaper would take at most. */
 static int
 read_block(const char *path, char **out)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	char *body = NULL, *line = NULL, *res;
-	size_t blen = 0, cap = 0;
+	char *body = NULL, *line, *res, err[SHP_ERR_LEN];
+	size_t blen = 0;
 	unsigned int n = 0;
-	ssize_t l;
+	struct shp_file sf;
 	FILE *m;
+	int got;
 
-	if (f == NULL) {
-		fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: %s\n", path,
-			strerror(errno));
+	if (strcmp(path, "-") == 0)
+		shp_file_wrap(&sf, stdin, "--atomic", "-", ATOMIC_FILE_MAX,
+			      LINE_MAX_LEN + 1, err);
+	else if (shp_file_open(&sf, "--atomic", path, ATOMIC_FILE_MAX,
+			       LINE_MAX_LEN + 1, err) < 0) {
+		fprintf(stderr, "dpdk-shaper-ctl: %s\n", err);
 		return -1;
 	}
 	m = open_memstream(&body, &blen);
-	if (m == NULL)
+	if (m == NULL) {
+		shp_file_close(&sf);
 		return -1;
-	while ((l = getline(&line, &cap, f)) > 0) {
-		line[strcspn(line, "\r\n")] = '\0';
+	}
+	while ((got = shp_file_line(&sf, &line)) > 0) {
+		line[strcspn(line, "\r")] = '\0';
 		if (strlen(line) > LINE_MAX_LEN) {
-			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s:%u: "
-				"more than %d characters\n", path, n + 1,
-				LINE_MAX_LEN);
-			n = 0;
+			got = -1;
+			snprintf(err, sizeof(err), "--atomic %s:%u: more than "
+				 "%d characters", path, n + 1, LINE_MAX_LEN);
 			break;
 		}
 		fprintf(m, "%s\n", line);
 		if (++n > MAX_ATOMIC_LINES)
 			break;
 	}
-	free(line);
+	shp_file_close(&sf);
 	fclose(m);
-	if (f != stdin)
-		fclose(f);
-	if (n == 0 || n > MAX_ATOMIC_LINES) {
-		if (n == 0)
+	if (got < 0 || n == 0 || n > MAX_ATOMIC_LINES) {
+		if (got < 0)
+			fprintf(stderr, "dpdk-shaper-ctl: %s\n", err);
+		else if (n == 0)
 			fprintf(stderr, "dpdk-shaper-ctl: --atomic %s: no "
 				"line to run\n", path);
 		else

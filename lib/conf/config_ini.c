@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "config_priv.h"
+#include "shp_file.h"
 
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
@@ -38,6 +39,9 @@ static const char *const global_keys[] = {
  * a '#' after a value as part of the value (cut here).
  */
 #define INI_LINE_MAX (CFG_NAME_LEN + CFG_VALUE_LEN + 2)  /* cfgfile's fgets */
+/* What is read at most: a longer line is said with its key (ini_lint). */
+#define INI_READ_MAX 4096
+#define INI_FILE_MAX ((size_t)1 << 20)
 
 /* The NAME of a [class NAME] section, or NULL. */
 static const char *
@@ -114,24 +118,23 @@ trim(char **p, size_t len)
 }
 
 static int
-ini_lint(const char *path, FILE *f, char *err)
+ini_lint(const char *path, struct shp_file *sf, char *err)
 {
 	int seen[SHP_MAX_PORTS + 1] = { 0 };   /* line of each section */
 	char (*keys)[CFG_NAME_LEN] = NULL;     /* keys of this section */
 	int *key_line = NULL;
 	unsigned int nkeys = 0, cap = 0;
 	char sec[CFG_NAME_LEN] = "";
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t n;
-	int lineno = 0, rc = -1;
+	char *line;
+	int lineno = 0, rc = -1, got;
 
-	while ((n = getline(&line, &lcap, f)) > 0) {
+	while ((got = shp_file_line(sf, &line)) > 0) {
 		char *p = line, *eq, *key, *val;
-		size_t len = trim(&p, (size_t)n), klen, vlen;
+		size_t n = strlen(line) + 1;   /* with its '\n', as cfgfile */
+		size_t len = trim(&p, n - 1), klen, vlen;
 		unsigned int i;
 
-		lineno++;
+		lineno = (int)sf->line;
 		len = trim(&p, RTE_MIN(len, strcspn(p, "#;")));
 		if (len == 0)
 			continue;   /* blank or a comment */
@@ -184,9 +187,11 @@ ini_lint(const char *path, FILE *f, char *err)
 		}
 		eq = memchr(p, '=', len);
 		if (eq == NULL) {
-			snprintf(err, SHP_ERR_LEN, "%s:%d: '%.*s': expected "
-				 "key = value, a [section] or a # comment",
-				 path, lineno, (int)RTE_MIN(len, (size_t)40), p);
+			/* not quoted: a file that is no INI file may be
+			 * anyone's (issue 58) */
+			snprintf(err, SHP_ERR_LEN, "%s:%d: expected key = "
+				 "value, a [section] or a # comment", path,
+				 lineno);
 			goto out;
 		}
 		key = p;
@@ -194,9 +199,9 @@ ini_lint(const char *path, FILE *f, char *err)
 		val = eq + 1;
 		vlen = trim(&val, (size_t)(p + len - val));
 		if (sec[0] == '\0') {
-			snprintf(err, SHP_ERR_LEN, "%s:%d: key '%.*s' before "
+			snprintf(err, SHP_ERR_LEN, "%s:%d: a key before "
 				 "any [global] or [port N] section", path,
-				 lineno, (int)RTE_MIN(klen, 40u), key);
+				 lineno);
 			goto out;
 		}
 		if (klen == 0 || klen >= CFG_NAME_LEN) {
@@ -214,7 +219,7 @@ ini_lint(const char *path, FILE *f, char *err)
 		}
 		if ((size_t)n > INI_LINE_MAX) {
 			snprintf(err, SHP_ERR_LEN, "%s:%d: [%s] %.*s: line of "
-				 "%zd characters, more than %d", path, lineno,
+				 "%zu characters, more than %d", path, lineno,
 				 sec, (int)klen, key, n, INI_LINE_MAX);
 			goto out;
 		}
@@ -244,17 +249,13 @@ ini_lint(const char *path, FILE *f, char *err)
 		keys[nkeys][klen] = '\0';
 		key_line[nkeys++] = lineno;
 	}
-	if (ferror(f)) {
-		snprintf(err, SHP_ERR_LEN, "--config %s: %s", path,
-			 strerror(errno));
+	if (got < 0)
 		goto out;
-	}
 	rc = 0;
 	goto out;
 nomem:
 	snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
 out:
-	free(line);
 	free(keys);
 	free(key_line);
 	return rc;
@@ -275,27 +276,32 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 {
 	struct rte_cfgfile *cfg;
 	char sub[SHP_ERR_LEN];
+	char fdpath[32];
+	struct shp_file sf;
 	int nsec, s, rc = -1;
-	FILE *f;
 
-	f = fopen(path, "r");
-	if (f == NULL) {
+	/* a FIFO or a device would stop the start: refused as they are */
+	errno = 0;
+	if (shp_file_open(&sf, "--config", path, INI_FILE_MAX, INI_READ_MAX,
+			  err) < 0) {
 		if (errno == ENOENT)
 			snprintf(err, SHP_ERR_LEN, "--config %s: no such file",
 				 path);
-		else
-			snprintf(err, SHP_ERR_LEN, "--config %s: %s", path,
-				 strerror(errno));
 		return -1;
 	}
-	rc = ini_lint(path, f, err);
-	fclose(f);
-	if (rc < 0)
+	rc = ini_lint(path, &sf, err);
+	if (rc < 0) {
+		shp_file_close(&sf);
 		return -1;
+	}
 	rc = -1;
-	/* Whatever cfgfile would still say, we said first and better. */
+	/* Whatever cfgfile would still say, we said first and better. It
+	 * reads the file checked, not what the path names now (a FIFO put
+	 * there since would stop the start). */
 	rte_log_set_level_pattern("lib.cfgfile", RTE_LOG_EMERG);
-	cfg = rte_cfgfile_load(path, 0);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fileno(sf.f));
+	cfg = rte_cfgfile_load(fdpath, 0);
+	shp_file_close(&sf);
 	if (cfg == NULL) {
 		snprintf(err, SHP_ERR_LEN, "--config %s: cannot read it as an "
 			 "INI file", path);

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "schedule.h"
+#include "shp_file.h"
 
 #define MAX_WORDS 4   /* TIME VERB KEY PORT, then the rest */
 
@@ -228,11 +229,12 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 		const uint16_t *ports, unsigned int nb_ports,
 		const struct shp_kind_env *env, char *err)
 {
-	char *buf = NULL, sub[SHP_ERR_LEN], a[32], b[32];
-	size_t cap = 0, room = 0;
-	ssize_t got;
+	char *buf, sub[SHP_ERR_LEN], a[32], b[32];
 	unsigned int line = 0, repeat_line = 0;
+	struct shp_file sf;
 	uint64_t last = 0;
+	size_t room = 0;
+	int got;
 
 	memset(s, 0, sizeof(*s));
 	s->path = strdup(path);
@@ -240,19 +242,16 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
 		return -1;
 	}
-	while ((got = getline(&buf, &cap, f)) > 0) {
+	/* read on the control thread: bounded, NUL bytes refused */
+	shp_file_wrap(&sf, f, "--schedule", path, SHP_SCHED_FILE_MAX,
+		      SHP_SCHED_LINE_MAX, err);
+	while ((got = shp_file_line(&sf, &buf)) > 0) {
 		char *p = buf, *when;
 		struct shp_sched_event *e;
 		uint64_t t;
 		size_t n;
 
-		line++;
-		/* what follows a NUL byte would be ignored unseen */
-		if (strlen(buf) != (size_t)got) {
-			line_fail(err, path, line, "not text (a NUL byte)", "",
-				  "");
-			goto fail;
-		}
+		line = sf.line;
 		p[strcspn(p, "#\r\n")] = '\0';
 		n = strlen(p);
 		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
@@ -348,12 +347,9 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 				  err) < 0)
 			goto fail;
 	}
-	free(buf);
-	buf = NULL;
-	if (ferror(f)) {
-		snprintf(err, SHP_ERR_LEN, "%s: %s", path, strerror(errno));
+	shp_file_close(&sf);
+	if (got < 0)
 		goto fail;
-	}
 	if (build_links(s) < 0) {
 		snprintf(err, SHP_ERR_LEN, "%s: out of memory", path);
 		goto fail;
@@ -361,7 +357,7 @@ shp_sched_parse(struct shp_sched *s, const char *path, FILE *f,
 	s->nb_lines = s->nb;
 	return 0;
 fail:
-	free(buf);
+	shp_file_close(&sf);
 	shp_sched_free(s);
 	return -1;
 }
@@ -371,34 +367,15 @@ shp_sched_load(struct shp_sched *s, const char *path, const uint16_t *ports,
 	       unsigned int nb_ports, const struct shp_kind_env *env,
 	       char *err)
 {
-	struct stat st;
-	FILE *f = NULL;
-	int rc, fd;
+	struct shp_file sf;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
-	/* a FIFO without a writer must not make open() wait, and only a
-	 * regular file ends (/dev/zero is one endless line) */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
-			 strerror(errno));
+	if (shp_file_open(&sf, "--schedule", path, SHP_SCHED_FILE_MAX,
+			  SHP_SCHED_LINE_MAX, err) < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, SHP_ERR_LEN, "--schedule %s: not a regular file",
-			 path);
-		close(fd);
-		return -1;
-	}
-	f = fdopen(fd, "r");
-	if (f == NULL) {
-		snprintf(err, SHP_ERR_LEN, "--schedule %s: %s", path,
-			 strerror(errno));
-		close(fd);
-		return -1;
-	}
-	rc = shp_sched_parse(s, path, f, ports, nb_ports, env, err);
-	fclose(f);
+	rc = shp_sched_parse(s, path, sf.f, ports, nb_ports, env, err);
+	shp_file_close(&sf);
 	return rc;
 }
 

@@ -37,6 +37,9 @@
 #include "shp_units.h"
 
 #define SHP_SCHED_NONE UINT64_MAX
+/* A schedule file's bounds: a line is a time and a command line. */
+#define SHP_SCHED_FILE_MAX ((size_t)16 << 20)
+#define SHP_SCHED_LINE_MAX 4096
 /* The shortest `repeat` period. The program's data path makes a change
  * within one poll round (microseconds) and its main lcore parses the next
  * cycles' confs at each control tick (a millisecond): a cycle below this

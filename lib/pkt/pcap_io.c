@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <pcap/pcap.h>
 
 #include "pcap_io.h"
+#include "shp_file.h"
 
 int
 shp_pcap_check(const char *path, uint64_t *packets, char *err)
@@ -14,11 +17,24 @@ shp_pcap_check(const char *path, uint64_t *packets, char *err)
 	const u_char *data;
 	uint64_t n = 0;
 	pcap_t *p;
-	int rc;
+	FILE *f;
+	int rc, fd;
 
-	p = pcap_open_offline_with_tstamp_precision(path,
+	/* read whole before the start: a FIFO would be drained (or wait
+	 * for a writer), a device would not end */
+	fd = shp_file_fd("", path, SIZE_MAX, err);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "rb");
+	if (f == NULL) {
+		snprintf(err, SHP_ERR_LEN, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	p = pcap_fopen_offline_with_tstamp_precision(f,
 			PCAP_TSTAMP_PRECISION_NANO, perr);
 	if (p == NULL) {
+		fclose(f);
 		snprintf(err, SHP_ERR_LEN, "%s: not a readable capture: %s",
 			 path, perr);
 		return -1;

@@ -67,6 +67,7 @@
 
 #include <rte_atomic.h>
 
+#include "shp_file.h"
 #include "shp_kind.h"
 #include "shp_link.h"
 #include "shp_meta.h"
@@ -94,6 +95,9 @@ SHP_CONF_HDR_FIRST(struct shp_trace_conf);
 /* Bounds that keep every time sum far from 2^64 ns. */
 #define TRACE_MAX_MS (UINT64_C(1) << 32)       /* 49 days */
 #define TRACE_MAX_LINES (UINT32_C(1) << 24)
+/* a file of TRACE_MAX_LINES times and some comments; a comment's line */
+#define TRACE_FILE_MAX ((size_t)1 << 28)
+#define TRACE_LINE_MAX 1024
 /* A file name printed back must fit a profile's text. */
 #define TRACE_PATH_MAX 1024
 
@@ -624,61 +628,35 @@ static struct shp_trace_conf *
 trace_load(const char *path, char *err)
 {
 	struct shp_trace_conf *c = NULL;
-	char *line = NULL;
-	size_t cap = 0, lines = 0, room = 0;
+	size_t lines = 0, room = 0;
 	uint64_t prev = 0, ms = 0;
-	struct stat st;
-	ssize_t got;
-	FILE *f;
-	int fd;
+	struct shp_file sf;
+	char *line;
+	int rc;
 
 	if (path[0] == '\0') {
 		snprintf(err, SHP_ERR_LEN, "trace: needs a FILE (Mahimahi's "
 			 "format: one time in ms a line)");
 		return NULL;
 	}
-	/* read on the control thread: a FIFO without writer must not make
-	 * open() wait, and only a regular file ends */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, SHP_ERR_LEN, "trace: %s: %s", path,
-			 strerror(errno));
+	/* read on the control thread: only a regular file, bounded */
+	if (shp_file_open(&sf, "trace:", path, TRACE_FILE_MAX, TRACE_LINE_MAX,
+			  err) < 0)
 		return NULL;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, SHP_ERR_LEN, "trace: %s: not a regular file",
-			 path);
-		close(fd);
-		return NULL;
-	}
-	f = fdopen(fd, "r");
-	if (f == NULL) {
-		snprintf(err, SHP_ERR_LEN, "trace: %s: %s", path,
-			 strerror(errno));
-		close(fd);
-		return NULL;
-	}
 	c = malloc(sizeof(*c));
 	if (c == NULL)
 		goto oom;
 	c->n = 0;
-	while ((got = getline(&line, &cap, f)) >= 0) {
+	while ((rc = shp_file_line(&sf, &line)) > 0) {
 		bool comment;
 
-		lines++;
-		if (strlen(line) != (size_t)got) {
-			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: not a "
-				 "time in ms (a NUL byte)", path, lines);
-			goto fail;
-		}
+		lines = sf.line;
 		if (trace_line(line, &ms, &comment) < 0) {
-			char x[4 * 32 + 4];
-
-			/* a binary file's bytes, escaped and bounded */
-			shp_fmt_excerpt(x, sizeof(x), line, 32);
-			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: '%s' is "
-				 "not a time in ms (0..%" PRIu64 ")", path,
-				 lines, x, TRACE_MAX_MS);
+			/* the file may be anyone's: its line is not quoted
+			 * in a reply */
+			snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: not a time "
+				 "in ms (0..%" PRIu64 ")", path, lines,
+				 TRACE_MAX_MS);
 			goto fail;
 		}
 		if (comment)
@@ -708,11 +686,9 @@ trace_load(const char *path, char *err)
 		c->t[c->n++] = ms * NS_PER_MS;
 		prev = ms;
 	}
-	if (ferror(f)) {
-		snprintf(err, SHP_ERR_LEN, "trace: %s:%zu: %s", path,
-			 lines + 1, strerror(errno));
+	if (rc < 0)
 		goto fail;
-	}
+	lines = sf.line;
 	if (lines == 0) {
 		snprintf(err, SHP_ERR_LEN, "trace: %s:1: empty file: no "
 			 "opportunity", path);
@@ -734,15 +710,13 @@ trace_load(const char *path, char *err)
 	c->path = strdup(path);
 	if (c->path == NULL)
 		goto oom;
-	free(line);
-	fclose(f);
+	shp_file_close(&sf);
 	return c;
 oom:
 	snprintf(err, SHP_ERR_LEN, "trace: %s: out of memory", path);
 fail:
-	free(line);
 	free(c);
-	fclose(f);
+	shp_file_close(&sf);
 	return NULL;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <rte_log.h>
 
@@ -145,6 +146,26 @@ test_syntax_errors_name_the_line(void **state)
 	REFUSED("bands = 3\n", path, ":1:", "before any");
 	REFUSED("[global]\nbands =\n", path, ":2:", "empty value");
 	REFUSED("[globl]\n", path, ":1:", "unknown section [globl]");
+}
+
+/* Only a regular file: a FIFO without writer blocked fopen() at the
+ * start, /dev/zero was one endless line (issue 58). */
+static void
+test_not_a_regular_file(void **state)
+{
+	struct shp_options o;
+	char err[SHP_ERR_LEN], fifo[64];
+
+	(void)state;
+	shp_options_init(&o);
+	assert_int_equal(shp_config_load(&o, "/dev/zero", err), -1);
+	assert_non_null(strstr(err, "--config /dev/zero: not a regular file"));
+	snprintf(fifo, sizeof(fifo), "%s.fifo", path);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(shp_config_load(&o, fifo, err), -1);
+	unlink(fifo);
+	assert_non_null(strstr(err, "not a regular file (a FIFO)"));
+	shp_options_free(&o);
 }
 
 static void
@@ -324,6 +345,7 @@ main(void)
 		cmocka_unit_test(test_duplicates_refused),
 		cmocka_unit_test(test_syntax_errors_name_the_line),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_not_a_regular_file),
 		cmocka_unit_test(test_long_value_refused_not_cut),
 		cmocka_unit_test(test_pool_plan),
 		cmocka_unit_test(test_mtu_layers),

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "shp_file.h"
 #include "shp_netem.h"
 
 static struct shp_netem_dist *
@@ -116,117 +117,32 @@ shp_netem_dist_builtin(const char *name)
 	return d;
 }
 
-/*
- * The whole file, NUL-terminated, in a buffer of at most
- * SHP_NETEM_DIST_FILE_MAX bytes: a table is parsed on the control thread,
- * so a path that never ends (/dev/zero) or never answers (a FIFO without
- * writer) must be refused, not read. O_NONBLOCK keeps open() itself from
- * waiting for a FIFO's writer; fstat then tells what the path is.
- */
-static char *
-dist_read(const char *path, size_t *len, char *err)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t n;
-	FILE *f;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
-			 strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) < 0) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
-			 strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': not a regular "
-			 "file (%s)", path, S_ISDIR(st.st_mode) ? "a directory" :
-			 S_ISFIFO(st.st_mode) ? "a FIFO" :
-			 S_ISCHR(st.st_mode) ? "a character device" :
-			 "a device or socket");
-		close(fd);
-		return NULL;
-	}
-	if (st.st_size > SHP_NETEM_DIST_FILE_MAX) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': %lld bytes, "
-			 "more than the %d a table file may have", path,
-			 (long long)st.st_size, SHP_NETEM_DIST_FILE_MAX);
-		close(fd);
-		return NULL;
-	}
-	f = fdopen(fd, "r");
-	if (f == NULL) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': %s", path,
-			 strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	/* One byte more than allowed: a file that grew since fstat shows. */
-	buf = malloc(SHP_NETEM_DIST_FILE_MAX + 2);
-	if (buf == NULL) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': out of memory",
-			 path);
-		goto fail;
-	}
-	n = fread(buf, 1, SHP_NETEM_DIST_FILE_MAX + 1, f);
-	if (ferror(f)) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': read error",
-			 path);
-		goto fail;
-	}
-	if (n > SHP_NETEM_DIST_FILE_MAX) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': more than the "
-			 "%d bytes a table file may have", path,
-			 SHP_NETEM_DIST_FILE_MAX);
-		goto fail;
-	}
-	if (memchr(buf, '\0', n) != NULL) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': a NUL byte: "
-			 "not a text table", path);
-		goto fail;
-	}
-	buf[n] = '\0';
-	fclose(f);
-	*len = n;
-	return buf;
-fail:
-	free(buf);
-	fclose(f);
-	return NULL;
-}
+/* A table file's line: iproute2's hold 8 values, comments a sentence. */
+#define DIST_LINE_MAX 4096
 
 struct shp_netem_dist *
 shp_netem_dist_load(const char *path, char *err)
 {
 	struct shp_netem_dist *d = NULL;
-	int16_t *data;
-	char *text, *line, *next;
-	size_t len;
-	uint32_t n = 0, lineno = 0;
+	struct shp_file sf;
+	int16_t *data = NULL;
+	char *line;
+	uint32_t n = 0;
+	int rc;
 
-	text = dist_read(path, &len, err);
-	if (text == NULL)
+	/* parsed on the control thread: only a regular file, bounded */
+	if (shp_file_open(&sf, "distribution", path, SHP_NETEM_DIST_FILE_MAX,
+			  DIST_LINE_MAX, err) < 0)
 		return NULL;
 	data = malloc(SHP_NETEM_DIST_MAX * sizeof(*data));
 	if (data == NULL) {
-		snprintf(err, SHP_ERR_LEN, "distribution '%s': out of memory",
+		snprintf(err, SHP_ERR_LEN, "distribution %s: out of memory",
 			 path);
 		goto out;
 	}
-	for (line = text; line < text + len; line = next) {
-		char *p = line, *end;
+	while ((rc = shp_file_line(&sf, &line)) > 0) {
+		char *p = line + strspn(line, " \t\r"), *end;
 
-		next = line + strcspn(line, "\n");
-		if (*next == '\n')
-			*next++ = '\0';
-		lineno++;
-		p += strspn(p, " \t\r");
 		if (*p == '#' || *p == '\0')
 			continue;
 		while (*p != '\0') {
@@ -237,24 +153,27 @@ shp_netem_dist_load(const char *path, char *err)
 			if (end == p || errno != 0 || x < INT16_MIN ||
 			    x > INT16_MAX ||
 			    (*end != '\0' && strchr(" \t\r", *end) == NULL)) {
-				end = p + strcspn(p, " \t\r");
-				*end = '\0';
+				/* the file may be anyone's: its line is not
+				 * quoted in a reply */
 				snprintf(err, SHP_ERR_LEN,
-					 "distribution '%s' line %u: '%.32s' is "
+					 "distribution %s:%u: a value that is "
 					 "not an integer in -32768..32767",
-					 path, lineno, p);
+					 path, sf.line);
 				goto out;
 			}
 			if (n == SHP_NETEM_DIST_MAX) {
 				snprintf(err, SHP_ERR_LEN,
-					 "distribution '%s': more than %d values",
-					 path, SHP_NETEM_DIST_MAX);
+					 "distribution %s:%u: more than %d "
+					 "values", path, sf.line,
+					 SHP_NETEM_DIST_MAX);
 				goto out;
 			}
 			data[n++] = (int16_t)x;
 			p = end + strspn(end, " \t\r");
 		}
 	}
+	if (rc < 0)
+		goto out;
 	if (n == 0) {
 		snprintf(err, SHP_ERR_LEN, "distribution '%s': no values", path);
 		goto out;
@@ -266,7 +185,7 @@ shp_netem_dist_load(const char *path, char *err)
 	else
 		memcpy(d->table, data, n * sizeof(*data));
 out:
-	free(text);
+	shp_file_close(&sf);
 	free(data);
 	return d;
 }
