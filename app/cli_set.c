@@ -160,12 +160,12 @@ cmd_set_stage(void *res, struct cmdline *c, void *data)
 				      err);
 		if (rc == 0)
 			rc = ctl_set_stage_for(S, r->w2, p, args_of, NULL,
-					       for_ns, err);
+					       r->args, for_ns, err);
 	} else if (data != NULL) {   /* clear KEY P */
 		rc = ctl_clear_stage(S, r->w2, p, err);
 	} else {
-		rc = ctl_set_stage_for(S, r->w2, p, NULL, r->args, for_ns,
-				       err);
+		rc = ctl_set_stage_for(S, r->w2, p, NULL, r->args, NULL,
+				       for_ns, err);
 	}
 	if (rc < 0)
 		fail("%s %s: %s (nothing changed)", what, r->port, err);

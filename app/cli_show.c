@@ -151,19 +151,24 @@ show_bands(struct shaper *s, uint16_t p)
 
 /* " (reverts in 12.3 s)" after a profile a `for` change set; with
  * `to`, on a line of its own, with the profile it goes back to (the
- * profile's line stays the profile alone: scripts parse it) */
+ * profile's line stays the profile alone: scripts parse it). Several
+ * `for`s on the stage: when the next ends too. */
 void
 reverts_note(uint16_t p, const char *key, bool to)
 {
-	const char *text;
-	uint64_t left;
+	struct ctl_for_left l;
+	char more[96] = "";
 
-	if (!ctl_revert_left(S, p, key, &left, &text))
+	if (!ctl_revert_left(S, p, key, &l))
 		return;
+	if (l.n > 1)
+		snprintf(more, sizeof(more), "; %u 'for' changes run, the "
+			 "next ends in %.1f s", l.n, l.next_ns / 1e9);
 	if (to)
-		out("  (reverts in %.1f s, to %s)\n", left / 1e9, text);
+		out("  (reverts in %.1f s, to %s%s)\n", l.left_ns / 1e9, l.to,
+		    more);
 	else
-		out(" (reverts in %.1f s)", left / 1e9);
+		out(" (reverts in %.1f s%s)", l.left_ns / 1e9, more);
 }
 
 /* `show netem|tbf|queue|KEY PORT`: the profile, then the kind's own

@@ -17,6 +17,7 @@
 
 #include "classify.h"
 #include "control.h"
+#include "ctl_for.h"
 #include "shaper_batch.h"
 #include "shaper_sched.h"
 
@@ -48,18 +49,6 @@ shaper_ports_mask(const struct shaper *s)
 		m |= 1u << s->port_ids[i];
 	return m;
 }
-
-/* Pending reverts of `for` changes, by port and slot (main lcore only).
- * conf: what the change published, to see a schedule's later change to
- * the stage (made on the data path, not through stage_publish). */
-struct revert {
-	bool on;
-	uint64_t at;                /* shp_clock_now time */
-	const void *conf;
-	char key[16];
-	char text[CTL_TEXT_LEN];    /* the profile to go back to */
-};
-static struct revert reverts[SHP_MAX_PORTS][SHP_SLOT_MAX];
 
 static bool replay_announced;
 static uint64_t last_periodic;
@@ -278,11 +267,13 @@ stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
 			stage_prep_free_port(pr, i);
 }
 
-/* Publish every prepared change, then one grace period for them all. */
 /* Every change of pr[0..n) is made by the ports' owners in one publish
- * (shaper_batch.h), then the old confs go after a grace period. */
+ * (shaper_batch.h), then the old confs go after a grace period. A change
+ * that holds (not fors_hold: every change but a `for`'s own) drops the
+ * `for`s running on its stages. */
 static void
-stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
+stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n,
+	      bool fors_hold)
 {
 	static uint16_t port[CTL_BATCH_MAX * SHP_MAX_PORTS * SHP_MAX_QUEUES];
 	static uint16_t shard[RTE_DIM(port)];
@@ -305,8 +296,8 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n)
 				kind[m] = pr[j].kind[i];
 				conf[m++] = pr[j].conf[i][q];
 			}
-			/* a later change to the stage: no revert */
-			reverts[p][pr[j].kind[i]->slot].on = false;
+			if (!fors_hold)
+				ctl_for_forget(p, pr[j].kind[i]->slot);
 		}
 	if (shaper_batch_apply(s, m, port, shard, kind, conf, old) != 0)
 		printf("warning: a running stage refused a change it had "
@@ -330,170 +321,13 @@ ctl_set_stage_each(struct shaper *s, const char *key, int port,
 
 	if (stage_prepare(s, key, port, args_of, args, &pr, err) < 0)
 		return -1;
-	stage_publish(s, &pr, 1);
+	stage_publish(s, &pr, 1, false);
 	return 0;
 }
 
-int
-ctl_set_stage_for(struct shaper *s, const char *key, int port,
-		  const char *const *args_of, const char *args,
-		  uint64_t for_ns, char *err)
-{
-	static char was[SHP_MAX_PORTS][CTL_TEXT_LEN];
-	int ki = shp_key_index(key);
-	uint64_t now;
-	unsigned int i;
-	enum shp_slot sl;
-
-	if (for_ns == 0 || ki < 0)
-		return ctl_set_stage_each(s, key, port, args_of, args, err);
-	sl = shp_key_slot((unsigned int)ki);
-	for (i = 0; i < s->nb_ports; i++)
-		shp_chain_format(&s->chain[s->port_ids[i]], sl, was[i],
-				 sizeof(was[i]));
-	if (ctl_set_stage_each(s, key, port, args_of, args, err) < 0)
-		return -1;
-	now = shp_clock_now(&s->clock);
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-		struct revert *r = &reverts[p][sl];
-
-		if (!port_selected(port, p))
-			continue;
-		r->on = true;
-		r->at = now + for_ns;
-		r->conf = __atomic_load_n(&s->chain[p].conf[sl],
-					  __ATOMIC_RELAXED);
-		snprintf(r->key, sizeof(r->key), "%s", key);
-		snprintf(r->text, sizeof(r->text), "%s", was[i]);
-	}
-	return 0;
-}
-
-/* Has something other than the `for` change set the stage since? */
-static bool
-revert_live(struct shaper *s, uint16_t p, unsigned int sl)
-{
-	struct revert *r = &reverts[p][sl];
-
-	if (r->on && __atomic_load_n(&s->chain[p].conf[sl],
-				     __ATOMIC_RELAXED) != r->conf)
-		r->on = false;   /* a schedule's change: it holds */
-	return r->on;
-}
-
-bool
-ctl_revert_left(struct shaper *s, uint16_t p, const char *key,
-		uint64_t *left_ns, const char **to)
-{
-	int ki = shp_key_index(key);
-	unsigned int sl;
-	uint64_t now = shp_clock_now(&s->clock);
-
-	if (ki < 0 || p >= SHP_MAX_PORTS)
-		return false;
-	sl = shp_key_slot((unsigned int)ki);
-	if (!revert_live(s, p, sl) || strcmp(reverts[p][sl].key, key) != 0)
-		return false;
-	*left_ns = reverts[p][sl].at > now ? reverts[p][sl].at - now : 0;
-	if (to != NULL)
-		*to = reverts[p][sl].text;
-	return true;
-}
-
-int
-ctl_tick_wait_ms(struct shaper *s, int max_ms)
-{
-	uint64_t now = shp_clock_now(&s->clock), left;
-	unsigned int i, sl;
-	int ms = max_ms;
-
-	for (i = 0; i < s->nb_ports; i++)
-		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
-			const struct revert *r = &reverts[s->port_ids[i]][sl];
-
-			if (!r->on)
-				continue;
-			left = r->at > now ? r->at - now : 0;
-			if (left < (uint64_t)ms * 1000000)
-				ms = (int)((left + 999999) / 1000000);
-		}
-	return ms;
-}
-
-/*
- * The reverts that came due, every port and stage of them in one
- * publication (one grace period): a `set netem all ... for 1s` goes back
- * on every port at once. Each says what it did, as a `set` does.
- */
-static bool
-reverts_run(struct shaper *s)
-{
-	static const char *args_of[SHP_SLOT_MAX][SHP_MAX_PORTS];
-	struct ctl_change ch[SHP_SLOT_MAX];
-	struct ctl_config *was;
-	char err[SHP_ERR_LEN];
-	uint64_t now = shp_clock_now(&s->clock);
-	unsigned int i, sl, n = 0;
-	bool due[SHP_SLOT_MAX] = { false }, any = false;
-
-	for (i = 0; i < s->nb_ports; i++)
-		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
-			uint16_t p = s->port_ids[i];
-
-			args_of[sl][i] = NULL;
-			if (revert_live(s, p, sl) && reverts[p][sl].at <= now) {
-				args_of[sl][i] = reverts[p][sl].text;
-				due[sl] = any = true;
-			}
-		}
-	if (!any)
-		return false;
-	was = malloc(sizeof(*was));
-	if (was != NULL)
-		ctl_config_snapshot(was);
-	for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
-		const char *key = NULL;
-
-		if (!due[sl])
-			continue;
-		for (i = 0; i < s->nb_ports && key == NULL; i++)
-			if (args_of[sl][i] != NULL)
-				key = reverts[s->port_ids[i]][sl].key;
-		/* ports not due: the same text again would be a change (a
-		 * restart of the stage's state): leave them out */
-		ch[n++] = (struct ctl_change){ key, -1, args_of[sl] };
-	}
-	if (ctl_set_stages(s, ch, n, err) < 0) {
-		/* (the texts are the stages' own: not for memory) */
-		printf("error: going back after 'for': %s\n", err);
-		for (i = 0; i < s->nb_ports; i++)
-			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-				if (args_of[sl][i] != NULL)
-					reverts[s->port_ids[i]][sl].on = false;
-	} else if (was != NULL) {
-		struct ctl_config *cur = malloc(sizeof(*cur));
-
-		for (i = 0; cur != NULL && i < s->nb_ports; i++) {
-			ctl_config_snapshot(cur);
-			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-				if (args_of[sl][i] != NULL)
-					printf("port %u: %s %s (was %s; its "
-					       "'for' ended)\n",
-					       s->port_ids[i], was->key[i][sl],
-					       cur->stage[i][sl],
-					       was->stage[i][sl]);
-		}
-		free(cur);
-	}
-	free(was);
-	fflush(stdout);
-	return true;
-}
-
-int
-ctl_set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
-	       char *err)
+static int
+set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
+	   bool fors_hold, char *err)
 {
 	static struct stage_prep pr[CTL_BATCH_MAX];
 	char e[SHP_ERR_LEN];
@@ -507,13 +341,31 @@ ctl_set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
 	for (j = 0; j < n; j++)
 		if (stage_prepare(s, ch[j].key, ch[j].port, ch[j].args_of,
 				  NULL, &pr[j], e) < 0) {
-			snprintf(err, SHP_ERR_LEN, "change %u: %s", j + 1, e);
+			if (n == 1 && fors_hold)
+				snprintf(err, SHP_ERR_LEN, "%s", e);
+			else
+				snprintf(err, SHP_ERR_LEN, "change %u: %s",
+					 j + 1, e);
 			while (j-- > 0)
 				stage_prep_free(&pr[j], s->nb_ports);
 			return -1;
 		}
-	stage_publish(s, pr, n);
+	stage_publish(s, pr, n, fors_hold);
 	return 0;
+}
+
+int
+ctl_set_stages(struct shaper *s, const struct ctl_change *ch, unsigned int n,
+	       char *err)
+{
+	return set_stages(s, ch, n, false, err);
+}
+
+int
+ctl_for_set_stages(struct shaper *s, const struct ctl_change *ch,
+		   unsigned int n, char *err)
+{
+	return set_stages(s, ch, n, true, err);
 }
 
 /* A class set ns for every port, prepared (an error changes nothing),
@@ -775,7 +627,7 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 		return -1;
 	}
 	if (any)
-		stage_publish(s, &pr, 1);
+		stage_publish(s, &pr, 1, false);
 	if (s->opt.classes != NULL)
 		classes_publish(s, u);
 	s->priomap_set = true;
@@ -879,7 +731,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 	if (s->quit)
 		return true;
 	shaper_sched_tick(s);
-	if (reverts_run(s) && printed != NULL)
+	if (ctl_for_run(s) && printed != NULL)
 		*printed = true;
 	shaper_link_poll(s);
 	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {

@@ -47,18 +47,26 @@ int ctl_set_stages(struct shaper *s, const struct ctl_change *ch,
 		   unsigned int n, char *err);
 /*
  * A change that expires (`set|update ... for TIME`): as ctl_set_stage_each,
- * then after for_ns each port changed goes back to the profile it had,
- * all of them in one publication, made by ctl_tick. Any later change to
- * the same stage of a port (at the prompt, a schedule) cancels its
- * revert. for_ns 0: a plain change.
+ * then after for_ns each port changed comes back (ctl_tick). The `for`s
+ * running on a stage at once stack over the profile from before the
+ * first (base): when one ends, the others are made again over the base,
+ * in the order given; when the last ends, the base is back. words: an
+ * `update`'s words (what is merged again), NULL for a `set` (its profile).
+ * A change that holds (no `for`: set, update, clear, an atomic file, a
+ * schedule's line) drops the `for`s of its stage. for_ns 0: a plain change.
  */
 int ctl_set_stage_for(struct shaper *s, const char *key, int port,
 		      const char *const *args_of, const char *args,
-		      uint64_t for_ns, char *err);
-/* Time left before port p's revert of key's stage, and the profile it
- * goes back to (to may be NULL): false when none. */
+		      const char *words, uint64_t for_ns, char *err);
+/* Port p's `for`s on key's stage: how long before the base is back, the
+ * base (to), how many run and when the next ends. false when none. */
+struct ctl_for_left {
+	uint64_t left_ns, next_ns;
+	unsigned int n;
+	const char *to;
+};
 bool ctl_revert_left(struct shaper *s, uint16_t p, const char *key,
-		     uint64_t *left_ns, const char **to);
+		     struct ctl_for_left *l);
 /* How long the prompt may wait for a key: at most max_ms, less when a
  * revert comes due sooner. */
 int ctl_tick_wait_ms(struct shaper *s, int max_ms);

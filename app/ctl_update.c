@@ -249,9 +249,7 @@ ctl_update_texts(struct shaper *s, const char *key, int port,
 		uint16_t p = s->port_ids[i];
 		const struct shp_chain *c = &s->chain[p];
 		const struct shp_kind *k = c->kind[slot];
-		char cur[CTL_TEXT_LEN], merged[CTL_TEXT_LEN];
-		const char *w = words, *cw = cur;
-		bool queue = slot == SHP_SLOT_QUEUE;
+		char cur[CTL_TEXT_LEN];
 
 		if (port >= 0 && port != p)
 			continue;
@@ -262,42 +260,54 @@ ctl_update_texts(struct shaper *s, const char *key, int port,
 			return -1;
 		}
 		shp_chain_format(c, slot, cur, sizeof(cur));
-		if (queue) {
-			/* the kind's name first: the one the port runs */
-			size_t l = strcspn(w, " \t");
-			const struct shp_kind *wk = NULL;
-			char name[32];
-
-			cw += strcspn(cw, " \t");
-			cw += strspn(cw, " \t");
-			if (l < sizeof(name)) {
-				snprintf(name, sizeof(name), "%.*s", (int)l, w);
-				wk = shp_kind_find(name);
-			}
-			if (wk != NULL && wk != k) {
-				snprintf(err, SHP_ERR_LEN, "port %u runs %s, "
-					 "not %s: a different kind takes a "
-					 "restart (--queue-port %u)", p,
-					 k->name, wk->name, p);
-				return -1;
-			}
-			if (wk != NULL) {
-				w += l;
-				w += strspn(w, " \t");
-			}
-		} else if (strcmp(cur, "off") == 0) {
-			cw = "";
-		}
-		if (ctl_update_merge(k, cw, w, merged, sizeof(merged),
-				     err) < 0)
+		if (ctl_update_over(k, slot, p, cur, words, text[i],
+				    sizeof(text[i]), err) < 0)
 			return -1;
-		if (snprintf(text[i], sizeof(text[i]), "%s%s%s",
-			     queue ? k->name : "", queue && *merged ? " " : "",
-			     merged) >= (int)sizeof(text[i])) {
-			snprintf(err, SHP_ERR_LEN, "the profile is too long");
-			return -1;
-		}
 		args_of[i] = text[i];
+	}
+	return 0;
+}
+
+int
+ctl_update_over(const struct shp_kind *k, enum shp_slot slot, uint16_t p,
+		const char *cur, const char *words, char *out, size_t len,
+		char *err)
+{
+	char merged[CTL_TEXT_LEN];
+	const char *w = words, *cw = cur;
+	bool queue = slot == SHP_SLOT_QUEUE;
+
+	if (queue) {
+		/* the kind's name first: the one the port runs */
+		size_t l = strcspn(w, " \t");
+		const struct shp_kind *wk = NULL;
+		char name[32];
+
+		cw += strcspn(cw, " \t");
+		cw += strspn(cw, " \t");
+		if (l < sizeof(name)) {
+			snprintf(name, sizeof(name), "%.*s", (int)l, w);
+			wk = shp_kind_find(name);
+		}
+		if (wk != NULL && wk != k) {
+			snprintf(err, SHP_ERR_LEN, "port %u runs %s, not %s: a "
+				 "different kind takes a restart (--queue-port "
+				 "%u)", p, k->name, wk->name, p);
+			return -1;
+		}
+		if (wk != NULL) {
+			w += l;
+			w += strspn(w, " \t");
+		}
+	} else if (strcmp(cur, "off") == 0) {
+		cw = "";
+	}
+	if (ctl_update_merge(k, cw, w, merged, sizeof(merged), err) < 0)
+		return -1;
+	if (snprintf(out, len, "%s%s%s", queue ? k->name : "",
+		     queue && *merged ? " " : "", merged) >= (int)len) {
+		snprintf(err, SHP_ERR_LEN, "the profile is too long");
+		return -1;
 	}
 	return 0;
 }

@@ -13,6 +13,13 @@
 int ctl_update_merge(const struct shp_kind *k, const char *cur,
 		     const char *words, char *out, size_t len, char *err);
 
+/* words merged over cur, a profile of port p's stage at slot (kind k;
+ * a queue's starts with its kind's name), into out: the text `update`
+ * sets. 0, or -1 with err. */
+int ctl_update_over(const struct shp_kind *k, enum shp_slot slot, uint16_t p,
+		    const char *cur, const char *words, char *out, size_t len,
+		    char *err);
+
 /* Every selected port's current profile with words merged over it, then
  * checked and published as `set` (nothing changes on an error). port < 0:
  * every port. 0, or -1 with err. */

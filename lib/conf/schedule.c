@@ -657,6 +657,60 @@ back_add(struct backs *bs, const struct back *b)
 	return 0;
 }
 
+/* The `for` lines running on one stage of a port, in the order given,
+ * over the profile from before the first (base): the stage runs the
+ * latest of them, the base once they have all ended. */
+struct stage_fors {
+	unsigned int n;
+	char base[FOR_TEXT_LEN];
+	struct {
+		uint64_t t;             /* when it ends */
+		unsigned int line;
+		char text[FOR_TEXT_LEN];
+	} ch[SHP_FOR_STACK];
+};
+
+/* The `for`s of slot sl that end by t, taken out (the earliest end
+ * first, those ending together at once): a change back to what is left
+ * on top, when the stage changes. */
+static int
+fors_end(const struct shp_sched *s, uint16_t p, const char *key,
+	 struct stage_fors *f, uint64_t t, char *cur, struct backs *bs,
+	 char *err)
+{
+	while (f->n > 0) {
+		uint64_t first = UINT64_MAX;
+		unsigned int i, j, line = 0;
+		const char *top;
+		struct back b;
+
+		for (i = 0; i < f->n; i++)
+			if (f->ch[i].t < first) {
+				first = f->ch[i].t;
+				line = f->ch[i].line;
+			}
+		if (first > t)
+			return 0;
+		for (i = 0, j = 0; i < f->n; i++)
+			if (f->ch[i].t != first)
+				f->ch[j++] = f->ch[i];
+		f->n = j;
+		top = f->n > 0 ? f->ch[f->n - 1].text : f->base;
+		if (strcmp(top, cur) == 0)
+			continue;   /* a later one holds: no change */
+		b.t = first;
+		b.line = line;
+		b.port = p;
+		snprintf(b.key, sizeof(b.key), "%s", key);
+		snprintf(b.text, sizeof(b.text), "%s", top);
+		if (back_add(bs, &b) < 0)
+			return line_fail(err, s->path, line, "out of memory",
+					 "", "");
+		snprintf(cur, FOR_TEXT_LEN, "%s", top);
+	}
+	return 0;
+}
+
 /* One cycle of port p from the texts cur[] (left as the cycle ends):
  * the changes back it makes, into bs. */
 static int
@@ -664,53 +718,53 @@ for_walk(const struct shp_sched *s, uint16_t p, const struct shp_chain *c,
 	 char (*cur)[FOR_TEXT_LEN], const struct shp_kind_env *env,
 	 struct backs *bs, char *err)
 {
-	static struct back pend[SHP_SLOT_MAX];
-	bool on[SHP_SLOT_MAX] = { false };
+	static struct stage_fors run[SHP_SLOT_MAX];
+	static char key[SHP_SLOT_MAX][16];
 	char sub[SHP_ERR_LEN], a[32];
 	unsigned int i, sl;
 
+	for (sl = 0; sl < SHP_SLOT_MAX; sl++)
+		run[sl].n = 0;
 	for (i = 0; i <= s->nb; i++) {
 		const struct shp_sched_event *e = i < s->nb ? &s->ev[i] : NULL;
 		uint64_t t = e != NULL ? e->t : UINT64_MAX;
+		struct stage_fors *f;
 
 		if (e != NULL && (e->op != SHP_SCHED_SET || e->revert ||
 				  !shp_sched_on_port(e, p)))
 			continue;
 		/* the changes back due by now come before the line */
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-			if (on[sl] && pend[sl].t <= t) {
-				if (back_add(bs, &pend[sl]) < 0)
-					return line_fail(err, s->path,
-							 pend[sl].line, "out "
-							 "of memory", "", "");
-				snprintf(cur[sl], FOR_TEXT_LEN, "%s",
-					 pend[sl].text);
-				on[sl] = false;
-			}
+			if (fors_end(s, p, key[sl], &run[sl], t, cur[sl], bs,
+				     err) < 0)
+				return -1;
 		if (e == NULL)
 			break;
 		sl = shp_sched_slot(e);
-		on[sl] = false;   /* a later change: it holds */
-		if (e->for_ns != 0) {
-			struct back *b = &pend[sl];
-
-			b->t = e->t + e->for_ns;
-			if (s->repeat != 0 && b->t > s->repeat) {
-				shp_sched_fmt_time(a, sizeof(a), s->repeat);
-				return line_fail(err, s->path, e->line, "for: "
-						 "the change back would be in "
-						 "the next cycle (repeat %s): "
-						 "a shorter TIME, or a later "
-						 "line", a, "");
-			}
-			b->line = e->line;
-			b->port = p;
-			snprintf(b->key, sizeof(b->key), "%s", e->key);
-			snprintf(b->text, sizeof(b->text), "%s", cur[sl]);
-			on[sl] = true;
+		f = &run[sl];
+		if (e->for_ns == 0)
+			f->n = 0;   /* a change that holds */
+		else if (f->n == SHP_FOR_STACK)
+			return line_fail(err, s->path, e->line, "for: %s",
+					 SHP_FOR_STACK_TEXT, "");
+		else if (s->repeat != 0 && e->t + e->for_ns > s->repeat) {
+			shp_sched_fmt_time(a, sizeof(a), s->repeat);
+			return line_fail(err, s->path, e->line, "for: the "
+					 "change back would be in the next "
+					 "cycle (repeat %s): a shorter TIME, "
+					 "or a later line", a, "");
+		} else if (f->n++ == 0) {
+			snprintf(f->base, sizeof(f->base), "%s", cur[sl]);
 		}
 		if (canon(e->key, shp_sched_args(e, c), env, cur[sl], sub) < 0)
 			return line_fail(err, s->path, e->line, "%s", sub, "");
+		if (e->for_ns != 0) {
+			f->ch[f->n - 1].t = e->t + e->for_ns;
+			f->ch[f->n - 1].line = e->line;
+			snprintf(f->ch[f->n - 1].text, FOR_TEXT_LEN, "%s",
+				 cur[sl]);
+			snprintf(key[sl], sizeof(key[sl]), "%s", e->key);
+		}
 	}
 	return 0;
 }

@@ -170,10 +170,13 @@ int shp_sched_check_chain(const struct shp_sched *s, uint16_t p,
 
 /*
  * `set ... for TIME` lines: for each port, the change back at exactly
- * t + TIME, to the profile the stage had by the schedule just before the
- * line (at the start: chains[p]'s, chains indexed by port id), as an
- * event of its own, before the lines of that instant. A line that sets
- * the same stage of the port before t + TIME cancels it. With `repeat`,
+ * t + TIME, as an event of its own, before the lines of that instant.
+ * The `for`s running on a stage at once stack: the stage runs the latest
+ * still running, and when the last has ended the profile it had by the
+ * schedule before the first (at the start: chains[p]'s, chains indexed
+ * by port id); an end that changes nothing makes no event. A line without
+ * `for` for the same stage of the port holds: it drops the `for`s
+ * running there (their ends change nothing). With `repeat`,
  * t + TIME must be within the cycle, and the profile gone back to the
  * same in every cycle. After shp_sched_check_chain, before anything
  * reads the events (they move). 0, or -1 with "PATH:LINE: ..." in err.

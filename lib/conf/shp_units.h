@@ -25,6 +25,12 @@ int shp_parse_time(const char *s, uint64_t *ns, char *err);
  */
 #define SHP_FOR_MIN_NS UINT64_C(1000000)
 #define SHP_FOR_MAX_NS (UINT64_C(86400) * 1000000000)
+/* The `for`s that may run at once on one stage of a port (each one
+ * ending makes the others again over the profile from before the first:
+ * docs/cli.md). */
+#define SHP_FOR_STACK 8
+#define SHP_FOR_STACK_TEXT "8 changes that expire run on the stage " \
+	"already: at most 8 at once"
 /* Cut a trailing `for TIME` off words (in place) and give TIME in *ns.
  * 1: it was there; 0: not (*ns 0, words untouched); -1 with err: `for`
  * without a valid time, out of bounds, or with nothing before it. */

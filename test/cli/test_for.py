@@ -1,9 +1,11 @@
 """Changes that expire, live (issue 28 item 4): `set|update KEY P ARGS for
 TIME` applies the change and goes back to the profile it replaced after
 TIME, made by the control lcore's tick; `show KEY` says `(reverts in ...)`;
-a later change to the stage cancels it. On net_null ports forwarding flat
-out, a shaper at its prompt (-i, so the tick runs between keys), commands
-through its control socket (the prompt's own parser, cli_exec)."""
+a later change without `for` to the stage cancels it; `for`s on a stage
+at once stack over the profile from before the first (issue 58 item 7).
+On net_null ports forwarding flat out, a shaper at its prompt (-i, so
+the tick runs between keys), commands through its control socket (the
+prompt's own parser, cli_exec)."""
 import re
 import socket
 import subprocess
@@ -167,3 +169,130 @@ def test_schedule_for_live(prompt, tmp_path):
     out = clean(proc.communicate(timeout=60)[0].decode(errors="replace"))
     assert proc.returncode == 0, out
     assert "2 changes applied, 0 missed" in out, out
+
+
+def profile(c, key, port=0):
+    """the profile's line of `show KEY P`, without the port"""
+    return c.show(key, port).splitlines()[0].split(": ", 1)[1]
+
+
+def test_stacked_for_end_on_the_base(prompt):
+    """Issue 58 item 7: `set netem 0 loss 100% for 2s` then `update netem
+    0 delay 50ms for 3s` ended on loss 100% for ever (the second `for`
+    went back to the first's profile); tbf and police the same. Each
+    `for` is taken out when it ends and the others are made again over
+    the profile from before the first: from 2 s the loss is gone and the
+    delay stays, from 3 s every stage runs its profile of before."""
+    proc, path = prompt(["--netem", "delay 1ms",
+                         "--tbf", "rate 50mbit burst 20kb latency 40ms",
+                         "--police", "rate 80mbit burst 30kb"])
+    with Shaper(path=path) as c:
+        base = {k: profile(c, k) for k in ("netem", "tbf", "police")}
+        t0 = time.monotonic()
+        c.set("netem", 0, "loss 100% for 2s")
+        c.set("tbf", 0, "rate 1mbit burst 5kb latency 20ms for 2s")
+        c.set("police", 0, "rate 2mbit burst 5kb for 2s")
+        out = c.update("netem", 0, "delay 50ms for 3s")
+        assert re.search(r"delay 50ms loss random 100% .*\(reverts in "
+                         r"[23]\.\d s; 2 'for' changes run, the next "
+                         r"ends in [12]\.\d s\)", out), out
+        c.update("tbf", 0, "rate 3mbit for 3s")
+        c.update("police", 0, "rate 4mbit for 3s")
+        assert time.monotonic() - t0 < 1.5, "too slow to see the window"
+        show = c.show("netem", 0).splitlines()
+        assert re.match(r"  \(reverts in [23]\.\d s, to delay 1ms; 2 "
+                        r"'for' changes run, the next ends in [012]\.\d "
+                        r"s\)$", show[1]), show
+        assert profile(c, "tbf") == \
+            "tbf rate 3Mbit burst 5120b latency 20ms", profile(c, "tbf")
+        while time.monotonic() - t0 < 2.4:
+            time.sleep(0.05)
+        # the first `for`s ended: the second's words over the base
+        assert re.match(r"netem limit \d+ delay 50ms$",
+                        profile(c, "netem")), profile(c, "netem")
+        assert profile(c, "tbf") == \
+            "tbf rate 3Mbit burst 20480b latency 40ms", profile(c, "tbf")
+        assert profile(c, "police") == "police rate 4Mbit burst 30720b", \
+            profile(c, "police")
+        while time.monotonic() - t0 < 3.5:
+            time.sleep(0.05)
+        for k, v in base.items():
+            assert profile(c, k) == v, (k, profile(c, k), v)
+            assert "(reverts in" not in c.show(k, 0)
+    proc.stdin.write(b"quit\n")
+    proc.stdin.flush()
+    out = clean(proc.communicate(timeout=60)[0].decode(errors="replace"))
+    assert proc.returncode == 0, out
+    assert re.search(r"port 0: netem limit \d+ delay 50ms \(was limit \d+ "
+                     r"delay 50ms loss random 100%; a 'for' ended, 1 "
+                     r"more running\)", out), out
+    assert re.search(r"port 0: netem limit \d+ delay 1ms \(was limit \d+ "
+                     r"delay 50ms; its 'for' ended\)", out), out
+
+
+def test_change_without_for_holds(prompt):
+    """A `set`, `update` or `clear` without `for` while `for`s run on
+    the stage is the stage's new profile: no `for` of before changes it
+    back. Other stages' `for`s still end."""
+    proc, path = prompt(["--netem", "delay 1ms",
+                         "--tbf", "rate 50mbit burst 20kb latency 40ms"])
+    with Shaper(path=path) as c:
+        t0 = time.monotonic()
+        c.set("netem", 0, "loss 100% for 2s")
+        c.update("netem", 0, "delay 20ms for 3s")
+        c.set("tbf", 0, "rate 1mbit burst 5kb latency 20ms for 2s")
+        c.set("tbf", 0, "rate 2mbit burst 5kb latency 20ms for 3s")
+        c.set("netem", 1, "loss 100% for 2s")
+        c.set("tbf", 1, "rate 1mbit burst 5kb latency 20ms for 2s")
+        out = c.set("netem", 0, "delay 7ms")
+        assert "reverts" not in out, out
+        out = c.clear("tbf", 0)
+        assert "reverts" not in out, out
+        out = c.update("netem", 1, "delay 9ms")
+        assert "reverts" not in out, out
+        out = c.atomic(["update tbf 1 rate 7mbit"])   # (an --atomic file)
+        assert "reverts" not in out, out
+        assert time.monotonic() - t0 < 1.9, "too slow to see the window"
+        while time.monotonic() - t0 < 3.4:
+            time.sleep(0.05)
+        assert re.match(r"netem limit \d+ delay 7ms$", profile(c, "netem")), \
+            profile(c, "netem")
+        assert profile(c, "tbf") == "tbf off", profile(c, "tbf")
+        assert re.match(r"netem limit \d+ delay 9ms loss random 100%$",
+                        profile(c, "netem", 1)), profile(c, "netem", 1)
+        assert profile(c, "tbf", 1) == \
+            "tbf rate 7Mbit burst 5120b latency 20ms", profile(c, "tbf", 1)
+        for k, p in (("netem", 0), ("tbf", 0), ("netem", 1), ("tbf", 1)):
+            assert "(reverts in" not in c.show(k, p)
+        # a `for` after it goes back to it
+        c.set("netem", 0, "loss 5% for 300ms")
+        time.sleep(0.7)
+        assert re.match(r"netem limit \d+ delay 7ms$", profile(c, "netem"))
+    proc.stdin.write(b"quit\n")
+    proc.stdin.flush()
+    out = clean(proc.communicate(timeout=60)[0].decode(errors="replace"))
+    assert proc.returncode == 0, out
+    assert "its 'for' ended" in out and "a 'for' ended" not in out, out
+
+
+def test_stacked_for_from_a_command_file(prompt, tmp_path):
+    """The same through `load FILE` (a command file's lines are the
+    prompt's): the stage ends on the profile from before the first."""
+    cmds = tmp_path / "cmds.txt"
+    cmds.write_text("set netem 0 loss 100% for 1s\n"
+                    "update netem 0 delay 50ms for 1500ms\n")
+    proc, path = prompt(["--netem", "delay 1ms"])
+    with Shaper(path=path) as c:
+        before = profile(c, "netem")
+        t0 = time.monotonic()
+        c.cmd("load %s" % cmds)
+        assert re.match(r"netem limit \d+ delay 50ms loss random 100%$",
+                        profile(c, "netem")), profile(c, "netem")
+        while time.monotonic() - t0 < 2.0:
+            time.sleep(0.05)
+        assert profile(c, "netem") == before, (profile(c, "netem"), before)
+        assert "(reverts in" not in c.show("netem", 0)
+    proc.stdin.write(b"quit\n")
+    proc.stdin.flush()
+    out = clean(proc.communicate(timeout=60)[0].decode(errors="replace"))
+    assert proc.returncode == 0, out

@@ -1,7 +1,9 @@
 """Changes that expire (issue 28 item 4) in a --schedule, offline: `set
 ... for TIME` applies the change at t and goes back to the profile it
 replaced at exactly t + TIME on the virtual clock, to the nanosecond; a
-later line for the same stage cancels the change back."""
+later line without `for` for the same stage cancels the change back;
+overlapping `for`s stack and end on the profile from before the first
+(issue 58 item 7)."""
 from test_offline import MS, ok_run, run
 from test_schedule import S, capture, departures, sched
 
@@ -72,6 +74,8 @@ def test_for_refused(tmp_path):
          "repeat 1s\n", ":2:", "next cycle"),
         ("0 set netem 0 delay 1ms for 10ms\n500ms set netem 0 delay 3ms\n"
          "repeat 1s\n", ":1:", "under repeat"),
+        ("".join("%dms set netem 0 delay %dms for 10s\n" % (i, i + 1)
+                 for i in range(9)), ":9:", "at most 8 at once"),
     ]
     for text, line, what in cases:
         sch = sched(tmp_path, text)
@@ -82,3 +86,68 @@ def test_for_refused(tmp_path):
         assert "\n" not in err, err
         assert sch + line in err and what in err, (text, err)
         assert not out.exists()
+
+
+def delays_by_window(tmp_path, text, windows, base="delay 5ms"):
+    """Runs the schedule over a packet every 10 ms for 5 s: each packet
+    meets the delay of the window it arrives in ((start, end, ms); ms
+    None: lost)."""
+    times = [i * 10 * MS for i in range(500)]
+    capture(tmp_path / "in.pcap", times)
+    sch = sched(tmp_path, text)
+    ok_run(tmp_path / "in.pcap", tmp_path / "out.pcap",
+           "--netem", base, "--schedule", sch)
+    dep = departures(tmp_path / "out.pcap")
+    for seq, t in enumerate(times):
+        want = [ms for a, b, ms in windows if a <= t < b]
+        assert len(want) == 1, (t, windows)
+        if want[0] is None:
+            assert seq not in dep, (seq, t)
+        else:
+            assert dep.get(seq, -1) - t == want[0] * MS, \
+                (seq, t, dep.get(seq))
+
+
+def test_stacked_for_end_on_the_base(tmp_path):
+    """Issue 58 item 7: a second `for` on the stage before the first
+    ended went back to the first's profile, which then held for ever.
+    Now the stage runs the latest `for` still running, and the profile
+    from before the first once they have all ended."""
+    delays_by_window(
+        tmp_path, "0 set netem 0 loss 100% for 2s\n"
+        "500ms set netem 0 delay 50ms for 3s\n",
+        [(0, S // 2, None), (S // 2, 3500 * MS, 50), (3500 * MS, 5 * S, 5)])
+    # the later one ends first: the earlier one's profile again
+    delays_by_window(
+        tmp_path, "0 set netem 0 delay 30ms for 3s\n"
+        "1s set netem 0 delay 50ms for 1s\n",
+        [(0, S, 30), (S, 2 * S, 50), (2 * S, 3 * S, 30), (3 * S, 5 * S, 5)])
+
+
+def test_stacked_for_tbf(tmp_path):
+    """The same on tbf, from off: from the last `for`'s end nothing is
+    held back or dropped (before, the first's tbf came back for ever)."""
+    times = [i * MS for i in range(5000)]
+    capture(tmp_path / "in.pcap", times, length=1500)
+    sch = sched(tmp_path, "0 set tbf 0 rate 1mbit burst 3kb limit 3kb "
+                "for 2s\n500ms set tbf 0 rate 2mbit burst 3kb limit 3kb "
+                "for 3s\n")
+    ok_run(tmp_path / "in.pcap", tmp_path / "out.pcap", "--schedule", sch)
+    dep = departures(tmp_path / "out.pcap")
+    inside = [seq for seq, t in enumerate(times) if t < 3500 * MS]
+    assert sum(seq in dep for seq in inside) < len(inside) // 4
+    for seq, t in enumerate(times):
+        if t >= 3500 * MS:
+            assert dep.get(seq) == t, (seq, t, dep.get(seq))
+
+
+def test_line_without_for_holds(tmp_path):
+    """A line without `for` while `for`s run on the stage holds: none of
+    them changes it back, and a `for` after it goes back to it."""
+    delays_by_window(
+        tmp_path, "0 set netem 0 delay 30ms for 3s\n"
+        "500ms set netem 0 delay 50ms for 2s\n"
+        "1s set netem 0 delay 20ms\n"
+        "4s set netem 0 delay 40ms for 500ms\n",
+        [(0, S // 2, 30), (S // 2, S, 50), (S, 4 * S, 20),
+         (4 * S, 4500 * MS, 40), (4500 * MS, 5 * S, 20)])
