@@ -12,6 +12,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 import rundir  # noqa: E402
+# a skip under CI=true fails (test/skips.py)
+from skips import (pytest_make_collect_report,  # noqa: E402,F401
+                   pytest_runtest_makereport)
 TAG = "rp%d_" % os.getpid()   # every --file-prefix of this session
 BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
 BIN = os.path.join(BUILD, "app", "dpdk-shaper")
