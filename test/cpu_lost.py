@@ -73,6 +73,19 @@ def thread_figures(pid):
     return out
 
 
+def favour(pid, nice):
+    """Give a process that leads a session of its own (Popen's
+    start_new_session) the weight of `nice` against other sessions:
+    where the kernel groups each session's tasks (sched_autogroup, on by
+    default), a task's own nice weighs only against its session's, so a
+    poller at -10 beside another session's busy task got half a CPU."""
+    try:
+        with open("/proc/%d/autogroup" % pid, "w") as f:
+            f.write(str(nice))
+    except OSError:
+        pass          # no autogroups, or not allowed: the task's own nice
+
+
 class Lost:
     """The figures of one window: elapsed_s, and per thread
     ("comm/tid") run_s, wait_s, steal_s, preempted, lost_s."""

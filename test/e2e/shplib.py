@@ -378,18 +378,12 @@ class DpdkProc:
         if NICE and NICE != "0" and shutil.which("nice"):
             self.cmd = ["nice", "-n", NICE] + self.cmd
         self.logf = open(self.log, "w")
-        # a session of its own: where the kernel groups each session's
-        # tasks (sched_autogroup), a task's nice weighs only against its
-        # own session's, and the poller's -10 is given to its group
+        # a session of its own, given the poller's nice (cpu_lost.favour)
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE,
                                      stdout=self.logf, stderr=subprocess.STDOUT,
                                      cwd=self.workdir, start_new_session=True)
         if NICE and NICE != "0":
-            try:
-                with open("/proc/%d/autogroup" % self.proc.pid, "w") as f:
-                    f.write(NICE)
-            except OSError:
-                pass
+            cpu_lost.favour(self.proc.pid, NICE)
         (self.tb.state / ("%s.pid" % self.tag)).write_text(str(self.proc.pid))
         if check_reach:
             end = time.monotonic() + ready_timeout
