@@ -424,7 +424,7 @@ class DpdkProc:
     def stop(self, timeout=15.0):
         if self.proc is None:
             return self.rc
-        if self.watch is not None and self.proc.poll() is None:
+        if self.watch is not None:
             self.lost = self.watch.stop()
         if self.proc.poll() is None:
             self._signal_stop()
