@@ -174,8 +174,19 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 	unsigned int n = s->opt.queues, nw = s->nb_workers, i, q;
 	const unsigned int *rx_ids = s->worker_ids, *tx_ids = s->worker_ids;
 	unsigned int nrx = nw, ntx = nw;
-	const char *env_private;
-	bool private_link;
+	/*
+	 * A benchmark build's only (meson -Dbench_private_link=true, for
+	 * bench-scale.sh): the link block left out, so each shard keeps a
+	 * bucket (and netem clock) of its own, as N independent qdiscs
+	 * would: the shared rate's cost is then read against the very thing
+	 * the issue compares it with. The link's rate is then N times its
+	 * profile's: never in a shipped program.
+	 */
+#ifdef SHP_BENCH_PRIVATE_LINK
+	const bool private_link = true;
+#else
+	const bool private_link = false;
+#endif
 
 	if (shaper_shards_check(s) < 0)
 		return -1;
@@ -200,19 +211,10 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 		s->workers[lc].rx = true;
 		s->workers[lc].tx = true;
 	}
-	/*
-	 * For bench-scale.sh only: SHP_BENCH_PRIVATE_LINK=1 leaves the
-	 * link block out, so each shard keeps a bucket (and netem clock) of
-	 * its own, as N independent qdiscs would: the shared rate's cost is
-	 * then read against the very thing the issue compares it with. The
-	 * link's rate is then N times its profile's: never for use.
-	 */
-	env_private = getenv("SHP_BENCH_PRIVATE_LINK");
-	private_link = env_private != NULL && strcmp(env_private, "1") == 0;
-	if (private_link)
-		fprintf(stderr, "dpdk-shaper: SHP_BENCH_PRIVATE_LINK=1: each "
-			"shard has its own bucket, so a port's rate is %u "
-			"times its profile's (a benchmark's switch)\n", n);
+	if (private_link && n > 1)
+		fprintf(stderr, "dpdk-shaper: built with -Dbench_private_link"
+			"=true: each shard has its own bucket, so a port's rate "
+			"is %u times its profile's (a benchmark's build)\n", n);
 	/* the shards, each port's bucket: shard 0 is the port's own */
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];

@@ -32,14 +32,14 @@
 # ceiling: each process brings its own main lcore and EAL threads onto
 # the other's CPU.)
 #
-# The shared rate's cost: profile tbfpriv is tbf only at 2 workers with
-# SHP_BENCH_PRIVATE_LINK=1 (app/shards.c: no link block, each shard a
-# bucket of its own, as independent per-shard qdiscs: twice the rate, still
-# never reached), and the summary gives tbf / tbfpriv at 2 workers, both
+# The shared rate's cost: profile tbfpriv is tbf only at 2 workers on a
+# build configured -Dbench_private_link=true (build-bench-private/, made
+# here; app/shards.c: no link block, each shard a bucket of its own, as
+# independent per-shard qdiscs: twice the rate, still never reached), and the summary gives tbf / tbfpriv at 2 workers, both
 # measured in every round; beside it tbf-only against none at 1 and at 2
 # workers; then bench/bench_tbf_shared, cycles per claim, on two CPUs
 # (0@0,1@1) and on one (0@0,1@0), its lines as they come. Profile
-# fullpriv is the same switch on the full pipeline at 2 workers: full /
+# fullpriv is the same build on the full pipeline at 2 workers: full /
 # fullpriv is what the shared bucket costs there.
 #
 # Figures only: this is never a test.
@@ -96,6 +96,13 @@ for p in "${profiles[@]}"; do
 	   exit 2 ;;
 	esac
 done
+# the *priv profiles' program: a build of its own, never the shipped one
+privbin=build-bench-private/app/dpdk-shaper
+case " ${profiles[*]} " in *priv\ *)
+	scripts/build.sh --dir build-bench-private \
+		--setup -Dbench_private_link=true app/dpdk-shaper >/dev/null ||
+		{ echo "$0: cannot build $privbin" >&2; exit 2; } ;;
+esac
 prof_args() {
 	case $1 in
 	none) P=() ;;
@@ -135,12 +142,12 @@ PY
 # start_shaper PREFIX LCORES QUEUES STATS OUT: one shaper in the background
 # (its pid appended to $pid, its output file to $outs)
 start_shaper() {
-	local pf=$1 L=$2 q=$3 stats=$4 out=$5 priv=0 roles=() p
-	[ "${prof%priv}" != "$prof" ] && priv=1
+	local pf=$1 L=$2 q=$3 stats=$4 out=$5 b=$bin roles=() p
+	[ "${prof%priv}" != "$prof" ] && b=$privbin
 	[ "$q" = 2 ] && [ "$layout" = pipeline ] &&
 		roles=(--rx-lcores 1 --tx-lcores 2)
 	rm -f "$stats"
-	SHP_BENCH_PRIVATE_LINK=$priv $bin --lcores $L ${MEM[@]+"${MEM[@]}"} \
+	$b --lcores $L ${MEM[@]+"${MEM[@]}"} \
 		--no-pci --file-prefix $pf --log-level '*:error' --vdev net_null0,copy=1 \
 		--vdev net_null1,copy=1 -- --queues "$q" --mbufs 400000 \
 		--stats-file "$stats" ${roles[@]+"${roles[@]}"} \

@@ -26,6 +26,9 @@ scripts/build.sh --dir build-san --setup "-Db_sanitize=address,undefined \
 
 py=/usr/bin/python3   # Debian's, with python3-pytest and python3-scapy
 status=0
+# a test that passed only on a retry writes a line here (test/retries.py)
+export SHP_TEST_RETRIED=$PWD/build/test-retried.txt
+rm -f "$SHP_TEST_RETRIED"
 
 meson test -C build --print-errorlogs --num-processes 2 "$@"
 [ $? -eq 0 ] || status=1
@@ -112,6 +115,8 @@ unit_total=$((unit_total + san_total + fz_total))
 
 passed=$((unit_ok + py_total - py_fail - py_skip))
 failed=$((unit_total - unit_ok + py_fail))
+retried=0
+[ -f "$SHP_TEST_RETRIED" ] && retried=$(wc -l <"$SHP_TEST_RETRIED")
 echo
-echo "all tests: $passed passed, $failed failed, $py_skip skipped"
+echo "all tests: $passed passed, $failed failed, $py_skip skipped, $retried retried"
 exit $status

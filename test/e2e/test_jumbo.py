@@ -77,11 +77,11 @@ def test_jumbo_tcp_tbf_vs_kernel(testbed, kernel, jumbo, record):
         s = jumbo(*jumbo_args("--tbf", TBF_J))
         o = testbed.iperf3(t=5, omit=1, extra=("-M", MSS))
         st = stop_and_check(s)
-        return s, (o, st)
+        return s, (o, st, s.lost)
 
     def check(res):
-        o, st = res
-        f = goodput_errors(o["bps"], k["bps"], "kernel", st)
+        o, st, lost = res
+        f = goodput_errors(o["bps"], k["bps"], "kernel", lost)
         d = st["ports"]["1"]["drops"]
         if d.get("oversize", 0) or d.get("tbf_oversize", 0):
             f.append("oversize drops: %s" % d)
@@ -89,7 +89,7 @@ def test_jumbo_tcp_tbf_vs_kernel(testbed, kernel, jumbo, record):
             f.append("no jumbo traffic: %s" % st["ports"]["1"])
         return f
 
-    s, (o, st), fails, notes = attempts(measure, check)
+    s, (o, st, _), fails, notes = attempts(measure, check)
     record("jumbo", "dpdk-shaper tbf TCP goodput Mbit/s (MSS %s)" % MSS,
            o["bps"] / 1e6, s.cmdline())
     for n in notes:

@@ -17,17 +17,17 @@ def test_tbf_rate_vs_kernel(testbed, kernel, shaper, record):
         s = shaper("--tbf", TBF)
         o = testbed.iperf3(t=5, omit=1)
         st = stop_and_check(s)
-        return s, (o, st)
+        return s, (o, st, s.lost)
 
     def check(res):
-        o, st = res
+        o, st, lost = res
         f = ["%s; intervals %s vs %s" % (e, o["intervals"], k["intervals"])
-             for e in goodput_errors(o["bps"], k["bps"], "kernel", st)]
+             for e in goodput_errors(o["bps"], k["bps"], "kernel", lost)]
         if st["ports"]["1"]["drops"].get("tbf_oversize", 0):
             f.append("tbf_oversize drops: %s" % st["ports"]["1"]["drops"])
         return f
 
-    s, (o, st), fails, notes = attempts(measure, check)
+    s, (o, st, _), fails, notes = attempts(measure, check)
     record("rate", "dpdk-shaper tbf TCP goodput Mbit/s", o["bps"] / 1e6, s.cmdline())
     record("rate", "iperf3 command", o["cmd"])
     for n in notes:

@@ -11,7 +11,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 REPO = os.path.dirname(os.path.dirname(HERE))
+import cpu_lost  # noqa: E402
 import rundir  # noqa: E402
+# a skip under CI=true fails (test/skips.py)
+from skips import (pytest_make_collect_report,  # noqa: E402,F401
+                   pytest_runtest_makereport)
 TAG = "rp%d_" % os.getpid()   # every --file-prefix of this session
 BUILD = os.environ.get("SHAPER_BUILD", os.path.join(REPO, "build"))
 BIN = os.path.join(BUILD, "app", "dpdk-shaper")
@@ -26,8 +30,9 @@ MODES = {
 
 
 class Run:
-    def __init__(self, proc, stats_path):
+    def __init__(self, proc, stats_path, lost=None):
         self.proc = proc
+        self.lost = lost          # cpu_lost.Lost of the run, if watched
         self.rc = proc.returncode
         self.out = proc.stdout
         self.err = proc.stderr
@@ -56,8 +61,35 @@ def forget_prefix(prefix):
     rundir.forget(prefix)
 
 
+WATCHED_NICE = int(os.environ.get("SHP_E2E_NICE", "-10"))
+
+
+def run_watched(cmd, timeout, during=None):
+    """subprocess.run(cmd) with the kernel's figures of what the host took
+    from its threads (cpu_lost.py): (CompletedProcess, Lost). during(proc),
+    if given, runs while it does (before waiting for its exit)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    # a timing test: the poller preempted less by other sessions' load
+    # (what it still loses is measured, and excused only up to a cap)
+    cpu_lost.favour(proc.pid, WATCHED_NICE)
+    watch = cpu_lost.Watch(proc.pid, from_spawn=True).start(sample=True)
+    try:
+        if during is not None:
+            during(proc)
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    finally:
+        lost = watch.stop()
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), lost
+
+
 def run_shaper(tmp_path, vdevs, app_args, mode="rtc", timeout=120,
-               stats=True):
+               stats=True, watch=False):
     stats_path = str(tmp_path / ("stats-%s.json" % uuid.uuid4().hex[:6]))
     prefix = new_prefix()
     cmd = [BIN] + eal_args(mode, prefix)
@@ -66,12 +98,16 @@ def run_shaper(tmp_path, vdevs, app_args, mode="rtc", timeout=120,
     cmd += ["--"] + list(app_args)
     if stats:
         cmd += ["--stats-file", stats_path]
+    lost = None
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=timeout)
+        if watch:
+            proc, lost = run_watched(cmd, timeout)
+        else:
+            proc = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=timeout)
     finally:
         forget_prefix(prefix)
-    return Run(proc, stats_path)
+    return Run(proc, stats_path, lost)
 
 
 def pcap_port(rx, tx, idx=0):

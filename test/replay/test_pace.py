@@ -1,13 +1,15 @@
 """dpdk-shaper --pace: a live replay at the capture's own timing gives the
 counts the offline tool gives (issue 10 item 2)."""
+import math
 import os
 import signal
 import subprocess
 import time
 
 import pcaplib
+import retries
 from conftest import (BIN, REPLAY_BIN, Run, assert_conserved, eal_args,
-                      forget_prefix, pcap_port, run_shaper)
+                      forget_prefix, pcap_port, run_shaper, run_watched)
 
 MS = 10**6
 T0 = 1_700_000_000 * 10**9
@@ -37,23 +39,34 @@ def tolerance(n):
 # fell due meanwhile, and drops as `overload` what arrived meanwhile if it
 # finds its chain still behind once it runs again: at one packet a ms,
 # each at most S / 1 ms packets and one more at the stall's edge. Any
-# lcore's stall counts (the RX lcore of a pipeline stamps what it reads
-# late with its due time). The stats file says each worker's stalls (loops
-# over 1 ms: SHP_STALL_NS); a burst more covers the round that caught up.
+# polling thread's stall counts (the RX lcore of a pipeline stamps what it
+# reads late with its due time); a burst more covers the round that
+# caught up. How long and how often the host took the CPU is the
+# kernel's figure (cpu_lost.py: run-queue wait and preemptions, steal),
+# never the program's own; a stall the test makes (SIGSTOP) is the
+# test's measure. What the host took may excuse at most HOST_CAP
+# packets: a run it took more from fails.
 BURST = 32
 OWN = ("late", "overload")
+HOST_CAP = N // 20          # 5% of the run's packets (200 ms of it)
 
 
-def own_explained(run):
-    lc = run.stats.get("lcores", {}).values()
-    return 2 * sum(-(-w["stalled_ns"] // MS) + w["stalls"]
-                   for w in lc) + BURST
+def host_explains(lost):
+    """late + overload the host's taking of the CPU explains: each
+    episode (a preemption, or a ms of steal) S long sheds at most
+    S / 1 ms + 1 of each."""
+    n = 0
+    for v in lost.busy().values():
+        n += math.ceil(v["lost_s"] * 1000) + v["preempted"] + \
+            math.ceil(v["steal_s"] * 1000)
+    return 2 * n
 
 
-def assert_matches(live, off, run):
+def assert_matches(live, off, run, stopped_s=0.0):
     """Every count the offline tool's within the tolerance, but what the
-    host's stalls explain: the emulator's own drops, which the offline
-    tool never has, and the packets they took from what was sent."""
+    stalls explain: the emulator's own drops, which the offline tool
+    never has, and the packets they took from what was sent. stopped_s:
+    how long the test itself stopped the program."""
     tol = tolerance(N)
     assert all(off["drops"][c] == 0 for c in OWN), off
     for cause, n in off["drops"].items():
@@ -61,9 +74,13 @@ def assert_matches(live, off, run):
             assert abs(live["drops"][cause] - n) <= tol, \
                 "%s: live %d, offline %d" % (cause, live["drops"][cause], n)
     own = sum(live["drops"][c] for c in OWN)
-    assert own <= own_explained(run), \
-        "late+overload %d, more than the stalls explain (%d): %s" % (
-            own, own_explained(run), run.stats.get("lcores"))
+    made = 2 * (math.ceil(stopped_s * 1000) + 1) if stopped_s else 0
+    host = host_explains(run.lost)
+    assert own <= made + min(host, HOST_CAP) + BURST, \
+        "late+overload %d: more than the test's stall (%d), a burst and " \
+        "what the host took explain (%d, of which at most %d excused): " \
+        "%r; the program's own account: %s" % (
+            own, made, host, HOST_CAP, run.lost, run.stats.get("lcores"))
     assert abs(live["tx_packets"] + own - off["tx_packets"]) <= tol
     return own
 
@@ -72,7 +89,9 @@ def assert_matches(live, off, run):
 # (seen here: a 1.5 s stall on 2 CPUs shared by many jobs): the bucket's
 # burst no longer absorbs it and the profile's own counts move; the run is
 # repeated once, saying why. The stall is read from the output capture
-# (net_pcap stamps each packet as it writes it).
+# (net_pcap stamps each packet as it writes it). The same when the host
+# took more than HOST_CAP excuses and the run shed more: the retry must
+# pass within the cap, and a pass on it is counted (test/retries.py).
 STALL_S = 1.0
 
 
@@ -96,7 +115,7 @@ def offline_counts(tmp_path, inp):
 def paced_run(tmp_path, inp, tx, mode):
     t0 = time.monotonic()
     run = run_shaper(tmp_path, [pcap_port(inp, tx)],
-                     ["--replay", "--pace"] + PROFILE, mode)
+                     ["--replay", "--pace"] + PROFILE, mode, watch=True)
     wall = time.monotonic() - t0
     assert run.rc == 0, run.err
     _, got = pcaplib.read(str(tx))
@@ -106,21 +125,19 @@ def paced_run(tmp_path, inp, tx, mode):
 
 def signalled_run(cmd, prefix, tx, size, during, stats):
     """Run cmd until its output capture tx holds size bytes, then
-    during(proc), then wait for its exit: the Run."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+    during(proc), then wait for its exit: the Run (watched)."""
+    def when_written(proc):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
             if tx.exists() and os.path.getsize(tx) >= size:
                 break
             time.sleep(0.02)
         during(proc)
-        out, err = proc.communicate(timeout=60)
+    try:
+        proc, lost = run_watched(cmd, 60, when_written)
     finally:
         forget_prefix(prefix)
-    return Run(subprocess.CompletedProcess(cmd, proc.returncode, out, err),
-               str(stats))
+    return Run(proc, str(stats), lost)
 
 
 def test_pace_matches_offline(tmp_path, mode):
@@ -131,10 +148,19 @@ def test_pace_matches_offline(tmp_path, mode):
     assert sum(off["drops"].values()) == off["drops"]["lost"]
 
     run, wall, got, stall = paced_run(tmp_path, inp, tx, mode)
-    if stall > STALL_S:
-        print("the run stalled %.2f s (more than the %.1f s it may): "
-              "once more" % (stall, STALL_S))
+    tries = ["try 1: longest gap %.3f s, %s, %r" % (
+        stall, run.port(0)["drops"], run.lost)]
+    print(tries[-1])
+    own = sum(run.port(0)["drops"][c] for c in OWN)
+    if stall > STALL_S or (own > HOST_CAP + BURST and
+                           host_explains(run.lost) > HOST_CAP):
+        print("the run stalled %.2f s (%.1f s it may), shed %d as late or "
+              "overload, the host took more than the %d it may excuse: "
+              "once more" % (stall, STALL_S, own, HOST_CAP))
         run, wall, got, stall = paced_run(tmp_path, inp, tx, mode)
+        tries.append("try 2: longest gap %.3f s, %s, %r" % (
+            stall, run.port(0)["drops"], run.lost))
+        print(tries[-1])
     assert "as fast as" not in run.out
     live = run.port(0)
     assert_conserved(run)
@@ -146,6 +172,8 @@ def test_pace_matches_offline(tmp_path, mode):
     # the output spans the capture's time, not a line-rate burst
     assert len(got) == live["tx_packets"]
     assert got[-1][0] - got[0][0] >= (SPAN_S - 0.1) * 1e9
+    if len(tries) > 1:
+        retries.passed_after_retry(len(tries), tries)
 
 
 def test_unpaced_replay_says_so(tmp_path):
@@ -205,8 +233,8 @@ def test_pace_shutdown_flushes_held(tmp_path):
 
 def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     """A stall the host imposes (SIGSTOP, 300 ms, mid-capture): the paced
-    run sheds as `late` what fell due meanwhile, no more than the stalls
-    in the stats file explain, and every other count still matches the
+    run sheds as `late` what fell due meanwhile, no more than that stall
+    and what the kernel says the host took explain, and every other count still matches the
     offline tool's. The old rule (`late` within 45 of offline's 0) fails
     on such a run; this one fails if the program sheds more than its rule
     says, or neither shed nor recorded the stall as lateness."""
@@ -218,10 +246,14 @@ def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     cmd = [BIN] + eal_args(mode, prefix) + [
         "--vdev", pcap_port(inp, tx), "--", "--replay", "--pace"] + \
         PROFILE + ["--stats-file", str(stats)]
+    stopped = []
+
     def stall(proc):
+        t = time.monotonic()
         proc.send_signal(signal.SIGSTOP)
         time.sleep(0.3)
         proc.send_signal(signal.SIGCONT)
+        stopped.append(time.monotonic() - t)
     # half a second into the capture's 4 s (the output is being written)
     run = signalled_run(cmd, prefix, tx, 24 + 500 * (16 + SIZE) + 1, stall,
                         stats)
@@ -229,7 +261,7 @@ def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     live = run.port(0)
     assert_conserved(run)
     assert live["rx_packets"] == N
-    own = assert_matches(live, off, run)
+    own = assert_matches(live, off, run, stopped_s=stopped[0])
     # 300 packets fell due in the stall: shed as `late`, well over the
     # old tolerance; or, where the pacer handed them on one burst at a
     # time with nothing due behind them, sent late with their lateness
@@ -238,3 +270,27 @@ def test_pace_stall_sheds_what_it_explains(tmp_path, mode):
     late_max = live["latency"]["lateness_ns"]["max"]
     assert own > tolerance(N) or late_max >= 100 * MS, \
         (own, late_max, run.stats.get("lcores"))
+
+
+def test_host_excuse_is_capped():
+    """However much the kernel says the host took, a run may shed at most
+    HOST_CAP packets more than its own stall explains: an excuse past
+    the cap fails the run rather than widening the tolerance."""
+    import cpu_lost
+    off = {"drops": {"lost": 80, "late": 0, "overload": 0},
+           "tx_packets": N - 80}
+    huge = cpu_lost.Lost(4.0, {"w": {"run_s": 1.0, "wait_s": 3.0,
+                                     "steal_s": 0.0, "preempted": 5000,
+                                     "lost_s": 3.0}})
+    assert host_explains(huge) > 10 * HOST_CAP
+    run = Run(subprocess.CompletedProcess([], 0, "", ""), None, huge)
+    run.stats = {}
+    for own, ok in ((HOST_CAP + BURST, True), (HOST_CAP + BURST + 1, False)):
+        live = {"drops": {"lost": 80, "late": own, "overload": 0},
+                "tx_packets": N - 80 - own}
+        try:
+            assert_matches(live, off, run)
+            passed = True
+        except AssertionError:
+            passed = False
+        assert passed == ok, (own, ok)

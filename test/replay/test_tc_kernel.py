@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import pcaplib
+import retries
 from test_offline import MS, T0, ok_run
 
 PROBE = r'''
@@ -179,10 +180,13 @@ def test_departures_as_kernel(netns, tmp_path, conf, n, length):
         o, _ = ours(tmp_path, conf, lens, at)
         assert sorted(k) == sorted(o) == list(range(n)), (k, o)
         worst = max(abs(k[i] - o[i]) for i in range(n))
-        print("%s: kernel %s ms, ours %s ms, worst %.3f ms" % (
-            conf, [round(k[i] / MS, 3) for i in range(n)],
-            [round(o[i] / MS, 3) for i in range(n)], worst / MS))
-        tries.append((worst, k, o))
+        said = "try %d: %s: kernel %s ms, ours %s ms, worst %.3f ms" % (
+            len(tries) + 1, conf, [round(k[i] / MS, 3) for i in range(n)],
+            [round(o[i] / MS, 3) for i in range(n)], worst / MS)
+        print(said)
+        tries.append(said)
         if worst < 3 * MS:
             break
     assert worst < 3 * MS, tries
+    if len(tries) > 1:
+        retries.passed_after_retry(len(tries), tries)
