@@ -47,6 +47,9 @@ struct client {
 	char *out;
 	size_t out_len, out_off, out_cap;
 	uint64_t last_ms;   /* the last byte received, or the connect */
+	uint64_t part_ms;   /* the first byte of the request not yet whole
+			     * (a line, a body, an atomic block), or 0 */
+	bool replied;       /* a request was answered in this read */
 	bool closing;       /* close once the replies are sent */
 	/* `atomic N`: the N lines that follow, applied at once or not */
 	char **alines;
@@ -249,6 +252,7 @@ static void
 reply(struct client *c, bool json, bool ok, const char *cmd,
       const char *text, size_t n)
 {
+	c->replied = true;
 	if (json)
 		reply_json(c, ok, cmd, text, n);
 	else
@@ -624,6 +628,13 @@ client_write(struct client *c)
 	c->out_off = c->out_len = 0;
 }
 
+/* Part of a request and not all of it: a line, a body, an atomic block. */
+static bool
+request_begun(const struct client *c)
+{
+	return c->rd.len + c->rd.dropped + c->body_left + c->aleft > 0;
+}
+
 static void
 client_read(struct client *c, uint64_t now)
 {
@@ -642,6 +653,7 @@ client_read(struct client *c, uint64_t now)
 		return;
 	}
 	c->last_ms = now;
+	c->replied = false;
 	/* line by line: after a `body` line, its bytes are no lines */
 	for (off = 0; off < (size_t)n && !c->closing; ) {
 		const char *nl;
@@ -663,22 +675,33 @@ client_read(struct client *c, uint64_t now)
 		ctl_line_feed(&c->rd, buf + off, k, client_line, c);
 		off += k;
 	}
+	/* a request's deadline runs from its first byte: more bytes of it
+	 * do not put it off (a byte every 2 s would hold the slot for
+	 * ever); one begun in this read, after a reply, starts afresh */
+	if (!request_begun(c))
+		c->part_ms = 0;
+	else if (c->part_ms == 0 || c->replied)
+		c->part_ms = now;
 }
 
+/* The two deadlines (docs/control.md): a request not whole
+ * CTL_HALF_LINE_MS after its first byte is refused and the client closed
+ * once told; no byte for CTL_IDLE_MS, and it is closed there and then,
+ * whatever it left unread (a client that reads nothing is never told, and
+ * would otherwise hold its slot for ever). */
 static void
 client_timeouts(struct client *c, uint64_t now)
 {
-	if (c->closing)
-		return;
-	if (c->rd.len + c->rd.dropped + c->body_left > 0 &&
-	    now - c->last_ms >= CTL_HALF_LINE_MS) {
+	if (now - c->last_ms >= CTL_IDLE_MS) {
+		c->out_len = c->out_off = 0;
+		c->closing = true;
+	} else if (!c->closing && c->part_ms != 0 &&
+		   now - c->part_ms >= CTL_HALF_LINE_MS) {
 		static const char m[] = "error: half a line and nothing more "
 			"for " RTE_STR(CTL_HALF_LINE_MS) " ms: not run, closing "
 			"(nothing changed)\n";
 
 		reply_text(c, false, m, sizeof(m) - 1);
-		c->closing = true;
-	} else if (now - c->last_ms >= CTL_IDLE_MS) {
 		c->closing = true;
 	}
 }

@@ -124,11 +124,21 @@ class Shaper:
         lines = list(lines)
         if not lines or any("\n" in l or "\r" in l for l in lines):
             raise ValueError("one or more lines, one command each")
-        if self._sock is None:
-            self._connect()
-        self._sock.sendall(("json atomic %d\n" % len(lines) +
-                            "".join(l + "\n" for l in lines)).encode())
-        r = json.loads(self._readline())
+        block = ("json atomic %d\n" % len(lines) +
+                 "".join(l + "\n" for l in lines)).encode()
+        for attempt in (0, 1):
+            if self._sock is None:
+                self._connect()
+            try:
+                self._sock.sendall(block)
+                r = json.loads(self._readline())
+                break
+            except (ConnectionError, BrokenPipeError):
+                # closed while idle: once more on a new connection (a
+                # block is applied only once its last line arrived)
+                self.close()
+                if attempt:
+                    raise
         if r["status"] != "ok":
             raise Refused(r["output"].strip())
         return r["output"]

@@ -25,6 +25,94 @@ HALF_LINE_S = 5     # CTL_HALF_LINE_MS
 IDLE_S = 60         # CTL_IDLE_MS
 
 
+def test_slow_senders_lose_their_slots(live):
+    """16 clients each sending a byte of a line every second: each is
+    closed 5 s after its line's first byte (not 5 s after its last), so a
+    new client is served within seconds, not never."""
+    lv = live(["--netem", "delay 10ms"])
+    before = lv.ctl("show", "config")[1]
+    socks = []
+    for _ in range(SLOTS):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(lv.path)
+        socks.append(s)
+    t0 = time.monotonic()
+    closed_at = {}
+    served = None
+    while time.monotonic() - t0 < 3 * HALF_LINE_S:
+        for i, s in enumerate(socks):
+            if i in closed_at:
+                continue
+            try:
+                s.sendall(b"s")
+            except OSError:          # closed by the shaper
+                closed_at[i] = time.monotonic() - t0
+        if served is None and time.monotonic() - t0 > HALF_LINE_S + 1:
+            rc, out, err = lv.ctl("show", "netem", "0")
+            if rc == 0:
+                served = time.monotonic() - t0
+                assert "delay 10ms" in out
+        if served is not None and len(closed_at) == SLOTS:
+            break
+        time.sleep(1)
+    assert served is not None, "no client served for %d s" % (3 * HALF_LINE_S)
+    assert len(closed_at) == SLOTS, closed_at
+    # the error, then the close (each was told why)
+    for s in socks:
+        s.settimeout(5)
+        st, lines = recv_reply(s)
+        assert st == "error" and "half a line" in lines[0], lines
+        s.close()
+    assert max(closed_at.values()) < HALF_LINE_S + 4, closed_at
+    assert lv.ctl("show", "config")[1] == before
+    lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+
+
+def test_unread_replies_and_idle_close(live):
+    """Clients that send commands and never read the replies hold no slot
+    past the idle deadline (their unsent replies are dropped); the Python
+    client's atomic() opens a new connection after the idle close, as
+    cmd() does."""
+    lv = live(["--netem", "delay 10ms"])
+    c = Shaper(path=lv.path)
+    assert "delay 10ms" in c.show("netem", 0)   # its connection kept
+    hogs = []
+    for _ in range(SLOTS - 1):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(lv.path)
+        s.setblocking(False)
+        try:
+            while True:                  # until neither side takes more
+                s.send(b"show config\n" * 64)
+        except BlockingIOError:
+            pass
+        hogs.append(s)
+    rc, _, err = lv.ctl("show", "netem", "0")
+    assert rc != 0 and "too many control clients" in err, (rc, err)
+    time.sleep(IDLE_S + 3)
+    # the Python client's connection was closed while idle: a new one
+    out = c.atomic(["set netem 0 delay 20ms"])
+    assert "applied at once" in out, out
+    # the hogs' slots are free: a client besides c is served
+    rc, out, err = lv.ctl("show", "netem", "0")
+    assert rc == 0 and "delay 20ms" in out, (rc, out, err)
+    for s in hogs:                       # closed: EOF after what was sent
+        s.setblocking(True)
+        s.settimeout(5)
+        while True:
+            try:
+                d = s.recv(1 << 20)
+            except ConnectionResetError:
+                d = b""
+            if not d:
+                break
+        s.close()
+    c.close()
+    lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+
+
 BAD_UTF8 = [
     b"\xc0\xaf",             # '/' in two bytes (overlong)
     b"\xe0\x80\xaf",         # '/' in three
