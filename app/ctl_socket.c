@@ -491,6 +491,54 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 
 /* ---- the socket ---------------------------------------------------- */
 
+/*
+ * --ctl-group: what the group may reach, and nothing more. The EAL makes
+ * the runtime directory PREFIX and the dpdk one above it 0700 (as root
+ * /var/run/dpdk/PREFIX): the group is given search (x) on these two, so
+ * that it can open a name it knows in PREFIX, never list or write them;
+ * others get nothing. What the group may then open is each file's own
+ * mode: the socket (0660), and what another control surface puts beside
+ * it for the group (shaper-api's token). The directories above dpdk
+ * (/var/run, /tmp, $XDG_RUNTIME_DIR) are the system's or the user's.
+ *
+ * dpdk is shared by every prefix, and a directory has one group: another
+ * --ctl-group's (a run before, or one still running, whose members then
+ * lose their way in) is taken over, saying so. Left as is at exit (other
+ * runs may still use it).
+ */
+static int
+run_dirs_share(const char *dir, gid_t gid)
+{
+	char d[sizeof(sock_path)], *slash;
+	int i;
+
+	snprintf(d, sizeof(d), "%s", dir);
+	for (i = 0; i < 2; i++) {
+		struct stat st;
+
+		if (stat(d, &st) < 0)
+			return -1;
+		if (st.st_gid != gid && st.st_gid != getegid() &&
+		    (st.st_mode & 0010)) {
+			struct group *g = getgrgid(st.st_gid);
+
+			printf("dpdk-shaper: warning: --ctl-group %s: %s was "
+			       "group %s's (another --ctl-group): now %s's "
+			       "only\n", ctl_socket_opt.group, d,
+			       g != NULL ? g->gr_name : "?",
+			       ctl_socket_opt.group);
+		}
+		if (chown(d, (uid_t)-1, gid) < 0 ||
+		    chmod(d, (st.st_mode & 07707) | 0010) < 0)
+			return -1;
+		slash = strrchr(d, '/');
+		if (slash == NULL || slash == d)
+			break;
+		*slash = '\0';
+	}
+	return 0;
+}
+
 int
 ctl_socket_init(struct shaper *s)
 {
@@ -531,7 +579,8 @@ ctl_socket_init(struct shaper *s)
 		goto fail;
 	if (ctl_socket_opt.group_set &&
 	    (chown(sock_path, (uid_t)-1, ctl_socket_opt.gid) < 0 ||
-	     chmod(sock_path, 0660) < 0))
+	     chmod(sock_path, 0660) < 0 ||
+	     run_dirs_share(dir, ctl_socket_opt.gid) < 0))
 		goto fail;
 	if (!ctl_socket_opt.group_set && chmod(sock_path, 0600) < 0)
 		goto fail;

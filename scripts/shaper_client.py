@@ -30,9 +30,12 @@ class NoShaper(Exception):
     """No shaper answers at that prefix."""
 
 
-def sock_path(prefix=DEFAULT_PREFIX):
-    """Where DPDK 22.11 puts the runtime directory of PREFIX."""
-    if os.getuid() == 0:
+def sock_path(prefix=DEFAULT_PREFIX, as_root=None):
+    """Where DPDK 22.11 puts the runtime directory of PREFIX (root's own
+    with as_root)."""
+    if as_root is None:
+        as_root = os.getuid() == 0
+    if as_root:
         base = "/var/run"
     else:
         base = os.environ.get("XDG_RUNTIME_DIR", "/tmp")
@@ -42,21 +45,33 @@ def sock_path(prefix=DEFAULT_PREFIX):
 class Shaper:
     def __init__(self, prefix=DEFAULT_PREFIX, path=None, timeout=120.0):
         self.path = path or sock_path(prefix)
+        # a user other than root looks in root's runtime directory too
+        # when its own has no such socket: a root shaper's --ctl-group
+        # lets its members in there
+        self._paths = [self.path]
+        if path is None and os.getuid() != 0:
+            self._paths.append(sock_path(prefix, as_root=True))
         self.timeout = timeout
         self._sock = None
         self._buf = b""
 
     # ---- transport ----
     def _connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(self.path)
-        except OSError as e:
-            s.close()
-            raise NoShaper("no shaper answers at %s: %s" %
-                           (self.path, e.strerror or e)) from None
-        self._sock, self._buf = s, b""
+        first = None
+        for path in self._paths:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(path)
+            except OSError as e:
+                s.close()
+                if first is None or not isinstance(e, FileNotFoundError):
+                    first = (path, e)   # in neither: name our own
+                continue
+            self.path, self._sock, self._buf = path, s, b""
+            return
+        raise NoShaper("no shaper answers at %s: %s" %
+                       (first[0], first[1].strerror or first[1])) from None
 
     def close(self):
         if self._sock is not None:

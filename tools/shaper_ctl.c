@@ -58,20 +58,53 @@ usage(FILE *f)
 }
 
 /* As DPDK's eal_create_runtime_dir(): root's in /var/run, others' in
- * $XDG_RUNTIME_DIR or /tmp. */
+ * $XDG_RUNTIME_DIR or /tmp; root's own when as_root. */
 static int
-sock_path(const char *prefix, char *dst, size_t len)
+sock_path(const char *prefix, bool as_root, char *dst, size_t len)
 {
 	const char *base = "/var/run";
 	int n;
 
-	if (getuid() != 0) {
+	if (!as_root) {
 		const char *x = getenv("XDG_RUNTIME_DIR");
 
 		base = x != NULL ? x : "/tmp";
 	}
 	n = snprintf(dst, len, "%s/dpdk/%s/%s", base, prefix, SOCK_NAME);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A connected socket, or -1 with errno (sa: the path that said why). */
+static int
+try_connect(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sa,
+			      sizeof(*sa)) == 0)
+		return fd;
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/* A user other than root looks in its own runtime directory, then in
+ * root's: a root shaper's --ctl-group lets its members in there. */
+static int
+ctl_connect(const char *prefix, struct sockaddr_un *sa)
+{
+	struct sockaddr_un root = { .sun_family = AF_UNIX };
+	int fd = try_connect(sa);
+
+	if (fd >= 0 || errno != ENOENT || getuid() == 0 ||
+	    sock_path(prefix, true, root.sun_path, sizeof(root.sun_path)) < 0)
+		return fd;
+	fd = try_connect(&root);
+	if (fd < 0 && errno == ENOENT)
+		return -1;   /* in neither: name the user's own */
+	memcpy(sa, &root, sizeof(root));
+	return fd;
 }
 
 /* The words as one line: a word with a blank in it (or none at all) is
@@ -227,7 +260,8 @@ main(int argc, char **argv)
 			"prefix\n", prefix);
 		return 2;
 	}
-	if (sock_path(prefix, sa.sun_path, sizeof(sa.sun_path)) < 0) {
+	if (sock_path(prefix, getuid() == 0, sa.sun_path,
+		      sizeof(sa.sun_path)) < 0) {
 		fprintf(stderr, "dpdk-shaper-ctl: --file-prefix '%s': too "
 			"long for a socket path\n", prefix);
 		return 2;
@@ -243,10 +277,8 @@ main(int argc, char **argv)
 		strcat(line, "\n");
 	}
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = ctl_connect(prefix, &sa);
 	if (fd < 0)
-		return no_shaper(sa.sun_path, strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return no_shaper(sa.sun_path, errno == ENOENT ?
 				 "no such socket (is it running with this "
 				 "--file-prefix?)" : strerror(errno));

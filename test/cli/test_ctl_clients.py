@@ -3,10 +3,12 @@ senders and clients that never read their replies lose their slots by the
 documented deadlines; text that is not well-formed UTF-8 is refused and
 never echoed; --ctl-group lets its members (and nobody else) reach a root
 shaper's socket; the Python client reconnects after the idle close."""
+import grp
 import json
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -159,5 +161,94 @@ def test_utf8_ill_formed_refused(live):
     f.close()
     s.close()
     assert lv.ctl("show", "config")[1] == before
+    lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+
+
+# ---- --ctl-group: a member connects to a root shaper; others cannot ----
+
+GROUP = "shp58ctl"
+MEMBER = "shp58member"
+OTHER = "shp58other"
+
+
+def _run(*cmd):
+    cmd = (shutil.which(cmd[0], path=SBIN),) + cmd[1:]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+
+
+SBIN = "/usr/sbin:/sbin:/usr/bin:/bin"
+RUN_DPDK = "/var/run/dpdk"
+
+
+@pytest.fixture
+def ctl_users():
+    """A system group, a user in it and one not, and copies of the clients
+    they can run (the checkout may not be theirs to read); removed after."""
+    if os.geteuid() != 0 or shutil.which("groupadd", path=SBIN) is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("--ctl-group needs root and groupadd under CI")
+        pytest.skip("creating a group and users needs root and groupadd")
+    for u in (MEMBER, OTHER):
+        subprocess.run([shutil.which("userdel", path=SBIN), u],
+                       stderr=subprocess.DEVNULL)
+    subprocess.run([shutil.which("groupdel", path=SBIN), GROUP],
+                   stderr=subprocess.DEVNULL)
+    _run("groupadd", "-r", GROUP)
+    _run("useradd", "-r", "-M", "-s", "/usr/sbin/nologin", "-G", GROUP,
+         MEMBER)
+    _run("useradd", "-r", "-M", "-s", "/usr/sbin/nologin", OTHER)
+    # --ctl-group gives the shared run directory to the group: as it was
+    # after (a group deleted leaves its gid there for the next one made)
+    was = os.stat(RUN_DPDK) if os.path.isdir(RUN_DPDK) else None
+    tools = tempfile.mkdtemp(prefix="shp58-")    # pytest's tmp is 0700
+    os.chmod(tools, 0o755)
+    shutil.copy(CTL, os.path.join(tools, "dpdk-shaper-ctl"))
+    shutil.copy(os.path.join(REPO, "scripts", "shaper_client.py"), tools)
+    try:
+        yield tools
+    finally:
+        shutil.rmtree(tools)
+        if was is not None:
+            os.chown(RUN_DPDK, was.st_uid, was.st_gid)
+            os.chmod(RUN_DPDK, stat.S_IMODE(was.st_mode))
+        for u in (MEMBER, OTHER):
+            subprocess.run([shutil.which("userdel", path=SBIN), u],
+                       stderr=subprocess.DEVNULL)
+        subprocess.run([shutil.which("groupdel", path=SBIN), GROUP],
+                   stderr=subprocess.DEVNULL)
+
+
+def _as(user, argv):
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/"}   # no XDG_RUNTIME_DIR
+    return subprocess.run([shutil.which("runuser", path=SBIN), "-u", user,
+                           "--"] + argv, env=env,
+                          cwd="/", stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def test_ctl_group_member_connects(live, ctl_users):
+    lv = live(["--netem", "delay 10ms", "--ctl-group", GROUP])
+    ctl = os.path.join(ctl_users, "dpdk-shaper-ctl")
+    py = ("import sys; sys.path.insert(0, %r); "
+          "from shaper_client import Shaper; "
+          "print(Shaper(%r).show('netem', 0))" % (ctl_users, lv.prefix))
+    p = _as(MEMBER, [ctl, "-f", lv.prefix, "show", "netem", "0"])
+    assert p.returncode == 0 and "delay 10ms" in p.stdout, p
+    p = _as(MEMBER, ["python3", "-c", py])
+    assert p.returncode == 0 and "delay 10ms" in p.stdout, p
+    # not in the group: refused, at the directory or the socket
+    p = _as(OTHER, [ctl, "-f", lv.prefix, "show", "netem", "0"])
+    assert p.returncode == 3 and "ermission denied" in p.stderr, p
+    p = _as(OTHER, ["python3", "-c", py])
+    assert p.returncode != 0 and "ermission denied" in p.stderr, p
+    # the group may pass through, not list or write; others nothing
+    run = os.path.dirname(lv.path)
+    gid = grp.getgrnam(GROUP).gr_gid
+    for d in (run, os.path.dirname(run)):
+        st = os.stat(d)
+        assert st.st_mode & 0o077 == 0o010, (d, oct(st.st_mode))
+        assert st.st_gid == gid, (d, st.st_gid)
     lv.stop()
     assert lv.proc.returncode == 0, lv.out
