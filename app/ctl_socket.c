@@ -510,12 +510,11 @@ static int
 run_dirs_share(const char *dir, gid_t gid)
 {
 	char d[sizeof(sock_path)], *slash;
+	struct stat st;
 	int i;
 
 	snprintf(d, sizeof(d), "%s", dir);
 	for (i = 0; i < 2; i++) {
-		struct stat st;
-
 		if (stat(d, &st) < 0)
 			return -1;
 		if (st.st_gid != gid && st.st_gid != getegid() &&
@@ -533,9 +532,17 @@ run_dirs_share(const char *dir, gid_t gid)
 			return -1;
 		slash = strrchr(d, '/');
 		if (slash == NULL || slash == d)
-			break;
+			return 0;
 		*slash = '\0';
 	}
+	/* above dpdk: not ours to open, but say when it shuts the group out
+	 * ($XDG_RUNTIME_DIR is its user's alone) */
+	if (stat(d, &st) == 0 && !(st.st_mode & 0001) &&
+	    !(st.st_gid == gid && (st.st_mode & 0010)))
+		printf("dpdk-shaper: warning: --ctl-group %s: %s (mode %04o) "
+		       "does not let the group pass: its members cannot reach "
+		       "the socket\n", ctl_socket_opt.group, d,
+		       (unsigned int)(st.st_mode & 07777));
 	return 0;
 }
 
