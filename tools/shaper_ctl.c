@@ -9,7 +9,8 @@
  *   3  no shaper answers at that prefix (one line naming the socket)
  *
  * Runs without the EAL: it only needs the runtime directory's path, which
- * it finds as DPDK 22.11 does (eal_create_runtime_dir()).
+ * it finds as DPDK 22.11 does (eal_create_runtime_dir()), and for a user
+ * other than root, root's next (a root shaper's --ctl-group).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* asprintf */
@@ -53,8 +54,11 @@ usage(FILE *f)
 "  -h, --help                this text\n"
 "\n"
 "Words holding spaces are sent quoted ('...'), as the CLI's class rules\n"
-"take them. Exit status: 0 applied, 1 refused (nothing changed), 2 usage\n"
-"error, 3 no shaper answers at that prefix.\n", DEFAULT_PREFIX);
+"take them. A user other than root looks for the socket in its own runtime\n"
+"directory, then in root's (/var/run/dpdk/PREFIX: a member of a root\n"
+"shaper's --ctl-group). Exit status: 0 applied, 1 refused (nothing\n"
+"changed), 2 usage error, 3 no shaper answers at that prefix.\n",
+		DEFAULT_PREFIX);
 }
 
 /* As DPDK's eal_create_runtime_dir(): root's in /var/run, others' in
