@@ -57,7 +57,7 @@ class Shaper:
 
     # ---- transport ----
     def _connect(self):
-        first = None
+        errors = []
         for path in self._paths:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(self.timeout)
@@ -65,13 +65,20 @@ class Shaper:
                 s.connect(path)
             except OSError as e:
                 s.close()
-                if first is None or not isinstance(e, FileNotFoundError):
-                    first = (path, e)   # in neither: name our own
+                errors.append("%s: %s" % (path, e.strerror or e))
+                # our own has no shaper (or another user's /tmp/dpdk
+                # shuts us out): root's next; a socket nobody listens on
+                # is our own shaper's, gone
+                if not isinstance(e, (FileNotFoundError, PermissionError,
+                                      NotADirectoryError)):
+                    break
+                if len(errors) > 1 and isinstance(e, FileNotFoundError):
+                    errors.pop()        # in neither: name our own
                 continue
             self.path, self._sock, self._buf = path, s, b""
             return
-        raise NoShaper("no shaper answers at %s: %s" %
-                       (first[0], first[1].strerror or first[1])) from None
+        raise NoShaper("no shaper answers at " +
+                       "; nor at ".join(errors)) from None
 
     def close(self):
         if self._sock is not None:

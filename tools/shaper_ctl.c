@@ -94,20 +94,29 @@ try_connect(const struct sockaddr_un *sa)
 }
 
 /* A user other than root looks in its own runtime directory, then in
- * root's: a root shaper's --ctl-group lets its members in there. */
+ * root's: a root shaper's --ctl-group lets its members in there. Its own
+ * has no shaper when the socket or a directory is not there, or when
+ * another user's /tmp/dpdk shuts it out; a socket nobody listens on is
+ * its own shaper's, gone. -1 with why (naming both when both refused). */
 static int
-ctl_connect(const char *prefix, struct sockaddr_un *sa)
+ctl_connect(const char *prefix, struct sockaddr_un *sa, char *why,
+	    size_t len)
 {
 	struct sockaddr_un root = { .sun_family = AF_UNIX };
-	int fd = try_connect(sa);
+	int fd = try_connect(sa), err = errno;
 
-	if (fd >= 0 || errno != ENOENT || getuid() == 0 ||
+	snprintf(why, len, "%s", err == ENOENT ? "no such socket (is it "
+		 "running with this --file-prefix?)" : strerror(err));
+	if (fd >= 0 || getuid() == 0 ||
+	    (err != ENOENT && err != EACCES && err != ENOTDIR) ||
 	    sock_path(prefix, true, root.sun_path, sizeof(root.sun_path)) < 0)
 		return fd;
 	fd = try_connect(&root);
-	if (fd < 0 && errno == ENOENT)
-		return -1;   /* in neither: name the user's own */
-	memcpy(sa, &root, sizeof(root));
+	if (fd >= 0)
+		memcpy(sa, &root, sizeof(root));
+	else if (errno != ENOENT)   /* a root shaper, maybe, not for us */
+		snprintf(why + strlen(why), len - strlen(why), "; nor at %s: "
+			 "%s", root.sun_path, strerror(errno));
 	return fd;
 }
 
@@ -221,7 +230,7 @@ main(int argc, char **argv)
 	};
 	const char *prefix = DEFAULT_PREFIX;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char line[LINE_MAX_LEN + 8];
+	char line[LINE_MAX_LEN + 8], why[sizeof(sa.sun_path) + 160];
 	char *reply = NULL;
 	size_t rlen = 0, rcap = 0;
 	bool json = false, done = false;
@@ -281,11 +290,9 @@ main(int argc, char **argv)
 		strcat(line, "\n");
 	}
 
-	fd = ctl_connect(prefix, &sa);
+	fd = ctl_connect(prefix, &sa, why, sizeof(why));
 	if (fd < 0)
-		return no_shaper(sa.sun_path, errno == ENOENT ?
-				 "no such socket (is it running with this "
-				 "--file-prefix?)" : strerror(errno));
+		return no_shaper(sa.sun_path, why);
 	if (block != NULL) {
 		size_t len = strlen(block), off = 0;
 
