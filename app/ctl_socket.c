@@ -753,9 +753,9 @@ client_timeouts(struct client *c, uint64_t now)
 		c->closing = true;
 	} else if (!c->closing && c->part_ms != 0 &&
 		   now - c->part_ms >= CTL_HALF_LINE_MS) {
-		static const char m[] = "error: half a line and nothing more "
-			"for " RTE_STR(CTL_HALF_LINE_MS) " ms: not run, closing "
-			"(nothing changed)\n";
+		static const char m[] = "error: half a line: not whole "
+			RTE_STR(CTL_HALF_LINE_MS) " ms after its first byte: "
+			"not run, closing (nothing changed)\n";
 
 		reply_text(c, false, m, sizeof(m) - 1);
 		c->closing = true;
