@@ -86,7 +86,7 @@ def test_unread_replies_and_idle_close(live):
         s.setblocking(False)
         try:
             while True:                  # until neither side takes more
-                s.send(b"show config\n" * 64)
+                s.send(b"show netem 0\n" * 64)
         except BlockingIOError:
             pass
         hogs.append(s)
