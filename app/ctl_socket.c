@@ -35,6 +35,7 @@
 #include "ctl_body.h"
 #include "ctl_socket.h"
 #include "shp_file.h"
+#include "shp_utf8.h"
 
 /* Replies a client leaves unread beyond this: it is closed. */
 #define CTL_OUT_MAX (1u << 20)
@@ -47,6 +48,9 @@ struct client {
 	char *out;
 	size_t out_len, out_off, out_cap;
 	uint64_t last_ms;   /* the last byte received, or the connect */
+	uint64_t part_ms;   /* the first byte of the request not yet whole
+			     * (a line, a body, an atomic block), or 0 */
+	bool replied;       /* a request was answered in this read */
 	bool closing;       /* close once the replies are sent */
 	/* `atomic N`: the N lines that follow, applied at once or not */
 	char **alines;
@@ -113,7 +117,7 @@ ctl_line_feed(struct ctl_line_reader *r, const char *data, size_t n,
 			r->buf[len] = '\0';
 			if (r->dropped > 0)
 				st = CTL_LINE_LONG;
-			else if (r->binary)
+			else if (r->binary || !shp_utf8_valid(r->buf, len))
 				st = CTL_LINE_BINARY;
 			line(arg, st, r->buf, r->len + r->dropped);
 			lines++;
@@ -123,7 +127,8 @@ ctl_line_feed(struct ctl_line_reader *r, const char *data, size_t n,
 			continue;
 		}
 		/* a NUL would cut the line short, other control bytes are
-		 * no word of the grammar: the line is refused whole */
+		 * no word of the grammar: the line is refused whole (as is
+		 * one that is not well-formed UTF-8: a JSON reply echoes it) */
 		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
 			r->binary = true;
 		if (r->len < CTL_LINE_MAX)
@@ -232,7 +237,7 @@ json_string(struct client *c, const char *s, size_t n)
 
 /* JSON form: one line, {"status": "ok"|"error", "command": ...,
  * "output": ...}. Bytes that are not UTF-8 cannot come from the grammar:
- * a line holding them is refused before it runs. */
+ * the line reader refuses a line holding them before it runs. */
 static void
 reply_json(struct client *c, bool ok, const char *cmd, const char *text,
 	   size_t n)
@@ -249,36 +254,11 @@ static void
 reply(struct client *c, bool json, bool ok, const char *cmd,
       const char *text, size_t n)
 {
+	c->replied = true;
 	if (json)
 		reply_json(c, ok, cmd, text, n);
 	else
 		reply_text(c, ok, text, n);
-}
-
-static bool
-utf8_ok(const unsigned char *s)
-{
-	while (*s) {
-		unsigned int extra, i;
-
-		if (*s < 0x80) {
-			s++;
-			continue;
-		}
-		if ((*s & 0xe0) == 0xc0 && *s >= 0xc2)
-			extra = 1;
-		else if ((*s & 0xf0) == 0xe0)
-			extra = 2;
-		else if ((*s & 0xf8) == 0xf0 && *s <= 0xf4)
-			extra = 3;
-		else
-			return false;
-		for (i = 1; i <= extra; i++)
-			if ((s[i] & 0xc0) != 0x80)
-				return false;
-		s += extra + 1;
-	}
-	return true;
 }
 
 static void
@@ -311,7 +291,7 @@ atomic_line(struct client *c, enum ctl_line_status st, const char *text)
 	FILE *f;
 	int rc;
 
-	if (st != CTL_LINE_OK || !utf8_ok((const unsigned char *)text))
+	if (st != CTL_LINE_OK)
 		c->abad = true;
 	else if ((c->alines[c->an] = strdup(text)) == NULL)
 		c->abad = true;
@@ -444,7 +424,8 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		atomic_line(c, st, text);
 		return;
 	}
-	if (st == CTL_LINE_OK && strncmp(cmd, "json", 4) == 0 &&
+	/* a line refused as not text is still answered in the form asked */
+	if (st != CTL_LINE_LONG && strncmp(cmd, "json", 4) == 0 &&
 	    (cmd[4] == ' ' || cmd[4] == '\t' || cmd[4] == '\0')) {
 		json = true;
 		cmd += 4;
@@ -457,7 +438,7 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		reply(c, false, false, "", msg, (size_t)m);
 		return;
 	}
-	if (st == CTL_LINE_BINARY || !utf8_ok((const unsigned char *)cmd)) {
+	if (st == CTL_LINE_BINARY) {
 		int m = snprintf(msg, sizeof(msg), "error: the line holds "
 				 "bytes that are not text: not run (nothing "
 				 "changed)\n");
@@ -512,6 +493,61 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 
 /* ---- the socket ---------------------------------------------------- */
 
+/*
+ * --ctl-group: what the group may reach, and nothing more. The EAL makes
+ * the runtime directory PREFIX and the dpdk one above it 0700 (as root
+ * /var/run/dpdk/PREFIX): the group is given search (x) on these two, so
+ * that it can open a name it knows in PREFIX, never list or write them;
+ * others get nothing. What the group may then open is each file's own
+ * mode: the socket (0660), and what another control surface puts beside
+ * it for the group (shaper-api's token). The directories above dpdk
+ * (/var/run, /tmp, $XDG_RUNTIME_DIR) are the system's or the user's.
+ *
+ * dpdk is shared by every prefix, and a directory has one group: another
+ * --ctl-group's (a run before, or one still running, whose members then
+ * lose their way in) is taken over, saying so. Left as is at exit (other
+ * runs may still use it).
+ */
+static int
+run_dirs_share(const char *dir, gid_t gid)
+{
+	char d[sizeof(sock_path)], *slash;
+	struct stat st;
+	int i;
+
+	snprintf(d, sizeof(d), "%s", dir);
+	for (i = 0; i < 2; i++) {
+		if (stat(d, &st) < 0)
+			return -1;
+		if (st.st_gid != gid && st.st_gid != getegid() &&
+		    (st.st_mode & 0010)) {
+			struct group *g = getgrgid(st.st_gid);
+
+			printf("dpdk-shaper: warning: --ctl-group %s: %s was "
+			       "group %s's (another --ctl-group): now %s's "
+			       "only\n", ctl_socket_opt.group, d,
+			       g != NULL ? g->gr_name : "?",
+			       ctl_socket_opt.group);
+		}
+		if (chown(d, (uid_t)-1, gid) < 0 ||
+		    chmod(d, (st.st_mode & 07707) | 0010) < 0)
+			return -1;
+		slash = strrchr(d, '/');
+		if (slash == NULL || slash == d)
+			return 0;
+		*slash = '\0';
+	}
+	/* above dpdk: not ours to open, but say when it shuts the group out
+	 * ($XDG_RUNTIME_DIR is its user's alone) */
+	if (stat(d, &st) == 0 && !(st.st_mode & 0001) &&
+	    !(st.st_gid == gid && (st.st_mode & 0010)))
+		printf("dpdk-shaper: warning: --ctl-group %s: %s (mode %04o) "
+		       "does not let the group pass: its members cannot reach "
+		       "the socket\n", ctl_socket_opt.group, d,
+		       (unsigned int)(st.st_mode & 07777));
+	return 0;
+}
+
 int
 ctl_socket_init(struct shaper *s)
 {
@@ -552,7 +588,8 @@ ctl_socket_init(struct shaper *s)
 		goto fail;
 	if (ctl_socket_opt.group_set &&
 	    (chown(sock_path, (uid_t)-1, ctl_socket_opt.gid) < 0 ||
-	     chmod(sock_path, 0660) < 0))
+	     chmod(sock_path, 0660) < 0 ||
+	     run_dirs_share(dir, ctl_socket_opt.gid) < 0))
 		goto fail;
 	if (!ctl_socket_opt.group_set && chmod(sock_path, 0600) < 0)
 		goto fail;
@@ -675,6 +712,13 @@ client_write(struct client *c)
 	c->out_off = c->out_len = 0;
 }
 
+/* Part of a request and not all of it: a line, a body, an atomic block. */
+static bool
+request_begun(const struct client *c)
+{
+	return c->rd.len + c->rd.dropped + c->body_left + c->aleft > 0;
+}
+
 static void
 client_read(struct client *c, uint64_t now)
 {
@@ -694,6 +738,7 @@ client_read(struct client *c, uint64_t now)
 	}
 	c->last_ms = now;
 	shp_file_peer_set(&c->peer);
+	c->replied = false;
 	/* line by line: after a `body` line, its bytes are no lines */
 	for (off = 0; off < (size_t)n && !c->closing; ) {
 		const char *nl;
@@ -716,22 +761,33 @@ client_read(struct client *c, uint64_t now)
 		off += k;
 	}
 	shp_file_peer_set(NULL);
+	/* a request's deadline runs from its first byte: more bytes of it
+	 * do not put it off (a byte every 2 s would hold the slot for
+	 * ever); one begun in this read, after a reply, starts afresh */
+	if (!request_begun(c))
+		c->part_ms = 0;
+	else if (c->part_ms == 0 || c->replied)
+		c->part_ms = now;
 }
 
+/* The two deadlines (docs/control.md): a request not whole
+ * CTL_HALF_LINE_MS after its first byte is refused and the client closed
+ * once told; no byte for CTL_IDLE_MS, and it is closed there and then,
+ * whatever it left unread (a client that reads nothing is never told, and
+ * would otherwise hold its slot for ever). */
 static void
 client_timeouts(struct client *c, uint64_t now)
 {
-	if (c->closing)
-		return;
-	if (c->rd.len + c->rd.dropped + c->body_left > 0 &&
-	    now - c->last_ms >= CTL_HALF_LINE_MS) {
-		static const char m[] = "error: half a line and nothing more "
-			"for " RTE_STR(CTL_HALF_LINE_MS) " ms: not run, closing "
-			"(nothing changed)\n";
+	if (now - c->last_ms >= CTL_IDLE_MS) {
+		c->out_len = c->out_off = 0;
+		c->closing = true;
+	} else if (!c->closing && c->part_ms != 0 &&
+		   now - c->part_ms >= CTL_HALF_LINE_MS) {
+		static const char m[] = "error: half a line: not whole "
+			RTE_STR(CTL_HALF_LINE_MS) " ms after its first byte: "
+			"not run, closing (nothing changed)\n";
 
 		reply_text(c, false, m, sizeof(m) - 1);
-		c->closing = true;
-	} else if (now - c->last_ms >= CTL_IDLE_MS) {
 		c->closing = true;
 	}
 }

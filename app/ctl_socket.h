@@ -23,9 +23,10 @@
 #define CTL_MAX_CLIENTS 16
 /* The lines of one `atomic N` block (blank and comment lines too). */
 #define CTL_ATOMIC_LINES 1024
-/* A client that sent part of a line and nothing more for this long, or
- * nothing at all, is closed (a client scripting runs keeps its
- * connection busy or opens one per command). */
+/* A request (a line, a body, an atomic block) not whole this long after
+ * its first byte is refused and its client closed; a client that sent no
+ * byte for CTL_IDLE_MS is closed, its unread replies dropped (a client
+ * scripting runs keeps its connection busy or opens one per command). */
 #define CTL_HALF_LINE_MS 5000
 #define CTL_IDLE_MS 60000
 

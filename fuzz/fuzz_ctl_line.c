@@ -7,15 +7,17 @@
  *    by byte, and in the seeded pieces);
  *  - a line given as a command (CTL_LINE_OK) holds at most CTL_LINE_MAX
  *    characters, no newline, no NUL or other control byte but a tab, and
- *    no \r at its end; it is exactly the input's line (a \r before the
- *    newline removed);
+ *    no \r at its end, well-formed UTF-8; it is exactly the input's line
+ *    (a \r before the newline removed);
  *  - a line longer than CTL_LINE_MAX is CTL_LINE_LONG with its full length,
- *    never run cut; one with a control byte CTL_LINE_BINARY;
+ *    never run cut; one with a control byte, or not well-formed UTF-8,
+ *    CTL_LINE_BINARY;
  *  - what follows the last newline is held, not given as a line.
  * The socket itself is not opened: cli_exec_to() is never called.
  */
 #include "fuzz_common.h"
 #include "ctl_socket.h"
+#include "shp_utf8.h"
 
 #define MAX_LINES 4096
 
@@ -80,6 +82,8 @@ on_line(void *arg, enum ctl_line_status st, const char *text, size_t length)
 			if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
 				FUZZ_BUG("a control byte in an OK line");
 		}
+		if (!shp_utf8_valid(text, tl))
+			FUZZ_BUG("an OK line is not well-formed UTF-8");
 		if (tl > 0 && text[tl - 1] == '\r' &&
 		    g->data[g->pos + raw - 1] != '\r')
 			FUZZ_BUG("a \\r left at the end");
@@ -96,7 +100,8 @@ on_line(void *arg, enum ctl_line_status st, const char *text, size_t length)
 				    c == 0x7f)
 					break;
 			}
-			if (i == raw)
+			if (i == raw && shp_utf8_valid((const char *)g->data +
+						       g->pos, raw))
 				FUZZ_BUG("a text line reported binary");
 		}
 	}

@@ -30,9 +30,12 @@ class NoShaper(Exception):
     """No shaper answers at that prefix."""
 
 
-def sock_path(prefix=DEFAULT_PREFIX):
-    """Where DPDK 22.11 puts the runtime directory of PREFIX."""
-    if os.getuid() == 0:
+def sock_path(prefix=DEFAULT_PREFIX, as_root=None):
+    """Where DPDK 22.11 puts the runtime directory of PREFIX (root's own
+    with as_root)."""
+    if as_root is None:
+        as_root = os.getuid() == 0
+    if as_root:
         base = "/var/run"
     else:
         base = os.environ.get("XDG_RUNTIME_DIR", "/tmp")
@@ -42,21 +45,40 @@ def sock_path(prefix=DEFAULT_PREFIX):
 class Shaper:
     def __init__(self, prefix=DEFAULT_PREFIX, path=None, timeout=120.0):
         self.path = path or sock_path(prefix)
+        # a user other than root looks in root's runtime directory too
+        # when its own has no such socket: a root shaper's --ctl-group
+        # lets its members in there
+        self._paths = [self.path]
+        if path is None and os.getuid() != 0:
+            self._paths.append(sock_path(prefix, as_root=True))
         self.timeout = timeout
         self._sock = None
         self._buf = b""
 
     # ---- transport ----
     def _connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
-        try:
-            s.connect(self.path)
-        except OSError as e:
-            s.close()
-            raise NoShaper("no shaper answers at %s: %s" %
-                           (self.path, e.strerror or e)) from None
-        self._sock, self._buf = s, b""
+        errors = []
+        for path in self._paths:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(path)
+            except OSError as e:
+                s.close()
+                errors.append("%s: %s" % (path, e.strerror or e))
+                # our own has no shaper (or another user's /tmp/dpdk
+                # shuts us out): root's next; a socket nobody listens on
+                # is our own shaper's, gone
+                if not isinstance(e, (FileNotFoundError, PermissionError,
+                                      NotADirectoryError)):
+                    break
+                if len(errors) > 1 and isinstance(e, FileNotFoundError):
+                    errors.pop()        # in neither: name our own
+                continue
+            self.path, self._sock, self._buf = path, s, b""
+            return
+        raise NoShaper("no shaper answers at " +
+                       "; nor at ".join(errors)) from None
 
     def close(self):
         if self._sock is not None:
@@ -124,11 +146,21 @@ class Shaper:
         lines = list(lines)
         if not lines or any("\n" in l or "\r" in l for l in lines):
             raise ValueError("one or more lines, one command each")
-        if self._sock is None:
-            self._connect()
-        self._sock.sendall(("json atomic %d\n" % len(lines) +
-                            "".join(l + "\n" for l in lines)).encode())
-        r = json.loads(self._readline())
+        block = ("json atomic %d\n" % len(lines) +
+                 "".join(l + "\n" for l in lines)).encode()
+        for attempt in (0, 1):
+            if self._sock is None:
+                self._connect()
+            try:
+                self._sock.sendall(block)
+                r = json.loads(self._readline())
+                break
+            except (ConnectionError, BrokenPipeError):
+                # closed while idle: once more on a new connection (a
+                # block is applied only once its last line arrived)
+                self.close()
+                if attempt:
+                    raise
         if r["status"] != "ok":
             raise Refused(r["output"].strip())
         return r["output"]

@@ -9,7 +9,8 @@
  *   3  no shaper answers at that prefix (one line naming the socket)
  *
  * Runs without the EAL: it only needs the runtime directory's path, which
- * it finds as DPDK 22.11 does (eal_create_runtime_dir()).
+ * it finds as DPDK 22.11 does (eal_create_runtime_dir()), and for a user
+ * other than root, root's next (a root shaper's --ctl-group).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* asprintf */
@@ -57,25 +58,70 @@ usage(FILE *f)
 "  -h, --help                this text\n"
 "\n"
 "Words holding spaces are sent quoted ('...'), as the CLI's class rules\n"
-"take them. Exit status: 0 applied, 1 refused (nothing changed), 2 usage\n"
-"error, 3 no shaper answers at that prefix.\n", DEFAULT_PREFIX);
+"take them. A user other than root looks for the socket in its own runtime\n"
+"directory, then in root's (/var/run/dpdk/PREFIX: a member of a root\n"
+"shaper's --ctl-group). Exit status: 0 applied, 1 refused (nothing\n"
+"changed), 2 usage error, 3 no shaper answers at that prefix.\n",
+		DEFAULT_PREFIX);
 }
 
 /* As DPDK's eal_create_runtime_dir(): root's in /var/run, others' in
- * $XDG_RUNTIME_DIR or /tmp. */
+ * $XDG_RUNTIME_DIR or /tmp; root's own when as_root. */
 static int
-sock_path(const char *prefix, char *dst, size_t len)
+sock_path(const char *prefix, bool as_root, char *dst, size_t len)
 {
 	const char *base = "/var/run";
 	int n;
 
-	if (getuid() != 0) {
+	if (!as_root) {
 		const char *x = getenv("XDG_RUNTIME_DIR");
 
 		base = x != NULL ? x : "/tmp";
 	}
 	n = snprintf(dst, len, "%s/dpdk/%s/%s", base, prefix, SOCK_NAME);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A connected socket, or -1 with errno (sa: the path that said why). */
+static int
+try_connect(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sa,
+			      sizeof(*sa)) == 0)
+		return fd;
+	err = errno;
+	close(fd);
+	errno = err;
+	return -1;
+}
+
+/* A user other than root looks in its own runtime directory, then in
+ * root's: a root shaper's --ctl-group lets its members in there. Its own
+ * has no shaper when the socket or a directory is not there, or when
+ * another user's /tmp/dpdk shuts it out; a socket nobody listens on is
+ * its own shaper's, gone. -1 with why (naming both when both refused). */
+static int
+ctl_connect(const char *prefix, struct sockaddr_un *sa, char *why,
+	    size_t len)
+{
+	struct sockaddr_un root = { .sun_family = AF_UNIX };
+	int fd = try_connect(sa), err = errno;
+
+	snprintf(why, len, "%s", err == ENOENT ? "no such socket (is it "
+		 "running with this --file-prefix?)" : strerror(err));
+	if (fd >= 0 || getuid() == 0 ||
+	    (err != ENOENT && err != EACCES && err != ENOTDIR) ||
+	    sock_path(prefix, true, root.sun_path, sizeof(root.sun_path)) < 0)
+		return fd;
+	fd = try_connect(&root);
+	if (fd >= 0)
+		memcpy(sa, &root, sizeof(root));
+	else if (errno != ENOENT)   /* a root shaper, maybe, not for us */
+		snprintf(why + strlen(why), len - strlen(why), "; nor at %s: "
+			 "%s", root.sun_path, strerror(errno));
+	return fd;
 }
 
 /* The words as one line: a word with a blank in it (or none at all) is
@@ -194,7 +240,7 @@ main(int argc, char **argv)
 	};
 	const char *prefix = DEFAULT_PREFIX;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char line[LINE_MAX_LEN + 8];
+	char line[LINE_MAX_LEN + 8], why[sizeof(sa.sun_path) + 160];
 	char *reply = NULL;
 	size_t rlen = 0, rcap = 0;
 	bool json = false, done = false;
@@ -237,7 +283,8 @@ main(int argc, char **argv)
 			"prefix\n", prefix);
 		return 2;
 	}
-	if (sock_path(prefix, sa.sun_path, sizeof(sa.sun_path)) < 0) {
+	if (sock_path(prefix, getuid() == 0, sa.sun_path,
+		      sizeof(sa.sun_path)) < 0) {
 		fprintf(stderr, "dpdk-shaper-ctl: --file-prefix '%s': too "
 			"long for a socket path\n", prefix);
 		return 2;
@@ -253,13 +300,9 @@ main(int argc, char **argv)
 		strcat(line, "\n");
 	}
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	fd = ctl_connect(prefix, &sa, why, sizeof(why));
 	if (fd < 0)
-		return no_shaper(sa.sun_path, strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		return no_shaper(sa.sun_path, errno == ENOENT ?
-				 "no such socket (is it running with this "
-				 "--file-prefix?)" : strerror(errno));
+		return no_shaper(sa.sun_path, why);
 	if (block != NULL) {
 		size_t len = strlen(block), off = 0;
 
