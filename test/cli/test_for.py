@@ -181,8 +181,9 @@ def test_stacked_for_end_on_the_base(prompt):
     0 delay 50ms for 3s` ended on loss 100% for ever (the second `for`
     went back to the first's profile); tbf and police the same. Each
     `for` is taken out when it ends and the others are made again over
-    the profile from before the first: from 2 s the loss is gone and the
-    delay stays, from 3 s every stage runs its profile of before."""
+    the profile from before the first (here for 2 s, then for 5 s):
+    once the first ends the loss is gone and the delay stays, once the
+    second ends every stage runs its profile of before."""
     proc, path = prompt(["--netem", "delay 1ms",
                          "--tbf", "rate 50mbit burst 20kb latency 40ms",
                          "--police", "rate 80mbit burst 30kb"])
@@ -192,20 +193,21 @@ def test_stacked_for_end_on_the_base(prompt):
         c.set("netem", 0, "loss 100% for 2s")
         c.set("tbf", 0, "rate 1mbit burst 5kb latency 20ms for 2s")
         c.set("police", 0, "rate 2mbit burst 5kb for 2s")
-        out = c.update("netem", 0, "delay 50ms for 3s")
+        out = c.update("netem", 0, "delay 50ms for 5s")
         assert re.search(r"delay 50ms loss random 100% .*\(reverts in "
-                         r"[23]\.\d s; 2 'for' changes run, the next "
+                         r"[45]\.\d s; 2 'for' changes run, the next "
                          r"ends in [12]\.\d s\)", out), out
-        c.update("tbf", 0, "rate 3mbit for 3s")
-        c.update("police", 0, "rate 4mbit for 3s")
+        c.update("tbf", 0, "rate 3mbit for 5s")
+        c.update("police", 0, "rate 4mbit for 5s")
         assert time.monotonic() - t0 < 1.5, "too slow to see the window"
         show = c.show("netem", 0).splitlines()
-        assert re.match(r"  \(reverts in [23]\.\d s, to delay 1ms; 2 "
+        assert re.match(r"  \(reverts in [345]\.\d s, to delay 1ms; 2 "
                         r"'for' changes run, the next ends in [012]\.\d "
                         r"s\)$", show[1]), show
         assert profile(c, "tbf") == \
             "tbf rate 3Mbit burst 5120b latency 20ms", profile(c, "tbf")
-        while time.monotonic() - t0 < 2.4:
+        # (the first `for`s end by 3.5 s, the second not before 5 s)
+        while time.monotonic() - t0 < 3.6:
             time.sleep(0.05)
         # the first `for`s ended: the second's words over the base
         assert re.match(r"netem limit \d+ delay 50ms$",
@@ -214,7 +216,8 @@ def test_stacked_for_end_on_the_base(prompt):
             "tbf rate 3Mbit burst 20480b latency 40ms", profile(c, "tbf")
         assert profile(c, "police") == "police rate 4Mbit burst 30720b", \
             profile(c, "police")
-        while time.monotonic() - t0 < 3.5:
+        assert time.monotonic() - t0 < 5, "too slow to see the window"
+        while time.monotonic() - t0 < 6.6:
             time.sleep(0.05)
         for k, v in base.items():
             assert profile(c, k) == v, (k, profile(c, k), v)
