@@ -220,7 +220,8 @@ print_profile(struct replay *r, FILE *f)
 /*
  * Port 0's chain as `tc qdisc show` names it, root first (the live
  * program's `show qdisc` heads, without counters): "qdisc:  KIND H: root
- * PARAMS", each kind's tc_print (shp_kind.h) given its stage's text.
+ * PARAMS", its children on lines of their own under it, each kind's
+ * tc_print (shp_kind.h) given its stage's text.
  */
 static void
 print_qdiscs(struct replay *r, FILE *f)
@@ -253,10 +254,11 @@ print_qdiscs(struct replay *r, FILE *f)
 			k->tc_print(args, &env, &kind, tc, sizeof(tc));
 		else
 			snprintf(tc, sizeof(tc), "%s", args);
+		/* one label for the block: its children indented */
 		if (parent == 0)
 			fprintf(f, "qdisc:        %s %u: root %s\n", kind, h, tc);
 		else
-			fprintf(f, "qdisc:        %s %u: parent %u:1 %s\n", kind,
+			fprintf(f, "              %s %u: parent %u:1 %s\n", kind,
 				h, parent, tc);
 		parent = h;
 	}
