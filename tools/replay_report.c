@@ -217,6 +217,53 @@ print_profile(struct replay *r, FILE *f)
 			"--tbf/--netem)\n");
 }
 
+/*
+ * Port 0's chain as `tc qdisc show` names it, root first (the live
+ * program's `show qdisc` heads, without counters): "qdisc:  KIND H: root
+ * PARAMS", its children on lines of their own under it, each kind's
+ * tc_print (shp_kind.h) given its stage's text.
+ */
+static void
+print_qdiscs(struct replay *r, FILE *f)
+{
+	const struct shp_chain *c = &r->chain[0];
+	struct shp_kind_env env;
+	unsigned int s, h = 0, parent = 0;
+
+	shp_options_kind_env(&r->opt, &env);
+	for (s = SHP_SLOT_DELAY + 1; s-- > 0;) {
+		const struct shp_kind *k = c->kind[s];
+		const char *kind = k->name, *args;
+		char text[1024], tc[1024];
+		size_t nl = strlen(k->name);
+		FILE *m;
+
+		h++;
+		if (s != SHP_SLOT_QUEUE && c->conf[s] == NULL)
+			continue;
+		m = fmemopen(text, sizeof(text), "w");
+		if (m == NULL)
+			continue;
+		c->stage[s]->ops->dump(c->stage[s], m);
+		fclose(m);
+		text[sizeof(text) - 1] = '\0';
+		args = text;
+		if (s == SHP_SLOT_QUEUE && strncmp(args, k->name, nl) == 0)
+			args += nl + (args[nl] == ' ');
+		if (k->tc_print != NULL)
+			k->tc_print(args, &env, &kind, tc, sizeof(tc));
+		else
+			snprintf(tc, sizeof(tc), "%s", args);
+		/* one label for the block: its children indented */
+		if (parent == 0)
+			fprintf(f, "qdisc:        %s %u: root %s\n", kind, h, tc);
+		else
+			fprintf(f, "              %s %u: parent %u:1 %s\n", kind,
+				h, parent, tc);
+		parent = h;
+	}
+}
+
 /* One line per class: its profile, then what it passed and dropped. */
 static void
 class_summary(struct replay *r, FILE *f)
@@ -365,6 +412,7 @@ summary(struct replay *r, FILE *f)
 		r->in_path, r->out_path, span / REPLAY_NS_PER_S,
 		span % REPLAY_NS_PER_S);
 	print_profile(r, f);
+	print_qdiscs(r, f);
 	fprintf(f, "in:           %" PRIu64 " packets, %" PRIu64 " bytes",
 		r->in_pkts, r->in_bytes);
 	print_rate(f, r->in_pkts, r->in_bytes, r->first_ts, r->last_ts);

@@ -79,6 +79,16 @@ shp_tc_time(struct shp_tcargs *a, const char *kw, uint64_t *ns)
 }
 
 int
+shp_tc_time_bare(struct shp_tcargs *a, const char *kw, uint64_t bare_ns,
+		 uint64_t *ns)
+{
+	char m[SHP_ERR_LEN];
+
+	return sub(a, kw, shp_parse_time_bare(shp_tc_cur(a), bare_ns, ns, m),
+		   m);
+}
+
+int
 shp_tc_size(struct shp_tcargs *a, const char *kw, uint64_t *bytes)
 {
 	char m[SHP_ERR_LEN];

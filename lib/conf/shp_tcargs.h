@@ -62,6 +62,11 @@ int shp_tc_fail(struct shp_tcargs *a, const char *fmt, ...)
 
 /* The current word as a value of keyword kw ("QDISC: kw: ..." on error). */
 int shp_tc_time(struct shp_tcargs *a, const char *kw, uint64_t *ns);
+/* a time whose bare number tc reads in units of bare_ns (shp_units.h) */
+#define SHP_TC_BARE_US 1000      /* tc's get_time: fq_codel, tbf */
+#define SHP_TC_BARE_NS 1         /* get_time64: netem's delay, slot */
+int shp_tc_time_bare(struct shp_tcargs *a, const char *kw, uint64_t bare_ns,
+		     uint64_t *ns);
 int shp_tc_size(struct shp_tcargs *a, const char *kw, uint64_t *bytes);
 int shp_tc_size32(struct shp_tcargs *a, const char *kw, uint32_t *bytes);
 int shp_tc_rate(struct shp_tcargs *a, const char *kw, uint64_t *bps);

@@ -119,17 +119,24 @@ number_unit(const char *s, double *v, const char **unit, const char *what,
 int
 shp_parse_time(const char *s, uint64_t *ns, char *err)
 {
+	return shp_parse_time_bare(s, 0, ns, err);
+}
+
+int
+shp_parse_time_bare(const char *s, uint64_t bare_ns, uint64_t *ns,
+		    char *err)
+{
 	const char *unit;
-	double v, scale;
+	double v, scale = (double)bare_ns;
 
 	if (number_unit(s, &v, &unit, "time", err) < 0)
 		return -1;
-	if (*unit == '\0') {
+	if (*unit == '\0' && bare_ns == 0) {
 		snprintf(err, SHP_ERR_LEN,
 			 "'%s': a time needs a unit (s, ms, us or ns)", s);
 		return -1;
 	}
-	if (lookup(time_units, unit, &scale) < 0) {
+	if (*unit != '\0' && lookup(time_units, unit, &scale) < 0) {
 		snprintf(err, SHP_ERR_LEN,
 			 "'%s': unknown time unit '%s' (use s, ms, us or ns)",
 			 s, unit);
@@ -302,6 +309,28 @@ shp_fmt_time(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000);
 	else if (ns != 0 && ns % 1000 == 0)
 		snprintf(buf, len, "%" PRIu64 "us", ns / 1000);
+	else
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+}
+
+/* As tc prints a time (iproute2's sprint_time, sprint_time64): three
+ * significant digits in the largest unit under it; below a millisecond,
+ * whole microseconds (us_res: a time tc keeps in microseconds, as
+ * fq_codel's and tbf's) or %.3g of them, else whole nanoseconds. Not
+ * exact: for reading, `show qdisc`'s. */
+void
+shp_fmt_tc_time(char *buf, size_t len, uint64_t ns, bool us_res)
+{
+	double v = (double)ns;
+
+	if (ns >= 1000000000)
+		snprintf(buf, len, "%.3gs", v / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.3gms", v / 1e6);
+	else if (us_res)
+		snprintf(buf, len, "%" PRIu64 "us", ns / 1000);
+	else if (ns >= 1000)
+		snprintf(buf, len, "%.3gus", v / 1e3);
 	else
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
 }

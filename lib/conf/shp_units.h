@@ -9,6 +9,7 @@
 #ifndef SHP_UNITS_H
 #define SHP_UNITS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -17,6 +18,11 @@
 /* "10ms", "1.5s", "250us", "100ns" (s/sec/secs, ms/msec/msecs, us/usec/usecs,
  * ns/nsec/nsecs). Result in ns. Negative refused. */
 int shp_parse_time(const char *s, uint64_t *ns, char *err);
+/* The same, a bare number taken in units of bare_ns nanoseconds, as tc
+ * reads a keyword's bare number (get_time: microseconds, get_time64:
+ * nanoseconds); bare_ns 0: a unit is needed. */
+int shp_parse_time_bare(const char *s, uint64_t bare_ns, uint64_t *ns,
+			char *err);
 
 /*
  * A change that expires: `... for TIME` at the end of a stage's words
@@ -56,6 +62,8 @@ int shp_parse_u64(const char *s, uint64_t *v, char *err);
 /* Format helpers for dumps: "10ms", "10Mbit", "10Kb". Exact: the text
  * parses back to the same value with the parsers above. */
 void shp_fmt_time(char *buf, size_t len, uint64_t ns);
+/* a time as tc prints it (not exact): shp_units.c */
+void shp_fmt_tc_time(char *buf, size_t len, uint64_t ns, bool us_res);
 void shp_fmt_rate(char *buf, size_t len, uint64_t bytes_per_sec);
 void shp_fmt_size(char *buf, size_t len, uint64_t bytes);
 

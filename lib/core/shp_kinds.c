@@ -13,6 +13,7 @@
 
 extern const struct shp_kind shp_kind_pfifo_fast;
 extern const struct shp_kind shp_kind_fq_codel;
+extern const struct shp_kind shp_kind_prio;
 extern const struct shp_kind shp_kind_tbf;
 extern const struct shp_kind shp_kind_trace;
 extern const struct shp_kind shp_kind_netem;
@@ -21,6 +22,7 @@ extern const struct shp_kind shp_kind_police;
 const struct shp_kind *const shp_kinds[] = {
 	&shp_kind_pfifo_fast,   /* the first of a slot is its default */
 	&shp_kind_fq_codel,
+	&shp_kind_prio,      /* the bands under Linux's prio's name */
 	&shp_kind_tbf,
 	&shp_kind_trace,     /* trace-driven rate (issue 14) */
 	&shp_kind_netem,

@@ -623,7 +623,7 @@ const struct shp_qdisc_ops shp_bands_ops = {
 
 static int
 pf_words(struct shp_tcargs *a, struct shp_bands_conf *c, char *map_text,
-	 size_t map_len)
+	 size_t map_len, unsigned int min_bands)
 {
 	char sub[SHP_ERR_LEN];
 
@@ -634,7 +634,8 @@ pf_words(struct shp_tcargs *a, struct shp_bands_conf *c, char *map_text,
 			int64_t v;
 
 			if (shp_tc_next(a, "a number") ||
-			    shp_tc_int(a, "bands", 1, SHP_MAX_BANDS, &v))
+			    shp_tc_int(a, "bands", min_bands, SHP_MAX_BANDS,
+				       &v))
 				return -1;
 			c->nb_bands = (unsigned int)v;
 			c->bands_set = true;
@@ -672,7 +673,7 @@ pf_words(struct shp_tcargs *a, struct shp_bands_conf *c, char *map_text,
  * against its bands. */
 static int
 pf_resolve(struct shp_bands_conf *c, const char *map_text,
-	   const struct shp_kind_env *env, char *err)
+	   const struct shp_kind_env *env, const char *qdisc, char *err)
 {
 	char sub[SHP_ERR_LEN];
 	unsigned int i;
@@ -680,8 +681,8 @@ pf_resolve(struct shp_bands_conf *c, const char *map_text,
 	if (c->priomap_set) {
 		if (shp_priomap_parse(map_text, (uint8_t)c->nb_bands,
 				      c->priomap, sub) < 0) {
-			snprintf(err, SHP_ERR_LEN, "pfifo_fast: %s (bands %u)",
-				 sub, c->nb_bands);
+			snprintf(err, SHP_ERR_LEN, "%s: %s (bands %u)",
+				 qdisc, sub, c->nb_bands);
 			return -1;
 		}
 		return 0;
@@ -694,20 +695,21 @@ pf_resolve(struct shp_bands_conf *c, const char *map_text,
 	memcpy(c->priomap, env->priomap, sizeof(c->priomap));
 	for (i = 0; i < 16; i++)
 		if (c->priomap[i] >= c->nb_bands) {
-			snprintf(err, SHP_ERR_LEN, "pfifo_fast: bands %u: the "
+			snprintf(err, SHP_ERR_LEN, "%s: bands %u: the "
 				 "global priomap sends priority %u to band %u: "
-				 "give this queue its own priomap", c->nb_bands,
-				 i, c->priomap[i]);
+				 "give this queue its own priomap", qdisc,
+				 c->nb_bands, i, c->priomap[i]);
 			return -1;
 		}
 	return 0;
 }
 
+/* qdisc: the kind's name, for errors; min_bands: the fewest it takes */
 static void *
-pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
-		 char *err)
+bands_parse(const char *args, const struct shp_kind_env *env,
+	    const char *qdisc, unsigned int min_bands, char *err)
 {
-	struct shp_tcargs a = { .qdisc = "pfifo_fast", .err = err };
+	struct shp_tcargs a = { .qdisc = qdisc, .err = err };
 	char buf[PF_MAX_LEN], *argv[PF_MAX_WORDS], map_text[PF_MAX_LEN];
 	struct shp_bands_conf c = { 0 }, *out;
 
@@ -716,16 +718,35 @@ pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
 	c.ring_size = env != NULL ? env->ring_size : 1024;
 	if (shp_tc_split(&a, args, buf, sizeof(buf), argv,
 			 PF_MAX_WORDS) < 0 ||
-	    pf_words(&a, &c, map_text, sizeof(map_text)) < 0 ||
-	    pf_resolve(&c, map_text, env, err) < 0)
+	    pf_words(&a, &c, map_text, sizeof(map_text), min_bands) < 0 ||
+	    pf_resolve(&c, map_text, env, qdisc, err) < 0)
 		return NULL;
+	if (c.nb_bands < min_bands) {   /* from the aliases */
+		snprintf(err, SHP_ERR_LEN, "%s: bands %u: at least %u", qdisc,
+			 c.nb_bands, min_bands);
+		return NULL;
+	}
 	out = malloc(sizeof(*out));
 	if (out == NULL) {
-		snprintf(err, SHP_ERR_LEN, "pfifo_fast: out of memory");
+		snprintf(err, SHP_ERR_LEN, "%s: out of memory", qdisc);
 		return NULL;
 	}
 	*out = c;
 	return out;
+}
+
+static void *
+pfifo_fast_parse(const char *args, const struct shp_kind_env *env,
+		 char *err)
+{
+	return bands_parse(args, env, "pfifo_fast", 1, err);
+}
+
+/* Linux's prio takes 2 bands at least (TCQ_PRIO_BANDS at most) */
+static void *
+prio_parse(const char *args, const struct shp_kind_env *env, char *err)
+{
+	return bands_parse(args, env, "prio", 2, err);
 }
 
 static int
@@ -771,7 +792,8 @@ pfifo_fast_tc_print(const char *args, const struct shp_kind_env *env,
 		    const char **tc_name, char *buf, size_t len)
 {
 	char err[SHP_ERR_LEN];
-	struct shp_bands_conf *c = pfifo_fast_parse(args, env, err);
+	struct shp_bands_conf *c = bands_parse(args, env, "pfifo_fast", 1,
+					       err);
 	unsigned int bands = env != NULL ? env->bands : 3;
 	uint8_t def[16], map[16];
 	int n;
@@ -784,7 +806,8 @@ pfifo_fast_tc_print(const char *args, const struct shp_kind_env *env,
 		shp_priomap_default((uint8_t)bands, map);
 	}
 	shp_priomap_default((uint8_t)bands, def);
-	if (bands != 3 || memcmp(map, def, sizeof(def)) != 0)
+	if (bands != 3 || memcmp(map, def, sizeof(def)) != 0 ||
+	    strcmp(*tc_name, "prio") == 0)
 		*tc_name = "prio";
 	n = snprintf(buf, len, "bands %u priomap ", bands);
 	return n + format_map(map, ' ', buf + RTE_MIN((size_t)n, len),
@@ -865,5 +888,23 @@ const struct shp_kind shp_kind_pfifo_fast = {
 	.bands = pfifo_fast_bands,
 	.drops = bands_drops,
 	.usage = "pfifo_fast [bands N] [priomap P0 ... P15]",
+	.words = "bands#priomap",
+};
+
+/* Linux's prio: the same bands under tc's other name, as a user who
+ * writes `prio` reads it back; two bands at least */
+const struct shp_kind shp_kind_prio = {
+	.name = "prio",
+	.slot = SHP_SLOT_QUEUE,
+	.ops = &shp_bands_ops,
+	.parse = prio_parse,
+	.format = pfifo_fast_format,
+	.conf_free = free,
+	.capacity = pfifo_fast_capacity,
+	.tc_print = pfifo_fast_tc_print,
+	.check_change = pfifo_fast_check_change,
+	.bands = pfifo_fast_bands,
+	.drops = bands_drops,
+	.usage = "prio [bands N] [priomap P0 ... P15]   (N: 2..16)",
 	.words = "bands#priomap",
 };

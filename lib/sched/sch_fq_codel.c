@@ -73,7 +73,7 @@
 #define FQC_MEMORY_DEFAULT   (32ULL << 20)
 #define FQC_MEMORY_MAX       (1ULL << 31)
 #define FQC_CE_OFF           UINT64_MAX
-#define FQC_DROP_BATCH       64
+#define FQC_DROP_BATCH       64   /* drop_batch's default (Linux's) */
 /* CoDel never drops while the whole queue holds at most one frame of
  * the link's MTU (Linux: psched_mtu of the device, 1514 on Ethernet) */
 #define FQC_MTU              1514
@@ -91,6 +91,8 @@ struct fqc_conf {
 	uint64_t interval;       /* ns */
 	uint64_t ce_threshold;   /* ns; FQC_CE_OFF: none */
 	uint64_t memory_limit;   /* bytes of mbuf buffers */
+	uint32_t drop_batch;     /* packets dropped at most at once from
+				  * the fattest bucket over the limit */
 	uint64_t seed;           /* of the hash perturbation (--seed) */
 };
 SHP_CONF_HDR_FIRST(struct fqc_conf);
@@ -146,6 +148,7 @@ static const struct fqc_conf fqc_defaults = {
 	.interval = FQC_INTERVAL_DEFAULT,
 	.ce_threshold = FQC_CE_OFF,
 	.memory_limit = FQC_MEMORY_DEFAULT,
+	.drop_batch = FQC_DROP_BATCH,
 	.seed = FQC_DEFAULT_SEED,
 	.hdr = { .id = 0 },
 };
@@ -444,15 +447,16 @@ fqc_dequeue_one(struct shp_qdisc *q, struct fqc_priv *p,
 
 /*
  * The queue is over its limit: drop from the head of the bucket with the
- * largest backlog, up to FQC_DROP_BATCH packets or half its backlog
- * (Linux fq_codel_drop: one scan of the backlogs per batch).
+ * largest backlog, up to drop_batch packets or half its backlog (Linux
+ * fq_codel_drop: one scan of the backlogs per batch), handed on
+ * FQC_DROP_BATCH at a time.
  */
 static void
-fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p, bool overmemory,
-	     struct shp_ctx *ctx)
+fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p,
+	     const struct fqc_conf *c, bool overmemory, struct shp_ctx *ctx)
 {
 	struct rte_mbuf *drop[FQC_DROP_BATCH];
-	uint32_t i, idx = UINT32_MAX, max = 0, threshold, len = 0;
+	uint32_t i, idx = UINT32_MAX, max = 0, threshold, len = 0, n = 0;
 	struct fqc_flow *f;
 	uint16_t k = 0;
 
@@ -474,12 +478,17 @@ fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p, bool overmemory,
 		if (drop[k] == NULL)
 			break;
 		len += rte_pktmbuf_pkt_len(drop[k]);
-		k++;
-	} while (k < FQC_DROP_BATCH && len < threshold);
+		n++;
+		if (++k == FQC_DROP_BATCH) {
+			shp_stage_drop_full(q, ctx, FQC_DROP_OVERLIMIT, drop,
+					    k);
+			k = 0;
+		}
+	} while (n < c->drop_batch && len < threshold);
 	/* and make CoDel's signal stronger too */
-	f->count += k;
+	f->count += n;
 	if (overmemory)
-		FQX(q, ctx, FQC_XS_OVERMEMORY) += k;
+		FQX(q, ctx, FQC_XS_OVERMEMORY) += n;
 	shp_stage_drop_full(q, ctx, FQC_DROP_OVERLIMIT, drop, k);
 }
 
@@ -503,7 +512,8 @@ fqc_sync(struct shp_qdisc *q, struct fqc_priv *p, struct shp_ctx *ctx)
 	if (unlikely(c->hdr.id != p->seen)) {
 		p->seen = c->hdr.id;
 		while (p->qlen > c->limit || p->memory > c->memory_limit)
-			fqc_drop_fat(q, p, p->memory > c->memory_limit, ctx);
+			fqc_drop_fat(q, p, c, p->memory > c->memory_limit,
+				     ctx);
 	}
 	return c;
 }
@@ -545,7 +555,8 @@ fqc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		}
 		if (unlikely(p->qlen > c->limit ||
 			     p->memory > c->memory_limit))
-			fqc_drop_fat(q, p, p->memory > c->memory_limit, ctx);
+			fqc_drop_fat(q, p, c, p->memory > c->memory_limit,
+				     ctx);
 	}
 	fqc_gauges(q, p, ctx);
 	/* all were taken in; an overflow drops from the fattest bucket's
@@ -756,7 +767,9 @@ const struct shp_qdisc_ops shp_fq_codel_ops = {
 static int
 time_arg(struct shp_tcargs *a, const char *kw, uint64_t *ns, bool nonzero)
 {
-	if (shp_tc_next(a, "a time") || shp_tc_time(a, kw, ns))
+	/* a bare number is microseconds, as tc's get_time */
+	if (shp_tc_next(a, "a time") ||
+	    shp_tc_time_bare(a, kw, SHP_TC_BARE_US, ns))
 		return -1;
 	if (nonzero && *ns == 0)
 		return shp_tc_fail(a, "%s: '%s' must be more than 0", kw,
@@ -783,6 +796,14 @@ fqc_words(struct shp_tcargs *a, struct fqc_conf *c)
 		const char *w = shp_tc_cur(a);
 
 		if (strcmp(w, "limit") == 0) {
+			/* also as tc prints it: "10240p" */
+			if (a->i + 1 < a->argc) {
+				char *v = a->argv[a->i + 1];
+				size_t l = strlen(v);
+
+				if (l > 1 && v[l - 1] == 'p')
+					v[l - 1] = '\0';
+			}
 			if (u32_arg(a, "limit", 1, UINT32_MAX, &c->limit))
 				return -1;
 		} else if (strcmp(w, "flows") == 0) {
@@ -812,6 +833,12 @@ fqc_words(struct shp_tcargs *a, struct fqc_conf *c)
 				return shp_tc_fail(a, "memory_limit: '%s' must "
 						   "be within 1b..2gb",
 						   shp_tc_cur(a));
+		} else if (strcmp(w, "drop_batch") == 0) {
+			/* Linux takes 0 as 1 */
+			if (u32_arg(a, "drop_batch", 0, UINT32_MAX,
+				    &c->drop_batch))
+				return -1;
+			c->drop_batch = RTE_MAX(c->drop_batch, 1u);
 		} else if (strcmp(w, "ecn") == 0) {
 			c->ecn = true;
 		} else if (strcmp(w, "noecn") == 0) {
@@ -820,7 +847,7 @@ fqc_words(struct shp_tcargs *a, struct fqc_conf *c)
 			return shp_tc_fail(a, "unknown word '%s' (limit, "
 					   "flows, target, interval, quantum, "
 					   "ecn, noecn, ce_threshold, "
-					   "memory_limit)", w);
+					   "memory_limit, drop_batch)", w);
 		}
 	}
 	return 0;
@@ -855,7 +882,7 @@ static int
 fqc_format(const void *conf, char *buf, size_t len)
 {
 	const struct fqc_conf *c = conf;
-	char t[32], i[32], m[32], ce[48] = "";
+	char t[32], i[32], m[32], ce[48] = "", db[32] = "";
 
 	shp_fmt_time(t, sizeof(t), c->target);
 	shp_fmt_time(i, sizeof(i), c->interval);
@@ -866,10 +893,44 @@ fqc_format(const void *conf, char *buf, size_t len)
 		shp_fmt_time(v, sizeof(v), c->ce_threshold);
 		snprintf(ce, sizeof(ce), " ce_threshold %s", v);
 	}
+	if (c->drop_batch != FQC_DROP_BATCH)
+		snprintf(db, sizeof(db), " drop_batch %" PRIu32,
+			 c->drop_batch);
 	return snprintf(buf, len, "limit %" PRIu32 " flows %" PRIu32
 			" quantum %" PRIu32 " target %s%s interval %s "
-			"memory_limit %s %s", c->limit, c->flows, c->quantum,
-			t, ce, i, m, c->ecn ? "ecn" : "noecn");
+			"memory_limit %s %s%s", c->limit, c->flows, c->quantum,
+			t, ce, i, m, c->ecn ? "ecn" : "noecn", db);
+}
+
+/* As tc prints fq_codel: the limit in packets ("10240p"), times as its
+ * sprint_time, ecn only when on, drop_batch always. */
+static int
+fqc_tc_print(const char *args, const struct shp_kind_env *env,
+	     const char **tc_name, char *buf, size_t len)
+{
+	char err[SHP_ERR_LEN], t[32], i[32], m[32], ce[48] = "";
+	struct fqc_conf *c = fqc_parse(args, env, err);
+	int n;
+
+	RTE_SET_USED(tc_name);
+	if (c == NULL)
+		return snprintf(buf, len, "%s", args);   /* not ours */
+	shp_fmt_tc_time(t, sizeof(t), c->target, true);
+	shp_fmt_tc_time(i, sizeof(i), c->interval, true);
+	shp_fmt_size(m, sizeof(m), c->memory_limit);
+	if (c->ce_threshold != FQC_CE_OFF) {
+		char v[32];
+
+		shp_fmt_tc_time(v, sizeof(v), c->ce_threshold, true);
+		snprintf(ce, sizeof(ce), " ce_threshold %s", v);
+	}
+	n = snprintf(buf, len, "limit %" PRIu32 "p flows %" PRIu32
+		     " quantum %" PRIu32 " target %s%s interval %s "
+		     "memory_limit %s%s drop_batch %" PRIu32, c->limit,
+		     c->flows, c->quantum, t, ce, i, m,
+		     c->ecn ? " ecn" : "", c->drop_batch);
+	free(c);
+	return n;
 }
 
 static const char *const fq_codel_drops[] = {
@@ -941,12 +1002,14 @@ const struct shp_kind shp_kind_fq_codel = {
 	.ops = &shp_fq_codel_ops,
 	.parse = fqc_parse,
 	.format = fqc_format,
+	.tc_print = fqc_tc_print,
 	.conf_free = free,
 	.capacity = fqc_capacity,
 	.drops = fq_codel_drops,
 	.xstats = fq_codel_xstats,
 	.usage = "fq_codel [limit PACKETS] [flows N] [target TIME] "
 		 "[interval TIME] [quantum BYTES] [ecn|noecn] "
-		 "[ce_threshold TIME] [memory_limit BYTES]",
+		 "[ce_threshold TIME] [memory_limit BYTES] "
+		 "[drop_batch N]",
 	.exclusive = fq_codel_exclusive,
 };

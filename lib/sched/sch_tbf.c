@@ -799,76 +799,62 @@ tbf_kind_format(const void *conf, char *buf, size_t len)
 	return shp_tbf_format(conf, buf, len);
 }
 
-/* A time as tc prints it: the largest unit under the value, one decimal,
- * none when it is .0 ("20ms", "81.3ms"). */
-static void
-tc_time(char *buf, size_t len, double s)
-{
-	const char *unit = "s";
-	char *dot;
-
-	if (s < 1e-3) {
-		s *= 1e6;
-		unit = "us";
-	} else if (s < 1) {
-		s *= 1e3;
-		unit = "ms";
-	}
-	snprintf(buf, len, "%.1f", s);
-	dot = strstr(buf, ".0");
-	if (dot != NULL && dot[2] == '\0')
-		*dot = '\0';
-	snprintf(buf + strlen(buf), len - strlen(buf), "%s", unit);
-}
-
-/* as tc prints tbf: the limit as the latency it allows ("lat") */
+/* as tc prints tbf: rate, burst, peakrate and minburst, then the limit
+ * as the latency it allows ("lat"), or the limit when it allows none,
+ * overhead, linklayer; burst and minburst as the bucket holds them, the
+ * overhead and ATM cells counted in (tc prints the bucket's time back as
+ * bytes) */
 static int
 tbf_tc_print(const char *args, const struct shp_kind_env *env,
 	     const char **tc_name, char *buf, size_t len)
 {
 	struct shp_tbf_conf c;
 	char err[SHP_ERR_LEN], r[32], b[32], l[32], p[32], m[32];
-	double lat_s;
+	double lat_s, burst, mtu;
 	int n;
 
 	RTE_SET_USED(env);
 	RTE_SET_USED(tc_name);
 	if (shp_tbf_parse(args, &c, err) < 0 || c.rate == 0)
 		return snprintf(buf, len, "%s", args);   /* not ours */
+	burst = (double)shp_tbf_wire_len(&c, c.burst);
 	shp_fmt_rate(r, sizeof(r), c.rate);
-	shp_fmt_size(b, sizeof(b), c.burst);
-	n = snprintf(buf, len, "rate %s ", r);
+	shp_fmt_size(b, sizeof(b), (uint64_t)burst);
+	n = snprintf(buf, len, "rate %s burst %s ", r, b);
 	if (c.peakrate) {
+		mtu = (double)shp_tbf_wire_len(&c, c.mtu);
 		shp_fmt_rate(p, sizeof(p), c.peakrate);
-		n += snprintf(buf + n, len - n, "peakrate %s ", p);
-	}
-	n += snprintf(buf + n, len - n, "burst %s ", b);
-	if (c.peakrate) {
-		shp_fmt_size(m, sizeof(m), c.mtu);
-		n += snprintf(buf + n, len - n, "mtu %s ", m);
+		shp_fmt_size(m, sizeof(m), (uint64_t)mtu);
+		n += snprintf(buf + n, RTE_MAX(len, (size_t)n) - n,
+			      "peakrate %s minburst %s ", p, m);
 	}
 	if (c.latency != 0) {
 		lat_s = c.latency / 1e9;
 	} else {
-		lat_s = ((double)c.limit - (double)c.burst) / (double)c.rate;
-		if (c.peakrate && ((double)c.limit - (double)c.mtu) /
+		lat_s = ((double)c.limit - burst) / (double)c.rate;
+		if (c.peakrate && ((double)c.limit - mtu) /
 		    (double)c.peakrate > lat_s)
-			lat_s = ((double)c.limit - (double)c.mtu) /
-				(double)c.peakrate;
+			lat_s = ((double)c.limit - mtu) / (double)c.peakrate;
 	}
 	if (lat_s >= 0) {
-		tc_time(l, sizeof(l), lat_s);
-		n += snprintf(buf + n, len - n, "lat %s", l);
+		shp_fmt_tc_time(l, sizeof(l), (uint64_t)(lat_s * 1e9 + 0.5),
+				true);
+		n += snprintf(buf + n, RTE_MAX(len, (size_t)n) - n, "lat %s",
+			      l);
 	} else {
 		shp_fmt_size(l, sizeof(l), c.limit);
-		n += snprintf(buf + n, len - n, "limit %s", l);
+		n += snprintf(buf + n, RTE_MAX(len, (size_t)n) - n,
+			      "limit %s", l);
 	}
 	if (c.overhead)
-		n += snprintf(buf + n, len - n, " overhead %d", c.overhead);
+		n += snprintf(buf + n, RTE_MAX(len, (size_t)n) - n,
+			      " overhead %d", c.overhead);
 	if (c.mpu)
-		n += snprintf(buf + n, len - n, " mpu %ub", c.mpu);
+		n += snprintf(buf + n, RTE_MAX(len, (size_t)n) - n,
+			      " mpu %ub", c.mpu);
 	if (c.atm)
-		n += snprintf(buf + n, len - n, " linklayer atm");
+		n += snprintf(buf + n, RTE_MAX(len, (size_t)n) - n,
+			      " linklayer atm");
 	return n;
 }
 

@@ -121,7 +121,8 @@ tbf_words(struct shp_tcargs *a, struct shp_tbf_conf *c, int *have_limit,
 			*have_limit |= 1;
 		} else if (!police && shp_tc_matches(w, "latency")) {
 			if (shp_tc_next(a, "a time") ||
-			    shp_tc_time(a, "latency", &c->latency))
+			    shp_tc_time_bare(a, "latency", SHP_TC_BARE_US,
+					     &c->latency))
 				return -1;
 			*have_limit |= 2;
 		} else if (shp_tc_matches(w, "burst") ||

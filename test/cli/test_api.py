@@ -119,7 +119,7 @@ def test_endpoints_and_errors(live, api, need_telemetry_client):
     assert nolimit(a.req("GET", "/v1/ports/0/netem")[1]["text"]) == \
         "delay 20ms loss random 5%"
     # 400: the parser's one line, nothing changed
-    st, r = a.req("PATCH", "/v1/ports/0/netem", {"text": "delay 10"})
+    st, r = a.req("PATCH", "/v1/ports/0/netem", {"text": "delay 10m"})
     assert st == 400 and r["error"].startswith("error: ") and \
         "unit" in r["error"], r
     assert "loss random 5%" in a.req("GET", "/v1/ports/0/netem")[1]["text"]

@@ -92,7 +92,7 @@ ERRORS = [
     ("show foo", "usage: show config|port stats"),
     ("show stats", "show KEY all|P (queue, tbf, netem"),
     ("show queue 9", "no port '9'"),
-    ("set queue 0 sfq", "expected a queue kind first (pfifo_fast, fq_codel)"),
+    ("set queue 0 sfq", "expected a queue kind first (pfifo_fast, fq_codel, prio)"),
     ("set queue 0 fq_codel bogus", "unknown word 'bogus'"),
     ("set queue all fq_codel", "a different kind takes a restart"),
     ("clear queue 9", "no port '9'"),
@@ -108,7 +108,8 @@ ERRORS = [
     ("set netem", "usage: set netem all|P ARGS|off"),
     ("set netem all", "usage: set netem all|P ARGS|off"),
     ("set netem 9 delay 1ms", "set netem: no port '9'"),
-    ("set netem all delay 10", "a time needs a unit"),
+    # (a bare number is nanoseconds there, as tc's; ours need a unit)
+    ("set netem all outage 10 1s", "a time needs a unit"),
     ("set netem 0 loss 200%", "loss"),
     ("set netem all bogus 1", "bogus"),
     ("set tbf all", "usage: set tbf all|P ARGS|off"),

@@ -14,7 +14,7 @@ show netem 0
 """
 
 BAD = """set netem all delay 4ms
-set netem all delay 4   # no unit
+set netem all delay 4m   # no such unit
 set tbf all rate 1mbit burst 10kb limit 10kb
 """
 
@@ -64,7 +64,7 @@ def test_file_without_prompt_runs_on_until_signal(tmp_path):
 def test_failing_line_without_prompt(tmp_path):
     rc, out, path = run_file(tmp_path, BAD)
     assert rc == 1, out
-    assert "error: set netem all: netem: delay: '4'" in out
+    assert "error: set netem all: netem: delay: '4m'" in out
     assert "%s:2: command failed: skipping the rest of %s" % (path, path) \
         in out
     assert "failed: stopping, exit status 1" in out

@@ -386,7 +386,7 @@ def test_atomic_all_or_nothing(live, tmp_path, need_telemetry_client):
         assert conf["0"]["netem"].endswith("delay 7ms"), conf
         assert conf["1"]["netem"].endswith("delay 8ms"), conf
         with pytest.raises(Refused):   # (the client's own form of 1)
-            sh.atomic(["set netem 0 delay 1ms", "set netem 1 delay 1"])
+            sh.atomic(["set netem 0 delay 1ms", "set netem 1 delay 1m"])
         assert telemetry(lv.prefix, "/shaper/config")[0] == conf
     # usage errors of the tool
     assert lv.ctl("--atomic", str(tmp_path / "missing"))[0] == 2

@@ -521,7 +521,8 @@ def _bad_inputs(tmp_path):
     ng = (tmp_path / "cut.pcapng").read_bytes()
     (tmp_path / "cut.pcapng").write_bytes(ng[:len(ng) - 30])
     cases["truncated-pcapng"] = (tmp_path / "cut.pcapng", [], "broken")
-    cases["delay-no-unit"] = (good, ["--netem", "delay 10"], "unit")
+    # (a bare delay is nanoseconds, as tc's)
+    cases["delay-bad-unit"] = (good, ["--netem", "delay 10m"], "unit")
     cases["tbf-no-burst"] = (good, ["--tbf", "rate 1mbit"], "burst")
     cases["bands-0"] = (good, ["--bands", "0"], "--bands")
     cases["unknown-option"] = (good, ["--bogus"], "unknown option")
@@ -534,7 +535,7 @@ def _bad_inputs(tmp_path):
 
 CASES = ["missing", "zero-byte", "truncated-record", "truncated-header",
          "not-a-capture", "non-ethernet", "truncated-pcapng",
-         "delay-no-unit", "tbf-no-burst", "bands-0", "unknown-option",
+         "delay-bad-unit", "tbf-no-burst", "bands-0", "unknown-option",
          "priomap", "missing-value", "missing-config"]
 
 

@@ -213,7 +213,7 @@ def test_bad_capture(tmp_path, kind):
     (["--tbf", "rate 1mbit burst 10kb limit 1mb colour blue"], "colour"),
     (["--tbf-port", "0"], "tbf-port"),
     (["--tbf-port", "x", "rate 1mbit burst 1kb limit 1kb"], "tbf-port"),
-    (["--netem", "delay 10"], "unit"),
+    (["--netem", "delay 10m"], "unit"),   # (bare: tc's ns)
     (["--netem", "loss 120%"], "120"),
     (["--burst", "0"], "--burst"),
     (["--ring-size", "1"], "ring-size"),
@@ -269,7 +269,7 @@ def test_config_file_and_override(tmp_path):
     assert p["tx_packets"] == 300
     assert p["bands"][1]["enqueued"] == 300   # none -> prio 0 -> band 1
     bad = tmp_path / "bad.ini"
-    bad.write_text("[global]\nbands = 4\n[port 0]\nnetem = delay 5\n")
+    bad.write_text("[global]\nbands = 4\n[port 0]\nnetem = delay 5m\n")
     run = run_shaper(tmp_path, [pcap_port(rx, tx)],
                      ["--replay", "--config", str(bad)], stats=False)
     assert run.rc == 2

@@ -95,7 +95,7 @@ test_bad_value_names_file_section_key(void **state)
 		"'99'");
 	REFUSED("[global]\nseed = x\n", path, "[global] seed");
 	REFUSED("[global]\nclassify = foo\n", path, "[global] classify");
-	REFUSED("[port 1]\nnetem = delay 10\n", path, "[port 1] netem",
+	REFUSED("[port 1]\nnetem = delay 10m\n", path, "[port 1] netem",
 		"unit");
 	REFUSED("[global]\nfoo = 1\n", path, "[global]", "'foo'");
 	{

@@ -294,6 +294,65 @@ test_parse_defaults_and_round_trip(void **state)
 	shp_kind_conf_free(k, c);
 }
 
+/* tc's words: bare times in microseconds (its get_time), drop_batch, and
+ * `show qdisc`'s line as the newest tc prints it */
+static void
+test_tc_grammar_and_print(void **state)
+{
+	static const char *const same[][2] = {
+		{ "target 2000", "target 2ms" },
+		{ "interval 5000", "interval 5ms" },
+		{ "ce_threshold 1024000", "ce_threshold 1024ms" },
+		{ "memory_limit 100000", "memory_limit 100000b" },
+		{ "limit 1000p", "limit 1000" },
+	};
+	char err[SHP_ERR_LEN], a[256], b[256];
+	const char *name = "fq_codel";
+	unsigned int i;
+	void *c;
+
+	(void)state;
+	for (i = 0; i < RTE_DIM(same); i++) {
+		c = fqc->parse(same[i][0], NULL, err);
+		if (c == NULL)
+			fail_msg("'%s': %s", same[i][0], err);
+		fmt(c, a, sizeof(a));
+		fqc->conf_free(c);
+		c = fqc->parse(same[i][1], NULL, err);
+		assert_non_null(c);
+		fmt(c, b, sizeof(b));
+		fqc->conf_free(c);
+		assert_string_equal(a, b);
+	}
+	/* the default batch is not in the text (show's is as it was) */
+	c = fqc->parse("drop_batch 64", NULL, err);
+	fmt(c, a, sizeof(a));
+	fqc->conf_free(c);
+	assert_null(strstr(a, "drop_batch"));
+	c = fqc->parse("drop_batch 100", NULL, err);
+	fmt(c, a, sizeof(a));
+	fqc->conf_free(c);
+	assert_non_null(strstr(a, " drop_batch 100"));
+	c = fqc->parse(a, NULL, err);
+	assert_non_null(c);
+	fqc->conf_free(c);
+	c = fqc->parse("drop_batch 0", NULL, err);   /* Linux: 1 */
+	fmt(c, a, sizeof(a));
+	fqc->conf_free(c);
+	assert_non_null(strstr(a, " drop_batch 1"));
+	assert_non_null(fqc->tc_print);
+	fqc->tc_print("", NULL, &name, a, sizeof(a));
+	assert_string_equal(a, "limit 10240p flows 1024 quantum 1514 target "
+			    "5ms interval 100ms memory_limit 32Mb ecn "
+			    "drop_batch 64");
+	fqc->tc_print("noecn ce_threshold 1024000 limit 1000", NULL, &name,
+		      a, sizeof(a));
+	assert_string_equal(a, "limit 1000p flows 1024 quantum 1514 target "
+			    "5ms ce_threshold 1.02s interval 100ms "
+			    "memory_limit 32Mb drop_batch 64");
+	assert_string_equal(name, "fq_codel");
+}
+
 static void
 test_parse_refusals(void **state)
 {
@@ -305,7 +364,9 @@ test_parse_refusals(void **state)
 		{ "flows 65537", "fq_codel: flows: '65537'" },
 		{ "quantum 255", "fq_codel: quantum: '255'" },
 		{ "quantum 2000000", "fq_codel: quantum: '2000000'" },
-		{ "target 5", "fq_codel: target: '5'" },
+		{ "target 5x", "fq_codel: target: '5x'" },
+		{ "drop_batch", "fq_codel: 'drop_batch' needs" },
+		{ "drop_batch -1", "fq_codel: drop_batch:" },
 		{ "interval 0ms", "fq_codel: interval: '0ms'" },
 		{ "interval -1ms", "fq_codel: interval:" },
 		{ "ce_threshold", "fq_codel: 'ce_threshold' needs" },
@@ -740,6 +801,24 @@ test_overflow_hits_fattest(void **state)
 	assert_int_equal(xs("overmemory"), 0);
 	rig_fini(&r);
 
+	/* drop_batch sets it, as Linux's: fewer, or more than 64 (half
+	 * a's 250000 bytes is 125 packets) */
+	rig_init(&r, "limit 300 drop_batch 10");
+	a.seq = 0;
+	put_n(&r, a, 250);
+	put_n(&r, b, 50);
+	put(&r, &b);
+	assert_int_equal(drops("fq_overlimit"), 10);
+	assert_int_equal(qlen(&r), 291);
+	rig_fini(&r);
+	rig_init(&r, "limit 300 drop_batch 100");
+	put_n(&r, a, 250);
+	put_n(&r, b, 50);
+	put(&r, &b);
+	assert_int_equal(drops("fq_overlimit"), 100);
+	assert_int_equal(qlen(&r), 201);
+	rig_fini(&r);
+
 	/* memory_limit counts the buffers, whatever the frame length:
 	 * room for 9 and a half */
 	snprintf(args, sizeof(args), "memory_limit %u", 9 * ts + ts / 2);
@@ -1136,6 +1215,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_defaults_and_round_trip),
 		cmocka_unit_test(test_parse_refusals),
+		cmocka_unit_test(test_tc_grammar_and_print),
 		cmocka_unit_test(test_sparse_flow_priority),
 		cmocka_unit_test(test_fair_share),
 		cmocka_unit_test(test_drop_schedule),

@@ -275,9 +275,9 @@ test_rejections(void **state)
 {
 	(void)state;
 	/* a time without a unit: name the word and the units */
-	parse_bad("delay 10", "'10'", "ms");
-	parse_bad("delay 10ms 2", "'2'", "unit");
-	parse_bad("slot 5", "'5'", "unit");
+	parse_bad("delay 10m", "'10m'", "ms");
+	parse_bad("delay 10ms 2x", "'2x'", "unit");
+	parse_bad("slot 5q", "'5q'", "unit");
 	parse_bad("delay 10parsecs", "parsecs", NULL);
 	/* percentages outside 0..100, negatives */
 	parse_bad("loss 101%", "'101%'", "0..100");
@@ -1006,8 +1006,27 @@ test_tc_words(void **state)
 	shp_netem_conf_free(c);
 	assert_null(shp_netem_parse("delya 10ms", err));
 	assert_int_equal(strncmp(err, "netem: ", 7), 0);
-	assert_null(shp_netem_parse("delay 10", err));
+	assert_null(shp_netem_parse("delay 10m", err));
 	assert_int_equal(strncmp(err, "netem: delay: ", 14), 0);
+	/* bare times as tc's get_time64 reads them: nanoseconds */
+	c = parse_ok("delay 100000000 10000000 slot 10 200");
+	assert_int_equal(c->latency, 100 * 1000000);
+	assert_int_equal(c->jitter, 10 * 1000000);
+	assert_int_equal(c->slot_min, 10);
+	assert_int_equal(c->slot_max, 200);
+	shp_netem_conf_free(c);
+	/* ours still take a unit */
+	assert_null(shp_netem_parse("outage 10 1s", err));
+	/* tc's printed line reads back: labels, a slot without a table */
+	c = parse_ok("loss state p13 1% p31 99% p32 0% p23 100% p14 0% "
+		     "slot distribution 1ms 100us");
+	assert_true(c->state.p13 == 0.01 && c->state.p23 == 1);
+	assert_int_equal(c->slot_delay, 1000000);
+	assert_int_equal(c->slot_jitter, 100000);
+	shp_netem_conf_free(c);
+	c = parse_ok("loss gemodel p 1% r 99% 1-h 100% 1-k 0%");
+	assert_true(c->ge.p == 0.01 && c->ge.r == 0.99 && c->ge.h1 == 1);
+	shp_netem_conf_free(c);
 	assert_null(shp_netem_parse("loss", err));
 	assert_int_equal(strncmp(err, "netem: ", 7), 0);
 }

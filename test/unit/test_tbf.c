@@ -850,8 +850,9 @@ test_tc_print(void **state)
 	assert_string_equal(name, "tbf");
 	tbf->tc_print("rate 8mbit burst 10kb latency 20ms peakrate 16mbit "
 		      "mtu 1600 overhead 24", &env, &name, buf, sizeof(buf));
-	assert_string_equal(buf, "rate 8Mbit peakrate 16Mbit burst 10Kb "
-			    "mtu 1600b lat 20ms overhead 24");
+	/* tc's order; the bucket as it holds them, overhead counted in */
+	assert_string_equal(buf, "rate 8Mbit burst 10264b peakrate 16Mbit "
+			    "minburst 1624b lat 20ms overhead 24");
 	name = bands->name;
 	bands->tc_print("bands 3", &env, &name, buf, sizeof(buf));
 	assert_string_equal(name, "pfifo_fast");

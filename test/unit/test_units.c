@@ -167,9 +167,13 @@ test_tbf_parse(void **state)
 	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb limit 1kb "
 				       "colour red", &c, err), -1);
 	assert_non_null(strstr(err, "colour"));
-	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb latency 10",
+	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb latency 10m",
 				       &c, err), -1);
 	assert_non_null(strstr(err, "unit"));
+	/* a bare latency is microseconds, as tc's get_time */
+	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb latency 2000",
+				       &c, err), 0);
+	assert_int_equal(c.latency, 2000000);
 	assert_int_equal(shp_tbf_parse("rate", &c, err), -1);
 	assert_non_null(strstr(err, "rate"));
 }
@@ -295,7 +299,7 @@ test_tbf_words(void **state)
 	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb limit 1kb "
 				       "colour red", &c, err), -1);
 	assert_int_equal(strncmp(err, "tbf: ", 5), 0);
-	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb latency 10",
+	assert_int_equal(shp_tbf_parse("rate 1mbit burst 1kb latency 10m",
 				       &c, err), -1);
 	assert_int_equal(strncmp(err, "tbf: latency: ", 14), 0);
 	/* what tc does not let be abbreviated */

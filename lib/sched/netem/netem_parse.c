@@ -2,7 +2,7 @@
 /*
  * The tc-netem grammar (iproute2 tc/q_netem.c behaviour: same keywords,
  * abbreviations, optional numeric arguments recognised by a leading digit,
- * defaults and cross-checks), with our unit rules (a time needs a unit) and
+ * defaults and cross-checks), with our unit rules (a time of our own words needs a unit) and
  * one-line errors that name the offending word.
  */
 #include <ctype.h>
@@ -38,6 +38,12 @@ next_is_number(const struct parser *p)
 	return shp_tc_next_is_number(&p->a);
 }
 
+static bool
+next_word_is(const struct parser *p, const char *w)
+{
+	return p->a.i + 1 < p->a.argc && strcmp(p->a.argv[p->a.i + 1], w) == 0;
+}
+
 /* Move to the argument of the current keyword, which must exist. */
 static int
 need_arg(struct parser *p, const char *what)
@@ -49,6 +55,14 @@ static int
 get_time(struct parser *p, const char *kw, uint64_t *ns)
 {
 	return shp_tc_time(&p->a, kw, ns);
+}
+
+/* a time tc takes too: a bare number is nanoseconds, as its get_time64
+ * reads delay, jitter and slot (our own words need a unit) */
+static int
+get_tc_time(struct parser *p, const char *kw, uint64_t *ns)
+{
+	return shp_tc_time_bare(&p->a, kw, SHP_TC_BARE_NS, ns);
 }
 
 static int
@@ -148,12 +162,12 @@ parse_delay(struct parser *p)
 	struct shp_netem_conf *c = p->c;
 	const char *kw = cur(p);
 
-	if (need_arg(p, "a time") < 0 || get_time(p, kw, &c->latency) < 0)
+	if (need_arg(p, "a time") < 0 || get_tc_time(p, kw, &c->latency) < 0)
 		return -1;
 	if (!next_is_number(p))
 		return 0;
 	p->a.i++;
-	if (get_time(p, kw, &c->jitter) < 0)
+	if (get_tc_time(p, kw, &c->jitter) < 0)
 		return -1;
 	if (!next_is_number(p))
 		return 0;
@@ -229,6 +243,12 @@ parse_loss(struct parser *p)
 {
 	struct shp_netem_conf *c = p->c;
 	const char *kw = cur(p);
+	/* the labels tc prints them with (`loss state p13 1% p31 99%
+	 * ...`): taken before each value too, so its line reads back */
+	static const char *const state_lb[] = { "p13", "p31", "p32", "p23",
+						"p14" };
+	static const char *const ge_lb[] = { "p", "r", "1-h", "1-k" };
+	const char *const *lb;
 	const char *model;
 	double *v[5];
 	int i, nv;
@@ -259,6 +279,7 @@ parse_loss(struct parser *p)
 		v[3] = &c->state.p23;
 		v[4] = &c->state.p14;
 		nv = 5;
+		lb = state_lb;
 	} else if (strcmp(model, "gemodel") == 0) {
 		c->loss_model = SHP_NETEM_LOSS_GEMODEL;
 		v[0] = &c->ge.p;
@@ -266,11 +287,14 @@ parse_loss(struct parser *p)
 		v[2] = &c->ge.h1;
 		v[3] = &c->ge.k1;
 		nv = 4;
+		lb = ge_lb;
 	} else {
 		return shp_tc_fail(&p->a, "%s: unknown loss model '%s' (use "
 				   "random, state, gemodel, pattern, burst, "
 				   "sequence or a percentage)", kw, model);
 	}
+	if (next_word_is(p, lb[0]))
+		p->a.i++;
 	if (need_arg(p, "a percentage") < 0 || get_percent(p, model, v[0]) < 0)
 		return -1;
 	/* tc's defaults */
@@ -284,8 +308,16 @@ parse_loss(struct parser *p)
 		c->ge.h1 = 1;
 		c->ge.k1 = 0;
 	}
-	for (i = 1; i < nv && next_is_number(p); i++) {
-		p->a.i++;
+	for (i = 1; i < nv; i++) {
+		if (next_word_is(p, lb[i])) {
+			p->a.i++;
+			if (need_arg(p, "a percentage") < 0)
+				return -1;
+		} else if (next_is_number(p)) {
+			p->a.i++;
+		} else {
+			break;
+		}
 		if (get_percent(p, model, v[i]) < 0)
 			return -1;
 	}
@@ -425,12 +457,12 @@ parse_slot(struct parser *p)
 		free(c->slot_dist);
 		c->slot_dist = NULL;
 		c->slot_delay = c->slot_jitter = 0;
-		if (get_time(p, kw, &c->slot_min) < 0)
+		if (get_tc_time(p, kw, &c->slot_min) < 0)
 			return -1;
 		c->slot_max = c->slot_min;
 		if (next_is_number(p)) {
 			p->a.i++;
-			if (get_time(p, kw, &c->slot_max) < 0)
+			if (get_tc_time(p, kw, &c->slot_max) < 0)
 				return -1;
 			if (c->slot_max < c->slot_min) {
 				return shp_tc_fail(&p->a, "%s: max '%s' is "
@@ -444,21 +476,25 @@ parse_slot(struct parser *p)
 			return shp_tc_fail(&p->a, "%s: unknown slot "
 					   "parameter '%s'", kw, cur(p));
 		}
-		if (need_arg(p, "a distribution") < 0)
-			return -1;
 		c->slot_mode = SHP_NETEM_SLOT_DIST;
 		free(c->slot_dist);   /* the last one given counts */
 		c->slot_dist = NULL;
 		c->slot_min = c->slot_max = 0;   /* nor of an earlier range */
-		if (strcmp(cur(p), "uniform") != 0) {
+		/* a time at once: tc's printed line, which names no
+		 * table (uniform here) */
+		if (next_is_number(p)) {
+			/* (need_arg below moves to it) */
+		} else if (need_arg(p, "a distribution") < 0) {
+			return -1;
+		} else if (strcmp(cur(p), "uniform") != 0) {
 			c->slot_dist = get_dist(p, "slot distribution");
 			if (c->slot_dist == NULL)
 				return -1;
 		}
 		if (need_arg(p, "a delay") < 0 ||
-		    get_time(p, kw, &c->slot_delay) < 0 ||
+		    get_tc_time(p, kw, &c->slot_delay) < 0 ||
 		    need_arg(p, "a jitter") < 0 ||
-		    get_time(p, kw, &c->slot_jitter) < 0)
+		    get_tc_time(p, kw, &c->slot_jitter) < 0)
 			return -1;
 		if (c->slot_jitter == 0) {
 			return shp_tc_fail(&p->a, "%s: jitter '%s' must be "
@@ -908,6 +944,143 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);
 
+	return (int)o.pos;
+}
+
+static void
+put_tc_time(struct out *o, const char *sep, uint64_t ns)
+{
+	char t[32];
+
+	shp_fmt_tc_time(t, sizeof(t), ns, false);
+	put(o, "%s%s", sep, t);
+}
+
+/* a probability and its correlation, as tc: the correlation when set */
+static void
+put_tc_prob(struct out *o, const char *kw, const struct shp_netem_prob *pr)
+{
+	put(o, " %s", kw);
+	put_percent(o, pr->p);
+	if (pr->corr != 0)
+		put_percent(o, pr->corr);
+}
+
+/*
+ * As the newest iproute2 prints netem (`tc qdisc show`): limit, delay
+ * and jitter (two blanks between them), loss (its model's labels),
+ * duplicate, reorder, corrupt, rate, slot, ecn, gap, in tc's words and
+ * units; no distribution's name (tc sees only the table). What tc has
+ * not (loss pattern, outage, ber, ...) follows, in our words.
+ */
+int
+shp_netem_tc_print(const struct shp_netem_conf *c, uint32_t limit,
+		   char *buf, size_t len)
+{
+	struct out o = { .buf = buf, .len = len, .pos = 0 };
+
+	if (len > 0)
+		buf[0] = '\0';
+	put(&o, "limit %" PRIu32, c->limit_set ? c->limit : limit);
+	if (c->latency != 0 || c->jitter != 0) {
+		put_tc_time(&o, " delay ", c->latency);
+		if (c->jitter != 0) {
+			put_tc_time(&o, "  ", c->jitter);
+			if (c->delay_corr != 0)
+				put_percent(&o, c->delay_corr);
+		}
+	}
+	switch (c->loss_model) {
+	case SHP_NETEM_LOSS_RANDOM:
+		put_tc_prob(&o, "loss", &c->loss);
+		break;
+	case SHP_NETEM_LOSS_STATE:
+		put(&o, " loss state p13");
+		put_percent(&o, c->state.p13);
+		put(&o, " p31");
+		put_percent(&o, c->state.p31);
+		put(&o, " p32");
+		put_percent(&o, c->state.p32);
+		put(&o, " p23");
+		put_percent(&o, c->state.p23);
+		put(&o, " p14");
+		put_percent(&o, c->state.p14);
+		break;
+	case SHP_NETEM_LOSS_GEMODEL:
+		put(&o, " loss gemodel p");
+		put_percent(&o, c->ge.p);
+		put(&o, " r");
+		put_percent(&o, c->ge.r);
+		put(&o, " 1-h");
+		put_percent(&o, c->ge.h1);
+		put(&o, " 1-k");
+		put_percent(&o, c->ge.k1);
+		break;
+	default:
+		break;
+	}
+	if (c->duplicate.p > 0)
+		put_tc_prob(&o, "duplicate", &c->duplicate);
+	if (c->reorder.p > 0)
+		put_tc_prob(&o, "reorder", &c->reorder);
+	if (c->corrupt.p > 0)
+		put_tc_prob(&o, "corrupt", &c->corrupt);
+	if (c->rate != 0) {
+		put(&o, " rate");
+		put_rate(&o, c->rate);
+		if (c->packet_overhead != 0)
+			put(&o, " packetoverhead %" PRId32, c->packet_overhead);
+		if (c->cell_size != 0)
+			put(&o, " cellsize %" PRIu32, c->cell_size);
+		if (c->cell_overhead != 0)
+			put(&o, " celloverhead %" PRId32, c->cell_overhead);
+	}
+	if (c->slot_mode == SHP_NETEM_SLOT_RANGE) {
+		put_tc_time(&o, " slot ", c->slot_min);
+		put_tc_time(&o, " ", c->slot_max);
+	} else if (c->slot_mode == SHP_NETEM_SLOT_DIST) {
+		put_tc_time(&o, " slot distribution ", c->slot_delay);
+		put_tc_time(&o, " ", c->slot_jitter);
+	}
+	if (c->slot_mode != SHP_NETEM_SLOT_OFF) {
+		if (c->slot_packets != 0)
+			put(&o, " packets %" PRIu32, c->slot_packets);
+		if (c->slot_bytes != 0)
+			put(&o, " bytes %" PRIu32, c->slot_bytes);
+	}
+	if (c->ecn)
+		put(&o, " ecn");
+	if (c->reorder.p > 0 && c->gap != 0)
+		put(&o, " gap %" PRIu32, c->gap);
+	/* ours, which tc has not */
+	if (c->noreorder)
+		put(&o, " noreorder");
+	if (c->loss_model == SHP_NETEM_LOSS_PATTERN ||
+	    c->loss_model == SHP_NETEM_LOSS_BURST)
+		put(&o, " loss %s %" PRIu32 " %" PRIu32,
+		    c->loss_model == SHP_NETEM_LOSS_PATTERN ? "pattern" :
+		    "burst", c->det.n, c->det.m);
+	if (c->loss_model == SHP_NETEM_LOSS_SEQUENCE) {
+		put(&o, " loss sequence ");
+		put_bits(&o, c->seq, c->seq_len);
+	}
+	if (c->outage_on != 0) {
+		put(&o, " outage");
+		put_time(&o, c->outage_on);
+		put_time(&o, c->outage_off);
+	}
+	if (c->ber > 0) {
+		put(&o, " ber");
+		put_number(&o, c->ber);
+		if (c->ber_drop)
+			put(&o, " drop");
+	}
+	if (c->accumulate != 0) {
+		put(&o, " accumulate");
+		put_time(&o, c->accumulate);
+	}
+	if (c->seed_set)
+		put(&o, " seed %" PRIu64, c->seed);
 	return (int)o.pos;
 }
 

@@ -2139,6 +2139,24 @@ netem_kind_format(const void *conf, char *buf, size_t len)
 	return shp_netem_conf_format(conf, buf, len);
 }
 
+/* as tc prints netem (shp_netem_tc_print); args has its limit (`show`
+ * adds the default one) */
+static int
+netem_kind_tc_print(const char *args, const struct shp_kind_env *env,
+		    const char **tc_name, char *buf, size_t len)
+{
+	char err[SHP_ERR_LEN];
+	struct shp_netem_conf *c = netem_kind_parse(args, env, err);
+	int n;
+
+	RTE_SET_USED(tc_name);
+	if (c == NULL)
+		return snprintf(buf, len, "%s", args);   /* not ours */
+	n = shp_netem_tc_print(c, 1000, buf, len);
+	shp_netem_conf_free(c);
+	return n;
+}
+
 static void
 netem_kind_free(void *conf)
 {
@@ -2195,6 +2213,7 @@ const struct shp_kind shp_kind_netem = {
 	.ops = &shp_netem_ops,
 	.parse = netem_kind_parse,
 	.format = netem_kind_format,
+	.tc_print = netem_kind_tc_print,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
 	.note = shp_netem_note,

@@ -187,6 +187,10 @@ void shp_netem_conf_free(struct shp_netem_conf *conf);
  */
 int shp_netem_conf_format(const struct shp_netem_conf *conf, char *buf,
 			  size_t len);
+/* conf as tc prints netem (`show qdisc`), limit the default limit when
+ * its text gives none; snprintf's convention */
+int shp_netem_tc_print(const struct shp_netem_conf *conf, uint32_t limit,
+		       char *buf, size_t len);
 
 /* `store` when the text gives none: frames of at most this many bytes
  * (docs/benchmarks.md, the byte store, for the measurement). */
