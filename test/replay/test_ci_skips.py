@@ -1,6 +1,8 @@
-"""Under CI=true every kind of skip fails the run (test/skips.py); outside
-CI they stay skips, each with its reason."""
+"""Under CI=true every kind of skip fails the run (test/skips.py) but a
+kernel's missing feature; outside CI they stay skips, each with its
+reason."""
 import os
+import re
 import subprocess
 import sys
 
@@ -16,7 +18,10 @@ SUITE = {
                  "    pytest.skip('needs root')\n\n"
                  "@pytest.mark.skipif(True, reason='no tool')\n"
                  "def test_marked():\n    pass\n\n"
-                 "def test_runs():\n    pass\n",
+                 "def test_runs():\n    pass\n\n"
+                 "def test_kernel():\n"
+                 "    from skips import kernel_lacks\n"
+                 "    kernel_lacks('act_police')\n",
     "test_b.py": "import pytest\n"
                  "pytest.importorskip('no_such_module_shp')\n\n"
                  "def test_never():\n    pass\n",
@@ -40,8 +45,10 @@ def test_skips_fail_under_ci(tmp_path):
     said = "skipped under CI=true, where every test must run: "
     p = run(tmp_path, "true", "test_a.py")
     assert p.returncode == 1, p.stdout
-    assert "1 failed, 1 passed, 1 error" in p.stdout.strip().splitlines()[-1], \
-        p.stdout
+    assert "1 failed, 1 passed, 1 skipped, 1 error" in \
+        p.stdout.strip().splitlines()[-1], p.stdout
+    assert re.search(r"^SKIPPED \[1\] .*: this kernel lacks act_police$",
+                     p.stdout, re.M), p.stdout
     assert said in p.stdout and "needs root" in p.stdout and \
         "no tool" in p.stdout, p.stdout
     # a module skipped whole is an error of its collection
@@ -54,4 +61,4 @@ def test_skips_stay_skips_outside_ci(tmp_path):
     for ci in (None, "false"):
         p = run(tmp_path, ci)
         assert p.returncode == 0, p.stdout
-        assert "1 passed, 3 skipped" in p.stdout, p.stdout
+        assert "1 passed, 4 skipped" in p.stdout, p.stdout

@@ -14,6 +14,7 @@ import pytest
 import pcaplib
 from test_classes import OTHER, frame
 from conftest import REPLAY_BIN
+from skips import kernel_lacks
 from test_offline import T0, ok_run
 from test_tc_kernel import netns  # noqa: F401  (the fixture)
 
@@ -226,7 +227,7 @@ def test_police_as_kernel(netns, tmp_path):
     p = subprocess.run(["tc", "-n", ns, "qdisc", "add", "dev", "vA",
                         "clsact"], capture_output=True, text=True)
     if p.returncode != 0:
-        pytest.skip("this kernel has no clsact qdisc: %s" % p.stderr.strip())
+        kernel_lacks("the clsact qdisc: %s" % p.stderr.strip())
     try:
         p = subprocess.run(["tc", "-n", ns, "filter", "add", "dev", "vA",
                             "egress", "protocol", "all", "u32", "match",
@@ -234,9 +235,8 @@ def test_police_as_kernel(netns, tmp_path):
                            KPOLICE.split() + ["drop"],
                            capture_output=True, text=True)
         if p.returncode != 0:
-            pytest.skip("this kernel cannot police (no cls_u32 or "
-                        "act_police module): tc says: %s"
-                        % " ".join(p.stderr.split()))
+            kernel_lacks("cls_u32 or act_police (it cannot police): tc "
+                         "says: %s" % " ".join(p.stderr.split()))
         out = subprocess.run(
             ["ip", "netns", "exec", ns, sys.executable, "-c", KPROBE,
              ";".join(",".join(map(str, g)) for g in KGROUPS),
