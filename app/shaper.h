@@ -177,6 +177,12 @@ struct lcore_roles {
  * shard q of every port to TX lcore q mod nb_tx; roles NULL: run to
  * completion, queue q to worker q mod W. */
 int shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles);
+/* port's shards 1.. (shard 0: egress[port]) on socket, and with link its
+ * link block (s->link[port], what the shards share): 0, or -1 out of
+ * memory. shaper_shards_assign's, without a device to ask the socket of
+ * (the fuzzers' shaper). */
+int shaper_shards_alloc(struct shaper *s, uint16_t port, int socket,
+			bool link);
 int shaper_shards_init(struct shaper *s, uint16_t port,
 		       const struct shp_stage_env *env,
 		       const struct shp_kind_env *kenv);

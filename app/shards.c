@@ -139,20 +139,40 @@ shaper_queues_default(struct shaper *s, unsigned int nw)
 	       "lcores)\n", nw, nw);
 }
 
-/* The shard struct of port's shard q >= 1, on the port's socket. */
+/* The shard struct of port's shard q >= 1, on socket. */
 static struct egress *
-shard_alloc(uint16_t port, unsigned int q)
+shard_alloc(uint16_t port, unsigned int q, int socket)
 {
 	struct shard *sh;
 
 	sh = rte_zmalloc_socket("shard", sizeof(*sh), RTE_CACHE_LINE_SIZE,
-				rte_eth_dev_socket_id(port));
+				socket);
 	if (sh == NULL)
 		return NULL;
 	sh->e.port = port;
 	sh->e.txq = (uint16_t)q;
 	sh->e.chain = &sh->chain;
 	return &sh->e;
+}
+
+int
+shaper_shards_alloc(struct shaper *s, uint16_t port, int socket, bool link)
+{
+	unsigned int q;
+
+	/* shard 0 is the port's own */
+	s->shard[port][0] = &s->egress[port];
+	for (q = 1; q < shaper_queues(s); q++) {
+		s->shard[port][q] = shard_alloc(port, q, socket);
+		if (s->shard[port][q] == NULL)
+			return -1;
+	}
+	if (!link)
+		return 0;
+	/* zeroed: the first claim fills it (its conf_id 0) */
+	s->link[port] = rte_zmalloc_socket("shp_link", sizeof(*s->link[port]),
+					   RTE_CACHE_LINE_SIZE, socket);
+	return s->link[port] != NULL ? 0 : -1;
 }
 
 /* Too many lcores of a role for n queues: one would have nothing. */
@@ -219,19 +239,8 @@ shaper_shards_assign(struct shaper *s, const struct lcore_roles *roles)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t port = s->port_ids[i];
 
-		s->shard[port][0] = &s->egress[port];
-		for (q = 1; q < n; q++) {
-			s->shard[port][q] = shard_alloc(port, q);
-			if (s->shard[port][q] == NULL)
-				goto nomem;
-		}
-		if (private_link)
-			continue;
-		/* zeroed: the first claim fills it (its conf_id 0) */
-		s->link[port] = rte_zmalloc_socket("shp_link",
-			sizeof(*s->link[port]), RTE_CACHE_LINE_SIZE,
-			rte_eth_dev_socket_id(port));
-		if (s->link[port] == NULL)
+		if (shaper_shards_alloc(s, port, rte_eth_dev_socket_id(port),
+					!private_link) < 0)
 			goto nomem;
 	}
 	/* queue q: RX lcore q mod nrx polls RX queue q of every port,

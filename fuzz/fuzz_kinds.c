@@ -6,10 +6,42 @@
  * reach them: a kind added to lib/core/shp_kinds.c is fuzzed with no harness
  * of its own. The input's first word is the key (queue, tbf, netem, ...);
  * any other first word makes the whole input a --queue text.
+ *
+ * The text is parsed again for a second shard of a link and twinned with
+ * the first copy (shp_conf_twin, "off" included), as a change to a port
+ * of two shards is: the twin has the first's id and prints the same.
  */
 #include "fuzz_common.h"
+#include "shp_conf_hdr.h"
 #include "shp_kind.h"
+#include "shp_qdisc.h"
 #include "shp_units.h"
+
+/* shard 1's copy of the change that made c (kind k) from text */
+static void
+check_twin(const char *key, const char *text,
+	   const struct shp_kind_env *env, const struct shp_kind *k,
+	   void *c, const char *t1)
+{
+	const struct shp_kind *kt;
+	char err[SHP_ERR_LEN], t[2048];
+	void *ct;
+
+	if (shp_kind_parse(key, text, env, &kt, &ct, err) < 0)
+		FUZZ_BUG("%s: parsed once, refused for the second shard: %s",
+			 key, err);
+	shp_conf_twin(ct, c);
+	if (kt != k || (ct == NULL) != (c == NULL))
+		FUZZ_BUG("%s: the second shard's copy is another kind or off",
+			 key);
+	if (ct != NULL && ((struct shp_conf_hdr *)ct)->id !=
+			  ((struct shp_conf_hdr *)c)->id)
+		FUZZ_BUG("%s: the twin has an id of its own", key);
+	shp_kind_format(kt, ct, t, sizeof(t));
+	if (strcmp(t, t1) != 0)
+		FUZZ_BUG("%s: the shards print '%s' and '%s'", key, t1, t);
+	shp_kind_conf_free(kt, ct);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -45,6 +77,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = shp_kind_format(k, c, t1, sizeof(t1));
 	if (len < 0 || (size_t)len >= sizeof(t1))
 		FUZZ_BUG("%s format: %d", k->name, len);
+	check_twin(key, text, &env, k, c, t1);
 	if (shp_kind_parse(key, t1, &env, &k2, &c2, err2) < 0) {
 		fuzz_roundtrip_failed(k->name, in, t1, NULL);
 	} else {

@@ -3,6 +3,12 @@
  * The shaper the CLI harnesses run commands on (fuzz_cli.c,
  * fuzz_ctl_body.c): two egress ports whose stages exist but whose ethdevs
  * do not, and the state every input starts from.
+ *
+ * SHP_FUZZ_QUEUES=2 (scripts/fuzz.sh runs these harnesses in both shapes)
+ * makes each port a link of two shards, as --queues 2 does: shard 1 with
+ * a chain of its own, both sharing the port's link block (tbf's bucket,
+ * netem's link state), so every change runs as it does on the default
+ * multi-worker path. Default 1: one chain a port.
  */
 #ifndef SHP_FUZZ_SHAPER_H
 #define SHP_FUZZ_SHAPER_H
@@ -21,6 +27,20 @@
 
 struct shaper shaper;
 
+/* SHP_FUZZ_QUEUES: 1 (unset) or 2 */
+static unsigned int
+fuzz_queues(void)
+{
+	const char *v = getenv("SHP_FUZZ_QUEUES");
+
+	if (v == NULL || strcmp(v, "1") == 0)
+		return 1;
+	if (strcmp(v, "2") == 0)
+		return 2;
+	fprintf(stderr, "SHP_FUZZ_QUEUES=%s: 1 or 2\n", v);
+	abort();
+}
+
 static void
 setup_shaper(struct shaper *s)
 {
@@ -29,6 +49,8 @@ setup_shaper(struct shaper *s)
 	size_t sz;
 
 	shp_options_init(&s->opt);
+	s->opt.queues = fuzz_queues();
+	s->opt.queues_given = true;
 	if (shp_options_finalize(&s->opt, err) < 0)
 		abort();
 	s->ctr = rte_zmalloc("counters", sizeof(*s->ctr) * SHAPER_CTR_BLOCKS,
@@ -49,6 +71,12 @@ setup_shaper(struct shaper *s)
 	s->plan.nb = 1;
 	s->plan.nb_ports[0] = NB_PORTS;
 	for (i = 0; i < NB_PORTS; i++) {
+		s->port_ids[i] = i;
+		s->pool_of[i] = s->pool;
+		s->opt.pair_of[i] = i ^ 1;
+	}
+	/* as ports.c builds them, a device's socket being any */
+	for (i = 0; i < NB_PORTS; i++) {
 		struct shp_stage_env env = {
 			.socket = SOCKET_ID_ANY, .single_producer = true,
 			.ring_size = s->opt.ring_size, .ctr_blocks = s->ctr,
@@ -56,14 +84,30 @@ setup_shaper(struct shaper *s)
 		};
 		struct shp_chain_spec spec = { { NULL } };
 		struct shp_kind_env kenv;
+		unsigned int q;
 
-		s->port_ids[i] = i;
-		s->pool_of[i] = s->pool;
-		s->opt.pair_of[i] = i ^ 1;
 		shp_options_kind_env(&s->opt, &kenv);
+		if (shaper_queues(s) > 1) {
+			if (shaper_shards_alloc(s, i, SOCKET_ID_ANY,
+						true) < 0)
+				abort();
+			env.link = s->link[i];
+			env.ctr_blocks = SHAPER_SHARD_BLOCK(s->ctr, 0);
+			env.nb_ctr_blocks = SHAPER_SHARD_BLOCKS;
+		}
 		if (shp_chain_build(&s->chain[i], &spec, s->pool, i, &env,
 				    NULL, &kenv) < 0)
 			abort();
+		s->egress[i].port = i;
+		s->egress[i].chain = &s->chain[i];
+		for (q = 1; q < shaper_queues(s); q++) {
+			env.shard = (uint16_t)q;
+			if (shaper_shards_init(s, i, &env, &kenv) < 0)
+				abort();
+		}
+		/* each shard counts in its block (shards.c) */
+		for (q = 0; shaper_queues(s) > 1 && q < shaper_queues(s); q++)
+			s->shard[i][q]->ctr = SHAPER_SHARD_BLOCK(s->ctr, q);
 	}
 	if (ctl_init(s) < 0 || cli_init(s) < 0)
 		abort();
