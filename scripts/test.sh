@@ -86,13 +86,21 @@ done
 # (default 15) seconds each (scripts/fuzz.sh, clang, build-fuzz/).
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 san_ok=0 san_total=1 fz_ok=0 fz_total=0
+# What the sanitizer runs use: the unit tests, the program and the replay
+# tool (bench/ is compiled, and so checked, in build/).
+san_unit_tests() {
+	ninja -C build-san -t targets all |
+		sed -n 's,^\(test/unit/test_[a-z0-9_]*\): .*,\1,p'
+}
 echo "== sanitizers: build-san (address,undefined)"
 if { [ -f build-san/build.ninja ] ||
      meson setup build-san -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dbuildtype=debugoptimized \
 	-Dc_args=-fno-sanitize-recover=undefined >/dev/null; } &&
-   ninja -C build-san >/dev/null; then
-	meson test -C build-san --print-errorlogs --num-processes 2 "$@"
+   ninja -C build-san app/dpdk-shaper tools/dpdk-shaper-replay \
+	$(san_unit_tests) >/dev/null; then
+	meson test -C build-san --no-rebuild --print-errorlogs \
+		--num-processes 2 "$@"
 	[ $? -eq 0 ] || status=1
 	for d in /var/run/dpdk/t_*_[0-9]*; do
 		if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then rm -rf "$d"; fi
