@@ -8,7 +8,7 @@
 # SHP_TEST_SUITES="replay cli" limits the pytest suites (default: all of
 # replay cli e2e), e.g. on a machine where the e2e network namespaces
 # would collide with another run. SHP_TEST_JOBS: the workers of the
-# parallel tests (default: one a CPU).
+# parallel tests (default: two a CPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test || exit 1
@@ -68,9 +68,11 @@ run_pytest() {
 	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
 }
 # A suite: the tests its conftest.py marks `parallel` (on a virtual clock,
-# nothing timed) side by side on SHP_TEST_JOBS workers (pytest-xdist),
-# then all the others one at a time, alone on the machine.
-jobs=${SHP_TEST_JOBS:-$(nproc)}
+# nothing timed) side by side on SHP_TEST_JOBS workers (pytest-xdist; two
+# a CPU: an EAL start can sleep 100 ms timing the TSC, and a worker
+# waiting leaves its CPU to another), then all the others one at a time,
+# alone on the machine.
+jobs=${SHP_TEST_JOBS:-$((2 * $(nproc)))}
 run_suite() {   # DIR JUNIT-STEM
 	run_pytest "$2-parallel.xml" "$1" -m parallel -n "$jobs"
 	run_pytest "$2.xml" "$1" -m "not parallel"
