@@ -7,7 +7,7 @@ pkgs=(gcc pkg-config meson ninja-build libdpdk-dev dpdk libpcap-dev
       libnuma-dev libbsd-dev libjansson-dev python3
       python3-aiohttp python3-prometheus-client)   # shaper-api, -exporter
 if [ "${1:-}" = "--test" ]; then
-	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-scapy
+	pkgs+=(dpdk-dev libcmocka-dev python3-pytest python3-pytest-xdist python3-scapy
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps
 	       nftables bc python3-matplotlib
 	       prometheus tcpdump   # tcpdump: scripts/trace-demo

@@ -7,7 +7,8 @@
 #
 # SHP_TEST_SUITES="replay cli" limits the pytest suites (default: all of
 # replay cli e2e), e.g. on a machine where the e2e network namespaces
-# would collide with another run.
+# would collide with another run. SHP_TEST_JOBS: the workers of the
+# parallel tests (default: two a CPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh --test || exit 1
@@ -56,14 +57,32 @@ PYEOF
 }
 
 py_total=0 py_fail=0 py_skip=0
-for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
-	junit=build/pytest-$suite.xml
-	echo "== pytest test/$suite"
-	$py -m pytest "test/$suite" -q -rs -p no:cacheprovider \
-		--junitxml="$junit"
-	[ $? -eq 0 ] || status=1
+# One pytest run: JUNIT, then pytest's arguments; its counts are added to
+# the totals. (Exit 5: it selected no test, e.g. a suite without parallel
+# tests.)
+run_pytest() {
+	local junit=$1 rc t f k
+	shift
+	$py -m pytest "$@" -q -rs -p no:cacheprovider --junitxml="$junit"
+	rc=$?
+	[ $rc -eq 5 ] && return 0
+	[ $rc -eq 0 ] || status=1
 	read -r t f k < <(junit_counts "$junit")
 	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
+}
+# A suite: the tests its conftest.py marks `parallel` (on a virtual clock,
+# nothing timed) side by side on SHP_TEST_JOBS workers (pytest-xdist; two
+# a CPU: an EAL start can sleep 100 ms timing the TSC, and a worker
+# waiting leaves its CPU to another), then all the others one at a time,
+# alone on the machine.
+jobs=${SHP_TEST_JOBS:-$((2 * $(nproc)))}
+run_suite() {   # DIR JUNIT-STEM
+	run_pytest "$2-parallel.xml" "$1" -m parallel -n "$jobs"
+	run_pytest "$2.xml" "$1" -m "not parallel"
+}
+for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
+	echo "== pytest test/$suite"
+	run_suite "test/$suite" "build/pytest-$suite"
 done
 # ---- sanitizers and fuzzing (issue 15) --------------------------------
 # The unit and replay tests again on an AddressSanitizer + UBSan build
@@ -72,13 +91,21 @@ done
 # (default 15) seconds each (scripts/fuzz.sh, clang, build-fuzz/).
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 san_ok=0 san_total=1 fz_ok=0 fz_total=0
+# What the sanitizer runs use: the unit tests, the program and the replay
+# tool (bench/ is compiled, and so checked, in build/).
+san_unit_tests() {
+	ninja -C build-san -t targets all |
+		sed -n 's,^\(test/unit/test_[a-z0-9_]*\): .*,\1,p'
+}
 echo "== sanitizers: build-san (address,undefined)"
 if { [ -f build-san/build.ninja ] ||
      meson setup build-san -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dbuildtype=debugoptimized \
 	-Dc_args=-fno-sanitize-recover=undefined >/dev/null; } &&
-   ninja -C build-san >/dev/null; then
-	meson test -C build-san --print-errorlogs --num-processes 2 "$@"
+   ninja -C build-san app/dpdk-shaper tools/dpdk-shaper-replay \
+	$(san_unit_tests) >/dev/null; then
+	meson test -C build-san --no-rebuild --print-errorlogs \
+		--num-processes 2 "$@"
 	[ $? -eq 0 ] || status=1
 	for d in /var/run/dpdk/t_*_[0-9]*; do
 		if [ -d "$d" ] && [ ! -d "/proc/${d##*_}" ]; then rm -rf "$d"; fi
@@ -90,13 +117,8 @@ print(sum(x == "OK" for x in r), len(r))
 PYEOF
 )
 	echo "== pytest test/replay on build-san"
-	junit=build-san/pytest-replay.xml
 	SHP_SANITIZED=1 SHAPER_BUILD="$PWD/build-san" \
-		$py -m pytest test/replay -q -rs \
-		-p no:cacheprovider --junitxml="$junit"
-	[ $? -eq 0 ] || status=1
-	read -r t f k < <(junit_counts "$junit")
-	py_total=$((py_total + t)); py_fail=$((py_fail + f)); py_skip=$((py_skip + k))
+		run_suite test/replay build-san/pytest-replay
 else
 	echo "sanitizer build failed"
 	status=1

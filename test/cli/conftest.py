@@ -163,3 +163,95 @@ def conservation(port):
 def need_telemetry_client():
     if not os.path.exists(TELEMETRY):
         pytest.skip("dpdk-telemetry.py missing (Debian package dpdk-dev)")
+
+
+# The tests that may run side by side (scripts/test.sh runs those marked
+# `parallel` on several workers, then the rest one at a time): each starts
+# dpdk-shaper only to give it options or piped commands and read what it
+# says (or to see it refuse to start), with nothing timed, no telemetry
+# socket, TCP port or file name shared with another test. All others (a
+# run that lasts, a rate, a deadline, a signal in flight, the exporter,
+# the API) run alone on the machine.
+PARALLEL = {
+    "test_bands_port": {
+        "test_each_port_maps_by_its_own_priomap",
+        "test_show_qdisc_and_config_per_port", "test_ini_port_queue",
+        "test_bands_alias_every_port_own_wins",
+        "test_bands_alias_alone_applies_to_every_port",
+        "test_bad_priomap_refused_at_start",
+        "test_alias_priomap_past_a_ports_own_bands_refused_at_start",
+        "test_run_time_per_port_and_alias",
+        "test_class_queue_maps_by_its_own_priomap"},
+    "test_classes": {
+        "test_classes_from_the_command_line_and_stats",
+        "test_class_on_a_port_that_does_not_exist",
+        "test_class_fq_codel_change_keeps_its_flows",
+        "test_classes_out_of_memory_exit_1"},
+    "test_cli": {
+        "test_every_command_through_a_pipe", "test_every_error_path",
+        "test_eof_quits_and_stats_file",
+        "test_fq_codel_change_without_flows_keeps_the_running_table",
+        "test_tab_completion", "test_question_mark_help",
+        "test_tty_commands_errors_and_quit", "test_tty_ctrl_d_quits",
+        "test_question_mark_after_a_tc_word_lists_the_next_words",
+        "test_fq_codel_flows_cannot_change_while_running"},
+    "test_cmdfile": {
+        "test_file_then_prompt", "test_failing_line_without_prompt",
+        "test_failing_line_with_prompt_goes_on", "test_load_at_the_prompt",
+        "test_quit_in_file"},
+    "test_ctl": {"test_missing_shaper_and_usage"},
+    "test_latency": {"test_stats_file_schema"},
+    "test_lifecycle": {
+        "test_forgotten_double_dash_names_the_option",
+        "test_forgotten_double_dash_with_equals_and_short_option",
+        "test_stats_file_checked_before_the_eal",
+        "test_cmdline_file_missing_checked_before_the_eal",
+        "test_cmdline_file_unparsable_checked_before_the_eal",
+        "test_unwritable_tx_pcap_named", "test_needs_ports_one_line",
+        "test_config_section_for_missing_port",
+        "test_cli_set_for_missing_port_refused",
+        "test_cmdline_file_applied_before_forwarding",
+        "test_distribution_found_where_debian_installs_it",
+        "test_distribution_from_tc_lib_dir",
+        "test_distribution_missing_says_where_it_looked"},
+    "test_nic": {
+        "test_rxd_txd_applied_and_counted_in_the_pool",
+        "test_rxd_txd_from_the_ini_file",
+        "test_rxd_txd_zero_or_too_large_refused",
+        "test_show_port_xstats_and_stats_file", "test_lcore_sockets"},
+    "test_output": {
+        "test_set_confirms_what_changed",
+        "test_start_stop_say_when_nothing_to_do_and_exit_quits",
+        "test_priomap_count_error_says_values",
+        "test_show_config_seed_is_the_one_used",
+        "test_show_config_says_when_own_drops_begin",
+        "test_long_piped_line_is_refused_whole",
+        "test_long_line_in_command_file_fails_the_file",
+        "test_bad_pool_prints_no_zero_counters",
+        "test_show_qdisc_reads_like_tc",
+        "test_flushed_at_shutdown_is_not_pushed_out"},
+    "test_schedule_cli": {
+        "test_repeat_below_floor_refused",
+        "test_time_beyond_limit_says_limit"},
+    "test_shards_live": {
+        "test_bad_value", "test_ini_queues", "test_pcap_refused",
+        "test_refused_combinations", "test_port_short_of_queues",
+        "test_runtime_changes_on_shards", "test_class_changes_on_shards",
+        "test_default_pcap_one_queue"},
+    "test_trace_cli": {
+        "test_set_and_show_trace", "test_binary_trace_refused_escaped"},
+    "test_update": {
+        "test_update_at_the_prompt", "test_update_was_at_the_prompt"},
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "parallel: may run beside other tests (scripts/test.sh)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        mod = item.module.__name__.rsplit(".", 1)[-1]
+        if item.originalname in PARALLEL.get(mod, ()):
+            item.add_marker(pytest.mark.parallel)

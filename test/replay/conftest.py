@@ -132,6 +132,43 @@ def assert_conserved(run, egress_ports=None, ingress_of=None):
             assert ports[str(src)]["rx_packets"] == s["egress_in"]
 
 
+# Which tests may run side by side. scripts/test.sh runs the tests marked
+# `parallel` on several workers (-m parallel -n N) and the rest one at a
+# time: those run dpdk-shaper on the wall clock, read the kernel's own
+# qdiscs or time the replay tool itself, and another process on the CPUs
+# would change what they measure. Parallel are the tests that only run
+# dpdk-shaper-replay on its virtual clock (or no program at all): every
+# test of OFFLINE_MODULES and, in MIXED_MODULES, each test without the
+# live `mode`/`netns` fixtures that WALL_CLOCK does not name; and the
+# tests that only see dpdk-shaper refuse to start (REFUSALS).
+OFFLINE_MODULES = {"test_classes", "test_for", "test_offline", "test_plot",
+                   "test_schedule", "test_shards", "test_store",
+                   "test_tc_exact", "test_timevar"}
+MIXED_MODULES = {"test_fq_codel", "test_mtu", "test_offline_ux",
+                 "test_police", "test_replay_latency"}
+WALL_CLOCK = {"test_mtu_above_the_port_refused", "test_nic_drops_reported",
+              "test_ctrl_c_partial_summary", "test_progress_line_on_a_tty"}
+REFUSALS = {"test_bad_options", "test_bad_capture",
+            "test_help_lists_every_option", "test_start_refusals",
+            "test_bad_schedule_refused",
+            "test_pace_refuses_ports_without_capture_times"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "parallel: may run beside other tests (scripts/test.sh)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        mod = item.module.__name__.rsplit(".", 1)[-1]
+        name = item.originalname
+        if mod in OFFLINE_MODULES or name in REFUSALS or (
+                mod in MIXED_MODULES and name not in WALL_CLOCK and
+                not {"mode", "netns"} & set(item.fixturenames)):
+            item.add_marker(pytest.mark.parallel)
+
+
 @pytest.fixture(params=list(MODES))
 def mode(request):
     return request.param
