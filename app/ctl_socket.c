@@ -84,6 +84,26 @@ ctl_socket_opt_group(const char *name, char *err, size_t len)
 	return 0;
 }
 
+int
+ctl_socket_opt_idle(const char *text, char *err, size_t len)
+{
+	char why[SHP_ERR_LEN];
+	uint64_t ns;
+
+	if (shp_parse_time(text, &ns, why) < 0) {
+		snprintf(err, len, "--ctl-idle %s: %s", text, why);
+		return -1;
+	}
+	if (ns < CTL_HALF_LINE_MS * 1000000ull ||
+	    ns > CTL_IDLE_MAX_MS * 1000000ull) {
+		snprintf(err, len, "--ctl-idle %s: from %us to %us", text,
+			 CTL_HALF_LINE_MS / 1000, CTL_IDLE_MAX_MS / 1000);
+		return -1;
+	}
+	ctl_socket_opt.idle_ms = ns / 1000000;
+	return 0;
+}
+
 static uint64_t
 now_ms(void)
 {
@@ -778,7 +798,8 @@ client_read(struct client *c, uint64_t now)
 static void
 client_timeouts(struct client *c, uint64_t now)
 {
-	if (now - c->last_ms >= CTL_IDLE_MS) {
+	if (now - c->last_ms >= (ctl_socket_opt.idle_ms ?
+				 ctl_socket_opt.idle_ms : CTL_IDLE_MS)) {
 		c->out_len = c->out_off = 0;
 		c->closing = true;
 	} else if (!c->closing && c->part_ms != 0 &&

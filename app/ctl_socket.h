@@ -25,21 +25,27 @@
 #define CTL_ATOMIC_LINES 1024
 /* A request (a line, a body, an atomic block) not whole this long after
  * its first byte is refused and its client closed; a client that sent no
- * byte for CTL_IDLE_MS is closed, its unread replies dropped (a client
- * scripting runs keeps its connection busy or opens one per command). */
+ * byte for --ctl-idle (default CTL_IDLE_MS, at most CTL_IDLE_MAX_MS) is
+ * closed, its unread replies dropped (a client scripting runs keeps its
+ * connection busy or opens one per command). */
 #define CTL_HALF_LINE_MS 5000
 #define CTL_IDLE_MS 60000
+#define CTL_IDLE_MAX_MS 3600000
 
-/* --no-ctl, --ctl-group NAME (opts.c, before the EAL) */
+/* --no-ctl, --ctl-group NAME, --ctl-idle TIME (opts.c, before the EAL) */
 struct ctl_socket_opts {
 	bool off;
 	bool group_set;
 	gid_t gid;
 	const char *group;
+	uint64_t idle_ms;   /* 0: CTL_IDLE_MS */
 };
 extern struct ctl_socket_opts ctl_socket_opt;
 /* --ctl-group NAME: 0, or -1 with err when there is no such group. */
 int ctl_socket_opt_group(const char *name, char *err, size_t len);
+/* --ctl-idle TIME: 0, or -1 with err (a time from CTL_HALF_LINE_MS to
+ * CTL_IDLE_MAX_MS). */
+int ctl_socket_opt_idle(const char *text, char *err, size_t len);
 
 /* Listen (unless --no-ctl). 0, or -1 after one line saying why. */
 int ctl_socket_init(struct shaper *s);

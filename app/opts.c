@@ -24,6 +24,7 @@ enum {
 	OPT_SCHEDULE,
 	OPT_NO_CTL,
 	OPT_CTL_GROUP,
+	OPT_CTL_IDLE,
 	OPT_RXD,
 	OPT_TXD,
 	OPT_LINK_WAIT,
@@ -65,6 +66,7 @@ static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"no-ctl", no_argument, NULL, OPT_NO_CTL},
 	{"ctl-group", required_argument, NULL, OPT_CTL_GROUP},
+	{"ctl-idle", required_argument, NULL, OPT_CTL_IDLE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -181,6 +183,8 @@ shaper_usage(FILE *f, const char *prog)
 "                         shaper_ctl.sock) is 0660 for group NAME, and its\n"
 "                         directories 0710 (default: 0600, its owner only;\n"
 "                         docs/control.md)\n"
+"  --ctl-idle TIME        a control client silent this long is closed,\n"
+"                         its unread replies dropped (default 60s, 5s..1h)\n"
 "  --no-ctl               no control socket\n"
 "  --help                 this text\n"
 "\n"
@@ -330,6 +334,10 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			continue;
 		case OPT_CTL_GROUP:
 			if (ctl_socket_opt_group(optarg, err, sizeof(err)) < 0)
+				return bad(err);
+			continue;
+		case OPT_CTL_IDLE:
+			if (ctl_socket_opt_idle(optarg, err, sizeof(err)) < 0)
 				return bad(err);
 			continue;
 		case ':':

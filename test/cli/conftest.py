@@ -200,6 +200,8 @@ PARALLEL = {
         "test_failing_line_with_prompt_goes_on", "test_load_at_the_prompt",
         "test_quit_in_file"},
     "test_ctl": {"test_missing_shaper_and_usage"},
+    "test_ctl_clients": {"test_ctl_idle_refused"},
+    "test_ctl_files": {"test_start_up_files_not_regular_refused"},
     "test_latency": {"test_stats_file_schema"},
     "test_lifecycle": {
         "test_forgotten_double_dash_names_the_option",
@@ -238,6 +240,7 @@ PARALLEL = {
         "test_refused_combinations", "test_port_short_of_queues",
         "test_runtime_changes_on_shards", "test_class_changes_on_shards",
         "test_default_pcap_one_queue"},
+    "test_tdc": {"test_tdc_cases_live", "test_tdc_round_trip_live"},
     "test_trace_cli": {
         "test_set_and_show_trace", "test_binary_trace_refused_escaped"},
     "test_update": {

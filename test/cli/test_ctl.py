@@ -117,7 +117,7 @@ def test_set_show_and_telemetry(live, need_telemetry_client):
 def test_refused_changes_nothing(live):
     lv = live(["--netem", "delay 10ms loss 1%"])
     _, before, _ = lv.ctl("show", "config")
-    for words in (["set", "netem", "0", "delay", "10"],
+    for words in (["set", "netem", "0", "delay", "10m"],
                   ["set", "netem", "7", "delay", "1ms"],
                   ["set", "netem"],
                   ["shw", "config"],

@@ -24,7 +24,7 @@ from shaper_client import Shaper  # noqa: E402
 
 SLOTS = 16          # CTL_MAX_CLIENTS
 HALF_LINE_S = 5     # CTL_HALF_LINE_MS
-IDLE_S = 60         # CTL_IDLE_MS
+IDLE_S = 6          # --ctl-idle (default 60 s, CTL_IDLE_MS)
 
 
 def test_slow_senders_lose_their_slots(live):
@@ -76,7 +76,7 @@ def test_unread_replies_and_idle_close(live):
     past the idle deadline (their unsent replies are dropped); the Python
     client's atomic() opens a new connection after the idle close, as
     cmd() does."""
-    lv = live(["--netem", "delay 10ms"])
+    lv = live(["--netem", "delay 10ms", "--ctl-idle", "%ds" % IDLE_S])
     c = Shaper(path=lv.path)
     assert "delay 10ms" in c.show("netem", 0)   # its connection kept
     hogs = []
@@ -252,3 +252,14 @@ def test_ctl_group_member_connects(live, ctl_users):
         assert st.st_gid == gid, (d, st.st_gid)
     lv.stop()
     assert lv.proc.returncode == 0, lv.out
+
+
+@pytest.mark.parametrize("value", ["4s", "2h", "60", "soon"])
+def test_ctl_idle_refused(value):
+    """--ctl-idle out of 5 s..1 h, or not a time: one line, exit 2, before
+    the EAL starts."""
+    from conftest import BIN
+    p = subprocess.run([BIN, "--no-huge", "--", "--ctl-idle", value],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert "--ctl-idle %s" % value in p.stderr, p.stderr
