@@ -34,6 +34,16 @@ static const struct shp_kind_env env = {
 };
 /* port p's lone chain, and its link of two shards */
 static struct shp_chain lone[NB_PORTS];
+
+/* One line naming the file "s" and where in it: "s:N: ...", or the
+ * reader's own "--schedule s:N: ..." (lib/conf/shp_file.h). */
+static bool
+names_file(const char *err)
+{
+	if (strncmp(err, "--schedule ", 11) == 0)
+		err += 11;
+	return strncmp(err, "s:", 2) == 0 && strchr(err, '\n') == NULL;
+}
 static struct shp_chain shard[NB_PORTS][NB_SHARDS];
 
 static void
@@ -194,7 +204,7 @@ run_on_chains(struct shp_sched *s)
 		}
 		return;
 	}
-	if (strncmp(err, "s:", 2) != 0 || strchr(err, '\n') != NULL)
+	if (!names_file(err))
 		FUZZ_BUG("refused for the chains without a one-line reason "
 			 "naming the file: '%s'", err);
 }
@@ -217,7 +227,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	err[0] = '\0';
 	if (shp_sched_parse(&s, "s", f, ports, NB_PORTS, &env, err) < 0) {
 		fclose(f);
-		if (strncmp(err, "s:", 2) != 0 || strchr(err, '\n') != NULL)
+		if (!names_file(err))
 			FUZZ_BUG("refused without a one-line reason naming the "
 				 "file: '%s'", err);
 		return 0;
