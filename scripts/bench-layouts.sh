@@ -60,8 +60,15 @@ for k, p in sorted(d["ports"].items()):
     out.append("late %d of %d explained" % (
         p["drops"]["late"], 2 * rate * lost / 1e9 + gaps * 32))
     tx += p["tx_packets"]
-print("round %s %-8s %6.2f Mpps  %s  (%s)" % (
-    sys.argv[4], sys.argv[3], tx / el / 1e6, "; ".join(out), sys.argv[5]))
+# what the host took from each worker lcore, as the kernel counts it
+# (run-queue wait and steal): the pipeline's RX lcore shares CPU 0 with
+# the main lcore on two vCPUs
+took = " ".join("lcore %s %.0f%%" % (k, 100 * (v.get("runq_wait_ns", 0) +
+                                             v.get("steal_ns", 0)) / 1e9 / el)
+                for k, v in sorted(d["lcores"].items()))
+print("round %s %-8s %6.2f Mpps  %s  (%s; host took: %s)" % (
+    sys.argv[4], sys.argv[3], tx / el / 1e6, "; ".join(out), sys.argv[5],
+    took))
 PY
 		done
 	done
