@@ -825,6 +825,42 @@ put_rate(struct out *o, uint64_t bps)
 	put(o, " %s", r);
 }
 
+/* the deterministic loss models, which tc's netem has not */
+static void
+put_det_loss(struct out *o, const struct shp_netem_conf *c)
+{
+	if (c->loss_model == SHP_NETEM_LOSS_PATTERN ||
+	    c->loss_model == SHP_NETEM_LOSS_BURST)
+		put(o, " loss %s %" PRIu32 " %" PRIu32,
+		    c->loss_model == SHP_NETEM_LOSS_PATTERN ? "pattern" :
+		    "burst", c->det.n, c->det.m);
+	else if (c->loss_model == SHP_NETEM_LOSS_SEQUENCE) {
+		put(o, " loss sequence ");
+		put_bits(o, c->seq, c->seq_len);
+	}
+}
+
+/* outage, ber and accumulate: ours, printed the same in either text */
+static void
+put_ours(struct out *o, const struct shp_netem_conf *c)
+{
+	if (c->outage_on != 0) {
+		put(o, " outage");
+		put_time(o, c->outage_on);
+		put_time(o, c->outage_off);
+	}
+	if (c->ber > 0) {
+		put(o, " ber");
+		put_number(o, c->ber);
+		if (c->ber_drop)
+			put(o, " drop");
+	}
+	if (c->accumulate != 0) {
+		put(o, " accumulate");
+		put_time(o, c->accumulate);
+	}
+}
+
 int
 shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 {
@@ -870,13 +906,8 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		break;
 	case SHP_NETEM_LOSS_PATTERN:
 	case SHP_NETEM_LOSS_BURST:
-		put(&o, " loss %s %" PRIu32 " %" PRIu32,
-		    c->loss_model == SHP_NETEM_LOSS_PATTERN ? "pattern" :
-		    "burst", c->det.n, c->det.m);
-		break;
 	case SHP_NETEM_LOSS_SEQUENCE:
-		put(&o, " loss sequence ");
-		put_bits(&o, c->seq, c->seq_len);
+		put_det_loss(&o, c);
 		break;
 	case SHP_NETEM_LOSS_NONE:
 		break;
@@ -918,21 +949,7 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		if (c->slot_bytes != 0)
 			put(&o, " bytes %" PRIu32, c->slot_bytes);
 	}
-	if (c->outage_on != 0) {
-		put(&o, " outage");
-		put_time(&o, c->outage_on);
-		put_time(&o, c->outage_off);
-	}
-	if (c->ber > 0) {
-		put(&o, " ber");
-		put_number(&o, c->ber);
-		if (c->ber_drop)
-			put(&o, " drop");
-	}
-	if (c->accumulate != 0) {
-		put(&o, " accumulate");
-		put_time(&o, c->accumulate);
-	}
+	put_ours(&o, c);
 	if (c->store_set) {
 		if (c->store == 0)
 			put(&o, " store off");
@@ -1055,30 +1072,8 @@ shp_netem_tc_print(const struct shp_netem_conf *c, uint32_t limit,
 	/* ours, which tc has not */
 	if (c->noreorder)
 		put(&o, " noreorder");
-	if (c->loss_model == SHP_NETEM_LOSS_PATTERN ||
-	    c->loss_model == SHP_NETEM_LOSS_BURST)
-		put(&o, " loss %s %" PRIu32 " %" PRIu32,
-		    c->loss_model == SHP_NETEM_LOSS_PATTERN ? "pattern" :
-		    "burst", c->det.n, c->det.m);
-	if (c->loss_model == SHP_NETEM_LOSS_SEQUENCE) {
-		put(&o, " loss sequence ");
-		put_bits(&o, c->seq, c->seq_len);
-	}
-	if (c->outage_on != 0) {
-		put(&o, " outage");
-		put_time(&o, c->outage_on);
-		put_time(&o, c->outage_off);
-	}
-	if (c->ber > 0) {
-		put(&o, " ber");
-		put_number(&o, c->ber);
-		if (c->ber_drop)
-			put(&o, " drop");
-	}
-	if (c->accumulate != 0) {
-		put(&o, " accumulate");
-		put_time(&o, c->accumulate);
-	}
+	put_det_loss(&o, c);
+	put_ours(&o, c);
 	if (c->seed_set)
 		put(&o, " seed %" PRIu64, c->seed);
 	return (int)o.pos;
