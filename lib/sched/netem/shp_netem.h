@@ -199,7 +199,7 @@ int shp_netem_tc_print(const struct shp_netem_conf *conf, uint32_t limit,
 /* `store ... after` when the text gives none: frames wait in their mbufs
  * until this many do (at most a quarter of the default limit): a line
  * that shallow stays in the caches, where the copies in and out only
- * cost (docs/benchmarks.md, "The byte store after a depth"). */
+ * cost (git log -p docs/benchmarks.md, "The byte store after a depth"). */
 #define SHP_NETEM_STORE_AFTER_DEFAULT 8192
 
 /* The limit the stage uses for a conf without `limit`: half the pool
