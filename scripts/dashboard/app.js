@@ -92,6 +92,10 @@ function notice(text, kind) {
   n.textContent = text;
   n.className = kind || "";
   n.hidden = !text;
+  // news fades; a shaper that does not answer stays said
+  if (kind === "info")
+    setTimeout(() => { if (n.textContent === text) n.hidden = true; },
+               15000);
 }
 
 function when() { return new Date().toLocaleTimeString(); }

@@ -107,6 +107,26 @@ def test_dashboard(live, api, browser, tmp_path):
     assert "delay 10ms" in lv.ctl("show", "netem", "1")[1]
     wait("the new profile on the page", lambda: "delay 20ms" in prof.text, 5)
 
+    # one change onto both ports at once (POST /v1/batch)
+    ed.find_element("css selector", "input[name=port][value='1']").click()
+    box.clear()
+    box.send_keys("loss 1%\n")
+    wait("the batch's reply", lambda: "applied at once" in
+         ed.find_element("class name", "ok").text, 10)
+    for p in ("0", "1"):
+        assert "loss random 1%" in lv.ctl("show", "netem", p)[1]
+    assert "delay 20ms" in lv.ctl("show", "netem", "0")[1]
+    ed.find_element("css selector", "input[name=port][value='1']").click()
+
+    # link down and up
+    badge = d.find_element("css selector", "#port-1 .link")
+    d.find_element("css selector", "#port-1 [data-link=down]").click()
+    wait("link down", lambda: "link down" in badge.text, 5)
+    assert "port 1: link down" in lv.ctl("show", "schedule")[1]
+    d.find_element("css selector", "#port-1 [data-link=up]").click()
+    wait("link up", lambda: "link up" in badge.text, 5)
+    assert "port 1: link up" in lv.ctl("show", "schedule")[1]
+
     # a bad value: the shaper's own error line, nothing changed
     _, before, _ = lv.ctl("show", "config")
     box.clear()
@@ -143,6 +163,7 @@ def test_dashboard(live, api, browser, tmp_path):
                      "(e) => e.dataset.value = '')")
     wait("both ports' rates back", lambda: rates_up(d), 5)
     wait("the new shaper's profile", lambda: "delay 10ms" in prof.text, 5)
+    d.execute_script("window.scrollTo(0, 0)")
     d.save_screenshot(str(tmp_path / "dashboard-again.png"))
     print("screenshots in %s" % tmp_path)
     a.stop()
