@@ -11,6 +11,7 @@ const POLL_MS = 1000;
 const WINDOW_S = 300;           // what the plots show
 const TIMEOUT_MS = 4000;        // a request that takes longer failed
 const CUT = 120;                // telemetry cuts strings at 128 bytes
+const CLASS_EVERY = 10;         // polls between reads of the class texts
 const TOKEN_KEY = "dpdk-shaper-api-token";
 const COLORS = ["#175cd3", "#dc6803", "#079455", "#b42318", "#7a5af8",
                 "#0e9384", "#c11574", "#667085"];
@@ -24,6 +25,7 @@ let lastConf = "";
 let classNames = "";
 let classTexts = {};   // class name -> "show class NAME" text
 let timer = null;
+let polls = 0;
 
 function el(tag, attrs, kids) {
   const e = document.createElement(tag);
@@ -493,6 +495,8 @@ async function poll(once) {
                       live.time);
     }
     await profiles(conf);
+    // a class changed elsewhere (dpdk-shaper-ctl) shows too
+    if (!once && ++polls % CLASS_EVERY === 0) classNames = "";
     await classes(live);
     for (const p of Object.values(ports)) fill_keys(p);
   } catch (e) {
