@@ -532,9 +532,10 @@ check_conf(struct parser *p)
 		}
 		if (c->gap == 0)
 			c->gap = 1;
-		if (c->noreorder) {
-			return shp_tc_fail(&p->a, "'noreorder' contradicts "
-					   "'reorder'");
+		if (c->noreorder || c->inorder) {
+			return shp_tc_fail(&p->a, c->noreorder ?
+					   "'noreorder' contradicts 'reorder'" :
+					   "'inorder' contradicts 'reorder'");
 		}
 	} else if (c->gap > 0) {
 		return shp_tc_fail(&p->a, "'gap' needs a 'reorder' "
@@ -621,6 +622,8 @@ netem_words(struct parser *p)
 			rc = parse_slot(p);
 		} else if (strcmp(w, "noreorder") == 0) {
 			c->noreorder = true;
+		} else if (strcmp(w, "inorder") == 0) {
+			c->inorder = true;
 		} else if (strcmp(w, "outage") == 0) {
 			rc = parse_outage(p);
 		} else if (strcmp(w, "ber") == 0) {
@@ -885,6 +888,8 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		put(&o, " distribution %s", c->dist->name);
 	if (c->noreorder)
 		put(&o, " noreorder");
+	if (c->inorder)
+		put(&o, " inorder");
 	switch (c->loss_model) {
 	case SHP_NETEM_LOSS_RANDOM:
 		put_prob(&o, "loss random", &c->loss);
@@ -1072,6 +1077,8 @@ shp_netem_tc_print(const struct shp_netem_conf *c, uint32_t limit,
 	/* ours, which tc has not */
 	if (c->noreorder)
 		put(&o, " noreorder");
+	if (c->inorder)
+		put(&o, " inorder");
 	put_det_loss(&o, c);
 	put_ours(&o, c);
 	if (c->seed_set)
@@ -1087,7 +1094,8 @@ shp_netem_note(const void *conf, const struct shp_run_facts *run,
 {
 	const struct shp_netem_conf *nc = conf;
 
-	if (nc->jitter == 0 || nc->noreorder || run->out_pkts == 0 ||
+	if (nc->jitter == 0 || nc->noreorder || nc->inorder ||
+	    run->out_pkts == 0 ||
 	    2 * run->out_of_order <= run->out_pkts)
 		return 0;
 	return snprintf(buf, len, "note: %.1f%% of packets left out of "

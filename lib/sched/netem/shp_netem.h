@@ -29,6 +29,8 @@
  *   slot distribution D DELAY JITTER [packets N] [bytes B]
  *   seed S
  *   noreorder            (ours: jitter without reordering)
+ *   inorder              (ours: jitter without reordering that keeps the
+ *                        delay's mean and deviation: docs/netem.md)
  *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
  *                        times of these means, as Mahimahi's mm-onoff)
  *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
@@ -117,6 +119,7 @@ struct shp_netem_conf {
 	bool delay_corr_set;
 	struct shp_netem_dist *dist; /* NULL: uniform in [lat - jit, lat + jit) */
 	bool noreorder;
+	bool inorder;
 
 	enum shp_netem_loss_model loss_model;
 	struct shp_netem_prob loss;            /* random */
