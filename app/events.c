@@ -145,6 +145,19 @@ put_json_string(struct obuf *b, const char *s)
 	put(b, "\"");
 }
 
+/* A text in the one-line form: a control byte would break the line. */
+static void
+put_text(struct obuf *b, const char *s)
+{
+	if (*s == '\0')
+		put(b, "-");
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		put(b, "%c", c < 0x20 || c == 0x7f ? ' ' : c);
+	}
+}
+
 /* "0-3", "0,2": the shards (a run of them as a range) */
 static void
 put_shards(struct obuf *b, uint32_t m, bool json)
@@ -217,8 +230,11 @@ shp_event_format(const struct shp_event *e, int json, char *buf, size_t len)
 		} else {
 			put(&b, "port all ");
 		}
-		put(&b, "%s: %s -> %s", e->what, e->old[0] ? e->old : "-",
-		    e->new[0] ? e->new : "-");
+		put_text(&b, e->what);
+		put(&b, ": ");
+		put_text(&b, e->old);
+		put(&b, " -> ");
+		put_text(&b, e->new);
 	}
 	/* the line ends, cut or not */
 	if (b.n + 1 >= len)
