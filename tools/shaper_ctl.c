@@ -234,8 +234,9 @@ no_shaper(const char *path, const char *why)
 
 /*
  * `watch [--json] [since ID]`: the shaper's events, one a line on stdout
- * as they are applied (docs/monitoring.md), until the shaper ends (0) or
- * drops this watcher for not reading (1). Its first reply goes to stderr.
+ * as they are applied (docs/monitoring.md), until the shaper ends or drops
+ * this watcher for not reading (0; a refused watch: 1). Its first reply
+ * goes to stderr, so stdout holds only events.
  */
 static int
 watch(int fd, const char *path, bool json)
