@@ -30,8 +30,9 @@
  * Adaptive RED, Linux's steps). What would pass `limit` bytes is
  * dropped (red_limit).
  *
- * The idle period starts when a dequeue leaves the queue empty (Linux:
- * when a dequeue finds it empty, which a tbf in front never does); its
+ * The idle period starts when a dequeue, or an enqueue that kept
+ * nothing, leaves the queue empty (Linux: when a dequeue finds it
+ * empty, which a tbf in front never does); its
  * length is read in microseconds against a table tc computed in 64 ns
  * ticks, as Linux does, so the same arrivals give the same decisions.
  * The adaptive steps run on a 500 ms grid of the shaper clock (ctx->now).
@@ -322,6 +323,12 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		p->qlen++;
 		p->backlog += len;
 		kept++;
+	}
+	/* all dropped into an empty queue: idle again from now (Linux's
+	 * next dequeue finds it empty) */
+	if (p->qlen == 0 && !p->idling) {
+		p->idling = true;
+		p->idle_start = ctx->now;
 	}
 	red_gauges(q, p, c, ctx);
 	return kept;
