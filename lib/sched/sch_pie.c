@@ -21,9 +21,11 @@
  * (delay - previous delay), alpha and beta scaled down while p is small
  * (RFC 8033 4.2's auto-tuning: /2 under 10%, and /4 more for each decade
  * below 1%, ...), at most +2% a step above 10%, 2% more beyond 250 ms
- * of delay (p may pass 1 there, as in Linux), by 1/64 down for each update with no delay at all
- * (the decay of an empty queue), and the state starts over (a new burst
- * allowance) once delay and p have been low for two updates.
+ * of delay, bounded to 1 (RFC 8033; Linux lets it pass 1, and then
+ * drops all but two MTUs for tens of seconds), by 1/64 down for each
+ * update with no delay at all (the decay of an empty queue), and the
+ * state starts over (a new burst allowance) once delay and p have been
+ * low for two updates.
  *
  * Time: probabilities are Linux's fixed point (1 = 2^56 - 1), delays its
  * 64 ns ticks, so that the same arrivals give the same decisions.
@@ -198,9 +200,10 @@ pie_update(const struct pie_conf *c, struct pie_vars *v, uint64_t backlog)
 	} else if (v->prob > oldprob) {
 		v->prob = 0;
 	}
-	/* congestion gone (RFC 8033: both delays under half the target;
-	 * Linux: both 0): p falls by 1/64 an update */
-	if (qdelay < target / 2 && qdelay_old < target / 2 && decay)
+	/* no delay for two updates, the queue gone: p falls by 1/64 an
+	 * update (Linux; RFC 8033's pseudo-code decays from half the
+	 * target, which holds the delay above it) */
+	if (qdelay == 0 && qdelay_old == 0 && decay)
 		v->prob -= v->prob / 64;
 	v->qdelay = qdelay;
 	if (v->qdelay < target / 2 && v->qdelay_old < target / 2 &&

@@ -103,7 +103,7 @@ class Pie:
             p, decay = MAX_PROB, False
         elif p < 0:
             p = 0
-        if qdelay < target // 2 and old < target // 2 and decay:
+        if qdelay == 0 and old == 0 and decay:
             p -= p // 64
         self.prob = p
         if qdelay < target // 2 and old < target // 2 and p == 0:
