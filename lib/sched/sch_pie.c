@@ -515,20 +515,6 @@ pie_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 	st->backlog = p->backlog;
 }
 
-/* tc -s's "prob 0.0123 delay 14.9ms" */
-static int
-pie_report(const struct shp_qdisc *q, char *buf, size_t len)
-{
-	const struct pie_priv *p = priv(q);
-	uint64_t prob = __atomic_load_n(&p->v.prob, __ATOMIC_RELAXED);
-	uint64_t d = __atomic_load_n(&p->v.qdelay, __ATOMIC_RELAXED);
-	char t[32];
-
-	shp_fmt_tc_time(t, sizeof(t), d << PIE_TICK_SHIFT, true);
-	return snprintf(buf, len, "prob %g delay %s",
-			(double)prob / (double)PIE_MAX_PROB, t);
-}
-
 static int pie_format(const void *conf, char *buf, size_t len);
 
 static void
@@ -553,7 +539,6 @@ const struct shp_qdisc_ops shp_pie_ops = {
 	.next_time = pie_next_time,
 	.reset = pie_reset,
 	.stats = pie_stats,
-	.report = pie_report,
 	.dump = pie_dump,
 	.fini = pie_fini,
 };

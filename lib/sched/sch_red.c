@@ -439,19 +439,6 @@ red_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 	st->backlog = p->backlog;
 }
 
-static int
-red_report(const struct shp_qdisc *q, char *buf, size_t len)
-{
-	const struct red_priv *p = priv(q);
-	const struct red_conf *c = __atomic_load_n(&p->conf,
-						   __ATOMIC_ACQUIRE);
-
-	return snprintf(buf, len, "qavg %" PRIu64 "b max_P %g",
-			__atomic_load_n(&p->qavg, __ATOMIC_RELAXED) >> c->Wlog,
-			__atomic_load_n(&p->max_P, __ATOMIC_RELAXED) /
-			4294967296.0);
-}
-
 static int red_format(const void *conf, char *buf, size_t len);
 
 static void
@@ -476,7 +463,6 @@ const struct shp_qdisc_ops shp_red_ops = {
 	.next_time = red_next_time,
 	.reset = red_reset,
 	.stats = red_stats,
-	.report = red_report,
 	.dump = red_dump,
 	.fini = red_fini,
 };
