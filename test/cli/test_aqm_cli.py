@@ -3,6 +3,8 @@
 value is refused with one line and changes nothing), `show queue`
 prints what runs, `show qdisc` in tc's words."""
 from conftest import outputs, run_piped
+from test_api import api  # noqa: F401  (the fixture)
+from test_ctl import live  # noqa: F401  (the fixture)
 
 
 def test_pie_and_red_set_and_show(tmp_path):
@@ -45,3 +47,33 @@ def test_pie_and_red_set_and_show(tmp_path):
     assert "red" in tc and "limit 50000b min 4166b max 12500b ecn " \
         "adaptive ewma" in tc, tc
     assert len(r.errors()) == 2, r.errors()
+
+
+def test_pie_and_red_over_the_socket_and_rest(live, api,
+                                             need_telemetry_client):
+    lv = live(["--queue", "pie", "--queue-port", "1",
+               "red limit 100000 avpkt 1000"])
+    rc, out, err = lv.ctl("set", "queue", "0", "pie", "target", "5ms",
+                          "ecn")
+    assert rc == 0 and "pie limit 1000 target 5ms" in out, (out, err)
+    rc, out, err = lv.ctl("set", "queue", "0", "pie", "beta", "99")
+    assert rc != 0 and "beta" in err, (out, err)
+    assert "target 5ms" in lv.ctl("show", "queue", "0")[1]
+    a = api(lv.prefix)
+    st, r = a.req("PATCH", "/v1/ports/1/queue", {"text": "ecn harddrop"})
+    assert st == 200, r
+    q = a.req("GET", "/v1/ports/1/queue")[1]
+    assert q["kind"] == "red" and "ecn harddrop" in q["text"], q
+    st, r = a.req("PUT", "/v1/ports/1/queue",
+                  {"text": "red limit 100000 avpkt 1000 max 10"})
+    assert st == 400 and r["error"].startswith("error: "), r
+    assert "ecn harddrop" in a.req("GET", "/v1/ports/1/queue")[1]["text"]
+    st, stats = a.req("GET", "/v1/stats")
+    assert st == 200
+    assert "pie_dropped" in stats["ports"]["0"]["drops"]
+    assert "red_early" in stats["ports"]["1"]["drops"]
+    for k in ("pie_marked", "pie_prob_ppm", "pie_delay_ns", "red_marked",
+              "red_qavg"):
+        assert k in stats["ports"]["0"], k
+    st = lv.stop()
+    assert lv.proc.returncode == 0, lv.out

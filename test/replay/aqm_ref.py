@@ -15,6 +15,7 @@ Random numbers: the shaper's kinds draw event n of a seeded stream
 (lib/core/shp_rand.h: SplitMix64, counter-based); draw() below is the
 same function, so a model given the same --seed makes the same draws.
 """
+import math
 
 M64 = (1 << 64) - 1
 GAMMA = 0x9e3779b97f4a7c15
@@ -179,9 +180,6 @@ class Pie:
 
 
 # ------------------------------------------------------------------ RED
-
-import math  # noqa: E402
-
 
 def red_params(limit, avpkt, qmin=0, qmax=0, burst=0, probability=0.02,
                rate=1250000):
