@@ -487,7 +487,7 @@ red_fls(uint32_t x)
 static int
 red_derive(struct red_conf *c, char *err)
 {
-	double a, w = 0.5, xmit, lw, maxtime, prob;
+	double a, w = 0.5, us, xmit, lw, maxtime, prob;
 	int i;
 
 #define FAIL(...) do { if (err) snprintf(err, SHP_ERR_LEN, __VA_ARGS__); \
@@ -502,7 +502,8 @@ red_derive(struct red_conf *c, char *err)
 	if (c->qth_min == 0)
 		c->qth_min = c->qth_max / 3;
 	if (c->burst == 0)
-		c->burst = (2 * c->qth_min + c->qth_max) / (3 * c->avpkt);
+		c->burst = (uint32_t)((2ULL * c->qth_min + c->qth_max) /
+				      (3ULL * c->avpkt));
 	if (c->qth_max < c->qth_min)
 		FAIL("red: max %" PRIu32 " is below min %" PRIu32,
 		     c->qth_max, c->qth_min);
@@ -535,25 +536,35 @@ red_derive(struct red_conf *c, char *err)
 	c->max_P = c->probability >= 1.0 ? UINT32_MAX :
 		   (uint32_t)(c->probability * 4294967296.0);
 	/* tc_red_eval_idle_damping: tc's time of a packet of avpkt, whole
-	 * microseconds then whole 64 ns ticks */
-	xmit = (double)(unsigned int)((double)(unsigned int)
-		(1e6 * ((double)c->avpkt / (double)c->rate)) *
-		RED_TICKS_PER_US);
+	 * microseconds then whole 64 ns ticks (32 bits of them) */
+	us = 1e6 * ((double)c->avpkt / (double)c->rate);
+	if (us * RED_TICKS_PER_US >= 4294967295.0)
+		FAIL("red: bandwidth too low for avpkt %" PRIu32, c->avpkt);
+	xmit = (double)(unsigned int)((double)(unsigned int)us *
+				      RED_TICKS_PER_US);
+	c->Scell_log = 0;
+	c->stab[0] = 0;
+	if (xmit == 0) {
+		/* under a tick a packet: tc's table is all 31 (a division
+		 * by zero there), any idle time empties the average */
+		memset(c->stab + 1, 31, RED_STAB_SIZE - 1);
+		goto checks;
+	}
 	lw = -log(1.0 - 1.0 / (1u << c->Wlog)) / xmit;
 	maxtime = 31 / lw;
 	for (i = 0; i < 32; i++)
 		if (maxtime / ldexp(1, i) < 512)
 			break;
-	if (i >= 32 || xmit <= 0)
+	if (i >= 32)
 		FAIL("red: bandwidth too low for avpkt %" PRIu32, c->avpkt);
 	c->Scell_log = (uint8_t)i;
-	c->stab[0] = 0;
 	for (i = 1; i < RED_STAB_SIZE - 1; i++) {
 		double s = ldexp(i, c->Scell_log) * lw;
 
 		c->stab[i] = (uint8_t)(s > 31 ? 31 : s);
 	}
 	c->stab[RED_STAB_SIZE - 1] = 31;
+checks:
 	/* the kernel's red_check_params */
 	if (red_fls(c->qth_min) + c->Wlog >= 32 ||
 	    red_fls(c->qth_max) + c->Wlog >= 32)
@@ -610,10 +621,9 @@ red_words(struct shp_tcargs *a, struct red_conf *c)
 		} else if (strcmp(w, "bandwidth") == 0) {
 			rc = shp_tc_next(a, "a rate") ||
 			     shp_tc_rate(a, "bandwidth", &c->rate) ? -1 : 0;
-			if (rc == 0 && (c->rate == 0 || c->rate > UINT32_MAX))
+			if (rc == 0 && c->rate == 0)
 				rc = shp_tc_fail(a, "bandwidth: '%s' must be "
-						 "within 8bit..34gbit",
-						 shp_tc_cur(a));
+						 "more than 0", shp_tc_cur(a));
 		} else if (strcmp(w, "ecn") == 0) {
 			c->ecn = true;
 		} else if (strcmp(w, "harddrop") == 0) {

@@ -198,6 +198,7 @@ def test_profile_round_trip(tmp_path, text):
     "red limit 100000 avpkt 1000 probability 0",
     "red limit 100000 avpkt 1000 probability 1.5",
     "red limit 100000 avpkt 1000 burst 1", "red bandwidth 0",
+    "red limit 100000 avpkt 1000 bandwidth 9",
     "red limit 100000 avpkt 1000 bogus"])
 def test_bad_values_one_line_exit_2(tmp_path, text):
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
