@@ -222,3 +222,19 @@ def test_stats_file_names_causes_and_state(tmp_path):
     assert x["marked"] > 0 and x["queued"] == 0
     assert "prob_ppm" in x and "delay_ns" in x
     assert "pie_marked:" in proc.stdout
+
+
+@pytest.mark.parametrize("text", ["pie ecn", "red limit 100000 avpkt 1000 "
+                                  "ecn adaptive"])
+def test_reruns_byte_identical(tmp_path, text):
+    """Same input and seed, same output, whatever the burst size; another
+    seed, other draws."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, "mixed")
+    outs = []
+    for i, extra in enumerate([[], ["--burst", "1"], ["--seed", "8"]]):
+        out = tmp_path / ("o%d.pcap" % i)
+        ok_run(inp, out, "--queue", text, "--tbf", TBF, *extra)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert outs[0] != outs[2]
