@@ -531,6 +531,9 @@ test_format(void **state)
 		   "limit 5000 delay 3ms 1ms noreorder seed 7");
 	round_trip("inorder delay 10ms 2ms distribution normal",
 		   "delay 10ms 2ms distribution normal inorder");
+	round_trip("misorder 10% depth 3", "misorder 10% depth 3");
+	round_trip("misorder_timeout 5ms misorder 1% 25% depth 511 delay 1ms",
+		   "delay 1ms misorder 1% 25% depth 511 misorder_timeout 5ms");
 	round_trip("loss 33.333333333333333%", NULL);
 	round_trip("delay 10ms 1ms 0%", "delay 10ms 1ms 0%");
 	round_trip("", "");

@@ -27,6 +27,7 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_log.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "netem_tq.h"
@@ -50,6 +51,7 @@ enum {
 	RS_SLOT,
 	RS_OUTAGE,      /* sequential: up and down period lengths */
 	RS_BER,
+	RS_MISORDER,
 	RS_MAX
 };
 
@@ -70,7 +72,7 @@ enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST, NETEM_DROP_LINK_DOWN,
 enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
        NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS,
        NETEM_XS_STORE_FRAMES, NETEM_XS_STORE_BYTES, NETEM_XS_STORE_HWM,
-       NETEM_XS_STORE_FULL };
+       NETEM_XS_STORE_FULL, NETEM_XS_MISORDER_SKIPPED };
 
 /* Frames timed on a shared link in one claim, at most (a burst and its
  * copies; more are claimed in several). */
@@ -134,7 +136,25 @@ struct netem_sched_data {
 	struct rte_mbuf *pend[NETEM_PEND_MAX];
 	uint64_t pend_base[NETEM_PEND_MAX];
 	uint64_t pend_cost[NETEM_PEND_MAX];
+	/* misorder: frames held until `depth` frames that arrived after
+	 * them entered the time queue (they all wait for the same count,
+	 * so a FIFO), at most NETEM_MIS_CAP; none for a lean stage */
+	struct netem_mis *mis;
+	uint32_t mis_head, mis_n;
+	uint64_t mis_direct;        /* frames that entered the queue unheld */
+	bool misorder_last;
 };
+
+/* a frame misorder holds: until mis_direct reaches start + depth, or
+ * its deadline */
+struct netem_mis {
+	struct rte_mbuf *m;
+	uint64_t start;
+	uint64_t deadline;
+	int64_t delay;
+	uint32_t depth;
+};
+#define NETEM_MIS_CAP 512
 
 uint32_t shp_netem_tq_buckets = SHP_NETEM_TQ_BUCKETS;
 
@@ -153,7 +173,8 @@ netem_priv(const struct shp_qdisc *q)
 static inline uint32_t
 netem_mbufs_held(const struct netem_sched_data *p)
 {
-	return p->tq.qlen + p->npend - (uint32_t)p->tq.st_stats.frames;
+	return p->tq.qlen + p->npend + p->mis_n -
+	       (uint32_t)p->tq.st_stats.frames;
 }
 
 static inline const struct shp_netem_conf *
@@ -1061,7 +1082,8 @@ netem_refuse(const struct netem_sched_data *p,
 {
 	uint32_t limit = c->limit_set ? c->limit : p->default_limit;
 
-	if ((c->limit_set ? p->tq.qlen + p->npend : netem_mbufs_held(p)) +
+	if ((c->limit_set ? p->tq.qlen + p->npend + p->mis_n :
+	     netem_mbufs_held(p)) +
 	    extra >= limit)
 		return NETEM_DROP_LIMIT;
 	if (unlikely(p->held != NULL &&
@@ -1083,11 +1105,72 @@ netem_is_drawn(const struct shp_netem_conf *c)
 {
 	return c->gap == 0 && c->duplicate.p <= 0 && c->corrupt.p <= 0 &&
 	       c->ber <= 0 && !c->ecn && c->rate == 0 && !c->noreorder &&
-	       !c->inorder &&
+	       !c->inorder && c->misorder.p <= 0 &&
 	       c->accumulate == 0 && c->outage_on == 0;
 }
 
 bool shp_netem_short_ways = true;
+
+/*
+ * misorder: a chosen frame waits beside the time queue until `depth`
+ * frames that arrived after it have entered the queue, then enters it
+ * behind them (its own time, or the latest queued if later): exactly
+ * depth later arrivals overtake it. Only frames that enter unheld count
+ * (one held earlier is no later arrival), so every held frame waits for
+ * the same count from when it was held: they leave in the order held.
+ * netem_mis_hold: false when there is no room (the frame goes on as
+ * unchosen, counted).
+ */
+static bool
+netem_mis_hold(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	       struct rte_mbuf *m, int64_t delay, struct shp_ctx *ctx)
+{
+	struct netem_mis *e;
+
+	if (p->mis == NULL || p->mis_n == NETEM_MIS_CAP) {
+		NX(p, ctx, NETEM_XS_MISORDER_SKIPPED)++;
+		return false;
+	}
+	e = &p->mis[(p->mis_head + p->mis_n++) % NETEM_MIS_CAP];
+	e->m = m;
+	e->start = p->mis_direct;
+	e->depth = c->misorder_depth;
+	e->deadline = netem_offered(m) + (c->misorder_timeout != 0 ?
+		c->misorder_timeout : SHP_NETEM_MISORDER_TIMEOUT);
+	e->delay = delay;
+	return true;
+}
+
+/* The held frames whose followers came, or whose wait ran out by now (or
+ * all of them: a new profile) enter the queue; c NULL: timed by their
+ * delay alone. */
+static void
+netem_mis_release(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		  struct shp_ctx *ctx, bool all)
+{
+	while (p->mis_n != 0) {
+		struct netem_mis *e = &p->mis[p->mis_head];
+		struct rte_mbuf *m = e->m;
+		uint64_t tts, last;
+		int has_last;
+
+		if (!all && p->mis_direct - e->start < e->depth &&
+		    e->deadline > ctx->now)
+			break;
+		if (p->mis_direct != e->start)
+			NX(p, ctx, NETEM_XS_REORDERED)++;
+		tts = c != NULL ?
+			netem_time_to_send(p, c, m, netem_offered(m), e->delay) :
+			netem_delayed(netem_offered(m), e->delay);
+		last = shp_tq_tail_time(&p->tq, &has_last);
+		if (has_last && last > tts)
+			tts = last;
+		p->mis_head = (p->mis_head + 1) % NETEM_MIS_CAP;
+		p->mis_n--;
+		shp_meta(m)->time_to_send = tts;
+		shp_tq_insert(&p->tq, m, ctx->now);
+	}
+}
 
 /*
  * One packet through the impairments, in the kernel's order. Every
@@ -1107,7 +1190,7 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	struct rte_mbuf *dupm = NULL;
 	struct shp_rand r, rc, rb = { 0 };
 	bool dup = false, lost = false, corrupt = false, reorder = false;
-	bool down = false;
+	bool down = false, misorder = false;
 	int64_t delay = 0;
 	int refuse;
 	uint64_t tts, ber_bits = 0, ber_first = 0;
@@ -1154,6 +1237,13 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	}
 	if (whole)
 		reorder = netem_reorder(p, c, copy, n);
+	if (whole && !copy && c->misorder.p > 0) {
+		struct shp_rand rm;
+
+		netem_rand_at(p, RS_MISORDER, false, n, &rm);
+		misorder = netem_chance(&rm, &p->misorder_last, &c->misorder,
+					true);
+	}
 	/* the delay draw: for the packet, or to advance the copula */
 	if (!reorder && (!lost || dup || (whole && c->ecn) ||
 			 (!copy && (c->delay_corr > 0 || c->inorder))))
@@ -1221,6 +1311,9 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (dupm != NULL)
 		netem_enqueue_copy(q, p, c, dupm, ctx, n);
 
+	if (whole && misorder && netem_mis_hold(p, c, m, delay, ctx))
+		return true;
+	p->mis_direct++;
 	if (whole && !reorder && p->link != NULL && c->rate != 0) {
 		netem_pend(p, c, m, delay, ctx);
 		return true;
@@ -1244,6 +1337,8 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	}
 	shp_meta(m)->time_to_send = tts;
 	shp_tq_insert(&p->tq, m, ctx->now);
+	if (whole && unlikely(p->mis_n != 0))
+		netem_mis_release(p, c, ctx, false);
 	return true;
 }
 
@@ -1287,7 +1382,7 @@ netem_is_plain(const struct shp_netem_conf *c)
 	return c->jitter == 0 && c->gap == 0 && c->duplicate.p <= 0 &&
 	       c->loss_model == SHP_NETEM_LOSS_NONE && c->corrupt.p <= 0 &&
 	       c->ber <= 0 && c->rate == 0 && c->accumulate == 0 &&
-	       c->outage_on == 0;
+	       c->outage_on == 0 && c->misorder.p <= 0;
 }
 
 static uint16_t
@@ -1508,6 +1603,7 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	p->dup_last = false;
 	p->corrupt_last = false;
 	p->reorder_last = false;
+	p->misorder_last = false;
 	p->clg_state = c->loss_model == SHP_NETEM_LOSS_STATE ? CLG_TX_GAP :
 		GE_GOOD;
 	p->det_pos = 0;
@@ -1526,12 +1622,17 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 /* The state belongs to one conf; a new conf (seen on the owner lcore)
  * restarts it, as a tc change re-initialises netem. */
 static inline const struct shp_netem_conf *
-netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p)
+netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p,
+		struct shp_ctx *ctx)
 {
 	const struct shp_netem_conf *c = netem_conf(p);
 
-	if (unlikely((c != NULL ? c->hdr.id : 0) != p->seen))
+	if (unlikely((c != NULL ? c->hdr.id : 0) != p->seen)) {
+		/* what misorder held enters the queue, by its delay */
+		if (p->mis_n != 0)
+			netem_mis_release(p, NULL, ctx, true);
 		netem_reset_state(q, p, c);
+	}
 	return c;
 }
 
@@ -1540,7 +1641,7 @@ netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 {
 	uint32_t held = netem_mbufs_held(p);
 
-	NX(p, ctx, NETEM_XS_QUEUED) = p->tq.qlen;
+	NX(p, ctx, NETEM_XS_QUEUED) = p->tq.qlen + p->mis_n;
 	if (p->tq.st != NULL) {
 		struct shp_tq_st_stats *s = &p->tq.st_stats;
 
@@ -1608,6 +1709,10 @@ netem_init(struct shp_qdisc *q, const void *conf)
 		RTE_LOG(WARNING, USER1, "netem: port %u: no address space "
 			"for the byte store, every packet waits in its "
 			"mbuf\n", q->port);
+	if (!lean)
+		p->mis = rte_zmalloc_socket("netem_mis", NETEM_MIS_CAP *
+					    sizeof(*p->mis), 0, q->pool != NULL ?
+					    q->pool->socket_id : SOCKET_ID_ANY);
 	p->conf = conf;
 	netem_reset_state(q, p, conf);
 	return 0;
@@ -1627,7 +1732,7 @@ netem_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
-	const struct shp_netem_conf *c = netem_sync_conf(q, p);
+	const struct shp_netem_conf *c = netem_sync_conf(q, p, ctx);
 	uint16_t ok;
 
 	if (unlikely(p->tq.nb_bkt == 0) &&
@@ -1940,12 +2045,15 @@ netem_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct netem_sched_data *p = netem_priv(q);
-	const struct shp_netem_conf *c = netem_sync_conf(q, p);
-	uint64_t backlog = p->tq.backlog, bytes;
-	uint64_t lost = p->tq.st_stats.no_mbuf_bytes;
+	const struct shp_netem_conf *c = netem_sync_conf(q, p, ctx);
+	uint64_t backlog, bytes, lost = p->tq.st_stats.no_mbuf_bytes;
 	uint16_t k, out;
 
-	if (c == NULL && p->tq.qlen == 0 && q->child != NULL) {
+	if (unlikely(p->mis_n != 0))
+		netem_mis_release(p, c, ctx, false);
+	backlog = p->tq.backlog;
+	if (c == NULL && p->tq.qlen == 0 && p->mis_n == 0 &&
+	    q->child != NULL) {
 		/* off and empty: straight through, bytes as the child says */
 		k = q->child->ops->dequeue(q->child, pkts, n, ctx);
 		if (k == n)
@@ -2043,6 +2151,9 @@ netem_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 			t = netem_slot_time(q, p, c, t);
 		t = RTE_MAX(t, ctx->now);
 	}
+	/* a held frame's wait ends */
+	if (p->mis_n != 0)
+		t = RTE_MIN(t, RTE_MAX(p->mis[p->mis_head].deadline, ctx->now));
 	if (q->child != NULL)
 		t = RTE_MIN(t, shp_qdisc_next_time(q->child, ctx));
 	return t;
@@ -2065,6 +2176,10 @@ netem_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	struct netem_sched_data *p = netem_priv(q);
 	uint32_t n = shp_tq_flush(&p->tq);
 
+	for (; p->mis_n != 0; p->mis_n--, n++) {
+		rte_pktmbuf_free(p->mis[p->mis_head].m);
+		p->mis_head = (p->mis_head + 1) % NETEM_MIS_CAP;
+	}
 	ctx->ctr->drops[SHP_DROP_FLUSHED] += n;
 	netem_gauge(p, ctx);
 }
@@ -2075,7 +2190,7 @@ netem_idle(const struct shp_qdisc *q)
 {
 	struct netem_sched_data *p = netem_priv(q);
 
-	return netem_conf(p) == NULL && p->tq.qlen == 0;
+	return netem_conf(p) == NULL && p->tq.qlen == 0 && p->mis_n == 0;
 }
 
 static void
@@ -2083,7 +2198,7 @@ netem_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 {
 	const struct netem_sched_data *p = netem_priv(q);
 
-	st->qlen = p->tq.qlen;
+	st->qlen = p->tq.qlen + p->mis_n;
 	st->backlog = p->tq.backlog;
 }
 
@@ -2115,6 +2230,12 @@ netem_fini(struct shp_qdisc *q)
 	shp_tq_fini(&p->tq);
 	shp_tq_cal_free(p->offer);
 	p->offer = NULL;
+	for (; p->mis_n != 0; p->mis_n--) {
+		rte_pktmbuf_free(p->mis[p->mis_head].m);
+		p->mis_head = (p->mis_head + 1) % NETEM_MIS_CAP;
+	}
+	rte_free(p->mis);
+	p->mis = NULL;
 }
 
 bool
@@ -2272,6 +2393,9 @@ static const struct shp_xstat_desc netem_xstats[] = {
 	[NETEM_XS_STORE_BYTES] = { "store_bytes", SHP_XS_GAUGE, NULL },
 	[NETEM_XS_STORE_HWM] = { "store_hwm", SHP_XS_GAUGE, NULL },
 	[NETEM_XS_STORE_FULL] = { "store_full", 0, NULL },
+	/* misorder chose a frame with no room to hold it (NETEM_MIS_CAP
+	 * held, or a class's stage, which holds none) */
+	[NETEM_XS_MISORDER_SKIPPED] = { "misorder_skipped", 0, NULL },
 	{ NULL, 0, NULL }
 };
 
@@ -2296,5 +2420,5 @@ const struct shp_kind shp_kind_netem = {
 		 "[accumulate TIME] [store BYTES|off] [seed N]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
 		 "ecn#distribution#seed#noreorder#outage#ber#accumulate#"
-		 "store#inorder",
+		 "store#inorder#misorder#misorder_timeout",
 };

@@ -31,6 +31,10 @@
  *   noreorder            (ours: jitter without reordering)
  *   inorder              (ours: jitter without reordering that keeps the
  *                        delay's mean and deviation: docs/netem.md)
+ *   misorder P [CORR] depth K  (ours: a chosen frame is overtaken by
+ *                        exactly K frames that arrived after it)
+ *   misorder_timeout TIME (ours: the longest a chosen frame waits for its
+ *                        K followers; SHP_NETEM_MISORDER_TIMEOUT)
  *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
  *                        times of these means, as Mahimahi's mm-onoff)
  *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
@@ -99,6 +103,11 @@ enum shp_netem_loss_model {
 	SHP_NETEM_LOSS_SEQUENCE,/* k lost iff bit (k mod len) is 1 */
 };
 
+/* misorder: the deepest overtaking (a hardware emulator's 511), and the
+ * longest a chosen frame waits for its followers by default. */
+#define SHP_NETEM_MISORDER_DEPTH_MAX 511
+#define SHP_NETEM_MISORDER_TIMEOUT   (10 * 1000 * 1000ull)
+
 /* Longest `loss sequence` accepted. */
 #define SHP_NETEM_LOSS_SEQ_MAX 4096
 
@@ -135,6 +144,9 @@ struct shp_netem_conf {
 	struct shp_netem_prob corrupt;
 	struct shp_netem_prob reorder;
 	uint32_t gap;               /* 0: no reordering */
+	struct shp_netem_prob misorder;
+	uint32_t misorder_depth;    /* K, 1..SHP_NETEM_MISORDER_DEPTH_MAX */
+	uint64_t misorder_timeout;  /* ns; 0: the default */
 
 	uint64_t rate;              /* bytes per second, 0 = off */
 	int32_t packet_overhead;
