@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "cli_priv.h"
+#include "events.h"
 #include "shp_preset.h"
 
 struct r_preset {
@@ -24,7 +25,7 @@ struct r_preset {
 /* The changes preset p makes on the ports selected (port < 0: all) into
  * ch/args_of/text; how many. A key the preset leaves off is left out
  * where the port runs another kind in its slot (tbf and trace share one):
- * that one's own key turns it off. */
+ * that one's own key turns it off; and where the stage is off already. */
 static unsigned int
 preset_changes(const struct shp_preset *p, int port, struct ctl_change *ch,
 	       const char *(*args_of)[SHP_MAX_PORTS],
@@ -48,8 +49,9 @@ preset_changes(const struct shp_preset *p, int port, struct ctl_change *ch,
 			if (t == NULL)   /* a queue: its kind's defaults */
 				t = run->name;
 			else if (strcmp(t, "off") == 0 &&
-				 (run == NULL || run != shp_kind_find(key)))
-				continue;
+				 (run == NULL || run != shp_kind_find(key) ||
+				  S->chain[q].conf[sl] == NULL))
+				continue;   /* off already */
 			snprintf(text[n][i], CTL_TEXT_LEN, "%s", t);
 			args_of[n][i] = text[n][i];
 			any = true;
@@ -99,6 +101,8 @@ cmd_set_preset(void *res, struct cmdline *c, void *data)
 	} else {
 		for (j = 0; j < n; j++)
 			confirm_stage(b.ch[j].key, port, was);
+		/* after its stages' own events: which preset they were */
+		shp_event_emit(shp_event_source(), port, "preset", "", p.name);
 		out("preset %s on %s%s: %s\n", p.name, port < 0 ? "" : "port ",
 		    r->port, p.summary);
 	}

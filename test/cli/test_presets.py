@@ -86,6 +86,10 @@ def test_set_preset_socket_rest_client(live, api, need_telemetry_client):
     assert conf["1"] == before["1"], (conf, before)   # port 1 untouched
     rc, out, _ = lv.ctl("show", "config")
     assert rc == 0 and "delay 20ms" in out and "rate 100Mbit" in out, out
+    # the event stream: the stages' events, then the preset's
+    rc, out, _ = lv.ctl("show", "events")
+    assert rc == 0 and re.search(r"port 0 preset: .*-> 5g_urban", out), out
+    assert "police: off -> off" not in out, out   # no change, no event
 
     # refused, nothing changed: a name that is not one, a preset that is
     # not there, a path, a preset whose rate kind (trace) the port does
