@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 
-from conftest import REPO, shaper_cmd, telemetry
+from conftest import REPO, outputs, run_piped, shaper_cmd, telemetry
 from test_api import api  # noqa: F401  (the fixture)
 from test_ctl import live  # noqa: F401  (the fixture)
 
@@ -168,3 +168,38 @@ def test_start_with_preset_and_refusals(tmp_path, live,
     p = subprocess.run(shaper_cmd(["net_null0"], ["--preset", "satellite"]),
                        text=True, capture_output=True, timeout=60, env=env)
     assert p.returncode == 2 and str(tmp_path) in p.stderr, p.stderr
+
+
+def test_prompt_command_file_and_own_directory(tmp_path):
+    """The prompt and a command file take `set preset`; a directory of
+    one's own (--preset-dir) is what `show presets` lists: a summary from
+    the first comment line where the file has no `summary`, and a file
+    that is no preset (another section, a run's key) listed as unusable
+    with its line, refused by `set preset`, nothing changed."""
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "lab.ini").write_text("; My lab's uplink, 35 ms\n[global]\n"
+                               "netem = delay 35ms\n")
+    (d / "ports.ini").write_text("[global]\nsummary = x\n[port 0]\n"
+                                 "netem = delay 1ms\n")
+    (d / "seeded.ini").write_text("[global]\nsummary = y\nseed = 3\n")
+    (d / "Not_A_Name.ini").write_text("[global]\nnetem = delay 2ms\n")
+    cmds = tmp_path / "start.cmd"
+    cmds.write_text("set preset all lab\n")
+    r = run_piped(tmp_path, ["show presets", "show netem 0",
+                             "set preset 0 ports", "set preset 1 seeded",
+                             "show netem 1", "quit"],
+                  app_args=["--preset-dir", str(d), "--netem", "delay 1ms",
+                            "--cmdline-file", str(cmds)])
+    assert r.rc == 0, r.out
+    o = outputs(r.out)
+    lines = o["show presets"][0].splitlines()
+    assert [ln.split()[0] for ln in lines] == ["lab", "ports", "seeded"], \
+        lines
+    assert lines[0].split(None, 1)[1] == "My lab's uplink, 35 ms", lines
+    assert "unusable" in lines[1] and "ports.ini:3" in lines[1], lines
+    assert "unusable" in lines[2] and "seeded.ini:3" in lines[2], lines
+    assert "delay 35ms" in o["show netem 0"][0], o   # the command file's
+    assert "error:" in o["set preset 0 ports"][0], o
+    assert "error:" in o["set preset 1 seeded"][0], o
+    assert "delay 35ms" in o["show netem 1"][0], o   # unchanged
