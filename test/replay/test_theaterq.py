@@ -3,6 +3,7 @@ replayed row by row on the data path's clock. Offline, on the replay
 tool's virtual clock, every frame's send time is exact: each is checked
 against netem's rule for the row in force when it arrived (its delay, then
 the row's rate behind the frame before), the rate and the loss per row."""
+import json
 import math
 
 import pytest
@@ -79,7 +80,9 @@ def test_three_rows_exact(tmp_path, extended):
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
     tr = trace_file(tmp_path / "t.csv", extended)
     ts = capture(inp)
-    s = ok_run(inp, out, "--netem", "trace %s seed 5" % tr)
+    st = tmp_path / "stats.json"
+    s = ok_run(inp, out, "--netem", "trace %s seed 5" % tr,
+               "--stats-file", str(st))
     dep = departures(out)
     assert s["in"] == len(ts) and s["out"] == len(dep)
     # only the third row loses, and only by its LOSS
@@ -103,6 +106,16 @@ def test_three_rows_exact(tmp_path, extended):
         if k == 0:
             assert dep[seqs[0]] - ts[seqs[0]] == \
                 lat + LEN * 10**9 // (rate // 8)
+    # the per-row figures of --stats-file say the same
+    with open(st) as f:
+        rows = json.load(f)["ports"]["0"]["trace_rows"]
+    assert [r["row"] for r in rows] == [0, 1, 2]
+    for k, r in enumerate(rows):
+        seqs = [i for i, t in enumerate(ts) if row_of(t, 3) == k]
+        got = [dep[i] - ts[i] for i in seqs if i in dep]
+        assert r["frames"] == len(seqs)
+        assert r["drops"] == len(seqs) - len(got)
+        assert abs(r["delay_mean_ns"] - sum(got) / len(got)) <= 1
 
 
 def test_loop_and_once(tmp_path):
