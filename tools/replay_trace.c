@@ -20,6 +20,7 @@
 
 struct trace_row_fig {
 	uint64_t frames, out, delay_sum;
+	unsigned int route;     /* the row's ROUTE_ID (reported only) */
 };
 
 static const struct shp_netem_trace *
@@ -44,13 +45,21 @@ int
 replay_trace_init(struct replay *r)
 {
 	const struct shp_netem_trace *t = port_trace(r, &r->trace_conf);
+	struct trace_row_fig *fig;
+	uint32_t i;
 
 	if (t == NULL)
 		return 0;
 	r->trace = t;
 	r->trace_nrows = t->n < REPLAY_TRACE_ROWS ? t->n : REPLAY_TRACE_ROWS;
-	r->trace_rows = calloc(r->trace_nrows, sizeof(struct trace_row_fig));
-	return r->trace_rows == NULL ? -1 : 0;
+	fig = calloc(r->trace_nrows, sizeof(*fig));
+	if (fig == NULL)
+		return -1;
+	/* kept: a schedule may free the trace before the figures print */
+	for (i = 0; i < r->trace_nrows; i++)
+		fig[i].route = t->rows[i].route;
+	r->trace_rows = fig;
+	return 0;
 }
 
 /* the row of a frame that arrived at `at`, or -1: none counted (past
@@ -109,9 +118,11 @@ replay_trace_json(const struct replay *r, FILE *f)
 		return;
 	fprintf(f, ",\n    \"trace_rows\": [");
 	for (i = 0; i < r->trace_nrows; i++)
-		fprintf(f, "%s{\"row\": %" PRIu32 ", \"frames\": %" PRIu64
-			", \"drops\": %" PRIu64 ", \"delay_mean_ns\": %.0f}",
-			i ? ",\n                   " : "", i, fig[i].frames,
+		fprintf(f, "%s{\"row\": %" PRIu32 ", \"route\": %u, "
+			"\"frames\": %" PRIu64 ", \"drops\": %" PRIu64
+			", \"delay_mean_ns\": %.0f}",
+			i ? ",\n                   " : "", i,
+			fig[i].route, fig[i].frames,
 			fig[i].frames > fig[i].out ?
 			fig[i].frames - fig[i].out : 0,
 			fig[i].out ? (double)fig[i].delay_sum /

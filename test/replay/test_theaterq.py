@@ -110,6 +110,7 @@ def test_three_rows_exact(tmp_path, extended):
     with open(st) as f:
         rows = json.load(f)["ports"]["0"]["trace_rows"]
     assert [r["row"] for r in rows] == [0, 1, 2]
+    assert [r["route"] for r in rows] == [0, 0, 0]
     for k, r in enumerate(rows):
         seqs = [i for i, t in enumerate(ts) if row_of(t, 3) == k]
         got = [dep[i] - ts[i] for i in seqs if i in dep]
@@ -133,6 +134,34 @@ def test_loop_and_once(tmp_path):
     with pytest.raises(AssertionError):
         check_exact(ts, departures(out), rows=ROWS[:2], loop=True)
     check_exact(ts, departures(out), rows=ROWS[:2], loop=False)
+
+
+def test_duplicate_and_its_delay(tmp_path):
+    """DUP_PROB 2^32-1 copies every frame; the copy leaves DUP_DELAY after
+    its original (TheaterQ: the copy's delay is the row's plus DUP_DELAY).
+    ROUTE_ID is read and reported per row."""
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    tr = tmp_path / "t.csv"
+    tr.write_text("100000,10000000,0,0,0,1000,%d,5000000,7\n"
+                  "100000,30000000,0,0,0,1000,0,0,9\n" % U32)
+    ts = [T0 + i * 2 * MS for i in range(100)]
+    pcaplib.write(str(inp), [pcaplib.eth_ipv4(0, LEN, i)
+                             for i in range(len(ts))], ts, nano=True)
+    st = tmp_path / "stats.json"
+    s = ok_run(inp, out, "--netem", "trace %s" % tr, "--stats-file", str(st))
+    assert s["duplicated"] == 50 and s["out"] == 150
+    got = {}
+    for t, f in pcaplib.read(str(out))[1]:
+        got.setdefault(pcaplib.seq_of(f), []).append(t)
+    for i, t in enumerate(ts):
+        if i < 50:
+            assert got[i] == [t + 10 * MS, t + 15 * MS], i
+        else:
+            assert got[i] == [t + 30 * MS], i
+    with open(st) as f:
+        rows = json.load(f)["ports"]["0"]["trace_rows"]
+    assert [(r["route"], r["frames"], r["drops"]) for r in rows] == \
+        [(7, 50, 0), (9, 50, 0)]
 
 
 BAD = [

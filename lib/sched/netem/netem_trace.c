@@ -344,6 +344,7 @@ shp_netem_trace_apply(const struct shp_netem_trace *t, uint32_t row,
 		SHP_NETEM_LOSS_NONE;
 	prob_of(&c->loss, r->loss);
 	prob_of(&c->duplicate, r->dup_prob);
+	c->dup_delay = shp_netem_trace_wide(r->dup_delay);
 	c->limit_set = true;
 	c->limit = r->limit;
 }

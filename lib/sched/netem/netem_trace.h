@@ -40,7 +40,7 @@ struct shp_netem_trace_row {
 	uint32_t route : 8;     /* ROUTE_ID: read and reported, not acted on */
 	uint32_t latency;       /* wide: ns */
 	uint32_t jitter;        /* wide: ns, the standard deviation */
-	uint32_t dup_delay;     /* wide: ns (read, not acted on) */
+	uint32_t dup_delay;     /* wide: ns, the copies' extra delay */
 	uint32_t rate;          /* wide: bit/s, 0 = no rate */
 };
 _Static_assert(sizeof(struct shp_netem_trace_row) == 32,
@@ -117,7 +117,7 @@ shp_netem_trace_at(const struct shp_netem_trace *t,
 }
 
 /* c (a copy of the stage's conf) with row's delay, jitter, rate, loss,
- * duplicate and limit. */
+ * duplicate, the copies' extra delay and limit. */
 struct shp_netem_conf;
 void shp_netem_trace_apply(const struct shp_netem_trace *t, uint32_t row,
 			   struct shp_netem_conf *c);

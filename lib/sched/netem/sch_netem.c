@@ -1254,6 +1254,8 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (!reorder && (!lost || dup || (whole && c->ecn) ||
 			 (!copy && (c->delay_corr > 0 || c->inorder))))
 		delay = netem_delay(p, c, copy, n, netem_offered(m));
+	if (copy && c->dup_delay != 0)
+		delay += (int64_t)c->dup_delay;     /* a trace's DUP_DELAY */
 
 	if (down) {
 		/* every draw above was made: the other impairments decide

@@ -187,6 +187,9 @@ struct shp_netem_conf {
 
 	/* `trace`: owned by the conf; NULL: none */
 	struct shp_netem_trace *trace;
+	/* ns more for duplicate's copies (a trace row's DUP_DELAY; no
+	 * keyword sets it) */
+	uint64_t dup_delay;
 };
 SHP_CONF_HDR_FIRST(struct shp_netem_conf);
 
