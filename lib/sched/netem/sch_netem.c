@@ -2481,8 +2481,9 @@ const struct shp_kind shp_kind_netem = {
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
 		 "[outage ON_MEAN OFF_MEAN] [ber RATE [drop|corrupt]] "
-		 "[accumulate TIME] [store BYTES|off] [seed N]",
+		 "[accumulate TIME] [store BYTES|off] [seed N] "
+		 "[trace FILE [once|loop]]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
 		 "ecn#distribution#seed#noreorder#outage#ber#accumulate#"
-		 "store#inorder#misorder#misorder_timeout",
+		 "store#inorder#misorder#misorder_timeout#trace",
 };
