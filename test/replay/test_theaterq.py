@@ -193,6 +193,22 @@ def test_bad_rows_refused_with_the_line(tmp_path, text, line, what):
     assert not out.exists() or out.stat().st_size <= 24
 
 
+def test_profile_printed_parses_back(tmp_path):
+    """The stage prints its profile without the default limit netem adds
+    to others (a trace's rows set the limit): the text is a profile
+    again (`save`, `update` read it)."""
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    capture(inp, rows=ROWS[:1])
+    tr = trace_file(tmp_path / "t.csv")
+    proc = run(inp, out, "--netem", "trace %s once" % tr)
+    assert proc.returncode == 0, proc.stderr
+    line = [l for l in proc.stdout.splitlines() if l.startswith("profile:")]
+    assert line and ("netem distribution normal trace %s once;" % tr) \
+        in line[0], proc.stdout
+    printed = line[0].split("netem ", 1)[1].split(";")[0]
+    assert ok_run(inp, tmp_path / "again.pcap", "--netem", printed)
+
+
 def test_trace_refuses_the_figures_it_sets(tmp_path):
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
     capture(inp, rows=ROWS[:1])

@@ -2279,7 +2279,8 @@ netem_dump(const struct shp_qdisc *q, FILE *f)
 		return;
 	}
 	shp_netem_conf_format(c, buf, sizeof(buf));
-	if (!c->limit_set)
+	/* (a trace's rows set the limit) */
+	if (!c->limit_set && c->trace == NULL)
 		fprintf(f, "limit %u%s%s", p->default_limit,
 			buf[0] ? " " : "", buf);
 	else
