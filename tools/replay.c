@@ -645,6 +645,7 @@ emit(struct replay *r, unsigned int shard, struct rte_mbuf *m)
 	else
 		r->max_rx_out = meta->rx_ns;
 	latency_record(r, shard, meta);
+	replay_trace_departure(r, meta);
 	return record_delay(r, m);
 }
 
@@ -1278,6 +1279,7 @@ replay_loop(struct replay *r)
 			return fail(EXIT_RUNTIME, "out of memory");
 		r->last_ts = t;
 		r->in_pkts++;
+		replay_trace_arrival(r, t);
 		r->in_bytes += h->caplen;
 		r->max_len = RTE_MAX(r->max_len, h->caplen);
 		if (h->caplen < h->len)
@@ -1372,6 +1374,7 @@ close_output(struct replay *r, bool keep)
 static void
 release(struct replay *r)
 {
+	replay_trace_free(r);
 	stages_fini(r);
 	if (r->pool != NULL)
 		rte_mempool_free(r->pool);
@@ -1430,6 +1433,8 @@ main(int argc, char **argv)
 		code = eal_start(r);
 	if (code == 0)
 		code = stages_init(r);
+	if (code == 0 && replay_trace_init(r) < 0)
+		code = fail(EXIT_RUNTIME, "out of memory");
 	if (code != 0)
 		goto out;
 	code = replay_run(r);
