@@ -13,6 +13,7 @@
 
 extern const struct shp_kind shp_kind_pfifo_fast;
 extern const struct shp_kind shp_kind_fq_codel;
+extern const struct shp_kind shp_kind_dualpi2;
 extern const struct shp_kind shp_kind_prio;
 extern const struct shp_kind shp_kind_tbf;
 extern const struct shp_kind shp_kind_trace;
@@ -22,6 +23,7 @@ extern const struct shp_kind shp_kind_police;
 const struct shp_kind *const shp_kinds[] = {
 	&shp_kind_pfifo_fast,   /* the first of a slot is its default */
 	&shp_kind_fq_codel,
+	&shp_kind_dualpi2,   /* RFC 9332's coupled AQM (issue 59) */
 	&shp_kind_prio,      /* the bands under Linux's prio's name */
 	&shp_kind_tbf,
 	&shp_kind_trace,     /* trace-driven rate (issue 14) */
