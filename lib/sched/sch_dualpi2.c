@@ -664,24 +664,22 @@ dp_dump(const struct shp_qdisc *q, FILE *f)
 	fprintf(f, "%s", buf);
 }
 
-/* The state tc -s shows of dualpi2 (prob, delay_c, delay_l), with p_L
- * and p_C: relaxed reads of what the owner wrote at its last call. */
+/* The state as tc -s shows dualpi2's (prob, delay_c, delay_l; p_L and
+ * p_C are the xstats' gauges): relaxed reads of what the owner wrote at
+ * its last call. */
 static int
 dp_report(const struct shp_qdisc *q, char *buf, size_t len)
 {
 	const struct dp_priv *p = priv(q);
-	const struct dp_conf *c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
-	double pp = (double)__atomic_load_n(&p->prob, __ATOMIC_RELAXED) /
-		    DP_MAX_PROB;
 	char dc[32], dl[32];
 
 	shp_fmt_tc_time(dc, sizeof(dc),
 			__atomic_load_n(&p->c_delay, __ATOMIC_RELAXED), true);
 	shp_fmt_tc_time(dl, sizeof(dl),
 			__atomic_load_n(&p->l_delay, __ATOMIC_RELAXED), true);
-	return snprintf(buf, len, "prob %f p_L %f p_C %f delay_c %s "
-			"delay_l %s", pp, RTE_MIN(pp * c->coupling, 1.0),
-			pp * pp, dc, dl);
+	return snprintf(buf, len, "prob %f delay_c %s delay_l %s",
+			(double)__atomic_load_n(&p->prob, __ATOMIC_RELAXED) /
+			DP_MAX_PROB, dc, dl);
 }
 
 const struct shp_qdisc_ops shp_dualpi2_ops = {
