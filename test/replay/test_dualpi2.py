@@ -11,6 +11,7 @@ import pytest
 
 import dualpi2_model as model
 import pcaplib
+from conftest import assert_conserved, pcap_port, run_shaper
 from test_offline import MS, T0, ok_run, run
 
 SIZE = 1000                       # bytes per frame
@@ -193,6 +194,37 @@ def test_l4s_and_classic_at_10mbit(tmp_path):
     assert x["queued"] == 0
     assert x["overload"] > 0
     assert p["drops"]["classic_dropped"] == s["by_cause"]["classic_dropped"]
+
+
+# ------------------------------------------- the live program, both modes
+
+def test_live_dualpi2_both_modes(tmp_path, mode):
+    """dpdk-shaper itself, run to completion and pipeline (the RX lcore
+    hands its packets to the TX lcore through the chain's inbox:
+    dualpi2 is single-producer): ECT(1) and non-ECT frames as fast as
+    the capture reads, into a 10 Mbit/s tbf. Nothing is lost or left
+    (exit 0: the pool is full again), what is dropped is dualpi2's, and
+    some ECT(1) frames leave CE-marked while none is dropped but in
+    overload."""
+    rx, tx = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    frames = [pcaplib.eth_ipv4(ECT1 if i % 2 else NOT_ECT, SIZE, i)
+              for i in range(1200)]
+    pcaplib.write(str(rx), frames)
+    r = run_shaper(tmp_path, [pcap_port(rx, tx)],
+                   ["--replay", "--queue", "dualpi2 limit 1000", "--tbf",
+                    TBF], mode)
+    assert r.rc == 0, r.err
+    assert_conserved(r)
+    p = r.port(0)
+    drops = {k: v for k, v in p["drops"].items() if v}
+    assert set(drops) <= {"classic_dropped", "overload_dropped",
+                          "dualpi2_limit"}, drops
+    got = output(tx)
+    assert len(got) == 1200 - sum(drops.values())
+    assert any(e == CE for _, e in got.values())
+    x = p["xstats"]["dualpi2"]
+    assert x["queued"] == 0 and x["l_queued"] == 0
+    assert x["l4s_marked"] + x["step_marked"] > 0
 
 
 # ----------------------------------------------------------- grammar
