@@ -123,7 +123,12 @@ struct dp_fifo {
 struct dp_priv {
 	const struct dp_conf *conf;   /* published by change() */
 	uint64_t seen;                /* id of the conf last applied */
+	/* what the PI updates run with, from the conf they were due
+	 * under (a change applies after the updates due before it) */
 	uint32_t alpha, beta;         /* scaled (dp_scale) */
+	uint64_t target;              /* ns */
+	uint64_t tu;                  /* tupdate, ns */
+	uint32_t cap;                 /* p' at most (overflow: 1/k) */
 	struct dp_fifo l, c;
 	uint64_t backlog;             /* bytes in both queues */
 	uint64_t memory;              /* buffer bytes in both queues */
@@ -201,10 +206,10 @@ head_delay(const struct dp_fifo *f, uint64_t now)
  * most 1/k, so that p_L never passes 100%.
  */
 static void
-dp_update(struct dp_priv *p, const struct dp_conf *c, uint64_t t)
+dp_update(struct dp_priv *p, uint64_t t)
 {
 	uint64_t qdelay = RTE_MAX(head_delay(&p->l, t), head_delay(&p->c, t));
-	int64_t delta = ((int64_t)qdelay - (int64_t)c->target * 1000) *
+	int64_t delta = ((int64_t)qdelay - (int64_t)p->target) *
 			(int64_t)p->alpha +
 			((int64_t)qdelay - (int64_t)p->last_qdelay) *
 			(int64_t)p->beta;
@@ -217,17 +222,15 @@ dp_update(struct dp_priv *p, const struct dp_conf *c, uint64_t t)
 		np = (int64_t)p->prob -
 		     (int64_t)((uint64_t)(-delta) >> DP_AB_GRAN);
 	np = RTE_MAX(np, (int64_t)0);
-	np = RTE_MIN(np, (int64_t)DP_MAX_PROB);
-	if (!c->drop_overload)
-		np = RTE_MIN(np, (int64_t)(DP_MAX_PROB / c->coupling));
+	np = RTE_MIN(np, (int64_t)p->cap);
 	p->prob = (uint32_t)np;
 }
 
 /* The updates due by now, at the multiples of tupdate. */
 static void
-dp_catch_up(struct dp_priv *p, const struct dp_conf *c, uint64_t now)
+dp_catch_up(struct dp_priv *p, uint64_t now)
 {
-	uint64_t tu = (uint64_t)c->tupdate * 1000;
+	uint64_t tu = p->tu;
 
 	if (unlikely(p->next_update == 0))
 		p->next_update = (now / tu + 1) * tu;
@@ -238,7 +241,7 @@ dp_catch_up(struct dp_priv *p, const struct dp_conf *c, uint64_t now)
 			p->next_update = (now / tu + 1) * tu;
 			break;
 		}
-		dp_update(p, c, p->next_update);
+		dp_update(p, p->next_update);
 		p->next_update += tu;
 	}
 }
@@ -353,40 +356,26 @@ dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	DPX(q, ctx, DP_XS_L_DELAY) = p->l_delay;
 }
 
-static void dp_drop_over(struct shp_qdisc *q, struct dp_priv *p,
-			 const struct dp_conf *c, struct shp_ctx *ctx);
-
+/* The PI's parameters from c; a new tupdate takes its own multiples
+ * of the clock from the next call. */
 static inline void
 dp_apply(struct dp_priv *p, const struct dp_conf *c)
 {
+	uint64_t tu = (uint64_t)c->tupdate * 1000;
+
 	p->alpha = dp_scale(c->alpha);
 	p->beta = dp_scale(c->beta);
+	p->target = (uint64_t)c->target * 1000;
+	p->cap = c->drop_overload ? DP_MAX_PROB : DP_MAX_PROB / c->coupling;
+	if (tu != p->tu)
+		p->next_update = 0;
+	p->tu = tu;
 }
 
 static inline int32_t
 credit_init(const struct dp_conf *c)
 {
 	return (int32_t)DP_MTU * ((int32_t)c->wc - (100 - (int32_t)c->wc));
-}
-
-/* The conf to use for this call (a new one applied first, as Linux's
- * dualpi2_change: over a lowered limit, dropped from the C queue's head
- * first), and the PI updates due. */
-static inline const struct dp_conf *
-dp_sync(struct shp_qdisc *q, struct dp_priv *p, struct shp_ctx *ctx)
-{
-	const struct dp_conf *c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
-
-	if (unlikely(c->hdr.id != p->seen)) {
-		p->seen = c->hdr.id;
-		dp_apply(p, c);
-		p->credit = credit_init(c);
-		/* a new tupdate takes its own multiples from now */
-		p->next_update = 0;
-		dp_drop_over(q, p, c, ctx);
-	}
-	dp_catch_up(p, c, ctx->now);
-	return c;
 }
 
 static void
@@ -398,6 +387,26 @@ dp_drop_over(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 
 		shp_stage_drop(q, ctx, DP_DROP_LIMIT, fifo_pop(p, f));
 	}
+}
+
+/* The conf to use for this call, after the PI updates due by now (under
+ * the conf they were due under); a new conf is applied then, as Linux's
+ * dualpi2_change: over a lowered limit, dropped from the C queue's head
+ * first. */
+static inline const struct dp_conf *
+dp_sync(struct shp_qdisc *q, struct dp_priv *p, struct shp_ctx *ctx)
+{
+	const struct dp_conf *c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
+
+	dp_catch_up(p, ctx->now);
+	if (unlikely(c->hdr.id != p->seen)) {
+		p->seen = c->hdr.id;
+		dp_apply(p, c);
+		p->credit = credit_init(c);
+		dp_drop_over(q, p, c, ctx);
+		dp_catch_up(p, ctx->now);
+	}
+	return c;
 }
 
 static uint16_t

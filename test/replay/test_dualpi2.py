@@ -118,6 +118,18 @@ def test_model_step_in_packets_and_seed(tmp_path):
         extra=("--seed", "12345"))
 
 
+def test_model_change_in_an_idle_gap(tmp_path):
+    """A change in the middle of an idle gap (a new limit: nothing the
+    PI or the scheduler uses) takes effect at the next call, when the
+    load comes back: the updates due in the gap still run first, under
+    the conf they were due under, so p' has decayed as the model's."""
+    sched = tmp_path / "sched"
+    sched.write_text("1500ms set queue 0 dualpi2 limit 9999\n")
+    flows = [(ECT1, 7, 0, 1 * S, 2 * S), (NOT_ECT, 7, 251, 1 * S, 2 * S)]
+    check_against_model(tmp_path, flows, 4 * S,
+                        extra=("--schedule", str(sched)))
+
+
 def test_reruns_byte_identical(tmp_path):
     inp = tmp_path / "in.pcap"
     write_flows(inp, [(ECT1, 6, 0, 0, 0), (NOT_ECT, 6, 437, 0, 0)], S)
