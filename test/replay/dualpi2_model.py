@@ -73,7 +73,7 @@ class Params:
     def __init__(self, target_us=15000, tupdate_us=16000, alpha=41,
                  beta=819, k=2, step_us=1000, min_qlen_step=0, wc=10,
                  any_ect=False, drop_overload=True, seed=SEED_DEFAULT,
-                 port=0, step_pkts=None):
+                 port=0, step_pkts=None, drop_early=False):
         self.target = target_us * 1000
         self.tupdate = tupdate_us * 1000
         self.alpha, self.beta = scale(alpha), scale(beta)
@@ -84,6 +84,7 @@ class Params:
         self.wc, self.wl = wc, 100 - wc
         self.mask = 3 if any_ect else 1
         self.drop_overload = drop_overload
+        self.drop_early = drop_early    # judge at enqueue (drop_enqueue)
         self.key = rand_key(rand_key(seed, port), SEED_DEFAULT)
 
 
@@ -131,11 +132,18 @@ class DualPI2:
     # --- RFC Figure 2: dualpi2_enqueue (classification by ECN)
     def enqueue(self, now, pid, ecn, length):
         self.advance(now)
-        if ecn & self.p.mask:
+        in_l = bool(ecn & self.p.mask)
+        fate = "pass"
+        if self.p.drop_early:
+            fate = self.judge(in_l, ecn)
+            if fate == "drop":
+                self.fate[pid] = "drop"
+                return
+        if in_l:
             step = len(self.lq) >= self.p.min_qlen_step
-            self.lq.append([now, ecn, length, pid, step])
+            self.lq.append([now, ecn, length, pid, step, fate])
         else:
-            self.cq.append([now, ecn, length, pid, False])
+            self.cq.append([now, ecn, length, pid, False, fate])
         self.backlog += length
 
     # --- RFC Figure 3: dualpi2_dequeue, one packet taken at `now`;
@@ -156,10 +164,11 @@ class DualPI2:
             else:
                 self.credit = self.credit_init
                 return None
-            arr, ecn, length, pid, step = pkt
+            arr, ecn, length, pid, step, fate = pkt
             self.backlog -= length
             change *= length
-            fate = self.judge(in_l, ecn)
+            if not p.drop_early:
+                fate = self.judge(in_l, ecn)
             if fate == "drop":
                 self.fate[pid] = "drop"
                 continue

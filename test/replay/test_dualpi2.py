@@ -77,6 +77,26 @@ def test_model_steady_overload(tmp_path):
     assert sum(1 for f in fate.values() if f == "mark") > 100
 
 
+def test_model_overflow(tmp_path):
+    """overflow: in overload the L flow is marked, never dropped, and p'
+    is held at 1/k (the C flow loses 1/k^2 at most)."""
+    s, arr, got, fate, _ = check_against_model(
+        tmp_path, [(ECT1, 6, 0, 0, 0), (NOT_ECT, 6, 437, 0, 0)], 4 * S,
+        queue="dualpi2 overflow", prm=model.Params(drop_overload=False))
+    assert s["by_cause"]["overload_dropped"] == 0
+    assert all(i in got for _, i, e, _ in arr if e == ECT1)
+    assert s["by_cause"]["classic_dropped"] > 100
+
+
+def test_model_drop_enqueue(tmp_path):
+    """drop_enqueue: the same decisions taken as packets arrive."""
+    s, _, _, fate, _ = check_against_model(
+        tmp_path, [(ECT1, 6, 0, 0, 0), (ECT0, 3, 331, 0, 0),
+                   (NOT_ECT, 3, 437, 0, 0)], 3 * S,
+        queue="dualpi2 drop_enqueue", prm=model.Params(drop_early=True))
+    assert s["by_cause"]["classic_dropped"] > 50
+
+
 def test_model_on_off_bursts(tmp_path):
     """An L flow at 20 Mbit/s, 200 ms on, 300 ms off, over a classic
     one at 4 Mbit/s: the step marks each burst, p' rises and falls."""
