@@ -150,6 +150,24 @@ def test_model_change_in_an_idle_gap(tmp_path):
                         extra=("--schedule", str(sched)))
 
 
+def test_model_as_a_class_queue(tmp_path):
+    """A class's queue (--class-queue) behind the class's own tbf: the
+    same decisions as the port's."""
+    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    arr = write_flows(inp, [(ECT1, 6, 0, 0, 0), (NOT_ECT, 6, 437, 0, 0)],
+                      2 * S)
+    s = ok_run(inp, out, "--class", "l4s", "ip_proto udp", "--class-queue",
+               "l4s", "dualpi2 coupling_factor 3", "--class-tbf", "l4s", TBF)
+    got = output(out)
+    fate, _, missing = model.replay(model.Params(k=3), arr,
+                                    {k: v[0] for k, v in got.items()})
+    assert missing is None
+    assert set(got) == {i for i, f in fate.items() if f != "drop"}
+    assert {i for i, (_, e) in got.items() if e == CE} == \
+        {i for i, f in fate.items() if f == "mark"}
+    assert s["by_cause"]["classic_dropped"] > 0
+
+
 def test_reruns_byte_identical(tmp_path):
     inp = tmp_path / "in.pcap"
     write_flows(inp, [(ECT1, 6, 0, 0, 0), (NOT_ECT, 6, 437, 0, 0)], S)
