@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "cli_priv.h"
+#include "events.h"
 #include "control.h"
 
 
@@ -280,6 +281,33 @@ show_qdisc_one(struct shaper *s, uint16_t p)
 	cli_show_qdisc(s, p, false, stdout);
 }
 
+/* `show events`: the stream's counts, then the last SHOW_EVENTS kept */
+#define SHOW_EVENTS 20
+
+static void
+show_events(void)
+{
+	static char line[16384];
+	uint64_t last = shp_events_last(), id;
+	char buf[128];
+	FILE *f = fmemopen(buf, sizeof(buf), "w");
+
+	if (f != NULL) {
+		shp_events_stats_print(f);
+		fclose(f);
+		out("%s", buf);
+	}
+	for (id = last > SHOW_EVENTS ? last - SHOW_EVENTS + 1 : 1; id <= last;
+	     id++) {
+		const struct shp_event *e = shp_event_get(id);
+
+		if (e != NULL) {
+			shp_event_format(e, 0, line, sizeof(line));
+			out("%s", line);
+		}
+	}
+}
+
 void
 cmd_show1(void *res, struct cmdline *c, void *data)
 {
@@ -292,6 +320,8 @@ cmd_show1(void *res, struct cmdline *c, void *data)
 		show_drops();
 	else if (strcmp(r->w2, "qdisc") == 0)
 		for_ports(-1, show_qdisc);
+	else if (strcmp(r->w2, "events") == 0)
+		show_events();
 	else
 		show_lcores();
 }

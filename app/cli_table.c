@@ -260,8 +260,8 @@ INST(i_help_sec, cmd_help, (void *)1, "help SECTION: the commands of a "
 static cmdline_parse_token_string_t t_show =
 	TOKEN_KW(struct r_w2, w1, "show");
 static cmdline_parse_token_string_t t_show1 =
-	TOKEN_KW(struct r_w2, w2, "config#drops#lcores#qdisc");
-INST(i_show1, cmd_show1, NULL, "show config|drops|lcores|qdisc",
+	TOKEN_KW(struct r_w2, w2, "config#drops#lcores#qdisc#events");
+INST(i_show1, cmd_show1, NULL, "show config|drops|lcores|qdisc|events",
      (void *)&t_show, (void *)&t_show1);
 
 static cmdline_parse_token_string_t t_show_p =
@@ -560,9 +560,11 @@ static const struct {
 	{ "show config", "show config" },
 	{ "show drops", "show drops" },
 	{ "show lcores", "show lcores" },
+	{ "show events", "show events" },
 	{ "show schedule", "show schedule" },
 	{ "link", "link down|up all|P" },
-	{ "show", "show config|port stats|bands|qdisc|drops|lcores|schedule, "
+	{ "show", "show config|port stats|bands|qdisc|drops|lcores|events|"
+		  "schedule, "
 		  "show KEY all|P (queue, tbf, netem...)" },
 	{ "set priomap", "set priomap P0 ... P15" },
 	{ "set classify", "set classify tos|dscp|pcp|none" },

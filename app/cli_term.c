@@ -55,6 +55,9 @@ static const struct tc_word netem_words[] = {
 	{ "ecn", "mark ECN-capable packets instead of dropping them" },
 	{ "seed", "N (random streams)" },
 	{ "noreorder", "jitter keeps the packet order" },
+	{ "inorder", "jitter keeps the order, its mean and deviation" },
+	{ "misorder", "PERCENT [CORRELATION] depth FRAMES (overtaken by)" },
+	{ "misorder_timeout", "TIME (the longest a frame waits)" },
 	{ NULL, NULL },
 };
 

@@ -18,6 +18,7 @@
 #include "classify.h"
 #include "control.h"
 #include "ctl_for.h"
+#include "events.h"
 #include "shaper_batch.h"
 #include "shaper_sched.h"
 
@@ -59,6 +60,7 @@ ctl_init(struct shaper *s)
 	uint64_t now = rte_get_timer_cycles();
 
 	ctl_stats_init(now);
+	shp_events_init(s);
 	last_periodic = now;
 	ctl_config_refresh(s);
 	return 0;
@@ -267,6 +269,29 @@ stage_prep_free(struct stage_prep *pr, unsigned int nb_ports)
 			stage_prep_free_port(pr, i);
 }
 
+/* An event for each port each change of pr[0..n) made, in their order
+ * (a batch: one for each of its changes, with consecutive ids). */
+static void
+stage_events(struct shaper *s, const struct stage_prep *pr, unsigned int n,
+	     char (*was)[CTL_TEXT_LEN])
+{
+	char now[CTL_TEXT_LEN];
+	unsigned int i, j, e = 0;
+
+	for (j = 0; j < n; j++)
+		for (i = 0; i < s->nb_ports; i++) {
+			uint16_t p = s->port_ids[i];
+			const struct shp_kind *k = pr[j].kind[i];
+
+			if (k == NULL)
+				continue;
+			shp_chain_format(&s->chain[p], k->slot, now,
+					 sizeof(now));
+			shp_event_emit(shp_event_source(), p, shp_kind_key(k),
+				       was != NULL ? was[e++] : "?", now);
+		}
+}
+
 /* Every change of pr[0..n) is made by the ports' owners in one publish
  * (shaper_batch.h), then the old confs go after a grace period. A change
  * that holds (not fors_hold: every change but a `for`'s own) drops the
@@ -282,7 +307,13 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n,
 	struct shp_kind_env env;
 	unsigned int i, j, q, m = 0;
 
+	char (*was)[CTL_TEXT_LEN];
+	unsigned int e = 0;
+
 	shaper_kind_env(s, &env);
+	/* the events' old texts: what each stage ran before (out of memory:
+	 * the changes are made all the same, their events say "?") */
+	was = malloc(sizeof(*was) * n * s->nb_ports);
 	/* every shard of a port in the same publish */
 	for (j = 0; j < n; j++)
 		for (i = 0; i < s->nb_ports; i++) {
@@ -290,6 +321,10 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n,
 
 			if (pr[j].kind[i] == NULL)
 				continue;
+			if (was != NULL)
+				shp_chain_format(&s->chain[p],
+						 pr[j].kind[i]->slot, was[e++],
+						 CTL_TEXT_LEN);
 			for (q = 0; q < shaper_queues(s); q++) {
 				port[m] = p;
 				shard[m] = (uint16_t)q;
@@ -302,6 +337,9 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n,
 	if (shaper_batch_apply(s, m, port, shard, kind, conf, old) != 0)
 		printf("warning: a running stage refused a change it had "
 		       "taken when checked (a schedule changed it since)\n");
+	stage_events(s, pr, n, was);
+	free(was);
+	shaper_sched_seen(s);
 	for (j = 0; j < m; j++)
 		if (shard[j] == 0)
 			hold_note(s, port[j], kind[j], conf[j], kind[j]->name,
@@ -455,6 +493,50 @@ class_hold_notes(const struct shaper *s, const struct shp_class_set *ns,
 	shp_chain_spec_free(&spec);
 }
 
+/* Class name's definition as `show class` words it, or "" when the set
+ * has none. */
+static void
+class_text(const struct shp_class_set *cs, const char *name, char *buf,
+	   size_t len)
+{
+	unsigned int i;
+	FILE *f;
+
+	buf[0] = '\0';
+	for (i = 0; cs != NULL && i < cs->nb; i++)
+		if (strcmp(cs->def[i].name, name) == 0)
+			break;
+	if (cs == NULL || i == cs->nb)
+		return;
+	f = fmemopen(buf, len, "w");
+	if (f == NULL)
+		return;
+	shp_class_describe(cs, i, f);
+	fclose(f);
+	buf[len - 1] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	/* the event names the class: its words only */
+	if (strncmp(buf, "class ", 6) == 0 && strchr(buf, ':') != NULL) {
+		const char *w = strchr(buf, ':') + 1;
+
+		w += strspn(w, " ");
+		memmove(buf, w, strlen(w) + 1);
+	}
+}
+
+static void
+class_event(const struct shp_class_set *o, const struct shp_class_set *n,
+	    const char *name)
+{
+	static char was[CTL_TEXT_LEN], now[CTL_TEXT_LEN];
+	char what[SHP_EVENT_WHAT];
+
+	class_text(o, name, was, sizeof(was));
+	class_text(n, name, now, sizeof(now));
+	snprintf(what, sizeof(what), "class %s", name);
+	shp_event_emit(shp_event_source(), -1, what, was, now);
+}
+
 int
 ctl_set_class(struct shaper *s, const char *name, const char *words,
 	      char *err)
@@ -478,6 +560,7 @@ ctl_set_class(struct shaper *s, const char *name, const char *words,
 	}
 	if (words != NULL)
 		class_hold_notes(s, ns, name);
+	class_event(s->opt.classes, ns, name);
 	shp_class_set_free(s->opt.classes);
 	s->opt.classes = ns;
 	ctl_config_refresh(s);
@@ -552,6 +635,18 @@ publish_classifier(struct shaper *s, struct shp_classifier *n)
 	ctl_config_refresh(s);
 }
 
+static void
+priomap_text(const uint8_t *map, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < 16 && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%u", i ? " " : "",
+				      map[i]);
+}
+
 /*
  * The priomap alias: every port's queue that gives no map of its own
  * (its kind's bands op: pfifo_fast) takes the new one, reparsed from its
@@ -567,7 +662,7 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 	struct shp_classifier *n = malloc(sizeof(*n));
 	struct shp_kind_env env;
 	struct stage_prep pr;
-	char sub[SHP_ERR_LEN];
+	char sub[SHP_ERR_LEN], was[64], now[64];
 	unsigned int i;
 	bool any = false;
 
@@ -631,7 +726,10 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 	if (s->opt.classes != NULL)
 		classes_publish(s, u);
 	s->priomap_set = true;
+	priomap_text(s->classifier->priomap, was, sizeof(was));
+	priomap_text(n->priomap, now, sizeof(now));
 	publish_classifier(s, n);
+	shp_event_emit(shp_event_source(), -1, "priomap", was, now);
 	return 0;
 }
 
@@ -723,16 +821,69 @@ shaper_replay_done(struct shaper *s)
 	return false;
 }
 
+/*
+ * The start and the end of `overload` shedding on a port, as events: the
+ * main lcore looks at the ports' counters every OVERLOAD_POLL_MS (the
+ * workers count the drops anyway, and do nothing more for this): they
+ * moved since the last look and did not before, shedding began; they
+ * stood still since, it ended.
+ */
+#define OVERLOAD_POLL_MS 100
+
+static void
+overload_watch(struct shaper *s)
+{
+	static uint64_t last, seen[SHP_MAX_PORTS], began[SHP_MAX_PORTS];
+	static bool shedding[SHP_MAX_PORTS];
+	uint64_t now = rte_get_timer_cycles();
+	unsigned int i, b;
+
+	if (s->ctr == NULL ||
+	    now - last < rte_get_timer_hz() * OVERLOAD_POLL_MS / 1000)
+		return;
+	last = now;
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		uint64_t n = 0;
+		char text[96];
+
+		for (b = 0; b < SHAPER_CTR_BLOCKS; b++)
+			n += __atomic_load_n(&s->ctr[b].port[p].drops[
+					SHP_DROP_OVERLOAD], __ATOMIC_RELAXED);
+		if (n > seen[p] && !shedding[p]) {
+			shedding[p] = true;
+			began[p] = seen[p];
+			snprintf(text, sizeof(text), "shedding (%" PRIu64
+				 " packets so far)", n - seen[p]);
+			shp_event_emit(SHP_EV_SHAPER, p, "overload", "off",
+				       text);
+		} else if (n == seen[p] && shedding[p]) {
+			shedding[p] = false;
+			snprintf(text, sizeof(text), "shedding (%" PRIu64
+				 " packets)", n - began[p]);
+			shp_event_emit(SHP_EV_SHAPER, p, "overload", text,
+				       "off");
+		}
+		/* (a `clear stats` only rebases what is shown) */
+		seen[p] = n;
+	}
+}
+
 bool
 ctl_tick(struct shaper *s, bool interactive, bool *printed)
 {
+	enum shp_event_src src;
+
 	if (printed != NULL)
 		*printed = false;
 	if (s->quit)
 		return true;
 	shaper_sched_tick(s);
+	src = shp_event_source_set(SHP_EV_REVERT);
 	if (ctl_for_run(s) && printed != NULL)
 		*printed = true;
+	shp_event_source_set(src);
+	overload_watch(s);
 	shaper_link_poll(s);
 	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {
 		if (!interactive)

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "cli.h"
 #include "ctl_body.h"
 #include "ctl_socket.h"
+#include "events.h"
 #include "shp_file.h"
 #include "shp_utf8.h"
 
@@ -62,6 +64,8 @@ struct client {
 	char bmethod[8], bpath[CTL_LINE_MAX];
 	bool bjson;
 	struct shp_file_peer peer;   /* whom its commands open files as */
+	/* whom its changes come from (`from rest`): the events' source */
+	enum shp_event_src src;
 };
 
 static int listen_fd = -1;
@@ -306,6 +310,7 @@ atomic_free(struct client *c)
 static void
 atomic_line(struct client *c, enum ctl_line_status st, const char *text)
 {
+	enum shp_event_src src;
 	char msg[160], *buf = NULL;
 	size_t blen = 0;
 	FILE *f;
@@ -334,7 +339,9 @@ atomic_line(struct client *c, enum ctl_line_status st, const char *text)
 		atomic_free(c);
 		return;
 	}
+	src = shp_event_source_set(c->src);
 	rc = cli_exec_atomic(c->alines, c->an, f);
+	shp_event_source_set(src);
 	fclose(f);
 	run_output(c, c->ajson, "atomic", rc, buf, blen);
 	atomic_free(c);
@@ -353,6 +360,7 @@ body_free(struct client *c)
 static void
 body_run(struct client *c)
 {
+	enum shp_event_src src;
 	struct ctl_body b;
 	char err[512], *buf = NULL;
 	size_t blen = 0;
@@ -378,10 +386,12 @@ body_run(struct client *c)
 		ctl_body_free(&b);
 		return;
 	}
+	src = shp_event_source_set(c->src);
 	if (b.atomic)
 		rc = cli_exec_atomic(b.lines, b.n, f);
 	else
 		rc = cli_exec_to(b.lines[0], f);
+	shp_event_source_set(src);
 	fclose(f);
 	run_output(c, c->bjson, b.atomic ? "atomic" : b.lines[0], rc, buf,
 		   blen);
@@ -422,6 +432,220 @@ body_header(struct client *c, const char *args, bool json, char *msg,
 	return 0;
 }
 
+static bool
+word_is(const char *s, const char *w)
+{
+	size_t n = strlen(w);
+
+	return strncmp(s, w, n) == 0 &&
+	       (s[n] == ' ' || s[n] == '\t' || s[n] == '\0');
+}
+
+/* ---- watchers: the event stream (events.h) --------------------------
+ *
+ * `watch [since ID]` makes the connection a watcher: after its reply,
+ * one line an event (the JSON form after `json watch`), as they are
+ * applied, until it hangs up or the shaper ends. It leaves the
+ * connection slots (CTL_MAX_CLIENTS) for commands, and the idle close:
+ * it sends nothing. A watcher is a cursor into the kept events: `since`
+ * replays from there as its buffer empties. One that does not read is
+ * dropped when a new event finds its buffer full (or the event it is due
+ * is no longer kept), and the events it missed are counted
+ * (`events_lost`): the main lcore never waits for it.
+ */
+#define CTL_WATCHERS 16
+#define WATCH_BUF (64u << 10)
+#define WATCH_SNDBUF (32 << 10)
+
+struct watcher {
+	int fd;
+	bool json;
+	uint64_t next;        /* the id it is due next */
+	uint64_t replay_end;  /* the last id it asked to be replayed */
+	size_t off, len;
+	char buf[WATCH_BUF];
+};
+
+static struct watcher watchers[CTL_WATCHERS];
+
+static void
+watcher_close(struct watcher *w)
+{
+	close(w->fd);
+	w->fd = -1;
+	w->off = w->len = 0;
+	shp_events_watchers--;
+}
+
+static void
+watcher_drop(struct watcher *w)
+{
+	uint64_t last = shp_events_last();
+
+	shp_events_lost += last >= w->next ? last - w->next + 1 : 0;
+	watcher_close(w);
+}
+
+static void
+watcher_flush(struct watcher *w)
+{
+	while (w->off < w->len) {
+		ssize_t n = send(w->fd, w->buf + w->off, w->len - w->off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				watcher_close(w);
+			return;
+		}
+		w->off += (size_t)n;
+	}
+	w->off = w->len = 0;
+}
+
+/* Its due events into its buffer, as many as fit. */
+static void
+watcher_pump(struct watcher *w)
+{
+	static char line[16384];
+
+	while (w->fd >= 0 && w->next <= shp_events_last()) {
+		const struct shp_event *e = shp_event_get(w->next);
+		size_t n;
+
+		if (e == NULL) {   /* it fell more than the kept behind */
+			watcher_drop(w);
+			return;
+		}
+		n = shp_event_format(e, w->json, line, sizeof(line));
+		if (w->off > 0 && w->len + n > WATCH_BUF) {
+			memmove(w->buf, w->buf + w->off, w->len - w->off);
+			w->len -= w->off;
+			w->off = 0;
+		}
+		if (w->len + n > WATCH_BUF) {
+			/* a replay waits for room; a new event does not */
+			if (w->next > w->replay_end)
+				watcher_drop(w);
+			return;
+		}
+		memcpy(w->buf + w->len, line, n);
+		w->len += n;
+		w->next++;
+	}
+}
+
+/* What it sends is read and dropped (it has nothing to say); its
+ * hang-up ends it. */
+static void
+watcher_poll(struct watcher *w, short re)
+{
+	if (re & (POLLIN | POLLHUP | POLLERR)) {
+		char junk[512];
+		ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN &&
+			       errno != EWOULDBLOCK && errno != EINTR)) {
+			watcher_close(w);
+			return;
+		}
+	}
+	if (re & POLLOUT) {
+		watcher_flush(w);
+		if (w->fd >= 0)
+			watcher_pump(w);
+		if (w->fd >= 0)
+			watcher_flush(w);
+	}
+}
+
+static void
+watch_sink(const struct shp_event *e)
+{
+	unsigned int i;
+
+	(void)e;
+	for (i = 0; i < CTL_WATCHERS; i++)
+		if (watchers[i].fd >= 0) {
+			watcher_pump(&watchers[i]);
+			if (watchers[i].fd >= 0)
+				watcher_flush(&watchers[i]);
+		}
+}
+
+/* `watch [since ID]`: the reply, then the client is a watcher. */
+static void
+watch_start(struct client *c, const char *cmd, bool json)
+{
+	uint64_t last = shp_events_last(), from = last + 1, oldest;
+	const char *a = cmd + 5 + strspn(cmd + 5, " \t");
+	struct watcher *w = NULL;
+	int sndbuf = WATCH_SNDBUF;
+	char msg[200];
+	unsigned int i;
+	size_t m;
+
+	if (*a != '\0') {
+		unsigned long long id;
+		char *end;
+
+		if (!word_is(a, "since") ||
+		    (a += 5 + strspn(a + 5, " \t"), *a < '0' || *a > '9') ||
+		    (errno = 0, id = strtoull(a, &end, 10), errno != 0) ||
+		    end[strspn(end, " \t")] != '\0') {
+			m = (size_t)snprintf(msg, sizeof(msg), "error: usage: "
+					     "watch [since ID]\n");
+			reply(c, json, false, cmd, msg, m);
+			return;
+		}
+		from = id < last ? id + 1 : last + 1;
+	}
+	for (i = 0; i < CTL_WATCHERS; i++)
+		if (watchers[i].fd < 0) {
+			w = &watchers[i];
+			break;
+		}
+	if (w == NULL) {
+		m = (size_t)snprintf(msg, sizeof(msg), "error: too many "
+				     "watchers (%d): try again later\n",
+				     CTL_WATCHERS);
+		reply(c, json, false, cmd, msg, m);
+		return;
+	}
+	oldest = last >= SHP_EVENTS_KEEP ? last - SHP_EVENTS_KEEP + 1 : 1;
+	if (from < oldest)
+		m = (size_t)snprintf(msg, sizeof(msg), "watching from event "
+				     "%" PRIu64 " (the oldest kept: those "
+				     "before are gone), the newest %" PRIu64
+				     "\n", oldest, last);
+	else
+		m = (size_t)snprintf(msg, sizeof(msg), "watching from event "
+				     "%" PRIu64 ", the newest %" PRIu64 "\n",
+				     from, last);
+	reply(c, json, true, cmd, msg, m);
+	/* its reply goes first; then it is a watcher, its slot a client's */
+	if (c->closing || c->out_len - c->out_off > WATCH_BUF)
+		return;
+	memcpy(w->buf, c->out + c->out_off, c->out_len - c->out_off);
+	w->off = 0;
+	w->len = c->out_len - c->out_off;
+	w->fd = c->fd;
+	w->json = json;
+	w->next = RTE_MAX(from, oldest);
+	w->replay_end = last;
+	shp_events_watchers++;
+	/* a small kernel buffer: one that does not read is found soon */
+	setsockopt(w->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	c->fd = -1;
+	c->out_len = c->out_off = 0;
+	c->closing = true;   /* the slot, not the connection: no fd */
+	shp_event_sink = watch_sink;
+	watcher_pump(w);
+	if (w->fd >= 0)
+		watcher_flush(w);
+}
+
 /* One line from a client: `json ` before a command asks for the JSON
  * form of its reply; `atomic N`, that the N lines that follow are
  * checked, then applied in one publication or not at all. */
@@ -431,6 +655,7 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 {
 	struct client *c = arg;
 	const char *cmd = text + strspn(text, " \t");
+	enum shp_event_src src;
 	bool json = false;
 	char msg[160];
 	char *buf = NULL;
@@ -444,11 +669,34 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		atomic_line(c, st, text);
 		return;
 	}
-	/* a line refused as not text is still answered in the form asked */
-	if (st != CTL_LINE_LONG && strncmp(cmd, "json", 4) == 0 &&
-	    (cmd[4] == ' ' || cmd[4] == '\t' || cmd[4] == '\0')) {
-		json = true;
-		cmd += 4;
+	/* a line refused as not text is still answered in the form asked;
+	 * `json` and `from SOURCE` before the command, in either order */
+	c->src = SHP_EV_CTL;
+	for (;;) {
+		if (st != CTL_LINE_LONG && word_is(cmd, "json")) {
+			json = true;
+			cmd += 4;
+		} else if (st == CTL_LINE_OK && word_is(cmd, "from")) {
+			cmd += 4;
+			cmd += strspn(cmd, " \t");
+			if (word_is(cmd, "rest")) {
+				c->src = SHP_EV_REST;
+				cmd += 4;
+			} else if (word_is(cmd, "ctl")) {
+				c->src = SHP_EV_CTL;
+				cmd += 3;
+			} else {
+				static const char m[] = "error: usage: from "
+					"rest|ctl COMMAND: where the change "
+					"comes from (not run, nothing "
+					"changed)\n";
+
+				reply(c, json, false, cmd, m, sizeof(m) - 1);
+				return;
+			}
+		} else {
+			break;
+		}
 		cmd += strspn(cmd, " \t");
 	}
 	if (st == CTL_LINE_LONG) {
@@ -489,6 +737,10 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		c->ajson = json;
 		return;
 	}
+	if (word_is(cmd, "watch")) {
+		watch_start(c, cmd, json);
+		return;
+	}
 	if (strncmp(cmd, "body", 4) == 0 && cmd[4] == ' ') {
 		if (body_header(c, cmd + 5, json, msg, sizeof(msg)) < 0)
 			reply(c, json, false, cmd, msg, strlen(msg));
@@ -505,7 +757,9 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		reply(c, json, false, cmd, msg, (size_t)m);
 		return;
 	}
+	src = shp_event_source_set(c->src);
 	rc = cli_exec_to(cmd, f);
+	shp_event_source_set(src);
 	fclose(f);
 	reply(c, json, rc == 0, cmd, buf, blen);
 	free(buf);
@@ -579,6 +833,8 @@ ctl_socket_init(struct shaper *s)
 	(void)s;
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		clients[i].fd = -1;
+	for (i = 0; i < CTL_WATCHERS; i++)
+		watchers[i].fd = -1;
 	inited = true;
 	if (ctl_socket_opt.off)
 		return 0;
@@ -646,6 +902,14 @@ ctl_socket_fini(void)
 	for (i = 0; inited && i < CTL_MAX_CLIENTS; i++)
 		if (clients[i].fd >= 0)
 			client_close(&clients[i]);
+	/* what is in their buffers is theirs to have: a last try */
+	for (i = 0; inited && i < CTL_WATCHERS; i++)
+		if (watchers[i].fd >= 0) {
+			watcher_flush(&watchers[i]);
+			if (watchers[i].fd >= 0)
+				watcher_close(&watchers[i]);
+		}
+	shp_event_sink = NULL;
 	inited = false;
 	if (listen_fd >= 0) {
 		close(listen_fd);
@@ -816,8 +1080,8 @@ client_timeouts(struct client *c, uint64_t now)
 int
 ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
-	struct pollfd pfd[8 + 1 + CTL_MAX_CLIENTS];
-	int map[CTL_MAX_CLIENTS];
+	struct pollfd pfd[8 + 1 + CTL_MAX_CLIENTS + CTL_WATCHERS];
+	int map[CTL_MAX_CLIENTS], wmap[CTL_WATCHERS];
 	unsigned int i, m = 0, k;
 	uint64_t now;
 	int rc, ready = 0;
@@ -837,6 +1101,17 @@ ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		/* replies first: a client reading none sends no more */
 		pfd[m++] = (struct pollfd){ .fd = c->fd,
 			.events = c->out_len > c->out_off ? POLLOUT : POLLIN };
+	}
+	for (k = 0; k < CTL_WATCHERS; k++) {
+		struct watcher *w = &watchers[k];
+
+		wmap[k] = -1;
+		if (w->fd < 0)
+			continue;
+		wmap[k] = (int)m;
+		/* its hang-up, and room for what waits */
+		pfd[m++] = (struct pollfd){ .fd = w->fd, .events = POLLIN |
+			(w->len > w->off ? POLLOUT : 0) };
 	}
 	rc = poll(pfd, m, timeout_ms);
 	if (rc < 0)
@@ -863,6 +1138,9 @@ ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		if (c->closing && c->out_len == c->out_off)
 			client_close(c);
 	}
+	for (k = 0; k < CTL_WATCHERS; k++)
+		if (watchers[k].fd >= 0 && wmap[k] >= 0)
+			watcher_poll(&watchers[k], pfd[wmap[k]].revents);
 	if (pfd[n].revents & POLLIN)
 		accept_clients();
 	return ready;

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "control.h"
 #include "ctl_socket.h"
+#include "events.h"
 #include "pcap_io.h"
 #include "shaper.h"
 #include "shaper_sched.h"
@@ -323,8 +324,9 @@ main(int argc, char **argv)
 {
 	struct shaper *s = &shaper;
 	char run_dir[PATH_MAX] = "";
-	int eal_argc, ret;
+	int eal_argc, ret, rc;
 	bool pdump_ok = false;
+	enum shp_event_src src;
 
 	signals_init();
 	for (eal_argc = 0; eal_argc < argc; eal_argc++)
@@ -410,8 +412,11 @@ main(int argc, char **argv)
 	 * any worker polls a port (no packet leaves with a profile the file
 	 * was about to change), then the prompt (which polls the control
 	 * duties between keys) or the control loop. See docs/cli.md. */
-	if (s->opt.cmdline_file != NULL &&
-	    cli_run_file(s->opt.cmdline_file) < 0 && !s->opt.interactive) {
+	src = shp_event_source_set(SHP_EV_START);
+	rc = s->opt.cmdline_file != NULL ? cli_run_file(s->opt.cmdline_file) :
+	     0;
+	shp_event_source_set(src);
+	if (rc < 0 && !s->opt.interactive) {
 		printf("dpdk-shaper: --cmdline-file %s failed: stopping, exit "
 		       "status 1\n", s->opt.cmdline_file);
 		s->exit_code = 1;

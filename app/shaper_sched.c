@@ -13,6 +13,7 @@
 
 #include "ctl_config.h"
 #include "schedule.h"
+#include "events.h"
 #include "shaper_sched.h"
 
 uint64_t shaper_sched_next[SHP_MAX_PORTS][SHP_MAX_QUEUES] = {
@@ -122,6 +123,23 @@ static struct sched_port ports[SHP_MAX_PORTS];
 static unsigned int nb_links = 1;   /* shards a port (shaper_queues) */
 static struct shp_kind_env kenv;
 static uint64_t applied_seen;
+
+/*
+ * The schedule's steps as events (events.h): the main lcore compares, at
+ * each tick, the stages a port's schedule changed since (its first
+ * shard's count moved) with what it saw before; the control plane's own
+ * changes say what they made (shaper_sched_seen), so only the
+ * schedule's are told here. Steps closer together than a tick are one
+ * event (from the first's old text to the last's new). The link's state
+ * likewise: the schedule's `link` lines as the tick finds them.
+ */
+struct sched_seen {
+	uint64_t applied;
+	const void *conf[SHP_SLOT_MAX];
+	char text[SHP_SLOT_MAX][SHP_EVENT_TEXT];
+	bool down;
+};
+static struct sched_seen seen[SHP_MAX_PORTS];
 bool shaper_sched_retry[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 
 /* The chain of port p's shard q. */
@@ -356,6 +374,7 @@ shaper_sched_start(struct shaper *s)
 
 	if (!loaded)
 		return;
+	shaper_sched_seen(s);
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		unsigned int q;
@@ -465,6 +484,67 @@ shaper_sched_wait(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 }
 
 void
+shaper_sched_seen(struct shaper *s)
+{
+	unsigned int i, sl;
+
+	if (!loaded)
+		return;
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		struct sched_seen *v = &seen[p];
+
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+			v->conf[sl] = __atomic_load_n(&s->chain[p].conf[sl],
+						      __ATOMIC_RELAXED);
+			shp_chain_format(&s->chain[p], (enum shp_slot)sl,
+					 v->text[sl], sizeof(v->text[sl]));
+		}
+	}
+}
+
+/* What the schedule changed since the last tick, as events. */
+static void
+sched_events(struct shaper *s)
+{
+	uint64_t now = shp_clock_now(&s->clock);
+	char text[SHP_EVENT_TEXT];
+	unsigned int i, sl;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		struct sched_seen *v = &seen[p];
+		uint64_t a = __atomic_load_n(&ports[p].link[0].applied,
+					     __ATOMIC_RELAXED);
+		bool down = shaper_link_is_down(s, p, now);
+
+		if (down != v->down) {
+			shp_event_emit(SHP_EV_SCHEDULE, p, "link",
+				       v->down ? "down" : "up",
+				       down ? "down" : "up");
+			v->down = down;
+		}
+		if (a == v->applied)
+			continue;
+		v->applied = a;
+		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+			const void *c = __atomic_load_n(&s->chain[p].conf[sl],
+							__ATOMIC_RELAXED);
+
+			if (c == v->conf[sl])
+				continue;
+			shp_chain_format(&s->chain[p], (enum shp_slot)sl, text,
+					 sizeof(text));
+			shp_event_emit(SHP_EV_SCHEDULE, p,
+				       shp_kind_key(s->chain[p].kind[sl]),
+				       v->text[sl], text);
+			v->conf[sl] = c;
+			memcpy(v->text[sl], text, sizeof(text));
+		}
+	}
+}
+
+void
 shaper_sched_tick(struct shaper *s)
 {
 	static void *old[4096];
@@ -475,6 +555,8 @@ shaper_sched_tick(struct shaper *s)
 
 	if (!loaded)
 		return;
+	/* (before the old confs go: a pointer seen is not yet reused) */
+	sched_events(s);
 	for (i = 0; i < s->nb_ports; i++)
 		for (q = 0; q < nb_links; q++)
 			applied += __atomic_load_n(
@@ -581,6 +663,7 @@ shaper_link_set(struct shaper *s, int port, bool down, char *err)
 {
 	uint64_t now = shp_clock_now(&s->clock);
 	unsigned int i;
+	bool was;
 
 	(void)err;
 	for (i = 0; i < s->nb_ports; i++) {
@@ -588,10 +671,14 @@ shaper_link_set(struct shaper *s, int port, bool down, char *err)
 
 		if (port >= 0 && port != p)
 			continue;
+		was = shaper_link_is_down(s, p, now);
 		__atomic_store_n(&ports[p].cli_link, now << 1 | down,
 				 __ATOMIC_RELEASE);
 		shaper_sched_rx[p] = true;
+		seen[p].down = down;
 		printf("port %u: link %s\n", p, down ? "down" : "up");
+		shp_event_emit(shp_event_source(), p, "link",
+			       was ? "down" : "up", down ? "down" : "up");
 	}
 	return 0;
 }

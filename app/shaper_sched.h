@@ -77,6 +77,9 @@ int shaper_sched_init(struct shaper *s);
 void shaper_sched_start(struct shaper *s);
 /* Main lcore, from ctl_tick: free the old confs, arm the next cycles. */
 void shaper_sched_tick(struct shaper *s);
+/* Main lcore, after the control plane changed a stage: what the stages
+ * run now is no step of the schedule (its events: events.h). */
+void shaper_sched_seen(struct shaper *s);
 /* After the workers stopped. */
 void shaper_sched_fini(struct shaper *s);
 

@@ -8,6 +8,7 @@
 #include <rte_malloc.h>
 
 #include "ctl_config.h"
+#include "events.h"
 #include "shaper.h"
 
 void
@@ -347,6 +348,7 @@ shaper_stats_print(struct shaper *s, FILE *f)
 				"their send time\n", late, t, m);
 	}
 	stall_note(s, f);
+	shp_events_stats_print(f);
 	fflush(f);
 }
 

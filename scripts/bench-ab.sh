@@ -12,8 +12,10 @@
 #        scripts/bench-ab.sh /tmp/base/build/app/dpdk-shaper \
 #            build/app/dpdk-shaper 4 2
 set -euo pipefail
+. "$(dirname "$0")/bench-lib.sh"
 [ $# -ge 2 ] || { sed -n 2,14p "$0" >&2; exit 2; }
 A=$1 B=$2 S=${3:-4} R=${4:-2}
+bench_publish_begin "Two builds side by side (bench-ab)" "$@"
 profiles=(none tbf delay full)
 declare -A P=(
 	[none]=""
@@ -55,3 +57,4 @@ PY
 		done
 	done
 done
+bench_publish_end

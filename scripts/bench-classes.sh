@@ -27,6 +27,7 @@ read -r -a counts <<<"${SHP_BENCH_COUNTS:-0 1 16 256 4096}"
 tbf=${SHP_BENCH_CLASS_TBF-rate 100gbit burst 1mb limit 10mb}
 . scripts/bench-lib.sh
 bench_args "$@"
+bench_publish_begin "Classes: the whole program (bench-classes)" "$@"
 bench_mem
 mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)
@@ -127,3 +128,4 @@ for n in counts:
         n, med[n] / 1e6,
         ", ratio to no classes %.2f" % (med[n] / base) if base else ""))
 PY
+bench_publish_end

@@ -34,6 +34,7 @@ case ${FID_WORKERS:-1} in
 *) echo "$0: FID_WORKERS: 1 or 2" >&2; exit 2 ;;
 esac
 . scripts/bench-lib.sh
+bench_publish_begin "Timing at load (bench-fidelity)" "$@"
 bench_mem
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" /var/run/dpdk/bfid$$; bench_mem_restore' EXIT
@@ -130,3 +131,4 @@ for pct in 25 50 75 90; do
 	[ "$ok" = 1 ] && best=$(/usr/bin/python3 -c "print('%.2f' % ($cap * $pct / 100))")
 done
 echo "capacity (highest offered rate with lateness p99.9 < 50 us, at most 0.1% shed): $best Mpps"
+bench_publish_end

@@ -57,6 +57,7 @@ eal=(-l 0-1 --no-pci --log-level '*:error'
 # room for large delay queues)
 . scripts/bench-lib.sh
 bench_args "$@"
+bench_publish_begin "Forwarding against dpdk-testpmd (bench-forward)" "$@"
 bench_mem
 mem_t=("${MEM_SMALL[@]}") mem_s=("${MEM_SHAPER[@]}")
 tmp=$(mktemp -d)
@@ -207,3 +208,4 @@ if g:
                                                          s / b))
 PY
 done
+bench_publish_end

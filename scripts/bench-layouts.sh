@@ -12,6 +12,8 @@
 # Usage: scripts/bench-layouts.sh [SECONDS [ROUNDS [BIN [BIN2]]]] [-- ARGS]
 #   default: 5 s, 2 rounds, build/app/dpdk-shaper, ARGS --netem 'delay 10ms'
 set -euo pipefail
+. "$(dirname "$0")/bench-lib.sh"
+bench_publish_begin "Run to completion against the pipeline (bench-layouts)" "$@"
 S=5 R=2 bins=()
 [ $# -gt 0 ] && [ "$1" != "--" ] && { S=$1; shift; }
 [ $# -gt 0 ] && [ "$1" != "--" ] && { R=$1; shift; }
@@ -73,3 +75,4 @@ PY
 		done
 	done
 done
+bench_publish_end

@@ -68,3 +68,43 @@ bench_args() {
 	[ ${#extra[@]} -gt 0 ] || extra=(--mbufs 65536)
 }
 
+
+# docs/benchmarks.md is written by the benchmarks: bench_publish_begin
+# TITLE "$@" (after the script's cd to the top) tees what the script
+# prints; bench_publish_end, at the end of a run that finished, writes it
+# into the section of its command (the script, its arguments and the
+# SHP_BENCH_*, FID_*, SCALE_* and BENCH_* settings it ran with), with the machine
+# and the date (scripts/bench_publish.py). SHP_BENCH_PUBLISH=0: print only.
+bench_quote() {
+	case $1 in
+	''|*[!A-Za-z0-9_./:,=@%+-]*)
+		case $1 in *"'"*) printf %q "$1" ;; *) printf "'%s'" "$1" ;; esac ;;
+	*) printf %s "$1" ;;
+	esac
+}
+BENCH_OUT= BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bench_publish_begin() {
+	local v a cmd=
+	BENCH_TITLE=$1
+	shift
+	for v in $(compgen -e | grep -E '^(SHP_BENCH_|FID_|BENCH_|SCALE_)' | sort); do
+		case $v in SHP_BENCH_PUBLISH|SHP_BENCH_KEEP_HUGE) continue ;; esac
+		cmd+="$v=$(bench_quote "${!v}") "
+	done
+	cmd+="scripts/$(basename "$0")"
+	for a in "$@"; do cmd+=" $(bench_quote "$a")"; done
+	BENCH_CMD=$cmd
+	[ "${SHP_BENCH_PUBLISH:-1}" = 1 ] || return 0
+	BENCH_OUT=$(mktemp)
+	exec 3>&1 > >(tee "$BENCH_OUT")
+	BENCH_TEE=$!
+}
+bench_publish_end() {
+	[ -n "$BENCH_OUT" ] || return 0
+	exec >&3 3>&-
+	wait "$BENCH_TEE" 2>/dev/null || true
+	(cd "$BENCH_DIR" && /usr/bin/python3 scripts/bench_publish.py \
+		"$BENCH_TITLE" "$BENCH_CMD" "$BENCH_OUT")
+	rm -f "$BENCH_OUT"
+	BENCH_OUT=
+}

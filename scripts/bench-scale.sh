@@ -62,6 +62,8 @@ S=5 R=3
 [ $# -ge 2 ] && R=$2
 [[ $S =~ ^[0-9]+$ && $R =~ ^[1-9][0-9]*$ && $S -gt 0 ]] || usage
 cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
+bench_publish_begin "Live shards: one worker against two (bench-scale)" "$@"
 bin=build/app/dpdk-shaper
 mb=build/bench/bench_tbf_shared
 [ -x $bin ] && [ -x $mb ] || { echo "$0: build first (scripts/build.sh)" >&2; exit 2; }
@@ -322,3 +324,4 @@ for L in 0@0,1@1 0@0,1@0; do
 	$mb --no-huge -m 64 --no-pci --file-prefix $prefix --log-level '*:error' \
 		--lcores $L 2>&1 | sed 's/^/  /'
 done
+bench_publish_end

@@ -43,8 +43,12 @@ def sock_path(prefix=DEFAULT_PREFIX, as_root=None):
 
 
 class Shaper:
-    def __init__(self, prefix=DEFAULT_PREFIX, path=None, timeout=120.0):
+    def __init__(self, prefix=DEFAULT_PREFIX, path=None, timeout=120.0,
+                 source=None):
+        """source: where its changes say they come from in the shaper's
+        event stream ("rest" for shaper-api; None: "ctl")."""
         self.path = path or sock_path(prefix)
+        self._from = "from %s " % source if source else ""
         # a user other than root looks in root's runtime directory too
         # when its own has no such socket: a root shaper's --ctl-group
         # lets its members in there
@@ -101,8 +105,8 @@ class Shaper:
         return line.decode()
 
     def _exchange(self, line, json_form):
-        self._sock.sendall((("json " if json_form else "") + line +
-                            "\n").encode())
+        self._sock.sendall((("json " if json_form else "") + self._from +
+                            line + "\n").encode())
         if json_form:
             return json.loads(self._readline())
         status = self._readline()
@@ -146,7 +150,7 @@ class Shaper:
         lines = list(lines)
         if not lines or any("\n" in l or "\r" in l for l in lines):
             raise ValueError("one or more lines, one command each")
-        block = ("json atomic %d\n" % len(lines) +
+        block = ("json %satomic %d\n" % (self._from, len(lines)) +
                  "".join(l + "\n" for l in lines)).encode()
         for attempt in (0, 1):
             if self._sock is None:

@@ -42,6 +42,7 @@ usage(FILE *f)
 	fprintf(f,
 "Usage: dpdk-shaper-ctl [-f PREFIX] [--json] COMMAND WORDS...\n"
 "       dpdk-shaper-ctl [-f PREFIX] [--json] --atomic FILE|-\n"
+"       dpdk-shaper-ctl [-f PREFIX] watch [--json] [since ID]\n"
 "\n"
 "Runs one command of the shaper's CLI (docs/cli.md) on the dpdk-shaper\n"
 "started with --file-prefix PREFIX, through its control socket, and prints\n"
@@ -55,6 +56,9 @@ usage(FILE *f)
 "                            clear KEY all|P; - : stdin): every line checked\n"
 "                            first, then all applied in one publication, or\n"
 "                            none\n"
+"  watch [--json] [since ID] every change the shaper applies, one a line\n"
+"                            as it happens (after event ID: those kept),\n"
+"                            until the shaper ends\n"
 "  -h, --help                this text\n"
 "\n"
 "Words holding spaces are sent quoted ('...'), as the CLI's class rules\n"
@@ -228,6 +232,69 @@ no_shaper(const char *path, const char *why)
 	return 3;
 }
 
+/*
+ * `watch [--json] [since ID]`: the shaper's events, one a line on stdout
+ * as they are applied (docs/monitoring.md), until the shaper ends or drops
+ * this watcher for not reading (0; a refused watch: 1). Its first reply
+ * goes to stderr, so stdout holds only events.
+ */
+static int
+watch(int fd, const char *path, bool json)
+{
+	char buf[65536], *hold = NULL;
+	size_t hlen = 0;
+	bool head = true;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		char *p, *q;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (!head) {
+			fwrite(buf, 1, (size_t)n, stdout);
+			fflush(stdout);
+			continue;
+		}
+		/* the reply to `watch` first: a JSON line, or framed */
+		q = realloc(hold, hlen + (size_t)n + 1);
+		if (q == NULL || hlen + (size_t)n > 1 << 20) {
+			free(q != NULL ? q : hold);
+			return no_shaper(path, "the reply was too long");
+		}
+		hold = q;
+		memcpy(hold + hlen, buf, (size_t)n);
+		hlen += (size_t)n;
+		hold[hlen] = '\0';
+		p = json ? strchr(hold, '\n') : strstr(hold, "\n.\n");
+		if (p == NULL)
+			continue;
+		p += json ? 1 : 3;
+		head = false;
+		if (json ? strncmp(hold, "{\"status\": \"ok\"", 15) != 0 :
+		    strncmp(hold, "ok\n", 3) != 0) {
+			fwrite(hold, 1, (size_t)(p - hold), stderr);
+			free(hold);
+			return 1;
+		}
+		fwrite(hold, 1, (size_t)(p - hold), stderr);
+		fwrite(p, 1, hlen - (size_t)(p - hold), stdout);
+		fflush(stdout);
+	}
+	close(fd);
+	if (head) {
+		free(hold);
+		return no_shaper(path, "the reply was cut");
+	}
+	free(hold);
+	fprintf(stderr, "dpdk-shaper-ctl: watch: the shaper closed the "
+		"stream (it ended, or this watcher did not read fast enough: "
+		"events_lost in `show events`)\n");
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -243,7 +310,7 @@ main(int argc, char **argv)
 	char line[LINE_MAX_LEN + 8], why[sizeof(sa.sun_path) + 160];
 	char *reply = NULL;
 	size_t rlen = 0, rcap = 0;
-	bool json = false, done = false;
+	bool json = false, done = false, watching = false;
 	const char *atomic = NULL;
 	char *block = NULL;
 	int c, fd, rc;
@@ -290,6 +357,21 @@ main(int argc, char **argv)
 		return 2;
 	}
 	strcpy(line, json ? "json " : "");
+	if (atomic == NULL && strcmp(argv[optind], "watch") == 0) {
+		/* watch [--json] [since ID] */
+		int i;
+
+		for (i = optind + 1; i < argc; i++)
+			if (strcmp(argv[i], "--json") == 0) {
+				json = true;
+				memmove(&argv[i], &argv[i + 1],
+					sizeof(*argv) * (size_t)(argc - i));
+				argc--;
+				i--;
+			}
+		strcpy(line, json ? "json " : "");
+		watching = true;
+	}
 	if (atomic != NULL) {
 		if (read_block(atomic, &block) < 0)
 			return 2;
@@ -323,6 +405,8 @@ main(int argc, char **argv)
 		   (ssize_t)strlen(line)) {
 		return no_shaper(sa.sun_path, strerror(errno));
 	}
+	if (watching)
+		return watch(fd, sa.sun_path, json);
 
 	while (!done) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };

@@ -10,7 +10,7 @@
  * mbufs evict each other there. A packed pool lets objects straddle
  * pages (RTE_MEMPOOL_F_NO_IOVA_CONTIG): 1.7 a page, their headers spread
  * over the sets. Measured: bench_store_floor's floor on --no-huge
- * 16-17 Mpps one mbuf a page, 42 packed (docs/benchmarks.md, "mbufs one
+ * 16-17 Mpps one mbuf a page, 42 packed (git log -p docs/benchmarks.md, "mbufs one
  * a page without hugepages").
  */
 #ifndef SHP_POOL_H

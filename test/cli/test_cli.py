@@ -93,7 +93,7 @@ ERRORS = [
     ("show stats", "show KEY all|P (queue, tbf, netem"),
     ("show queue 9", "no port '9'"),
     ("set queue 0 sfq", "expected a queue kind first (pfifo_fast, fq_codel, "
-                         "dualpi2, prio)"),
+                         "prio, pie, red, dualpi2)"),
     ("set queue 0 fq_codel bogus", "unknown word 'bogus'"),
     ("set queue all fq_codel", "a different kind takes a restart"),
     ("clear queue 9", "no port '9'"),

@@ -31,8 +31,9 @@ class Live:
     """A shaper running without a prompt, its control socket up."""
 
     def __init__(self, tmp_path, app_args=(), vdevs=NULL_VDEVS, binary=None,
-                 lcores="0-1"):
-        self.prefix = prefix()
+                 lcores="0-1", file_prefix=None):
+        # file_prefix: a shaper started again where another one was
+        self.prefix = file_prefix or prefix()
         self.stats = str(tmp_path / ("stats-%s.json" % self.prefix))
         self.proc = subprocess.Popen(
             shaper_cmd(vdevs, list(app_args) + ["--stats-file", self.stats],
@@ -72,8 +73,9 @@ class Live:
 def live(tmp_path):
     procs = []
 
-    def start(app_args=(), vdevs=NULL_VDEVS, binary=None, lcores="0-1"):
-        lv = Live(tmp_path, app_args, vdevs, binary, lcores)
+    def start(app_args=(), vdevs=NULL_VDEVS, binary=None, lcores="0-1",
+              file_prefix=None):
+        lv = Live(tmp_path, app_args, vdevs, binary, lcores, file_prefix)
         procs.append(lv)
         return lv
     yield start

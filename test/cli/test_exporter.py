@@ -474,6 +474,64 @@ def test_fq_codel_port_exported_as_telemetry_says(tmp_path, procs,
         shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
 
 
+def test_shards_exported_as_telemetry_says(tmp_path, procs,
+                                           need_telemetry_client):
+    """--queues 2 on net_null: once `stop` froze the counters, each
+    shard's figures in /shaper/shards are exported under port and shard,
+    exactly, and the shards' tx sum to the port's."""
+    fp = prefix()
+    cmd = shaper_cmd(NULL_VDEVS, ["-i", "--queues", "2", "--netem",
+                                  "loss 1%"], file_prefix=fp)
+    out = open(tmp_path / "shaper.out", "w")
+    try:
+        shaper = procs.start(cmd, stdin=subprocess.PIPE, stdout=out,
+                             stderr=subprocess.STDOUT, text=True)
+        sock = os.path.join("/var/run/dpdk", fp, "dpdk_telemetry.v2")
+        wait_for("the telemetry socket", lambda: os.path.exists(sock))
+        ex = start_exporter(procs, tmp_path, fp)
+        wait_for("shaper_up 1", lambda: m(metrics(ex), "shaper_up") == 1)
+        shaper.stdin.write("stop\n")
+        shaper.stdin.flush()
+
+        def frozen():
+            a = telemetry(fp, "/shaper/config", "/shaper/shards")
+            if a[0]["global"]["forwarding"] != "stopped":
+                return None
+            time.sleep(0.3)
+            b = telemetry(fp, "/shaper/config", "/shaper/shards")
+            return b if a == b else None
+        _, shards = wait_for("the counters to freeze", frozen)
+        ms = metrics(ex)
+        assert sorted(shards) == ["0_0", "0_1", "1_0", "1_1"]
+        for key, s in shards.items():
+            p, q = key.split("_")
+            lab = dict(port=p, shard=q)
+            assert m(ms, "shaper_shard_tx_packets_total", **lab) == \
+                s["tx_packets"]
+            assert m(ms, "shaper_shard_tx_bytes_total", **lab) == \
+                s["tx_bytes"]
+            assert m(ms, "shaper_shard_queued_packets", **lab) == s["queued"]
+            assert m(ms, "shaper_shard_lcore", **lab) == s["lcore"]
+            assert m(ms, "shaper_shard_dropped_packets_total", cause="lost",
+                     **lab) == s["lost"]
+            assert m(ms, "shaper_shard_sojourn_seconds", quantile="0.99",
+                     **lab) == pytest.approx(s["sojourn_p99_ns"] / 1e9)
+        for p in ("0", "1"):
+            assert m(ms, "shaper_tx_packets_total", port=p) == sum(
+                m(ms, "shaper_shard_tx_packets_total", port=p, shard=q)
+                for q in ("0", "1"))
+            assert m(ms, "shaper_shard_tx_packets_total", port=p,
+                     shard="1") > 0
+        assert m(ms, "shaper_shard_dropped_packets_total", port="1",
+                 shard="0", cause="lost") > 0
+        shaper.stdin.write("quit\n")
+        shaper.stdin.flush()
+        assert shaper.wait(timeout=30) == 0
+    finally:
+        procs.stop_all()
+        shutil.rmtree(os.path.join("/var/run/dpdk", fp), ignore_errors=True)
+
+
 def test_listen_errors(tmp_path, need_prometheus):
     """A bad --listen and a port in use: one line, no server left."""
     p = subprocess.run([PY, EXPORTER, "--file-prefix", "x", "--listen",

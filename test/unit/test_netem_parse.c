@@ -119,6 +119,7 @@ test_delay_forms(void **state)
 
 	c = parse_ok("delay 10ms 2ms noreorder");
 	assert_true(c->noreorder);
+	assert_false(c->inorder);
 	shp_netem_conf_free(c);
 
 	/* empty: no impairment at all */
@@ -297,6 +298,8 @@ test_rejections(void **state)
 	parse_bad("distribution normal", "distribution", "delay");
 	parse_bad("delay 10ms distribution normal", "distribution", "jitter");
 	parse_bad("loss 1% loss 2%", "loss", "twice");
+	parse_bad("delay 10ms 1ms reorder 5% inorder", "inorder",
+		  "contradicts");
 	parse_bad("delay 10ms 1ms reorder 5% noreorder", "noreorder",
 		  "reorder");
 	parse_bad("loss state 60% 10% 0% 100% 50%", "p13", NULL);
@@ -526,6 +529,11 @@ test_format(void **state)
 		   "slot distribution pareto 1ms 200us");
 	round_trip("limit 5000 seed 7 delay 3ms 1ms noreorder",
 		   "limit 5000 delay 3ms 1ms noreorder seed 7");
+	round_trip("inorder delay 10ms 2ms distribution normal",
+		   "delay 10ms 2ms distribution normal inorder");
+	round_trip("misorder 10% depth 3", "misorder 10% depth 3");
+	round_trip("misorder_timeout 5ms misorder 1% 25% depth 511 delay 1ms",
+		   "delay 1ms misorder 1% 25% depth 511 misorder_timeout 5ms");
 	round_trip("loss 33.333333333333333%", NULL);
 	round_trip("delay 10ms 1ms 0%", "delay 10ms 1ms 0%");
 	round_trip("", "");

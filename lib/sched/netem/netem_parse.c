@@ -334,6 +334,30 @@ parse_loss(struct parser *p)
 	return 0;
 }
 
+/* misorder P [CORR] depth K */
+static int
+parse_misorder(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+
+	if (parse_prob(p, "misorder", &c->misorder) < 0)
+		return -1;
+	if (shp_tc_peek(&p->a) == NULL ||
+	    strcmp(shp_tc_peek(&p->a), "depth") != 0)
+		return shp_tc_fail(&p->a, "misorder: needs 'depth K' (how "
+				   "many later frames overtake a chosen one, "
+				   "1..%d)", SHP_NETEM_MISORDER_DEPTH_MAX);
+	p->a.i++;
+	if (need_arg(p, "a number of frames") < 0 ||
+	    get_u32(p, "misorder depth", &c->misorder_depth) < 0)
+		return -1;
+	if (c->misorder_depth < 1 ||
+	    c->misorder_depth > SHP_NETEM_MISORDER_DEPTH_MAX)
+		return shp_tc_fail(&p->a, "misorder: depth '%s': 1..%d frames",
+				   cur(p), SHP_NETEM_MISORDER_DEPTH_MAX);
+	return 0;
+}
+
 static int
 parse_reorder(struct parser *p)
 {
@@ -532,9 +556,10 @@ check_conf(struct parser *p)
 		}
 		if (c->gap == 0)
 			c->gap = 1;
-		if (c->noreorder) {
-			return shp_tc_fail(&p->a, "'noreorder' contradicts "
-					   "'reorder'");
+		if (c->noreorder || c->inorder) {
+			return shp_tc_fail(&p->a, c->noreorder ?
+					   "'noreorder' contradicts 'reorder'" :
+					   "'inorder' contradicts 'reorder'");
 		}
 	} else if (c->gap > 0) {
 		return shp_tc_fail(&p->a, "'gap' needs a 'reorder' "
@@ -543,6 +568,17 @@ check_conf(struct parser *p)
 		/* reorder 0%: nothing to do, as in tc */
 		prob_set(&c->reorder, 0, 0, false);
 	}
+	if (c->misorder.p > 0 && (c->reorder.p > 0 || c->noreorder ||
+				  c->inorder)) {
+		return shp_tc_fail(&p->a, "'misorder' contradicts '%s'",
+				   c->reorder.p > 0 ? "reorder" :
+				   c->noreorder ? "noreorder" : "inorder");
+	}
+	if (c->misorder.p <= 0)
+		c->misorder_depth = 0;
+	if (c->misorder_timeout != 0 && c->misorder.p <= 0)
+		return shp_tc_fail(&p->a, "'misorder_timeout' needs a "
+				   "'misorder' probability");
 	/* 0%: off whatever the correlation, so that the printer, which
 	 * leaves it out, reads back the same conf */
 	if (c->duplicate.p == 0)
@@ -621,6 +657,19 @@ netem_words(struct parser *p)
 			rc = parse_slot(p);
 		} else if (strcmp(w, "noreorder") == 0) {
 			c->noreorder = true;
+		} else if (strcmp(w, "inorder") == 0) {
+			c->inorder = true;
+		} else if (strcmp(w, "misorder") == 0) {
+			rc = parse_misorder(p);
+		} else if (strcmp(w, "misorder_timeout") == 0) {
+			rc = need_arg(p, "a time");
+			if (rc == 0)
+				rc = get_time(p, "misorder_timeout",
+					      &c->misorder_timeout);
+			if (rc == 0 && c->misorder_timeout == 0)
+				rc = shp_tc_fail(&p->a, "misorder_timeout: "
+						 "'%s': must be above 0",
+						 cur(p));
 		} else if (strcmp(w, "outage") == 0) {
 			rc = parse_outage(p);
 		} else if (strcmp(w, "ber") == 0) {
@@ -859,6 +908,14 @@ put_ours(struct out *o, const struct shp_netem_conf *c)
 		put(o, " accumulate");
 		put_time(o, c->accumulate);
 	}
+	if (c->misorder.p > 0) {
+		put_prob(o, "misorder", &c->misorder);
+		put(o, " depth %" PRIu32, c->misorder_depth);
+		if (c->misorder_timeout != 0) {
+			put(o, " misorder_timeout");
+			put_time(o, c->misorder_timeout);
+		}
+	}
 }
 
 int
@@ -885,6 +942,8 @@ shp_netem_conf_format(const struct shp_netem_conf *c, char *buf, size_t len)
 		put(&o, " distribution %s", c->dist->name);
 	if (c->noreorder)
 		put(&o, " noreorder");
+	if (c->inorder)
+		put(&o, " inorder");
 	switch (c->loss_model) {
 	case SHP_NETEM_LOSS_RANDOM:
 		put_prob(&o, "loss random", &c->loss);
@@ -1072,6 +1131,8 @@ shp_netem_tc_print(const struct shp_netem_conf *c, uint32_t limit,
 	/* ours, which tc has not */
 	if (c->noreorder)
 		put(&o, " noreorder");
+	if (c->inorder)
+		put(&o, " inorder");
 	put_det_loss(&o, c);
 	put_ours(&o, c);
 	if (c->seed_set)
@@ -1087,7 +1148,8 @@ shp_netem_note(const void *conf, const struct shp_run_facts *run,
 {
 	const struct shp_netem_conf *nc = conf;
 
-	if (nc->jitter == 0 || nc->noreorder || run->out_pkts == 0 ||
+	if (nc->jitter == 0 || nc->noreorder || nc->inorder ||
+	    run->out_pkts == 0 ||
 	    2 * run->out_of_order <= run->out_pkts)
 		return 0;
 	return snprintf(buf, len, "note: %.1f%% of packets left out of "

@@ -29,6 +29,12 @@
  *   slot distribution D DELAY JITTER [packets N] [bytes B]
  *   seed S
  *   noreorder            (ours: jitter without reordering)
+ *   inorder              (ours: jitter without reordering that keeps the
+ *                        delay's mean and deviation: docs/netem.md)
+ *   misorder P [CORR] depth K  (ours: a chosen frame is overtaken by
+ *                        exactly K frames that arrived after it)
+ *   misorder_timeout TIME (ours: the longest a chosen frame waits for its
+ *                        K followers; SHP_NETEM_MISORDER_TIMEOUT)
  *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
  *                        times of these means, as Mahimahi's mm-onoff)
  *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
@@ -97,6 +103,11 @@ enum shp_netem_loss_model {
 	SHP_NETEM_LOSS_SEQUENCE,/* k lost iff bit (k mod len) is 1 */
 };
 
+/* misorder: the deepest overtaking (a hardware emulator's 511), and the
+ * longest a chosen frame waits for its followers by default. */
+#define SHP_NETEM_MISORDER_DEPTH_MAX 511
+#define SHP_NETEM_MISORDER_TIMEOUT   (10 * 1000 * 1000ull)
+
 /* Longest `loss sequence` accepted. */
 #define SHP_NETEM_LOSS_SEQ_MAX 4096
 
@@ -117,6 +128,7 @@ struct shp_netem_conf {
 	bool delay_corr_set;
 	struct shp_netem_dist *dist; /* NULL: uniform in [lat - jit, lat + jit) */
 	bool noreorder;
+	bool inorder;
 
 	enum shp_netem_loss_model loss_model;
 	struct shp_netem_prob loss;            /* random */
@@ -132,6 +144,9 @@ struct shp_netem_conf {
 	struct shp_netem_prob corrupt;
 	struct shp_netem_prob reorder;
 	uint32_t gap;               /* 0: no reordering */
+	struct shp_netem_prob misorder;
+	uint32_t misorder_depth;    /* K, 1..SHP_NETEM_MISORDER_DEPTH_MAX */
+	uint64_t misorder_timeout;  /* ns; 0: the default */
 
 	uint64_t rate;              /* bytes per second, 0 = off */
 	int32_t packet_overhead;
@@ -199,7 +214,7 @@ int shp_netem_tc_print(const struct shp_netem_conf *conf, uint32_t limit,
 /* `store ... after` when the text gives none: frames wait in their mbufs
  * until this many do (at most a quarter of the default limit): a line
  * that shallow stays in the caches, where the copies in and out only
- * cost (docs/benchmarks.md, "The byte store after a depth"). */
+ * cost (git log -p docs/benchmarks.md, "The byte store after a depth"). */
 #define SHP_NETEM_STORE_AFTER_DEFAULT 8192
 
 /* The limit the stage uses for a conf without `limit`: half the pool
