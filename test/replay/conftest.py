@@ -144,7 +144,8 @@ def assert_conserved(run, egress_ports=None, ingress_of=None):
 OFFLINE_MODULES = {"test_aqm", "test_classes", "test_for", "test_offline", "test_plot",
                    "test_schedule", "test_shards", "test_store",
                    "test_tc_exact", "test_timevar", "test_tdc_replay",
-                   "test_inorder", "test_misorder", "test_ci_skips"}
+                   "test_inorder", "test_misorder", "test_ci_skips",
+                   "test_presets", "test_theaterq"}
 MIXED_MODULES = {"test_dualpi2", "test_fq_codel", "test_mtu",
                  "test_offline_ux", "test_police", "test_replay_latency"}
 WALL_CLOCK = {"test_mtu_above_the_port_refused", "test_nic_drops_reported",
