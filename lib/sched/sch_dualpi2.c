@@ -223,7 +223,8 @@ dp_update(struct dp_priv *p, uint64_t t)
 		     (int64_t)((uint64_t)(-delta) >> DP_AB_GRAN);
 	np = RTE_MAX(np, (int64_t)0);
 	np = RTE_MIN(np, (int64_t)p->cap);
-	p->prob = (uint32_t)np;
+	/* `show` reads it from a control thread */
+	__atomic_store_n(&p->prob, (uint32_t)np, __ATOMIC_RELAXED);
 }
 
 /* The updates due by now, at the multiples of tupdate. */
@@ -344,16 +345,18 @@ dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 {
 	double pp = (double)p->prob / DP_MAX_PROB;
 
-	p->c_delay = head_delay(&p->c, ctx->now);
-	p->l_delay = head_delay(&p->l, ctx->now);
+	__atomic_store_n(&p->c_delay, head_delay(&p->c, ctx->now),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&p->l_delay, head_delay(&p->l, ctx->now),
+			 __ATOMIC_RELAXED);
 	DPX(q, ctx, DP_XS_QUEUED) = p->l.qlen + p->c.qlen + (p->stash != NULL);
 	DPX(q, ctx, DP_XS_L_QUEUED) = p->l.qlen;
 	DPX(q, ctx, DP_XS_PROB) = (uint64_t)(pp * 1e9 + 0.5);
 	DPX(q, ctx, DP_XS_P_L) = (uint64_t)(RTE_MIN(pp * c->coupling, 1.0) *
 					    1e9 + 0.5);
 	DPX(q, ctx, DP_XS_P_C) = (uint64_t)(pp * pp * 1e9 + 0.5);
-	DPX(q, ctx, DP_XS_C_DELAY) = p->c_delay;
-	DPX(q, ctx, DP_XS_L_DELAY) = p->l_delay;
+	DPX(q, ctx, DP_XS_C_DELAY) = head_delay(&p->c, ctx->now);
+	DPX(q, ctx, DP_XS_L_DELAY) = head_delay(&p->l, ctx->now);
 }
 
 /* The PI's parameters from c; a new tupdate takes its own multiples
