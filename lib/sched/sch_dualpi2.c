@@ -139,7 +139,6 @@ struct dp_priv {
 	int32_t credit;               /* WRR: > 0 serves C */
 	uint64_t key;                 /* of the draws' stream */
 	uint64_t rolls;               /* roll events so far */
-	uint64_t c_delay, l_delay;    /* ns, at the last call: show */
 };
 
 static const struct dp_conf dp_defaults = {
@@ -223,8 +222,7 @@ dp_update(struct dp_priv *p, uint64_t t)
 		     (int64_t)((uint64_t)(-delta) >> DP_AB_GRAN);
 	np = RTE_MAX(np, (int64_t)0);
 	np = RTE_MIN(np, (int64_t)p->cap);
-	/* `show` reads it from a control thread */
-	__atomic_store_n(&p->prob, (uint32_t)np, __ATOMIC_RELAXED);
+	p->prob = (uint32_t)np;
 }
 
 /* The updates due by now, at the multiples of tupdate. */
@@ -345,10 +343,6 @@ dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 {
 	double pp = (double)p->prob / DP_MAX_PROB;
 
-	__atomic_store_n(&p->c_delay, head_delay(&p->c, ctx->now),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&p->l_delay, head_delay(&p->l, ctx->now),
-			 __ATOMIC_RELAXED);
 	DPX(q, ctx, DP_XS_QUEUED) = p->l.qlen + p->c.qlen + (p->stash != NULL);
 	DPX(q, ctx, DP_XS_L_QUEUED) = p->l.qlen;
 	DPX(q, ctx, DP_XS_PROB) = (uint64_t)(pp * 1e9 + 0.5);
@@ -676,24 +670,6 @@ dp_dump(const struct shp_qdisc *q, FILE *f)
 	fprintf(f, "%s", buf);
 }
 
-/* The state as tc -s shows dualpi2's (prob, delay_c, delay_l; p_L and
- * p_C are the xstats' gauges): relaxed reads of what the owner wrote at
- * its last call. */
-static int
-dp_report(const struct shp_qdisc *q, char *buf, size_t len)
-{
-	const struct dp_priv *p = priv(q);
-	char dc[32], dl[32];
-
-	shp_fmt_tc_time(dc, sizeof(dc),
-			__atomic_load_n(&p->c_delay, __ATOMIC_RELAXED), true);
-	shp_fmt_tc_time(dl, sizeof(dl),
-			__atomic_load_n(&p->l_delay, __ATOMIC_RELAXED), true);
-	return snprintf(buf, len, "prob %f delay_c %s delay_l %s",
-			(double)__atomic_load_n(&p->prob, __ATOMIC_RELAXED) /
-			DP_MAX_PROB, dc, dl);
-}
-
 const struct shp_qdisc_ops shp_dualpi2_ops = {
 	.id = "dualpi2",
 	.priv_size = sizeof(struct dp_priv),
@@ -708,7 +684,6 @@ const struct shp_qdisc_ops shp_dualpi2_ops = {
 	.reset = dp_reset,
 	.stats = dp_stats,
 	.dump = dp_dump,
-	.report = dp_report,
 	.fini = dp_fini,
 };
 
