@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fq_codel and dualpi2 beside pfifo_fast (the bands): Mpps through the
- * queue stage,
+ * Each queue kind beside pfifo_fast (the bands): fq_codel, dualpi2, pie
+ * and red; Mpps through the queue stage,
  * enqueue a burst of 32 then dequeue it, alone and under a tbf that never
  * throttles (it takes fq_codel's packets one peek at a time, the bands'
  * a run at a time), with 1, 16 and 1024 UDP flows and 1000 packets
  * standing in the queue. The same mbufs go round; their arrival
  * time is refreshed on each enqueue so that CoDel never drops; dualpi2's
- * target is beyond any sojourn here, so that p' stays 0 while every
- * packet still takes its draw (the queue holds more than 2 MTUs).
+ * and pie's targets are beyond any sojourn here, so that their drop
+ * probability stays 0 while every packet still takes its draw (the queue
+ * holds more than 2 MTUs), and red's min is above the standing queue
+ * (its average is kept on every packet, nothing dropped).
  * A smoke run prints figures; nothing here asserts a timing.
  */
 #include <stdio.h>
@@ -122,7 +124,9 @@ main(int argc, char **argv)
 {
 	static const unsigned int flows[] = { 1, 16, 1024 };
 	static const char *const queues[] = { "pfifo_fast", "fq_codel",
-					      "dualpi2 target 1000s" };
+		"dualpi2 target 1000s", "pie target 1000s limit 100000",
+		"red limit 10mb min 1mb max 2mb avpkt 1000 burst 1100 "
+		"probability 0.02" };
 	struct shp_stage_env env = {
 		.socket = SOCKET_ID_ANY, .single_producer = true,
 		.ring_size = 4096,
