@@ -217,6 +217,10 @@ static const char help_control[] =
 "load FILE                   run a command file\n"
 "link down|up all|P          drop what is offered to a port (link_down)\n"
 "                            from now on, or stop\n"
+"link down all|P carrier     the same, and the port's carrier down where\n"
+"                            its driver can (link up brings it back)\n"
+"disable|enable all|P        a bare wire (no stage) keeping the profile,\n"
+"                            or the profile back, at one instant\n"
 "quit, exit                  stop and exit (also Ctrl-D)\n"
 "help [show|set|control]     this text\n";
 
@@ -538,7 +542,8 @@ cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
 	&i_update_class,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
-	&cli_link_inst, &cli_show_schedule_inst, NULL,
+	&cli_link_inst, &cli_link_carrier_inst, &cli_toggle_inst,
+	&cli_show_schedule_inst, NULL,
 };
 
 /* ---- errors the parser finds ---------------------------------------- */
@@ -561,7 +566,9 @@ static const struct {
 	{ "show drops", "show drops" },
 	{ "show lcores", "show lcores" },
 	{ "show schedule", "show schedule" },
-	{ "link", "link down|up all|P" },
+	{ "link", "link down|up all|P, link down all|P carrier" },
+	{ "disable", "disable all|P" },
+	{ "enable", "enable all|P" },
 	{ "show", "show config|port stats|bands|qdisc|drops|lcores|schedule, "
 		  "show KEY all|P (queue, tbf, netem...)" },
 	{ "set priomap", "set priomap P0 ... P15" },
