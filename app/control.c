@@ -733,6 +733,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 	shaper_sched_tick(s);
 	if (ctl_for_run(s) && printed != NULL)
 		*printed = true;
+	shaper_carrier_tick(s);
 	shaper_link_poll(s);
 	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {
 		if (!interactive)

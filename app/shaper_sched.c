@@ -134,6 +134,10 @@ static struct shp_sched_cursor toggle_cur;
  * schedule last said of it (the main lcore's, both) */
 static bool carrier_down[SHP_MAX_PORTS];
 static bool sched_carrier[SHP_MAX_PORTS];
+/* what netem's `outage ON OFF carrier` last said (shaper_carrier_tick),
+ * and the ports whose driver said it cannot (once is enough) */
+static bool outage_carrier[SHP_MAX_PORTS];
+static bool carrier_notsup[SHP_MAX_PORTS];
 
 /* The chain of port p's shard q. */
 static struct shp_chain *
@@ -488,9 +492,11 @@ carrier_set(uint16_t p, bool down)
 		 rte_eth_dev_set_link_up(p);
 
 	if (rc == -ENOTSUP) {
-		printf("port %u: its driver cannot set the link %s: the "
-		       "port only drops (link_down)\n", p,
-		       down ? "down" : "up");
+		if (!carrier_notsup[p])
+			printf("port %u: its driver cannot set the link %s: "
+			       "the port only drops\n", p,
+			       down ? "down" : "up");
+		carrier_notsup[p] = true;
 		return;
 	}
 	if (rc < 0) {
@@ -502,6 +508,25 @@ carrier_set(uint16_t p, bool down)
 	printf("port %u: carrier %s\n", p, down ? "down" : "up");
 	/* (hook: the event stream, once it exists:
 	 * shp_event_emit(down ? PORT_CARRIER_DOWN : PORT_CARRIER_UP, p)) */
+}
+
+void
+shaper_carrier_tick(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		const struct shp_qdisc *q = s->chain[p].stage[SHP_SLOT_DELAY];
+		bool down = q != NULL && q->ops->carrier != NULL &&
+			    q->ops->carrier(q) == 1;
+
+		if (down == outage_carrier[p])
+			continue;
+		outage_carrier[p] = down;
+		if (down || carrier_down[p])
+			carrier_set(p, down);
+	}
 }
 
 /*

@@ -98,6 +98,11 @@ bool shaper_link_is_down(const struct shaper *s, uint16_t p, uint64_t now);
  * taken down). 0, or -1 with err. Main lcore. */
 int shaper_link_set(struct shaper *s, int port, bool down, bool carrier,
 		    char *err);
+/* Main lcore, each control tick: the carrier of a port whose netem has
+ * `outage ON OFF carrier` follows its outages (set where the driver can),
+ * a tick after the data path met the change: the owner lcore never calls
+ * ethdev's control functions. */
+void shaper_carrier_tick(struct shaper *s);
 /* `show schedule` */
 void shaper_sched_show(struct shaper *s, FILE *f);
 

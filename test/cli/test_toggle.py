@@ -264,10 +264,7 @@ def test_carrier_on_net_tap(live):  # noqa: F811
     side of the tap has lost its carrier (no LOWER_UP, operstate down:
     DPDK's tap driver takes the interface down, which `ip link` shows as
     state DOWN rather than NO-CARRIER); `link up 0` brings it back."""
-    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
-        print("skipped: net_tap needs root and /dev/net/tun")
-        pytest.skip("net_tap needs root and /dev/net/tun")
-    iface = "shptg%d" % (os.getpid() % 100000)
+    iface = need_tap()
     lv = live([], vdevs=["net_tap0,iface=%s" % iface, "net_null1"])
     assert lower_up(iface)[0], lower_up(iface)[1]
     code, out = ctl(lv.prefix, "link", "down", "0", "carrier")
@@ -283,6 +280,55 @@ def test_carrier_on_net_tap(live):  # noqa: F811
     while not lower_up(iface)[0] and time.monotonic() - t < 1.0:
         time.sleep(0.02)
     assert lower_up(iface)[0], lower_up(iface)[1]
-    # a schedule's `link down 0 carrier` the same (at a control tick)
     lv.stop()
     assert lv.proc.returncode == 0, lv.out
+
+
+def need_tap():
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
+        print("skipped: net_tap needs root and /dev/net/tun")
+        pytest.skip("net_tap needs root and /dev/net/tun")
+    return "shptg%d" % (os.getpid() % 100000)
+
+
+def test_schedule_carrier_on_net_tap(live, tmp_path):  # noqa: F811
+    """A schedule's `link down 0 carrier` and the `link up 0` after it
+    reach the device (at a control tick)."""
+    iface = need_tap()
+    s = tmp_path / "s.txt"
+    s.write_text("0.5s link down 0 carrier\n1.5s link up 0\n")
+    lv = live(["--schedule", str(s)],
+              vdevs=["net_tap0,iface=%s" % iface, "net_null1"])
+    t0 = time.monotonic()
+    seen = set()
+    while time.monotonic() - t0 < 2.5:
+        seen.add((round(time.monotonic() - t0, 1), lower_up(iface)[0]))
+        time.sleep(0.05)
+    lv.stop()
+    assert lv.proc.returncode == 0, lv.out
+    down = sorted(t for t, up in seen if not up)
+    assert down and down[0] < 1.5 and down[-1] < 2.0, sorted(seen)
+    assert any(up for t, up in seen if t > 2.0), sorted(seen)
+    assert "port 0: carrier down" in lv.out and \
+        "port 0: carrier up" in lv.out, lv.out
+
+
+def test_netem_outage_carrier_on_net_tap(live):  # noqa: F811
+    """netem `outage 200ms 200ms carrier` on a net_tap port with traffic
+    to it: the device's carrier goes down and back up with the outages,
+    set by the main lcore; `show netem` keeps the word."""
+    iface = need_tap()
+    lv = live(["--netem-port", "0", "outage 200ms 200ms carrier"],
+              vdevs=["net_tap0,iface=%s" % iface, "net_null1"])
+    t0 = time.monotonic()
+    states = []
+    while time.monotonic() - t0 < 3.0:
+        states.append(lower_up(iface)[0])
+        time.sleep(0.03)
+    code, out = ctl(lv.prefix, "show", "netem", "0")
+    lv.stop()
+    assert code == 0 and "outage 200ms 200ms carrier" in out, \
+        (code, out)
+    changes = sum(a != b for a, b in zip(states, states[1:]))
+    assert changes >= 2, states
+    assert lv.out.count("port 0: carrier down") >= 1, lv.out
