@@ -63,8 +63,8 @@ rings(struct shaper *s, uint16_t p, char *err)
 }
 
 /* Is port p's every shard in a state the toggle can be made from? The
- * frames the stages still hold (disabled, draining) or the ring still
- * holds (enabled, its ring not empty yet) in *held. */
+ * frames the stages still hold (disabled) or the ring still holds
+ * (enabled, its ring not empty yet) in *held. */
 static bool
 settled(struct shaper *s, uint16_t p, bool disable, uint64_t *held)
 {
@@ -77,7 +77,9 @@ settled(struct shaper *s, uint16_t p, bool disable, uint64_t *held)
 
 		uint64_t k = 0;
 
-		if (!disable && (w & SHAPER_WIRE_DRAIN))
+		/* (not only while it drains: an RX lcore that is not
+		 * exact to the stamp may still have put a frame there) */
+		if (!disable && (w & SHAPER_WIRE_OFF))
 			k = shp_qdisc_qlen_total(e->chain->root) +
 			    shp_chain_inbox_count(e->chain);
 		if (disable && (w & SHAPER_WIRE_LEFT))

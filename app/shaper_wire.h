@@ -131,9 +131,9 @@ shaper_wire_tx(struct egress *e, struct shp_port_ctr *pc,
 		if (shaper_wire_chain_busy(e))
 			return false;   /* the stages drain first */
 		if (w & SHAPER_WIRE_DRAIN)
+			/* (hook: the event stream's, once it exists:
+			 * shp_event_emit(PORT_DRAINED, e->port)) */
 			e->wire = SHAPER_WIRE_OFF;
-		/* (hook: the event stream's "drained" once it exists:
-		 * shp_event_emit(PORT_DRAINED, e->port)) */
 	} else {
 		left = rte_ring_count(e->wire_ring);
 	}

@@ -384,3 +384,26 @@ def test_toggle_on_shards_under_flood(tmp_path, lcores, roles):
     # the last word: port 1 disabled at exit, port 0 not
     assert st["ports"]["1"].get("disabled") is True
     assert "disabled" not in st["ports"]["0"]
+
+
+def test_command_file_disables_before_forwarding(tmp_path):
+    """`disable 1` in a --cmdline-file is made before the workers run
+    (by the main lcore itself): forwarding starts with port 1 a bare
+    wire; `enable 1` at the prompt gives the profile back; conservation
+    exact."""
+    f = tmp_path / "c.cmd"
+    f.write_text("disable 1\n")
+    r = run_piped(tmp_path, ["show config", "enable 1", "show config",
+                             "quit"],
+                  ["--netem", PROFILE, "--cmdline-file", str(f)],
+                  timeout=60)
+    assert r.rc == 0, r.out
+    assert "port 1: disabled (a bare wire" in r.out
+    o = outputs(r.out)
+    assert "port 1 (peer 0) disabled" in o["show config"][0]
+    assert "disabled" not in o["show config"][1]
+    assert o["enable 1"][0] == "port 1: enabled\n"
+    for port in r.stats["ports"].values():
+        x, y = conservation(port)
+        assert x == y, port
+        assert port["drops"]["inbox_full"] == 0
