@@ -243,7 +243,20 @@ def test_rest_disable_enable(live, api):  # noqa: F811
     assert "cannot set the link down" in r["output"], r
     code, r = a.req("POST", "/v1/links/0", {"up": True})
     assert code == 200, r
-    st = lv.stop()
+    # the Python client the same
+    from shaper_client import Shaper
+    with Shaper(lv.prefix) as c:
+        assert c.disable(1).startswith("port 1: disabled (a bare wire")
+        # (what was so already is said first)
+        assert c.disable("all").split("\n")[:2] == [
+            "port 1: disabled already",
+            "port 0: disabled (a bare wire; the profile is kept: enable "
+            "restores it)"]
+        assert c.enable("all").split("\n")[:2] == ["port 0: enabled",
+                                                   "port 1: enabled"]
+        assert "port 1: link down" in c.link(1, False, carrier=True)
+        assert c.link(1, True).strip() == "port 1: link up"
+    lv.stop()
     assert lv.proc.returncode == 0, lv.out
 
 
