@@ -136,40 +136,37 @@ retire(struct shaper_batch *const *b)
 		}
 }
 
-void
+int
 shaper_batch_toggle(struct shaper *s, const uint16_t *port, unsigned int n,
 		    bool disable)
 {
 	static struct shaper_batch *b[TARGETS];
-	static struct shaper_batch one[TARGETS];
-	bool direct = !s->running || s->paused || s->quit;
 	unsigned int i, q, t;
 
+	if (!s->running || s->paused || s->quit) {
+		/* no packet moves: the main lcore makes it */
+		for (i = 0; i < n; i++)
+			for (q = 0; q < shaper_queues(s); q++)
+				shaper_wire_make(q == 0 ? &s->egress[port[i]] :
+						 s->shard[port[i]][q], disable);
+		return 0;
+	}
 	memset(b, 0, sizeof(b));
 	for (i = 0; i < n; i++)
 		for (q = 0; q < shaper_queues(s); q++) {
 			t = TARGET(port[i], q);
-			b[t] = direct ? &one[t] : calloc(1, sizeof(*b[t]));
-			if (b[t] == NULL) {   /* (memory: made here) */
-				b[t] = &one[t];
-				direct = true;
+			b[t] = calloc(1, sizeof(*b[t]));
+			if (b[t] == NULL) {
+				for (t = 0; t < TARGETS; t++)
+					free(b[t]);
+				return -1;
 			}
-			memset(&one[t], 0, sizeof(one[t]));
 			b[t]->toggle = disable ? TOGGLE_DISABLE :
 					TOGGLE_ENABLE;
 		}
-	if (direct) {
-		for (t = 0; t < TARGETS; t++)
-			if (b[t] != NULL) {
-				make(s, (uint16_t)(t / SHP_MAX_QUEUES),
-				     (uint16_t)(t % SHP_MAX_QUEUES), b[t]);
-				if (b[t] != &one[t])
-					free(b[t]);
-			}
-		return;
-	}
 	post(s, b);
 	retire(b);
+	return 0;
 }
 
 unsigned int

@@ -83,10 +83,10 @@ unsigned int shaper_batch_apply(struct shaper *s, unsigned int n,
 				void *const *conf, void **old);
 /* Main lcore: ports port[0..n) disabled (or enabled) at one instant for
  * every shard (shaper_wire.h); made by the main lcore itself when the
- * workers are not running. Then shaper_batch_reclaim after a grace
- * period. */
-void shaper_batch_toggle(struct shaper *s, const uint16_t *port,
-			 unsigned int n, bool disable);
+ * workers are not running. 0, then shaper_batch_reclaim after a grace
+ * period; or -1 out of memory, nothing changed. */
+int shaper_batch_toggle(struct shaper *s, const uint16_t *port,
+			unsigned int n, bool disable);
 /* Main lcore, after a grace period that began after shaper_batch_apply
  * returned: free what the workers may have read. */
 void shaper_batch_reclaim(void);

@@ -133,7 +133,10 @@ shaper_wire_set(struct shaper *s, int port, bool disable, char *err)
 	}
 	if (n == 0)
 		return 0;
-	shaper_batch_toggle(s, todo, n, disable);
+	if (shaper_batch_toggle(s, todo, n, disable) < 0) {
+		snprintf(err, SHP_ERR_LEN, "out of memory");
+		return -1;
+	}
 	/* every burst an RX lcore read the old state for is in the ring
 	 * now: the owners may find it empty for good */
 	if (moving)
