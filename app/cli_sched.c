@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CLI's `link down|up P|all` and `show schedule` (shaper_sched.h). */
+/* The CLI's `link down|up P|all [carrier]`, `disable|enable P|all`
+ * (shaper_wire.h) and `show schedule` (shaper_sched.h). */
 #include <stdio.h>
 #include <string.h>
 #include <cmdline_parse.h>
@@ -8,13 +9,42 @@
 #include "cli.h"
 #include "control.h"
 #include "shaper_sched.h"
+#include "shaper_wire.h"
 
 struct r_link {
-	cmdline_fixed_string_t w1, w2, port;
+	cmdline_fixed_string_t w1, w2, port, w4;
 };
 
 static void
+link_cmd(struct r_link *r, bool carrier)
+{
+	char err[SHP_ERR_LEN];
+	int p;
+
+	p = ctl_port_arg(&shaper, r->port, err);
+	if (p == -2 || shaper_link_set(&shaper, p, strcmp(r->w2, "down") == 0,
+				       carrier, err) < 0) {
+		printf("error: link %s: %s\n", r->w2, err);
+		cli_set_failed();
+	}
+}
+
+static void
 cmd_link(void *res, struct cmdline *c, void *data)
+{
+	(void)c; (void)data;
+	link_cmd(res, false);
+}
+
+static void
+cmd_link_carrier(void *res, struct cmdline *c, void *data)
+{
+	(void)c; (void)data;
+	link_cmd(res, true);
+}
+
+static void
+cmd_toggle(void *res, struct cmdline *c, void *data)
 {
 	struct r_link *r = res;
 	char err[SHP_ERR_LEN];
@@ -22,9 +52,10 @@ cmd_link(void *res, struct cmdline *c, void *data)
 
 	(void)c; (void)data;
 	p = ctl_port_arg(&shaper, r->port, err);
-	if (p == -2 || shaper_link_set(&shaper, p, strcmp(r->w2, "down") == 0,
+	if (p == -2 || shaper_wire_set(&shaper, p,
+				       strcmp(r->w1, "disable") == 0,
 				       err) < 0) {
-		printf("error: link %s: %s\n", r->w2, err);
+		printf("error: %s: %s\n", r->w1, err);
 		cli_set_failed();
 	}
 }
@@ -49,6 +80,31 @@ cmdline_parse_inst_t cli_link_inst = {
 		    "(link_down) from now, or stop",
 	.tokens = { (void *)&t_link, (void *)&t_link_dir,
 		    (void *)&t_link_port, NULL },
+};
+
+static cmdline_parse_token_string_t t_link_down =
+	TOKEN_STRING_INITIALIZER(struct r_link, w2, "down");
+static cmdline_parse_token_string_t t_link_carrier =
+	TOKEN_STRING_INITIALIZER(struct r_link, w4, "carrier");
+
+cmdline_parse_inst_t cli_link_carrier_inst = {
+	.f = cmd_link_carrier,
+	.help_str = "link down all|P carrier: drop, and take the port's "
+		    "carrier down too where its driver can",
+	.tokens = { (void *)&t_link, (void *)&t_link_down,
+		    (void *)&t_link_port, (void *)&t_link_carrier, NULL },
+};
+
+static cmdline_parse_token_string_t t_toggle =
+	TOKEN_STRING_INITIALIZER(struct r_link, w1, "disable#enable");
+static cmdline_parse_token_string_t t_toggle_port =
+	TOKEN_STRING_INITIALIZER(struct r_link, port, NULL);
+
+cmdline_parse_inst_t cli_toggle_inst = {
+	.f = cmd_toggle,
+	.help_str = "disable|enable all|P: a bare wire keeping the profile, "
+		    "or the profile back",
+	.tokens = { (void *)&t_toggle, (void *)&t_toggle_port, NULL },
 };
 
 static cmdline_parse_token_string_t t_show =

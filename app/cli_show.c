@@ -18,6 +18,7 @@
 #include "cli_priv.h"
 #include "events.h"
 #include "control.h"
+#include "shaper_wire.h"
 
 
 /* ---- show ---------------------------------------------------- */
@@ -50,7 +51,11 @@ show_config(void)
 		out("queues: %u (shards per port: show port shards)\n",
 		    shaper_queues(S));
 	for (i = 0; i < c.nb_ports; i++) {
-		out("port %u (peer %d)\n", c.port_ids[i], c.pair_of[i]);
+		/* (enabled: the line as it always was, so that the text
+		 * after `enable` is the text before `disable`) */
+		out("port %u (peer %d)%s\n", c.port_ids[i], c.pair_of[i],
+		    shaper_wire_disabled(S, c.port_ids[i]) ?
+		    " disabled: a bare wire, the profile below kept" : "");
 		/* the gates as before, then the queue they take from */
 		for (k = 1; k <= SHP_SLOT_MAX; k++)
 			out("  %s: %s\n", c.key[i][k % SHP_SLOT_MAX],
@@ -70,6 +75,9 @@ show_port(struct shaper *s, uint16_t p)
 	ctl_port_rate(s, CTL_RATE_SHOW, p, &sum, &r);
 	out("  ######################## port %-2u ########################\n",
 	    p);
+	if (shaper_wire_disabled(s, p))
+		out("  disabled: a bare wire (enable %u restores the profile)\n",
+		    p);
 	out("  rx_packets: %-14" PRIu64 " rx_bytes: %" PRIu64 "\n",
 	    c->rx_packets, c->rx_bytes);
 	out("  tx_packets: %-14" PRIu64 " tx_bytes: %" PRIu64 "\n",

@@ -220,6 +220,10 @@ static const char help_control[] =
 "                            (docs/presets.md)\n"
 "link down|up all|P          drop what is offered to a port (link_down)\n"
 "                            from now on, or stop\n"
+"link down all|P carrier     the same, and the port's carrier down where\n"
+"                            its driver can (link up brings it back)\n"
+"disable|enable all|P        a bare wire (no stage) keeping the profile,\n"
+"                            or the profile back, at one instant\n"
 "quit, exit                  stop and exit (also Ctrl-D)\n"
 "help [show|set|control]     this text\n";
 
@@ -541,7 +545,8 @@ cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
 	&i_update_class,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
-	&cli_link_inst, &cli_show_schedule_inst, &cli_set_preset_inst,
+	&cli_link_inst, &cli_link_carrier_inst, &cli_toggle_inst,
+	&cli_show_schedule_inst, &cli_set_preset_inst,
 	&cli_show_presets_inst, NULL,
 };
 
@@ -568,7 +573,9 @@ static const struct {
 	{ "show schedule", "show schedule" },
 	{ "show presets", "show presets" },
 	{ "set preset", "set preset all|P NAME" },
-	{ "link", "link down|up all|P" },
+	{ "link", "link down|up all|P, link down all|P carrier" },
+	{ "disable", "disable all|P" },
+	{ "enable", "enable all|P" },
 	{ "show", "show config|port stats|bands|qdisc|drops|lcores|events|"
 		  "schedule, "
 		  "show KEY all|P (queue, tbf, netem...)" },

@@ -884,6 +884,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 		*printed = true;
 	shp_event_source_set(src);
 	overload_watch(s);
+	shaper_carrier_tick(s);
 	shaper_link_poll(s);
 	if (s->opt.replay && !replay_announced && shaper_replay_done(s)) {
 		if (!interactive)

@@ -25,6 +25,7 @@
 #include "pcap_io.h"
 #include "shaper.h"
 #include "shaper_sched.h"
+#include "shaper_wire.h"
 #include "shp_meta.h"
 #include "shp_pool.h"
 #include "telemetry.h"
@@ -457,6 +458,7 @@ out:
 	ctl_socket_fini();
 	cli_fini();
 	shaper_sched_fini(s);
+	shaper_wire_fini(s);
 	ctl_fini(s);
 	if (s->ctr != NULL)
 		shaper_latency_fini(s);

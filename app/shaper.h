@@ -77,6 +77,14 @@ struct egress {
 	/* what its delay stages (its own and its classes') may hold
 	 * together: its share of the pool (shp_stage_env's hold_cap) */
 	uint32_t hold_cap;
+	/* `disable` (shaper_wire.h): the state, written by the owner (the
+	 * main lcore while the workers are stopped) and read by RX lcores
+	 * once per burst; the main lcore's word that no RX lcore still
+	 * hands over into the ring; the ring (NULL until the port is
+	 * first disabled) */
+	volatile uint8_t wire;
+	volatile bool wire_sealed;
+	struct rte_ring *wire_ring;
 };
 
 struct worker {

@@ -8,6 +8,7 @@
 #include <rte_pause.h>
 
 #include "shaper_batch.h"
+#include "shaper_wire.h"
 
 struct shaper_batch *shaper_batch_of[SHP_MAX_PORTS][SHP_MAX_QUEUES];
 /* made, withdrawn, to free after a grace period (main lcore only) */
@@ -19,6 +20,8 @@ static struct shaper_batch *retired;
  * every lcore that sees a stamp from T on sees the batch too.
  */
 #define BATCH_LEAD_NS 20000
+
+enum { TOGGLE_NONE, TOGGLE_DISABLE, TOGGLE_ENABLE };
 
 static void
 make(struct shaper *s, uint16_t p, uint16_t q, struct shaper_batch *b)
@@ -35,6 +38,9 @@ make(struct shaper *s, uint16_t p, uint16_t q, struct shaper_batch *b)
 		if (b->refused[i])   /* (the running stage's check_change) */
 			b->old[i] = b->conf[i];
 	}
+	if (b->toggle != 0)
+		shaper_wire_make(q == 0 ? &s->egress[p] : s->shard[p][q],
+				 b->toggle == TOGGLE_DISABLE);
 }
 
 void
@@ -71,6 +77,98 @@ shaper_batch_wait(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 #define TARGETS (SHP_MAX_PORTS * SHP_MAX_QUEUES)
 #define TARGET(p, q) ((unsigned int)(p) * SHP_MAX_QUEUES + (q))
 
+/* Hand batches b[] (by target; NULL: none) to their owners with one T,
+ * and wait until each was made. */
+static void
+post(struct shaper *s, struct shaper_batch *const *b)
+{
+	unsigned int i;
+	uint64_t at;
+
+	at = shp_clock_now(&s->clock) + BATCH_LEAD_NS;
+	for (i = 0; i < TARGETS; i++)
+		if (b[i] != NULL) {
+			b[i]->at = at;
+			b[i]->state = BATCH_POSTED;
+			__atomic_store_n(&shaper_batch_of[i / SHP_MAX_QUEUES]
+						       [i % SHP_MAX_QUEUES],
+					 b[i], __ATOMIC_RELEASE);
+		}
+	/* the owners make them within a round from T; at the end, what no
+	 * owner took is made here (no packet moves any more) */
+	for (i = 0; i < TARGETS; i++) {
+		uint32_t st = BATCH_POSTED;
+
+		if (b[i] == NULL)
+			continue;
+		while (__atomic_load_n(&b[i]->state, __ATOMIC_ACQUIRE) !=
+		       BATCH_DONE) {
+			if (s->quit &&
+			    __atomic_compare_exchange_n(&b[i]->state, &st,
+							BATCH_WITHDRAWN, false,
+							__ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED)) {
+				make(s, (uint16_t)(i / SHP_MAX_QUEUES),
+				     (uint16_t)(i % SHP_MAX_QUEUES), b[i]);
+				break;
+			}
+			st = BATCH_POSTED;
+			rte_pause();
+		}
+		__atomic_store_n(&shaper_batch_of[i / SHP_MAX_QUEUES]
+					       [i % SHP_MAX_QUEUES], NULL,
+				 __ATOMIC_RELEASE);
+	}
+}
+
+/* An RX-only lcore or an owner may still read a batch it loaded before
+ * the pointer went: shaper_batch_reclaim frees them after the caller's
+ * grace period. */
+static void
+retire(struct shaper_batch *const *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < TARGETS; i++)
+		if (b[i] != NULL) {
+			b[i]->next = retired;
+			retired = b[i];
+		}
+}
+
+int
+shaper_batch_toggle(struct shaper *s, const uint16_t *port, unsigned int n,
+		    bool disable)
+{
+	static struct shaper_batch *b[TARGETS];
+	unsigned int i, q, t;
+
+	if (!s->running || s->paused || s->quit) {
+		/* no packet moves: the main lcore makes it */
+		for (i = 0; i < n; i++)
+			for (q = 0; q < shaper_queues(s); q++)
+				shaper_wire_make(q == 0 ? &s->egress[port[i]] :
+						 s->shard[port[i]][q], disable);
+		return 0;
+	}
+	memset(b, 0, sizeof(b));
+	for (i = 0; i < n; i++)
+		for (q = 0; q < shaper_queues(s); q++) {
+			t = TARGET(port[i], q);
+			b[t] = calloc(1, sizeof(*b[t]));
+			if (b[t] == NULL) {
+				for (t = 0; t < TARGETS; t++)
+					free(b[t]);
+				return -1;
+			}
+			b[t]->toggle = disable ? TOGGLE_DISABLE :
+					TOGGLE_ENABLE;
+		}
+	post(s, b);
+	retire(b);
+	return 0;
+}
+
 unsigned int
 shaper_batch_apply(struct shaper *s, unsigned int n, const uint16_t *port,
 		   const uint16_t *shard, const struct shp_kind *const *kind,
@@ -80,7 +178,6 @@ shaper_batch_apply(struct shaper *s, unsigned int n, const uint16_t *port,
 	static unsigned int k[TARGETS];
 	unsigned int i, j, refused = 0;
 	bool direct = !s->running || s->paused || s->quit;
-	uint64_t at;
 
 	memset(b, 0, sizeof(b));
 	/* each shard's share, in the order given (a later change to the
@@ -118,40 +215,7 @@ shaper_batch_apply(struct shaper *s, unsigned int n, const uint16_t *port,
 			}
 		return refused;
 	}
-	at = shp_clock_now(&s->clock) + BATCH_LEAD_NS;
-	for (i = 0; i < TARGETS; i++)
-		if (b[i] != NULL) {
-			b[i]->at = at;
-			b[i]->state = BATCH_POSTED;
-			__atomic_store_n(&shaper_batch_of[i / SHP_MAX_QUEUES]
-						       [i % SHP_MAX_QUEUES],
-					 b[i], __ATOMIC_RELEASE);
-		}
-	/* the owners make them within a round from T; at the end, what no
-	 * owner took is made here (no packet moves any more) */
-	for (i = 0; i < TARGETS; i++) {
-		uint32_t st = BATCH_POSTED;
-
-		if (b[i] == NULL)
-			continue;
-		while (__atomic_load_n(&b[i]->state, __ATOMIC_ACQUIRE) !=
-		       BATCH_DONE) {
-			if (s->quit &&
-			    __atomic_compare_exchange_n(&b[i]->state, &st,
-							BATCH_WITHDRAWN, false,
-							__ATOMIC_ACQUIRE,
-							__ATOMIC_RELAXED)) {
-				make(s, (uint16_t)(i / SHP_MAX_QUEUES),
-				     (uint16_t)(i % SHP_MAX_QUEUES), b[i]);
-				break;
-			}
-			st = BATCH_POSTED;
-			rte_pause();
-		}
-		__atomic_store_n(&shaper_batch_of[i / SHP_MAX_QUEUES]
-					       [i % SHP_MAX_QUEUES], NULL,
-				 __ATOMIC_RELEASE);
-	}
+	post(s, b);
 	/* the old confs, in the order given */
 	memset(k, 0, sizeof(k));
 	for (j = 0; j < n; j++) {
@@ -160,14 +224,7 @@ shaper_batch_apply(struct shaper *s, unsigned int n, const uint16_t *port,
 		old[j] = b[t]->old[k[t]];
 		refused += b[t]->refused[k[t]++];
 	}
-	/* an RX-only lcore or an owner may still read a batch it loaded
-	 * before the pointer went: shaper_batch_reclaim frees them after
-	 * the caller's grace period */
-	for (i = 0; i < TARGETS; i++)
-		if (b[i] != NULL) {
-			b[i]->next = retired;
-			retired = b[i];
-		}
+	retire(b);
 	return refused;
 }
 

@@ -53,6 +53,9 @@ struct shaper_batch {
 	void *conf[SHAPER_BATCH_MAX];
 	void *old[SHAPER_BATCH_MAX];   /* the owner's answer */
 	bool refused[SHAPER_BATCH_MAX];
+	/* `disable`/`enable` of the shard at T, after the changes
+	 * (shaper_wire.h): 0 none */
+	uint8_t toggle;
 	struct shaper_batch *next;     /* retired: the main lcore's */
 };
 
@@ -78,6 +81,12 @@ unsigned int shaper_batch_apply(struct shaper *s, unsigned int n,
 				const uint16_t *port, const uint16_t *shard,
 				const struct shp_kind *const *kind,
 				void *const *conf, void **old);
+/* Main lcore: ports port[0..n) disabled (or enabled) at one instant for
+ * every shard (shaper_wire.h); made by the main lcore itself when the
+ * workers are not running. 0, then shaper_batch_reclaim after a grace
+ * period; or -1 out of memory, nothing changed. */
+int shaper_batch_toggle(struct shaper *s, const uint16_t *port,
+			unsigned int n, bool disable);
 /* Main lcore, after a grace period that began after shaper_batch_apply
  * returned: free what the workers may have read. */
 void shaper_batch_reclaim(void);

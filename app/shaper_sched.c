@@ -8,6 +8,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
@@ -15,6 +17,7 @@
 #include "schedule.h"
 #include "events.h"
 #include "shaper_sched.h"
+#include "shaper_wire.h"
 
 uint64_t shaper_sched_next[SHP_MAX_PORTS][SHP_MAX_QUEUES] = {
 	[0 ... SHP_MAX_PORTS - 1] = { [0 ... SHP_MAX_QUEUES - 1] = UINT64_MAX }
@@ -141,6 +144,18 @@ struct sched_seen {
 };
 static struct sched_seen seen[SHP_MAX_PORTS];
 bool shaper_sched_retry[SHP_MAX_PORTS][SHP_MAX_QUEUES];
+/* The schedule's `disable`/`enable`: the main lcore's cursor (made at a
+ * control tick: shaper_sched_tick) */
+static bool has_toggle;
+static struct shp_sched_cursor toggle_cur;
+/* The carrier: taken down here (`link down P carrier`), and what the
+ * schedule last said of it (the main lcore's, both) */
+static bool carrier_down[SHP_MAX_PORTS];
+static bool sched_carrier[SHP_MAX_PORTS];
+/* what netem's `outage ON OFF carrier` last said (shaper_carrier_tick),
+ * and the ports whose driver said it cannot (once is enough) */
+static bool outage_carrier[SHP_MAX_PORTS];
+static bool carrier_notsup[SHP_MAX_PORTS];
 
 /* The chain of port p's shard q. */
 static struct shp_chain *
@@ -357,6 +372,8 @@ shaper_sched_init(struct shaper *s)
 			goto fail;
 		shaper_sched_rx[p] = true;
 	}
+	for (i = 0; i < sched.nb; i++)
+		has_toggle |= sched.ev[i].op == SHP_SCHED_TOGGLE;
 	printf("dpdk-shaper: schedule %s: %u line%s%s\n", sched.path,
 	       sched.nb_lines, sched.nb_lines == 1 ? "" : "s",
 	       sched.repeat ? ", repeated" : "");
@@ -375,6 +392,7 @@ shaper_sched_start(struct shaper *s)
 	if (!loaded)
 		return;
 	shaper_sched_seen(s);
+	shp_sched_cursor_seek(&sched, 0, &toggle_cur);
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		unsigned int q;
@@ -483,6 +501,102 @@ shaper_sched_wait(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 		rte_pause();
 }
 
+/* The carrier of port p down or up (rte_eth_dev_set_link_down|up), where
+ * its driver can; main lcore (ethdev's control functions are not the
+ * data path's). */
+static void
+carrier_set(uint16_t p, bool down)
+{
+	int rc = down ? rte_eth_dev_set_link_down(p) :
+		 rte_eth_dev_set_link_up(p);
+
+	if (rc == -ENOTSUP) {
+		if (!carrier_notsup[p])
+			printf("port %u: its driver cannot set the link %s: "
+			       "the port only drops\n", p,
+			       down ? "down" : "up");
+		carrier_notsup[p] = true;
+		return;
+	}
+	if (rc < 0) {
+		printf("port %u: carrier %s: %s\n", p, down ? "down" : "up",
+		       rte_strerror(-rc));
+		return;
+	}
+	shp_event_emit(shp_event_source(), p, "carrier",
+		       carrier_down[p] ? "down" : "up", down ? "down" : "up");
+	carrier_down[p] = down;
+	printf("port %u: carrier %s\n", p, down ? "down" : "up");
+}
+
+void
+shaper_carrier_tick(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		const struct shp_qdisc *q = s->chain[p].stage[SHP_SLOT_DELAY];
+		bool down = q != NULL && q->ops->carrier != NULL &&
+			    q->ops->carrier(q) == 1;
+
+		if (down == outage_carrier[p])
+			continue;
+		outage_carrier[p] = down;
+		if (down || carrier_down[p])
+			carrier_set(p, down);
+	}
+}
+
+/*
+ * What the schedule asks of the main lcore, at a control tick (1 ms
+ * apart, 50 ms at the prompt: as late as that): its `disable`/`enable`
+ * (one instant for every shard, from then on: shaper_wire_set) and the
+ * carrier of its `link down P carrier` and of the `link up P` after it.
+ * The link's drop itself is the data path's, exact to the stamp.
+ */
+static void
+sched_main(struct shaper *s)
+{
+	uint64_t now = shp_clock_now(&s->clock), rel, t;
+	char err[SHP_ERR_LEN];
+	unsigned int i, steps = 0;
+
+	if (s->start_ns == 0 || now < s->start_ns)
+		return;
+	rel = now - s->start_ns;
+	for (i = 0; i < s->nb_ports; i++) {
+		uint16_t p = s->port_ids[i];
+		bool want;
+
+		if (!shp_sched_has_link(&sched, p))
+			continue;
+		want = shp_sched_link_carrier(&sched, p, rel);
+		if (want != sched_carrier[p]) {
+			sched_carrier[p] = want;
+			if (want || carrier_down[p])
+				carrier_set(p, want);
+		}
+	}
+	/* (a stall: at most this many lines a tick, the rest the next) */
+	while (has_toggle && steps++ < 4096 &&
+	       (t = shp_sched_cursor_time(&sched, &toggle_cur)) !=
+	       SHP_SCHED_NONE && t <= rel) {
+		const struct shp_sched_event *e = &sched.ev[toggle_cur.i];
+
+		shp_sched_cursor_next(&sched, &toggle_cur);
+		if (e->op == SHP_SCHED_TOGGLE) {
+			enum shp_event_src was =
+				shp_event_source_set(SHP_EV_SCHEDULE);
+
+			if (shaper_wire_set(s, e->port, e->down, err) < 0)
+				fprintf(stderr, "dpdk-shaper: schedule: %s: "
+					"%s\n", e->text, err);
+			shp_event_source_set(was);
+		}
+	}
+}
+
 void
 shaper_sched_seen(struct shaper *s)
 {
@@ -557,6 +671,7 @@ shaper_sched_tick(struct shaper *s)
 		return;
 	/* (before the old confs go: a pointer seen is not yet reused) */
 	sched_events(s);
+	sched_main(s);
 	for (i = 0; i < s->nb_ports; i++)
 		for (q = 0; q < nb_links; q++)
 			applied += __atomic_load_n(
@@ -659,7 +774,8 @@ shaper_link_is_down(const struct shaper *s, uint16_t p, uint64_t now)
 }
 
 int
-shaper_link_set(struct shaper *s, int port, bool down, char *err)
+shaper_link_set(struct shaper *s, int port, bool down, bool carrier,
+		char *err)
 {
 	uint64_t now = shp_clock_now(&s->clock);
 	unsigned int i;
@@ -679,6 +795,8 @@ shaper_link_set(struct shaper *s, int port, bool down, char *err)
 		printf("port %u: link %s\n", p, down ? "down" : "up");
 		shp_event_emit(shp_event_source(), p, "link",
 			       was ? "down" : "up", down ? "down" : "up");
+		if ((down && carrier) || (!down && carrier_down[p]))
+			carrier_set(p, down);
 	}
 	return 0;
 }
@@ -696,8 +814,10 @@ shaper_sched_show(struct shaper *s, FILE *f)
 
 		uint64_t a, m;
 
-		fprintf(f, "port %u: link %s", p,
-			shaper_link_is_down(s, p, now) ? "down" : "up");
+		fprintf(f, "port %u: link %s%s%s", p,
+			shaper_link_is_down(s, p, now) ? "down" : "up",
+			carrier_down[p] ? " (carrier down)" : "",
+			shaper_wire_disabled(s, p) ? ", disabled" : "");
 		port_counts(&ports[p], &a, &m);
 		if (loaded)
 			fprintf(f, ", %" PRIu64 " change%s applied, %" PRIu64

@@ -96,8 +96,16 @@ void shaper_sched_wait(struct shaper *s, uint16_t p, uint16_t q,
 /* Is port p's link down for a packet stamped now? */
 bool shaper_link_is_down(const struct shaper *s, uint16_t p, uint64_t now);
 
-/* `link down|up P|all`: 0, or -1 with err. */
-int shaper_link_set(struct shaper *s, int port, bool down, char *err);
+/* `link down|up P|all`, with carrier: `link down P carrier` (the port's
+ * carrier too, where its driver can; `link up` brings back a carrier
+ * taken down). 0, or -1 with err. Main lcore. */
+int shaper_link_set(struct shaper *s, int port, bool down, bool carrier,
+		    char *err);
+/* Main lcore, each control tick: the carrier of a port whose netem has
+ * `outage ON OFF carrier` follows its outages (set where the driver can),
+ * a tick after the data path met the change: the owner lcore never calls
+ * ethdev's control functions. */
+void shaper_carrier_tick(struct shaper *s);
 /* `show schedule` */
 void shaper_sched_show(struct shaper *s, FILE *f);
 

@@ -10,6 +10,7 @@
 #include "ctl_config.h"
 #include "events.h"
 #include "shaper.h"
+#include "shaper_wire.h"
 
 void
 shaper_stats_port(struct shaper *s, uint16_t port, struct shp_port_sum *sum)
@@ -33,6 +34,7 @@ shaper_stats_port_of(struct shaper *s, const struct shp_lcore_ctr *blocks,
 		sum->nic.oerrors = st.oerrors;
 	}
 	shaper_link_get(port, &sum->link);
+	sum->disabled = shaper_wire_disabled(s, port);
 }
 
 int

@@ -31,6 +31,7 @@
 
 #include "control.h"
 #include "shaper.h"
+#include "shaper_wire.h"
 #include "telemetry.h"
 
 static struct shaper *S;
@@ -130,6 +131,8 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	/* the stats file's "nic" object, flat: one level of containers */
 	put_u64(t, "nic_imissed", s->nic.imissed);
 	put_u64(t, "nic_ierrors", s->nic.ierrors);
+	/* `disable P`: 1 while the port is a bare wire */
+	put_u64(t, "disabled", s->disabled);
 	if (s->link.known) {
 		put_u64(t, "link_up", s->link.up);
 		put_u64(t, "link_speed_mbps", s->link.speed_mbps);
@@ -548,6 +551,9 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 			break;
 		rte_tel_data_start_dict(p);
 		rte_tel_data_add_dict_u64(p, "peer", (uint64_t)c->pair_of[i]);
+		rte_tel_data_add_dict_u64(p, "disabled",
+					  shaper_wire_disabled(S,
+							       c->port_ids[i]));
 		/* strings longer than RTE_TEL_MAX_STRING_LEN are cut */
 		for (k = 0; k < SHP_SLOT_MAX; k++)
 			rte_tel_data_add_dict_string(p, c->key[i][k],

@@ -19,6 +19,7 @@
 #include "shaper.h"
 #include "shaper_batch.h"
 #include "shaper_sched.h"
+#include "shaper_wire.h"
 #include "shp_egress.h"
 #include "shp_meta.h"
 
@@ -280,10 +281,11 @@ rx_admit(struct shaper *s, struct worker *w, struct shp_port_ctr *in,
 static inline uint16_t
 rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 	 uint16_t n, uint32_t used, uint64_t bytes, const uint8_t *prio,
-	 uint8_t *band, struct shp_ctx *ctx)
+	 uint8_t *band, bool wire, struct shp_ctx *ctx)
 {
 	struct shp_chain *c = r->eg->chain;
-	bool here = r->tx_here && !s->paused;
+	/* (just enabled: the wire ring goes first, shaper_wire.h) */
+	bool here = r->tx_here && !s->paused && !wire;
 	uint16_t sent = 0;
 
 	if (here) {
@@ -316,6 +318,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	uint64_t bytes, t0 = 0;
 	uint32_t used;
 	uint16_t n;
+	uint8_t wire;
 	bool behind;
 
 	behind = r->eg->behind;
@@ -344,6 +347,12 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	}
 	if (changes_rx(s, w, r, pkts, n, in, &ctx))
 		return;
+	/* `disable`: as a bare wire (shaper_wire.h), as of the stamp */
+	wire = __atomic_load_n(&r->eg->wire, __ATOMIC_RELAXED);
+	if (unlikely(wire & SHAPER_WIRE_OFF)) {
+		shaper_wire_rx(r->eg, pkts, n, in, ctx.ctr, ctx.now);
+		return;
+	}
 	if (unlikely(shp_chain_ingress_on(c)) &&
 	    shp_chain_ingress_here(c, r->tx_here)) {
 		n = rx_ingress(c, in, &ctx, pkts, n);
@@ -363,7 +372,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	in->rx_bytes += bytes;
 	/* (a burst sent at once took TX's time too: no sample of
 	 * admitting) */
-	if (rx_chain(s, r, pkts, n, used, bytes, prio, band, &ctx) == n)
+	if (rx_chain(s, r, pkts, n, used, bytes, prio, band, wire != 0,
+		     &ctx) == n)
 		return;
 	if (sample && 2 * n >= s->opt.burst)
 		shp_cost_sample(&w->admit.rx, shp_clock_now(&s->clock) - t0, n);
@@ -528,6 +538,10 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 		set_behind(e, behind);
 		return;
 	}
+	/* disabled, or just enabled: the wire ring (shaper_wire.h) */
+	if (unlikely(e->wire != 0) &&
+	    shaper_wire_tx(e, pc, &io, pkts, s->opt.burst, budget))
+		return;
 	if (sample || !w->rx)
 		t0 = shp_clock_now(&s->clock);
 	t1 = t0;
@@ -673,6 +687,7 @@ shaper_flush(struct shaper *s)
 {
 	unsigned int i, q;
 
+	shaper_wire_flush(s);
 	for (i = 0; i < s->nb_ports; i++)
 		for (q = 0; q < shaper_queues(s); q++) {
 			uint16_t port = s->port_ids[i];

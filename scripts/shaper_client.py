@@ -5,6 +5,7 @@
     s.set("netem", 0, "delay 50ms")     # the reply's text
     s.show("netem", 0)
     s.cmd("link down 1")
+    s.disable(0); s.enable(0)           # a bare wire, the profile kept
     s.clear("netem", "all")
     s.presets()                         # {"5g_urban": "3GPP ...", ...}
     s.set_preset(0, "5g_urban")         # a link preset (docs/presets.md)
@@ -186,8 +187,20 @@ class Shaper:
     def show(self, key, port="all"):
         return self.cmd("show %s %s" % (key, port))
 
-    def link(self, port, up):
-        return self.cmd("link %s %s" % ("up" if up else "down", port))
+    def link(self, port, up, carrier=False):
+        """carrier (down only): the port's carrier too, where its driver
+        can (`link down P carrier`)."""
+        return self.cmd("link %s %s%s" % ("up" if up else "down", port,
+                                          " carrier" if carrier and not up
+                                          else ""))
+
+    def disable(self, port):
+        """The port as a bare wire, its profile kept (`disable P`)."""
+        return self.cmd("disable %s" % port)
+
+    def enable(self, port):
+        """The profile back, at one instant (`enable P`)."""
+        return self.cmd("enable %s" % port)
 
     def start(self):
         return self.cmd("start")

@@ -209,6 +209,8 @@ async def read_body(request, limit, need):
     n = int(n)      # the parser took only digits
     if n > limit:
         return None, (413, "the body is over %d bytes" % limit)
+    if n == 0:      # (aiohttp's empty payload cannot read 0 bytes)
+        return b"", None
     try:
         return await request.content.readexactly(n), None
     except (ShortBody, asyncio.IncompleteReadError):

@@ -393,6 +393,15 @@ parse_profiles(struct replay *r)
 		    shp_sched_expand_for(&r->sched, &port0, 1, &kinds,
 					 &r->kenv, err) < 0)
 			return fail(EXIT_USAGE, "%s", err);
+		/* a bare wire is the program's (app/shaper_wire.h): the
+		 * offline chain has no way around its stages yet */
+		for (s = 0; s < r->sched.nb; s++)
+			if (r->sched.ev[s].op == SHP_SCHED_TOGGLE)
+				return fail(EXIT_USAGE, "%s:%u: '%s': "
+					    "disable and enable are the live "
+					    "program's only", r->sched.path,
+					    r->sched.ev[s].line,
+					    r->sched.ev[s].text);
 		r->sched_last = calloc(r->sched.nb ? r->sched.nb : 1,
 				       sizeof(*r->sched_last));
 		if (r->sched_last == NULL)

@@ -122,11 +122,15 @@ link_body(struct ctl_body *b, json_t *j, const char *port, char *err,
 	  size_t elen)
 {
 	json_t *u = json_is_object(j) ? json_object_get(j, "up") : NULL;
+	json_t *c = json_is_object(j) ? json_object_get(j, "carrier") : NULL;
 
 	if (!json_is_boolean(u))
 		return bad(err, elen, "the body must be {\"up\": true|false}");
-	return add_line(b, err, elen, "link %s %s",
-			json_is_true(u) ? "up" : "down", port);
+	if (c != NULL && !json_is_boolean(c))
+		return bad(err, elen, "\"carrier\" must be true or false");
+	return add_line(b, err, elen, "link %s %s%s",
+			json_is_true(u) ? "up" : "down", port,
+			json_is_true(c) && !json_is_true(u) ? " carrier" : "");
 }
 
 static int

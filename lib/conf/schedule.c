@@ -129,30 +129,50 @@ parse_command(struct shp_sched_event *e, char *cmd, const char *path,
 	verb = next_word(&p);
 	if (verb == NULL)
 		return line_fail(err, path, line, "a time needs a command "
-				 "after it (set, clear, link)", "", "");
+				 "after it (set, clear, link, disable, "
+				 "enable)", "", "");
 	key = next_word(&p);
 	port = next_word(&p);
 	rest = p + strspn(p, " \t");
 	ports_text(ports, nb_ports, list, sizeof(list));
 	if (strcmp(verb, "link") == 0) {
+		bool carrier = strcmp(rest, "carrier") == 0;
+
 		if (key == NULL || (strcmp(key, "down") != 0 &&
 				    strcmp(key, "up") != 0) ||
-		    port == NULL || *rest != '\0')
+		    port == NULL || (*rest != '\0' && !carrier) ||
+		    (carrier && strcmp(key, "down") != 0))
 			return line_fail(err, path, line, "'%s': usage: link "
-					 "down|up P|all", e->text, "");
+					 "down|up P|all, link down P|all "
+					 "carrier", e->text, "");
 		pt = parse_port(port, ports, nb_ports);
 		if (pt == -2)
 			return line_fail(err, path, line, "no port '%s' (%s)",
 					 port, list);
 		e->op = SHP_SCHED_LINK;
 		e->down = strcmp(key, "down") == 0;
+		e->carrier = carrier;
+		e->port = pt;
+		return 0;
+	}
+	if (strcmp(verb, "disable") == 0 || strcmp(verb, "enable") == 0) {
+		/* (the port is the word after the verb) */
+		if (key == NULL || port != NULL)
+			return line_fail(err, path, line, "'%s': usage: %s "
+					 "P|all", e->text, verb);
+		pt = parse_port(key, ports, nb_ports);
+		if (pt == -2)
+			return line_fail(err, path, line, "no port '%s' (%s)",
+					 key, list);
+		e->op = SHP_SCHED_TOGGLE;
+		e->down = strcmp(verb, "disable") == 0;
 		e->port = pt;
 		return 0;
 	}
 	if (strcmp(verb, "set") != 0 && strcmp(verb, "clear") != 0)
 		return line_fail(err, path, line, "unknown command '%s' (a "
 				 "schedule takes set KEY, clear KEY, link "
-				 "down|up)", verb, "");
+				 "down|up, disable, enable)", verb, "");
 	if (key == NULL || !shp_kind_is_key(key)) {
 		char keys[128];
 		size_t n = 0;
@@ -212,12 +232,14 @@ build_links(struct shp_sched *s)
 			continue;
 		l->t = calloc(n, sizeof(*l->t));
 		l->down = calloc(n, sizeof(*l->down));
-		if (l->t == NULL || l->down == NULL)
+		l->carrier = calloc(n, sizeof(*l->carrier));
+		if (l->t == NULL || l->down == NULL || l->carrier == NULL)
 			return -1;
 		for (i = 0; i < s->nb; i++)
 			if (s->ev[i].op == SHP_SCHED_LINK &&
 			    shp_sched_on_port(&s->ev[i], (uint16_t)p)) {
 				l->t[l->nb] = s->ev[i].t;
+				l->carrier[l->nb] = s->ev[i].carrier;
 				l->down[l->nb++] = s->ev[i].down;
 			}
 	}
@@ -391,6 +413,7 @@ shp_sched_free(struct shp_sched *s)
 	for (i = 0; i < SHP_MAX_PORTS; i++) {
 		free(s->link[i].t);
 		free(s->link[i].down);
+		free(s->link[i].carrier);
 	}
 	free(s->ev);
 	free(s->path);
@@ -437,9 +460,10 @@ shp_sched_cursor_seek(const struct shp_sched *s, uint64_t t,
 		shp_sched_cursor_next(s, c);
 }
 
-bool
-shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
-		    uint64_t *since)
+/* The index of port p's last link event at or before t (-1: none) and
+ * when it happened. */
+static int
+link_last(const struct shp_sched *s, uint16_t p, uint64_t t, uint64_t *since)
 {
 	const struct shp_sched_link *l;
 	uint64_t cycle = 0, ph = t;
@@ -447,7 +471,7 @@ shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
 
 	*since = SHP_SCHED_NONE;
 	if (!shp_sched_has_link(s, p))
-		return false;
+		return -1;
 	l = &s->link[p];
 	if (s->repeat != 0) {
 		cycle = t / s->repeat;
@@ -466,13 +490,31 @@ shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
 	}
 	if (lo > 0) {
 		*since = cycle * s->repeat + l->t[lo - 1];
-		return l->down[lo - 1];
+		return (int)lo - 1;
 	}
 	if (cycle == 0)
-		return false;
+		return -1;
 	/* the previous cycle's last word still holds */
 	*since = (cycle - 1) * s->repeat + l->t[l->nb - 1];
-	return l->down[l->nb - 1];
+	return (int)l->nb - 1;
+}
+
+bool
+shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
+		    uint64_t *since)
+{
+	int i = link_last(s, p, t, since);
+
+	return i >= 0 && s->link[p].down[i];
+}
+
+bool
+shp_sched_link_carrier(const struct shp_sched *s, uint16_t p, uint64_t t)
+{
+	uint64_t since;
+	int i = link_last(s, p, t, &since);
+
+	return i >= 0 && s->link[p].down[i] && s->link[p].carrier[i];
 }
 
 enum shp_slot

@@ -50,7 +50,8 @@
 
 enum shp_sched_op {
 	SHP_SCHED_SET,     /* set KEY P ARGS, clear KEY P */
-	SHP_SCHED_LINK,    /* link down|up P */
+	SHP_SCHED_LINK,    /* link down|up P [carrier] */
+	SHP_SCHED_TOGGLE,  /* disable|enable P (down: disable) */
 };
 
 struct shp_sched_event {
@@ -61,7 +62,8 @@ struct shp_sched_event {
 	/* SET: the key's text; NULL for `clear` (off, or for a queue its
 	 * kind's defaults: shp_sched_args) */
 	char *args;
-	bool down;               /* LINK */
+	bool down;               /* LINK; TOGGLE: disable */
+	bool carrier;            /* LINK down: the port's carrier too */
 	/* SET: `for TIME` (0: none): shp_sched_expand_for adds the change
 	 * back as an event of its own (revert: one of those) */
 	uint64_t for_ns;
@@ -75,6 +77,7 @@ struct shp_sched_link {
 	unsigned int nb;
 	uint64_t *t;
 	bool *down;
+	bool *carrier;
 };
 
 struct shp_sched {
@@ -134,6 +137,10 @@ void shp_sched_cursor_seek(const struct shp_sched *s, uint64_t t,
  */
 bool shp_sched_link_down(const struct shp_sched *s, uint16_t p, uint64_t t,
 			 uint64_t *since);
+/* Is port p's link down at time t with its carrier (`link down P
+ * carrier`), by the schedule? */
+bool shp_sched_link_carrier(const struct shp_sched *s, uint16_t p,
+			    uint64_t t);
 /* Does the schedule ever take port p's link down or up? */
 static inline bool
 shp_sched_has_link(const struct shp_sched *s, uint16_t p)

@@ -229,6 +229,12 @@ struct shp_qdisc_ops {
 	 * which takes it at its next call (no allocation on the data
 	 * path); 0, or -1 when the heap has no room. Control thread. */
 	int (*grow)(struct shp_qdisc *q);
+	/* Optional, for a stage whose model of the link says when its
+	 * carrier is lost (netem's `outage ON OFF carrier`): 1 down, 0 up,
+	 * -1 the conf asks for no carrier. As of the data path's last look
+	 * (the model is walked as frames meet it). Any control thread:
+	 * relaxed reads of what the owner writes. */
+	int (*carrier)(const struct shp_qdisc *q);
 	/* Optional: what the stage alone can tell of its state, for
 	 * `show` (the bands: "non-empty bitmap 0x5"); snprintf's return
 	 * convention. Any control thread: relaxed reads of what the owner

@@ -150,6 +150,7 @@ struct shp_port_sum {
 	/* filled by the app, not by shp_stats_sum (which zeroes them) */
 	struct shp_nic_ctr nic;
 	struct shp_link link;
+	bool disabled;         /* `disable P`: a bare wire (the program's) */
 	/* the NIC's extended statistics as a JSON object ({"name": n, ...}),
 	 * the caller's; NULL: none (the offline tool) */
 	char *nic_xstats_json;

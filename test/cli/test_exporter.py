@@ -838,6 +838,13 @@ def test_link_state_exported(tmp_path, procs, need_prometheus,
         # not mistaken for a stage kind's statistic
         assert not [k for k in ms if k[0] == "shaper_kind_xstat" and
                     dict(k[1]).get("kind") == "link"]
+        # `disable 1` (issue 61): shaper_disabled{port}
+        assert m(ms, "shaper_disabled", port="1") == 0
+        shaper.stdin.write("disable 1\n")
+        shaper.stdin.flush()
+        wait_for("shaper_disabled 1",
+                 lambda: m(metrics(ex), "shaper_disabled", port="1") == 1)
+        assert m(metrics(ex), "shaper_disabled", port="0") == 0
         shaper.stdin.write("quit\n")
         shaper.stdin.flush()
         assert shaper.wait(timeout=30) == 0

@@ -131,6 +131,15 @@ test_link(void **state)
 	refuses("POST", "/v1/links/1", "{\"up\": \"no\"}", "\"up\"");
 	refuses("POST", "/v1/links/1", "{\"up\": 0}", "\"up\"");
 	refuses("POST", "/v1/links/1", "{}", "\"up\"");
+	/* the carrier too (issue 61); ignored on the way up */
+	ACCEPTS("POST", "/v1/links/1", "{\"up\": false, \"carrier\": true}",
+		false, "link down 1 carrier");
+	ACCEPTS("POST", "/v1/links/1", "{\"up\": true, \"carrier\": true}",
+		false, "link up 1");
+	ACCEPTS("POST", "/v1/links/1",
+		"{\"up\": false, \"carrier\": false}", false, "link down 1");
+	refuses("POST", "/v1/links/1", "{\"up\": false, \"carrier\": 1}",
+		"\"carrier\"");
 }
 
 static void

@@ -489,6 +489,10 @@ test_format(void **state)
 {
 	(void)state;
 	round_trip("delay 100ms", "delay 100ms");
+	/* the carrier follows the outages (issue 61), then more words */
+	round_trip("outage 1s 200ms carrier delay 5ms",
+		   "delay 5ms outage 1s 200ms carrier");
+	round_trip("outage 1s 200ms", "outage 1s 200ms");
 	round_trip("delay 100ms 10ms 25%", "delay 100ms 10ms 25%");
 	round_trip("delay 1.5s 250us", "delay 1500ms 250us");
 	round_trip("delay 100ms 20ms distribution normal",

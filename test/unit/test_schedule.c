@@ -67,6 +67,39 @@ test_every_command(void **state)
 	shp_sched_free(&s);
 }
 
+/* disable|enable P|all, and a link's carrier (issue 61) */
+static void
+test_toggle_and_carrier(void **state)
+{
+	struct shp_sched s;
+	char err[SHP_ERR_LEN];
+
+	(void)state;
+	assert_int_equal(parse(&s,
+		"1s disable 1\n"
+		"2s link down 0 carrier\n"
+		"3s enable all\n"
+		"4s link up 0\n"
+		"5s link down 0\n", err), 0);
+	assert_int_equal(s.nb, 5);
+	assert_int_equal(s.ev[0].op, SHP_SCHED_TOGGLE);
+	assert_true(s.ev[0].down);
+	assert_int_equal(s.ev[0].port, 1);
+	assert_int_equal(s.ev[2].op, SHP_SCHED_TOGGLE);
+	assert_false(s.ev[2].down);
+	assert_int_equal(s.ev[2].port, -1);
+	assert_int_equal(s.ev[1].op, SHP_SCHED_LINK);
+	assert_true(s.ev[1].carrier);
+	/* toggles are no link events */
+	assert_false(shp_sched_has_link(&s, 1));
+	assert_false(shp_sched_link_carrier(&s, 0, 1999999999));
+	assert_true(shp_sched_link_carrier(&s, 0, 2000000000));
+	assert_false(shp_sched_link_carrier(&s, 0, 4000000000));
+	/* down without carrier: the carrier stays */
+	assert_false(shp_sched_link_carrier(&s, 0, 5000000000));
+	shp_sched_free(&s);
+}
+
 /* every refusal names the file and the line */
 static void
 test_refusals(void **state)
@@ -82,6 +115,11 @@ test_refusals(void **state)
 		{ "1s set netem 0 delay banana\n", ":1:", "banana" },
 		{ "1s set priomap 1 2 3\n", ":1:", "a schedule changes" },
 		{ "1s link sideways 0\n", ":1:", "usage: link" },
+		{ "1s link up 0 carrier\n", ":1:", "usage: link" },
+		{ "1s link down 0 carrot\n", ":1:", "usage: link" },
+		{ "1s disable 7\n", ":1:", "no port '7'" },
+		{ "1s disable\n", ":1:", "usage: disable P|all" },
+		{ "1s enable 0 now\n", ":1:", "usage: enable P|all" },
 		{ "soon set netem 0 delay 1ms\n", ":1:", "expected a time" },
 		{ "5 set netem 0 delay 1ms\n", ":1:", "expected a time" },
 		{ "1s\n", ":1:", "needs a command" },
@@ -331,6 +369,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_command),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_toggle_and_carrier),
 		cmocka_unit_test(test_repeat_order),
 		cmocka_unit_test(test_link_state),
 		cmocka_unit_test(test_apply),

@@ -366,8 +366,9 @@ parse_reorder(struct parser *p)
 	return parse_prob(p, "reorder", &p->c->reorder);
 }
 
-/* outage ON_MEAN OFF_MEAN: both times, neither 0 (a link never up, or
- * never down, is not an outage model). */
+/* outage ON_MEAN OFF_MEAN [carrier]: both times, neither 0 (a link never
+ * up, or never down, is not an outage model); carrier: the port's carrier
+ * follows the outages too (the program's main lcore sets it). */
 static int
 parse_outage(struct parser *p)
 {
@@ -383,6 +384,12 @@ parse_outage(struct parser *p)
 		return -1;
 	if (c->outage_off == 0)
 		goto zero;
+	c->outage_carrier = false;
+	if (shp_tc_peek(&p->a) != NULL &&
+	    strcmp(shp_tc_peek(&p->a), "carrier") == 0) {
+		p->a.i++;
+		c->outage_carrier = true;
+	}
 	return 0;
 zero:
 	return shp_tc_fail(&p->a, "outage: '%s': the mean up and down times "
@@ -959,6 +966,8 @@ put_ours(struct out *o, const struct shp_netem_conf *c)
 		put(o, " outage");
 		put_time(o, c->outage_on);
 		put_time(o, c->outage_off);
+		if (c->outage_carrier)
+			put(o, " carrier");
 	}
 	if (c->ber > 0) {
 		put(o, " ber");

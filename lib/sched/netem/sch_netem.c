@@ -2266,6 +2266,18 @@ netem_stats(const struct shp_qdisc *q, struct shp_qstats *st)
 	st->backlog = p->tq.backlog;
 }
 
+static int
+netem_carrier(const struct shp_qdisc *q)
+{
+	struct netem_sched_data *p = netem_priv(q);
+	const struct shp_netem_conf *c = netem_conf(p);
+
+	if (c == NULL || !c->outage_carrier)
+		return -1;
+	return __atomic_load_n(&p->outage.armed, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&p->outage.up, __ATOMIC_RELAXED);
+}
+
 static void
 netem_dump(const struct shp_qdisc *q, FILE *f)
 {
@@ -2370,6 +2382,7 @@ const struct shp_qdisc_ops shp_netem_ops = {
 	.grow = shp_netem_grow,
 	.stats = netem_stats,
 	.dump = netem_dump,
+	.carrier = netem_carrier,
 	.fini = netem_fini,
 };
 
@@ -2481,7 +2494,8 @@ const struct shp_kind shp_kind_netem = {
 	.usage = "netem [delay TIME [JITTER [CORR]] [distribution NAME]] "
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
-		 "[outage ON_MEAN OFF_MEAN] [ber RATE [drop|corrupt]] "
+		 "[outage ON_MEAN OFF_MEAN [carrier]] "
+		 "[ber RATE [drop|corrupt]] "
 		 "[accumulate TIME] [store BYTES|off] [seed N] "
 		 "[trace FILE [once|loop]]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"

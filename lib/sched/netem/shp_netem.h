@@ -35,8 +35,9 @@
  *                        exactly K frames that arrived after it)
  *   misorder_timeout TIME (ours: the longest a chosen frame waits for its
  *                        K followers; SHP_NETEM_MISORDER_TIMEOUT)
- *   outage ON_MEAN OFF_MEAN  (ours: the link up and down for exponential
- *                        times of these means, as Mahimahi's mm-onoff)
+ *   outage ON_MEAN OFF_MEAN [carrier]  (ours: the link up and down for
+ *                        exponential times of these means, as Mahimahi's
+ *                        mm-onoff; carrier: the port's carrier too)
  *   ber RATE [drop|corrupt]  (ours: bit error rate, 0 < RATE < 1)
  *   accumulate TIME      (ours: departures rounded up to the end of
  *                        their window of TIME, counted from the first
@@ -169,6 +170,7 @@ struct shp_netem_conf {
 
 	/* time-varying link (docs/time-varying.md) */
 	uint64_t outage_on, outage_off; /* ns, means; 0: no outages */
+	bool outage_carrier;        /* the port's carrier follows them */
 	double ber;                 /* bit error rate; 0: off */
 	bool ber_drop;              /* a hit packet is dropped (lost_ber),
 				     * not corrupted */
