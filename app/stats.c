@@ -33,6 +33,7 @@ shaper_stats_port_of(struct shaper *s, const struct shp_lcore_ctr *blocks,
 		sum->nic.oerrors = st.oerrors;
 	}
 	shaper_link_get(port, &sum->link);
+	sum->budget = s->budget[port];
 }
 
 int
