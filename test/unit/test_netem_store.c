@@ -887,6 +887,60 @@ test_change_resizes_the_store(void **state)
 	shp_netem_conf_free(small);
 }
 
+/* n frames of len bytes into r at t, in bursts */
+static void
+fill_len(struct shp_rig *r, uint64_t t, uint32_t n, uint16_t len)
+{
+	struct rte_mbuf *m[32];
+	uint32_t done = 0, i;
+
+	while (done < n) {
+		uint16_t k = (uint16_t)RTE_MIN(32u, n - done);
+
+		for (i = 0; i < k; i++) {
+			m[i] = shp_rig_pkt(len, 0, t);
+			assert_non_null(m[i]);
+		}
+		shp_rig_enqueue_at(r, t, m, k);
+		done += k;
+	}
+	shp_rig_poll(r);
+}
+
+/*
+ * Full-size frames (issue 61): by default the store takes frames longer
+ * than its size once half of the default limit (half the pool: 4,096 of
+ * 16,384) waits in mbufs, so a line longer than the pool can carry is
+ * carried (12,000 frames of 1500 bytes, none dropped); a `store` given
+ * keeps its meaning: frames over it keep their mbufs, and the limit
+ * drops what the pool cannot hold.
+ */
+static void
+test_big_frames_past_depth(void **state)
+{
+	uint64_t lim = POOL_SIZE / 2, depth = lim / 2, stored;
+	struct shp_rig r;
+
+	(void)state;
+	shp_rig_chain(&r, "netem delay 1s");
+	fill_len(&r, 0, 12000, 1500);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 12000);
+	stored = SHP_XSTAT(r.c, "netem", "store_frames");
+	assert_true(stored >= 12000 - depth - 32 && stored <= 12000 - depth);
+	assert_int_equal(shp_rig_drain(&r), 12000);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	shp_rig_fini(&r);
+
+	shp_rig_chain(&r, "netem delay 1s store 256");
+	fill_len(&r, 0, 12000, 1500);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")],
+			 12000 - lim);
+	assert_int_equal(shp_rig_drain(&r), lim);
+	shp_rig_fini(&r);
+}
+
 /* Due while the pool is empty: dropped as store_no_mbuf, never lost
  * silently; the rest leave when mbufs are back. */
 static void
@@ -943,6 +997,7 @@ main(void)
 		cmocka_unit_test(test_reset_and_change),
 		cmocka_unit_test(test_store_after),
 		cmocka_unit_test(test_change_resizes_the_store),
+		cmocka_unit_test(test_big_frames_past_depth),
 		cmocka_unit_test(test_pool_empty_at_release),
 	};
 
