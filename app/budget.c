@@ -124,10 +124,27 @@ shaper_budget_start(struct shaper *s)
 	return rc;
 }
 
+/* ports changed by the command being run, said after its own output */
+static bool due[SHP_MAX_PORTS];
+
 void
 shaper_budget_report(struct shaper *s, uint16_t port)
 {
-	(void)budget_say(s, port, false);
+	/* kept now: the stats file has it even if nothing flushes */
+	(void)shaper_budget_of(s, port, NULL, NULL, &s->budget[port]);
+	due[port] = true;
+}
+
+void
+shaper_budget_flush(struct shaper *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nb_ports; i++)
+		if (due[s->port_ids[i]]) {
+			due[s->port_ids[i]] = false;
+			(void)budget_say(s, s->port_ids[i], false);
+		}
 }
 
 int

@@ -239,13 +239,15 @@ int shaper_stages_init(struct shaper *s);
  * budget of port as it runs, or with (k, conf) in k's slot (k NULL: as
  * it runs; -1: no delay kind with a budget); the start's lines (-1: a
  * port over it under --strict-budget, said on stderr); a change's line
- * and warning on stdout; -1 with err when --strict-budget refuses
+ * and warning on stdout, after the command's own (flush); -1 with err when --strict-budget refuses
  * (k, conf) on port. */
 void shaper_line_rates(struct shaper *s);
 int shaper_budget_of(struct shaper *s, uint16_t port, const struct shp_kind *k,
 		     const void *conf, struct shp_budget *b);
 int shaper_budget_start(struct shaper *s);
 void shaper_budget_report(struct shaper *s, uint16_t port);
+/* the lines shaper_budget_report made due, after the command's output */
+void shaper_budget_flush(struct shaper *s);
 int shaper_budget_check(struct shaper *s, uint16_t port,
 			const struct shp_kind *k, const void *conf, char *err);
 void shaper_ports_close(struct shaper *s);
