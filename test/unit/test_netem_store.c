@@ -941,6 +941,55 @@ test_big_frames_past_depth(void **state)
 	shp_rig_fini(&r);
 }
 
+/*
+ * The store's bound follows the rate in front (issue 61): at 1 Mbit/s on
+ * the port's link for `delay 1s` it is its least, 64 chunks of about 40
+ * records of 1500-byte frames (the rest keep their mbufs: store_full);
+ * at 10 Gbit/s it holds all 8,000, and with no rate known 512 MiB does.
+ * A rate stage's rate the stage is told of at run time counts the same.
+ */
+static uint64_t
+store_full_at(uint64_t line, uint64_t gate_later)
+{
+	struct shp_stage_env env = { .socket = SOCKET_ID_ANY,
+				     .line_rate = line };
+	struct shp_rig r;
+	uint64_t full;
+
+	shp_rig_init(&r, 0);
+	r.env = &env;
+	shp_rig_add(&r, "netem", "delay 1s");
+	fill_len(&r, 0, 100, 1500);
+	env.gate_rate = gate_later;
+	fill_len(&r, 0, 7900, 1500);
+	full = SHP_XSTAT(r.c, "netem", "store_full");
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 0);
+	assert_int_equal(shp_rig_drain(&r), 8000);
+	shp_rig_fini(&r);
+	return full;
+}
+
+static void
+test_store_follows_the_rate_in_front(void **state)
+{
+	uint64_t depth = POOL_SIZE / 4, full, gated;
+
+	(void)state;
+	/* 40 to 42 records a chunk (with or without their st_ext), two
+	 * writers' chunks (the calendar's, the line's) */
+	full = store_full_at(1000000 / 8, 0);
+	assert_true(full >= 8000 - depth - 64 * 42 - 42 &&
+		    full <= 8000 - depth - 63 * 40);
+	assert_int_equal(store_full_at(10000000000ull / 8, 0), 0);
+	assert_int_equal(store_full_at(0, 0), 0);
+	/* the tightest: a rate stage of 1 Mbit/s on a 10 Gbit/s link,
+	 * told of at run time, bounds it as the link did; one of 10
+	 * Gbit/s on an unknown link lets it hold them all */
+	gated = store_full_at(10000000000ull / 8, 1000000 / 8);
+	assert_true(gated + 42 >= full && gated <= full + 42);
+	assert_int_equal(store_full_at(0, 10000000000ull / 8), 0);
+}
+
 /* Due while the pool is empty: dropped as store_no_mbuf, never lost
  * silently; the rest leave when mbufs are back. */
 static void
@@ -998,6 +1047,7 @@ main(void)
 		cmocka_unit_test(test_store_after),
 		cmocka_unit_test(test_change_resizes_the_store),
 		cmocka_unit_test(test_big_frames_past_depth),
+		cmocka_unit_test(test_store_follows_the_rate_in_front),
 		cmocka_unit_test(test_pool_empty_at_release),
 	};
 

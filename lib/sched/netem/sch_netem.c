@@ -88,9 +88,9 @@ struct netem_sched_data {
 	 * by the owner at its next enqueue: no allocation on the data path */
 	struct shp_tq_cal *offer;
 	uint32_t default_limit;
-	/* the rate in front (shp_stage_env.gate_rate) the store's bound
-	 * was last set for: a new one sets it anew */
-	uint64_t gate_seen;
+	/* the rates in front (shp_stage_env's gate_rate, line_rate) the
+	 * store's bound was last set for: a new one sets it anew */
+	uint64_t gate_seen, line_seen;
 	/* the port's bound (shp_stage_env's held, hold_cap) and what of
 	 * *held is this stage's: synced with tq.qlen once per call */
 	uint32_t *held, hold_cap, counted;
@@ -1603,7 +1603,7 @@ netem_store_big(uint32_t default_limit, const struct shp_netem_conf *c)
 	return c == NULL || c->store_set ? UINT32_MAX : default_limit / 2;
 }
 
-/* The rate in front of the stage, as the chain keeps it. */
+/* The rates in front of the stage, as the chain keeps them. */
 static inline uint64_t
 netem_gate_rate(const struct shp_qdisc *q)
 {
@@ -1611,12 +1611,18 @@ netem_gate_rate(const struct shp_qdisc *q)
 		__atomic_load_n(&q->env->gate_rate, __ATOMIC_RELAXED) : 0;
 }
 
-static size_t
-netem_region_of(const struct shp_qdisc *q, const struct shp_netem_conf *c,
-		uint64_t gate)
+static inline uint64_t
+netem_line_rate(const struct shp_qdisc *q)
 {
-	return netem_store_region(c, netem_feed_rate(c, gate, q->env != NULL ?
-						     q->env->line_rate : 0));
+	return q->env != NULL ?
+		__atomic_load_n(&q->env->line_rate, __ATOMIC_RELAXED) : 0;
+}
+
+static size_t
+netem_region_of(const struct shp_netem_conf *c, uint64_t gate,
+		uint64_t line)
+{
+	return netem_store_region(c, netem_feed_rate(c, gate, line));
 }
 
 static void
@@ -1632,7 +1638,9 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	/* the new profile's share of the region, larger or smaller: a
 	 * longer delay or a higher rate stores what it holds */
 	p->gate_seen = netem_gate_rate(q);
-	shp_tq_store_bound(&p->tq, netem_region_of(q, c, p->gate_seen));
+	p->line_seen = netem_line_rate(q);
+	shp_tq_store_bound(&p->tq, netem_region_of(c, p->gate_seen,
+						   p->line_seen));
 	shp_tq_store_depth(&p->tq, netem_store_after(p, c));
 	shp_tq_store_big(&p->tq, netem_store_big(p->default_limit, c));
 	if (c == NULL)
@@ -1677,12 +1685,13 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p,
 		struct shp_ctx *ctx)
 {
 	const struct shp_netem_conf *c = netem_conf(p);
-	uint64_t gate = netem_gate_rate(q);
+	uint64_t gate = netem_gate_rate(q), line = netem_line_rate(q);
 
 	/* a new rate in front: the store holds what it lets through */
-	if (unlikely(gate != p->gate_seen)) {
+	if (unlikely(gate != p->gate_seen || line != p->line_seen)) {
 		p->gate_seen = gate;
-		shp_tq_store_bound(&p->tq, netem_region_of(q, c, gate));
+		p->line_seen = line;
+		shp_tq_store_bound(&p->tq, netem_region_of(c, gate, line));
 	}
 	if (unlikely((c != NULL ? c->hdr.id : 0) != p->seen)) {
 		/* what misorder held enters the queue, by its delay */
@@ -1747,7 +1756,7 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	 * holds packets (shp_netem_grow): megabytes each, idle */
 	lean = q->env != NULL && q->env->lean;
 	region = lean || q->pool == NULL ? 0 :
-		netem_region_of(q, conf, netem_gate_rate(q));
+		netem_region_of(conf, netem_gate_rate(q), netem_line_rate(q));
 	/* the most any profile may use, so that a later one can grow the
 	 * store (address space only; the first profile's bound applies) */
 	reserve = region != 0 ? NETEM_STORE_MAX : 0;
