@@ -3,7 +3,8 @@
  * librte_telemetry endpoints (dpdk-telemetry.py -f PREFIX):
  *
  *   /shaper/stats[,P]   per port: the --stats-file port counters (and
- *                       its "nic" object as nic_* keys)
+ *                       its "nic" and "budget" objects as nic_* and
+ *                       budget_* keys)
  *   /shaper/drops[,P]   per port: drops by cause (stats-file "drops")
  *   /shaper/bands[,P]   per "P_B" (port P, band B): the stats-file band keys
  *   /shaper/config      global settings and each port's profiles by key
@@ -137,6 +138,19 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	}
 	put_u64(t, "nic_rx_nombuf", s->nic.rx_nombuf);
 	put_u64(t, "nic_oerrors", s->nic.oerrors);
+	/* the stats file's "budget", flat (0: a figure not known) */
+	if (s->budget.known) {
+		put_u64(t, "budget_frame_bytes", s->budget.frame);
+		put_u64(t, "budget_frames", s->budget.frames);
+		put_u64(t, "budget_delay_ns", s->budget.delay_ns);
+		put_u64(t, "budget_max_delay_at_line_ns",
+			s->budget.max_delay_at_line_ns);
+		put_u64(t, "budget_max_delay_at_rate_ns",
+			s->budget.max_delay_at_rate_ns);
+		put_u64(t, "budget_max_rate_at_delay_bps",
+			s->budget.max_rate_at_delay_bps);
+		put_u64(t, "budget_over", s->budget.over);
+	}
 }
 
 static void

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import time
 
-from conftest import shaper_cmd, wait_started, clean
+from conftest import clean, shaper_cmd, telemetry, wait_started
 from test_ctl import Live  # noqa: F401  (the fixture's class)
 from test_ctl import live  # noqa: F401
 
@@ -56,7 +56,7 @@ def test_600ms_at_10g_no_line_drop(tmp_path):
         assert b["max_delay_at_rate_ns"] > 600000000, b
 
 
-def test_budget_after_set_and_warning(live):
+def test_budget_after_set_and_warning(live, need_telemetry_client):
     lv = live(TBF + ["--netem", "delay 600ms"], vdevs=VDEVS)
     assert re.search(BUDGET_RE % 0, lv.head), lv.head
     assert re.search(BUDGET_RE % 1, lv.head), lv.head
@@ -77,6 +77,11 @@ def test_budget_after_set_and_warning(live):
     assert 3 < float(m.group(1)) < 5 and 5 < float(m.group(2)) < 10, out
     rc, out, _ = lv.ctl("show", "netem", "0")
     assert "delay 5s" in out
+    tel = telemetry(lv.prefix, "/shaper/stats")[0]
+    assert tel["0"]["budget_delay_ns"] == 5000000000 and \
+        tel["0"]["budget_over"] == 1, tel["0"]
+    assert tel["1"]["budget_over"] == 0 and \
+        tel["1"]["budget_frame_bytes"] == 1514, tel["1"]
     st = lv.stop()
     b0, b1 = st["ports"]["0"]["budget"], st["ports"]["1"]["budget"]
     assert b0["delay_ns"] == 5000000000 and b0["over"], b0
