@@ -47,7 +47,7 @@ def test_600ms_at_10g_no_line_drop(tmp_path):
             assert port["drops"].get(cause, 0) == 0, (cause, port["drops"])
         assert port["xstats"]["netem"]["store_full"] == 0, port["xstats"]
         # the line went well past what the pool holds in mbufs
-        assert port["xstats"]["netem"]["store_hwm"] > 100 << 20, port
+        assert port["xstats"]["netem"]["store_hwm"] > 16 << 20, port
         assert port["tx_packets"] > 10000, port
         soj = port["latency"]["sojourn_ns"]
         assert abs(soj["p50"] - 600000000) <= 1000000, soj

@@ -1538,40 +1538,51 @@ netem_feed_rate(const struct shp_netem_conf *c, uint64_t gate,
 	return r;
 }
 
+/* What rate x (delay + 4 jitter + accumulate + 10 ms) of 64-byte frames
+ * takes in records (the worst ratio of store to wire bytes). */
+static size_t
+netem_store_at(const struct shp_netem_conf *c, uint64_t rate)
+{
+	double hold = (double)(c->latency + 4 * c->jitter +
+			       c->accumulate) / 1e9 + 0.01;
+	double b = (double)rate * hold / 64 *
+		   (double)shp_tq_store_rec_size(64);
+
+	return b > (double)NETEM_STORE_MAX ? NETEM_STORE_MAX :
+		RTE_MAX((size_t)b, (size_t)64 * 65536);
+}
+
 /*
  * What of the byte store's region a profile may use (the region is
  * reserved at NETEM_STORE_MAX; it is resident as far as the frames in
- * flight reach): what the profile can hold, by the rate that feeds it
- * (netem_feed_rate) and the delay when one is known (at the worst ratio
- * of store to wire bytes, minimum-size frames), by its limit when it has
- * one, else NETEM_STORE_DEF. A new profile, or a new rate in front,
- * sets it anew (netem_reset_state, netem_sync_conf).
+ * flight reach): what the profile can hold, by its rate and the delay
+ * when it has a rate, by its limit when it has one, else
+ * NETEM_STORE_DEF; and at least what the rate that may reach it
+ * (netem_feed_rate: the rate stage's in front, the port's link) brings
+ * in that time, so that a long delay behind a fast gate is carried. A
+ * new profile, or a new rate in front, sets it anew (netem_reset_state,
+ * netem_sync_conf).
  */
 static size_t
-netem_store_region(const struct shp_netem_conf *c, uint64_t rate)
+netem_store_region(const struct shp_netem_conf *c, uint64_t feed)
 {
-	size_t min = 64 * 65536, def = NETEM_STORE_DEF;
+	size_t own;
 	uint32_t thr;
 
 	if (c == NULL)
-		return def;
+		return NETEM_STORE_DEF;
 	thr = c->store_set ? c->store : SHP_NETEM_STORE_DEFAULT;
 	if (thr == 0)
 		thr = SHP_NETEM_STORE_DEFAULT;   /* a later change may store */
-	if (rate != 0) {
-		double hold = (double)(c->latency + 4 * c->jitter +
-				       c->accumulate) / 1e9 + 0.01;
-		double frames = (double)rate * hold / 64;
-		double b = frames * (double)shp_tq_store_rec_size(64);
-
-		return b > (double)NETEM_STORE_MAX ? NETEM_STORE_MAX :
-			RTE_MAX((size_t)b, min);
-	}
-	if (c->limit_set)
-		return RTE_MIN(RTE_MAX((size_t)c->limit *
-				       shp_tq_store_rec_size(thr), min),
-			       NETEM_STORE_MAX);
-	return def;
+	if (c->rate != 0)
+		own = netem_store_at(c, c->rate);
+	else if (c->limit_set)
+		own = RTE_MIN(RTE_MAX((size_t)c->limit *
+				      shp_tq_store_rec_size(thr),
+				      (size_t)64 * 65536), NETEM_STORE_MAX);
+	else
+		own = NETEM_STORE_DEF;
+	return feed != 0 ? RTE_MAX(own, netem_store_at(c, feed)) : own;
 }
 
 /*
