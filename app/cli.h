@@ -47,6 +47,8 @@ void cli_set_failed(void);
 /* app/cli_sched.c */
 #include <cmdline_parse.h>
 extern cmdline_parse_inst_t cli_link_inst, cli_show_schedule_inst;
+/* app/cli_preset.c */
+extern cmdline_parse_inst_t cli_set_preset_inst, cli_show_presets_inst;
 
 /* `show qdisc`: the port's chain in `tc -s qdisc show` format (show_qdisc.c);
  * with_dev names the port as tc names the device when showing them all. */

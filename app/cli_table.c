@@ -160,7 +160,8 @@ static const char help_show[] =
 "show class [NAME]           classes: stages, counters (docs/classes.md)\n"
 "show drops                  drops per port and cause\n"
 "show lcores                 lcore roles, queues, poll loops\n"
-"show schedule               links up or down, the next --schedule events\n";
+"show schedule               links up or down, the next --schedule events\n"
+"show presets                the link presets (set preset), a line each\n";
 
 static const char help_set_fixed[] =
 "set priomap P0 ... P15      band of each priority (16 values), for every\n"
@@ -215,6 +216,8 @@ static const char help_control[] =
 "start                       resume forwarding\n"
 "stop                        pause forwarding (queued packets wait)\n"
 "load FILE                   run a command file\n"
+"set preset all|P NAME       a link preset's whole profile at once\n"
+"                            (docs/presets.md)\n"
 "link down|up all|P          drop what is offered to a port (link_down)\n"
 "                            from now on, or stop\n"
 "quit, exit                  stop and exit (also Ctrl-D)\n"
@@ -538,7 +541,8 @@ cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_set_priomap, &i_set_classify, &i_set_class, &i_clear_class,
 	&i_update_class,
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
-	&cli_link_inst, &cli_show_schedule_inst, NULL,
+	&cli_link_inst, &cli_show_schedule_inst, &cli_set_preset_inst,
+	&cli_show_presets_inst, NULL,
 };
 
 /* ---- errors the parser finds ---------------------------------------- */
@@ -562,6 +566,8 @@ static const struct {
 	{ "show lcores", "show lcores" },
 	{ "show events", "show events" },
 	{ "show schedule", "show schedule" },
+	{ "show presets", "show presets" },
+	{ "set preset", "set preset all|P NAME" },
 	{ "link", "link down|up all|P" },
 	{ "show", "show config|port stats|bands|qdisc|drops|lcores|events|"
 		  "schedule, "

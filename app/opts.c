@@ -31,6 +31,9 @@ enum {
 	OPT_MTU,
 	OPT_MBUF_SIZE,
 	OPT_QUEUES,
+	OPT_PRESET,
+	OPT_PRESET_PORT,
+	OPT_PRESET_DIR,
 	OPT_STRICT_BUDGET,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
@@ -38,12 +41,16 @@ enum {
 	OPT_CLASS = 768,
 };
 
-static struct option longopts[34 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
+static struct option longopts[42 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
 	{"pairs", required_argument, NULL, OPT_PAIRS},
 	{"config", required_argument, NULL, OPT_CONFIG},
+	/* read with --config, before the others (shp_config_preload) */
+	{"preset", required_argument, NULL, OPT_PRESET},
+	{"preset-port", required_argument, NULL, OPT_PRESET_PORT},
+	{"preset-dir", required_argument, NULL, OPT_PRESET_DIR},
 	{"stats-period", required_argument, NULL, OPT_STATS_PERIOD},
 	{"stats-file", required_argument, NULL, OPT_STATS_FILE},
 	{"replay", no_argument, NULL, OPT_REPLAY},
@@ -119,6 +126,12 @@ shaper_usage(FILE *f, const char *prog)
 "                         [port N] queue,\n"
 "                         tbf, netem (any stage kind's key).\n"
 "                         Command-line options override the file.\n"
+"  --preset NAME          a link preset (docs/presets.md) on every egress\n"
+"                         port: its stages replace --config's; the other\n"
+"                         options win over it\n"
+"  --preset-port P NAME   a link preset on egress port P only\n"
+"  --preset-dir DIR       where presets are (default: $SHP_PRESET_DIR, else\n"
+"                         config/presets of the source tree)\n"
 "\n"
 "Ports and lcores:\n"
 "  --pairs A:B[,C:D...]   port pairs forwarded both ways (default 0:1,2:3,..;\n"
@@ -333,6 +346,18 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			o->pace = true;
 			continue;
 		case OPT_CONFIG:
+		case OPT_PRESET:
+		case OPT_PRESET_DIR:
+			continue;
+		case OPT_PRESET_PORT:   /* P NAME: the name is the next word */
+			if (optind >= argc) {
+				snprintf(err, sizeof(err), "--preset-port %s: "
+					 "missing the preset's name (e.g. "
+					 "--preset-port %s 5g_urban)", optarg,
+					 optarg);
+				return bad(err);
+			}
+			optind++;
 			continue;
 		case OPT_NO_CTL:
 			ctl_socket_opt.off = true;

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fq_codel beside pfifo_fast (the bands): Mpps through the queue stage,
+ * fq_codel and dualpi2 beside pfifo_fast (the bands): Mpps through the
+ * queue stage,
  * enqueue a burst of 32 then dequeue it, alone and under a tbf that never
  * throttles (it takes fq_codel's packets one peek at a time, the bands'
  * a run at a time), with 1, 16 and 1024 UDP flows and 1000 packets
  * standing in the queue. The same mbufs go round; their arrival
- * time is refreshed on each enqueue so that CoDel never drops.
+ * time is refreshed on each enqueue so that CoDel never drops; dualpi2's
+ * target is beyond any sojourn here, so that p' stays 0 while every
+ * packet still takes its draw (the queue holds more than 2 MTUs).
  * A smoke run prints figures; nothing here asserts a timing.
  */
 #include <stdio.h>
@@ -118,7 +121,8 @@ int
 main(int argc, char **argv)
 {
 	static const unsigned int flows[] = { 1, 16, 1024 };
-	static const char *const queues[] = { "pfifo_fast", "fq_codel" };
+	static const char *const queues[] = { "pfifo_fast", "fq_codel",
+					      "dualpi2 target 1000s" };
 	struct shp_stage_env env = {
 		.socket = SOCKET_ID_ANY, .single_producer = true,
 		.ring_size = 4096,
@@ -159,8 +163,9 @@ main(int argc, char **argv)
 				run(leaf, t ? tbf : leaf);   /* warm up */
 				mpps[t] = run(leaf, t ? tbf : leaf);
 			}
-			printf("%-6u %-10s %12.2f %12.2f\n", flows[f],
-			       queues[q], mpps[0], mpps[1]);
+			printf("%-6u %-10.*s %12.2f %12.2f\n", flows[f],
+			       (int)strcspn(queues[q], " "), queues[q],
+			       mpps[0], mpps[1]);
 			shp_qdisc_destroy(tbf);
 			shp_qdisc_destroy(leaf);
 		}

@@ -5,6 +5,7 @@
  * it), and that text must be a fixed point.
  */
 #include "fuzz_common.h"
+#include "netem_trace.h"
 #include "shp_netem.h"
 
 static bool
@@ -22,6 +23,16 @@ dist_eq(const struct shp_netem_dist *a, const struct shp_netem_dist *b)
 	return a->builtin == b->builtin && a->size == b->size &&
 	       strcmp(a->name, b->name) == 0 &&
 	       memcmp(a->table, b->table, a->size * sizeof(a->table[0])) == 0;
+}
+
+/* a trace read twice from one file (the fuzzer's inputs name files) */
+static bool
+trace_eq(const struct shp_netem_trace *a, const struct shp_netem_trace *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a->path, b->path) == 0 && a->loop == b->loop &&
+	       a->n == b->n && a->total_ns == b->total_ns;
 }
 
 /* Every field the text sets (not the id, which is new per parse). */
@@ -58,7 +69,8 @@ conf_eq(const struct shp_netem_conf *a, const struct shp_netem_conf *b)
 	       a->det.m == b->det.m && a->seq_len == b->seq_len &&
 	       (a->seq_len == 0 || memcmp(a->seq, b->seq, a->seq_len) == 0) &&
 	       a->accumulate == b->accumulate &&
-	       a->store_set == b->store_set && a->store == b->store;
+	       a->store_set == b->store_set && a->store == b->store &&
+	       trace_eq(a->trace, b->trace);
 }
 
 /*

@@ -6,6 +6,8 @@
     s.show("netem", 0)
     s.cmd("link down 1")
     s.clear("netem", "all")
+    s.presets()                         # {"5g_urban": "3GPP ...", ...}
+    s.set_preset(0, "5g_urban")         # a link preset (docs/presets.md)
 
 Every method sends one command line of the CLI's grammar (docs/cli.md)
 and returns the reply's text; a command the shaper refuses raises
@@ -16,10 +18,12 @@ Standard library only (Python 3.7+).
 """
 import json
 import os
+import re
 import socket
 
 SOCK_NAME = "shaper_ctl.sock"
 DEFAULT_PREFIX = "rte"   # DPDK's default --file-prefix
+PRESET_RE = re.compile(r"^[a-z0-9_-]{1,63}$")   # a preset's name
 
 
 class Refused(Exception):
@@ -193,3 +197,24 @@ class Shaper:
 
     def clear_stats(self):
         return self.cmd("clear stats")
+
+    def presets(self):
+        """{name: summary} of the link presets the shaper has."""
+        return parse_presets(self.cmd("show presets"))
+
+    def set_preset(self, port, name):
+        """Port (or "all") takes preset name's whole profile at once."""
+        if not PRESET_RE.match(str(name)):
+            raise Refused("error: set preset: a preset's name is 1 to 63 "
+                          "of a-z, 0-9, '_' and '-' (nothing changed)")
+        return self.cmd("set preset %s %s" % (port, name))
+
+
+def parse_presets(text):
+    """`show presets`'s lines as {name: summary}."""
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r"^([a-z0-9_-]{1,63}) +(.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+    return out

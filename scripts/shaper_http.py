@@ -237,6 +237,9 @@ def start_pool(n):
     return pool
 
 
+STOP_GRACE = 2.0    # seconds a stop gives the requests being answered
+
+
 def serve(sock, handler, bounds, max_field=8190):
     """Serve `sock` with handler(request, pool) until SIGTERM or SIGINT;
     the pool runs the blocking work (loop.run_in_executor(pool, ...))."""
@@ -256,7 +259,10 @@ def serve(sock, handler, bounds, max_field=8190):
                      max_line_size=max_field, max_field_size=max_field)
         runner = web.ServerRunner(srv)
         await runner.setup()
-        site = web.SockSite(runner, sock, backlog=1024)
+        # a stop waits this long for what is being answered: an event
+        # stream (text/event-stream) never ends by itself
+        site = web.SockSite(runner, sock, backlog=1024,
+                            shutdown_timeout=STOP_GRACE)
         await site.start()
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):

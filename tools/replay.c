@@ -105,17 +105,22 @@ enum {
 	OPT_BANDS = 256, OPT_PRIOMAP, OPT_CLASSIFY, OPT_TBF, OPT_NETEM,
 	OPT_CONFIG, OPT_SEED, OPT_RING_SIZE, OPT_MBUFS, OPT_BURST, OPT_HELP,
 	OPT_STATS_FILE, OPT_PROGRESS, OPT_SCHEDULE, OPT_MTU, OPT_QUEUES,
+	OPT_PRESET, OPT_PRESET_PORT, OPT_PRESET_DIR,
 };
 
 /* the fixed ones, then --KEY/--KEY-port of every stage kind (at
  * OPT_KIND, filled by parse_args) */
 #define OPT_KIND 512
 #define OPT_CLASS 768   /* --class* (shp_class_longopts) */
-static struct option longopts[32 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
+static struct option longopts[40 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
 	{"config", required_argument, NULL, OPT_CONFIG},
+	/* read with --config, before the others (shp_config_preload) */
+	{"preset", required_argument, NULL, OPT_PRESET},
+	{"preset-port", required_argument, NULL, OPT_PRESET_PORT},
+	{"preset-dir", required_argument, NULL, OPT_PRESET_DIR},
 	{"seed", required_argument, NULL, OPT_SEED},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"mbufs", required_argument, NULL, OPT_MBUFS},
@@ -153,6 +158,11 @@ usage(FILE *f)
 "  --classify MODE        tos|dscp|pcp|none (default tos)\n"
 "  --config FILE          INI profile ([global], [port 0]); the command\n"
 "                         line wins over it\n"
+"  --preset NAME          a link preset (docs/presets.md): its stages\n"
+"                         replace --config's; the other options win\n"
+"  --preset-port P NAME   the same for port P (0: the one port here)\n"
+"  --preset-dir DIR       where presets are (default: $SHP_PRESET_DIR, else\n"
+"                         config/presets of the source tree)\n"
 "  --seed N               netem seed when the netem arguments have none\n"
 "  --ring-size N          packets per band (default %u)\n"
 "  --mbufs N              mbuf pool size (default: as dpdk-shaper for one\n"
@@ -251,6 +261,16 @@ parse_args(struct replay *r, int argc, char **argv)
 			usage(stdout);
 			exit(0);
 		case OPT_CONFIG:
+		case OPT_PRESET:
+		case OPT_PRESET_DIR:
+			continue;
+		case OPT_PRESET_PORT:   /* P NAME: the name is the next word */
+			if (optind >= argc)
+				return fail(EXIT_USAGE, "--preset-port %s: "
+					    "missing the preset's name (e.g. "
+					    "--preset-port %s 5g_urban)",
+					    optarg, optarg);
+			optind++;
 			continue;
 		case OPT_PROGRESS: {
 			char *end;
@@ -625,6 +645,7 @@ emit(struct replay *r, unsigned int shard, struct rte_mbuf *m)
 	else
 		r->max_rx_out = meta->rx_ns;
 	latency_record(r, shard, meta);
+	replay_trace_departure(r, meta);
 	return record_delay(r, m);
 }
 
@@ -1258,6 +1279,7 @@ replay_loop(struct replay *r)
 			return fail(EXIT_RUNTIME, "out of memory");
 		r->last_ts = t;
 		r->in_pkts++;
+		replay_trace_arrival(r, t);
 		r->in_bytes += h->caplen;
 		r->max_len = RTE_MAX(r->max_len, h->caplen);
 		if (h->caplen < h->len)
@@ -1352,6 +1374,7 @@ close_output(struct replay *r, bool keep)
 static void
 release(struct replay *r)
 {
+	replay_trace_free(r);
 	stages_fini(r);
 	if (r->pool != NULL)
 		rte_mempool_free(r->pool);
@@ -1410,6 +1433,8 @@ main(int argc, char **argv)
 		code = eal_start(r);
 	if (code == 0)
 		code = stages_init(r);
+	if (code == 0 && replay_trace_init(r) < 0)
+		code = fail(EXIT_RUNTIME, "out of memory");
 	if (code != 0)
 		goto out;
 	code = replay_run(r);

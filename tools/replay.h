@@ -118,6 +118,12 @@ struct replay {
 	uint64_t *sched_sets;  /* `set`/`clear` lines before each line */
 	uint64_t sched_applied;
 	struct shp_kind_env kenv;
+
+	/* the port's netem trace, its figures by row (replay_trace.c) */
+	const struct shp_netem_trace *trace;
+	const void *trace_conf;
+	void *trace_rows;
+	uint32_t trace_nrows;
 };
 
 /* Set by SIGINT/SIGTERM: the run stops and the report says it was cut. */
@@ -133,5 +139,12 @@ void latency_record(const struct replay *r, unsigned int shard,
 		    const struct shp_meta *meta);
 bool summary(struct replay *r, FILE *f);
 int write_stats(struct replay *r);
+
+/* replay_trace.c */
+int replay_trace_init(struct replay *r);
+void replay_trace_arrival(struct replay *r, uint64_t at);
+void replay_trace_departure(struct replay *r, const struct shp_meta *meta);
+void replay_trace_json(const struct replay *r, FILE *f);
+void replay_trace_free(struct replay *r);
 
 #endif /* SHP_TOOLS_REPLAY_H */

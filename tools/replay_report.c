@@ -362,6 +362,7 @@ shards_json(FILE *f, uint16_t port)
 
 	if (shards_of == NULL || port != 0)
 		return;
+	replay_trace_json(shards_of, f);
 	fprintf(f, ",\n    \"shards\": [");
 	for (q = 0; q < shards_of->queues; q++) {
 		struct shp_port_sum s;

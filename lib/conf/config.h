@@ -121,6 +121,10 @@ int shp_option_class(struct shp_options *o, const char *opt,
 
 /* Load an INI profile. 0, or -1 with err naming file, section and key. */
 int shp_config_load(struct shp_options *o, const char *path, char *err);
+/* The same, a file a stage reads (trace = FILE) given by a relative path
+ * found in base instead of the working directory (a preset's files). */
+int shp_config_load_in(struct shp_options *o, const char *path,
+		       const char *base, char *err);
 
 /* Load every `--config FILE` / `--config=FILE` of argv (up to a "--"),
  * before the other options are applied so that the command line wins. */

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "config_priv.h"
 #include "shp_file.h"
+#include "shp_preset.h"
 
 /* Keys allowed in [global]: the command-line names, '_' for '-'. */
 static const char *const global_keys[] = {
@@ -24,6 +25,10 @@ static const char *const global_keys[] = {
 	"mbufs", "pairs", "max_late", "late_drop", "schedule", "rxd", "txd",
 	"link_wait", "mtu", "mbuf_size", "queues", NULL
 };
+
+/* [global] summary = TEXT: what the file is, one line (a preset's line
+ * in `show presets`, shp_preset.h); it sets nothing. */
+#define SUMMARY_KEY "summary"
 
 /*
  * librte_cfgfile stores the file but checks little: it cuts names at
@@ -271,9 +276,35 @@ without_flag(const char *sub)
 	return strncmp(sub, "--", 2) == 0 && sp != NULL ? sp + 1 : sub;
 }
 
+/*
+ * v as the kind of key reads it: a file a relative path names is found in
+ * base (a preset's directory), where base is given; into buf.
+ */
+static const char *
+file_in(const char *base, const char *k, const char *v, char *buf,
+	size_t len)
+{
+	const struct shp_kind *kind = shp_kind_find(k);
+
+	if (base == NULL || kind == NULL || !kind->reads_file ||
+	    v[0] == '/' || strcmp(v, "off") == 0)
+		return v;
+	if ((size_t)snprintf(buf, len, "%s/%s", base, v) >= len)
+		return v;   /* the parser says the path it cannot open */
+	return buf;
+}
+
 int
 shp_config_load(struct shp_options *o, const char *path, char *err)
 {
+	return shp_config_load_in(o, path, NULL, err);
+}
+
+int
+shp_config_load_in(struct shp_options *o, const char *path,
+		   const char *base, char *err)
+{
+	char file[CFG_VALUE_LEN + 4096];
 	struct rte_cfgfile *cfg;
 	char sub[SHP_ERR_LEN];
 	char fdpath[32];
@@ -331,11 +362,16 @@ shp_config_load(struct shp_options *o, const char *path, char *err)
 				continue;   /* a comment line with a '=' */
 			v[trim(&v, strcspn(v, "#"))] = '\0';
 
+			if (cls == NULL)
+				v = (char *)file_in(base, k, v, file,
+						    sizeof(file));
 			if (cls != NULL) {
 				ok = 1;
 				if (class_key(o, cls, k, v, sub) < 0)
 					goto bad_value;
 			} else if (port < 0) {
+				if (strcmp(k, SUMMARY_KEY) == 0)
+					continue;
 				for (i = 0; global_keys[i]; i++)
 					ok |= strcmp(k, global_keys[i]) == 0;
 				ok |= shp_kind_is_key(k);
@@ -379,6 +415,72 @@ out:
 	return rc;
 }
 
+/* The value of option `name` at argv[*i] (--name V or --name=V), or
+ * NULL; *i moves past it. */
+static const char *
+opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] == '\0' && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+/*
+ * --preset-dir, then every --preset NAME and --preset-port P NAME in
+ * their order, after the --config files (a preset is the whole link:
+ * what a file gave its stages goes) and before the other options (the
+ * command line wins over a preset).
+ */
+static int
+preset_preload(struct shp_options *o, int argc, char **argv, char *err)
+{
+	const char *v;
+	int i, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+			if (pass == 0) {
+				v = opt_value(argc, argv, &i, "--preset-dir");
+				if (v != NULL && shp_preset_dir_set(v) < 0)
+					return -1;
+				continue;
+			}
+			if (strcmp(argv[i], "--preset-port") == 0) {
+				char *end;
+				long port;
+
+				if (i + 2 >= argc)
+					continue;   /* getopt says it */
+				port = strtol(argv[i + 1], &end, 10);
+				if (end == argv[i + 1] || *end != '\0' ||
+				    port < 0 || port >= SHP_MAX_PORTS) {
+					snprintf(err, SHP_ERR_LEN, "--preset-"
+						 "port '%s': expected a port "
+						 "number 0..%d", argv[i + 1],
+						 SHP_MAX_PORTS - 1);
+					return -1;
+				}
+				if (shp_preset_options(o, argv[i + 2],
+						       (int)port, err) < 0)
+					return -1;
+				i += 2;
+				continue;
+			}
+			if (strncmp(argv[i], "--preset-", 9) == 0)
+				continue;
+			v = opt_value(argc, argv, &i, "--preset");
+			if (v != NULL && shp_preset_options(o, v, -1, err) < 0)
+				return -1;
+		}
+	return 0;
+}
+
 int
 shp_config_preload(struct shp_options *o, int argc, char **argv, char *err)
 {
@@ -397,5 +499,5 @@ shp_config_preload(struct shp_options *o, int argc, char **argv, char *err)
 		    shp_config_set_str(&o->config_file, file) < 0)
 			return -1;
 	}
-	return 0;
+	return preset_preload(o, argc, argv, err);
 }

@@ -13,6 +13,9 @@
 
 extern const struct shp_kind shp_kind_pfifo_fast;
 extern const struct shp_kind shp_kind_fq_codel;
+extern const struct shp_kind shp_kind_pie;
+extern const struct shp_kind shp_kind_red;
+extern const struct shp_kind shp_kind_dualpi2;
 extern const struct shp_kind shp_kind_prio;
 extern const struct shp_kind shp_kind_tbf;
 extern const struct shp_kind shp_kind_trace;
@@ -23,6 +26,9 @@ const struct shp_kind *const shp_kinds[] = {
 	&shp_kind_pfifo_fast,   /* the first of a slot is its default */
 	&shp_kind_fq_codel,
 	&shp_kind_prio,      /* the bands under Linux's prio's name */
+	&shp_kind_pie,        /* RFC 8033 (issue 59) */
+	&shp_kind_red,        /* Floyd and Jacobson, as Linux (issue 59) */
+	&shp_kind_dualpi2,    /* RFC 9332's coupled L4S AQM (issue 59) */
 	&shp_kind_tbf,
 	&shp_kind_trace,     /* trace-driven rate (issue 14) */
 	&shp_kind_netem,

@@ -54,7 +54,7 @@ enum shp_drop {
 };
 
 #define SHP_DROP_SLOTS  32
-#define SHP_XSTAT_SLOTS 32
+#define SHP_XSTAT_SLOTS 48
 
 /* names of the drop slots in use (shp_drop_nb()), by slot */
 extern const char *shp_drop_names[SHP_DROP_SLOTS];

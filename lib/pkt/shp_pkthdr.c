@@ -70,3 +70,22 @@ shp_pkthdr_set_ce(struct rte_mbuf *m, const struct shp_pkthdr *h)
 	b = *p | 0x30;
 	return shp_pktmbuf_write(m, h->l3_off + 1, 1, &b);
 }
+
+bool
+shp_pkthdr_mark_ce(struct rte_mbuf *m)
+{
+	const struct rte_mbuf *seg;
+	struct shp_pkthdr h;
+	unsigned int ecn;
+
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
+	ecn = shp_pkthdr_ecn(&h);
+	if (ecn == 0)
+		return false;
+	if (ecn == 3)
+		return true;
+	for (seg = m; seg != NULL; seg = seg->next)
+		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
+			return false;
+	return shp_pkthdr_set_ce(m, &h) == 0;
+}

@@ -45,6 +45,7 @@
 #ifndef SHP_PKTHDR_H
 #define SHP_PKTHDR_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <rte_common.h>
@@ -356,6 +357,15 @@ shp_pkthdr_ecn(const struct shp_pkthdr *h)
  * Returns 0, or -1 if h has no IP header (nothing written).
  */
 int shp_pkthdr_set_ce(struct rte_mbuf *m, const struct shp_pkthdr *h);
+
+/*
+ * Linux INET_ECN_set_ce for a queue's mark: true if m now carries CE (it
+ * was ECT(0) or ECT(1), or CE already), false if it is not ECN-capable.
+ * A packet whose data others share (an indirect mbuf, or a reference
+ * held elsewhere, in any segment) is not written: false, so the queue
+ * drops it instead.
+ */
+bool shp_pkthdr_mark_ce(struct rte_mbuf *m);
 
 /* Write len bytes at offset off of m's data, across segments (the
  * counterpart of rte_pktmbuf_read). -1 if the packet is shorter. */

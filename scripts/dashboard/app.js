@@ -2,7 +2,9 @@
  * once a second with the token, draws each port's last five minutes on
  * <canvas>, and sends changes through the API's own endpoints (PATCH,
  * PUT, DELETE a stage; POST /v1/batch for several ports at once; POST
- * /v1/links/P). Every change is parsed by the shaper: a refusal shows
+ * /v1/links/P; POST /v1/ports/P/preset), lists GET /v1/presets, and
+ * reads the stream of changes applied (GET /v1/events, Server-Sent
+ * Events read through fetch: EventSource sends no token). Every change is parsed by the shaper: a refusal shows
  * its own error line and nothing changed. No library, nothing fetched
  * from anywhere but this server. */
 "use strict";
@@ -26,6 +28,10 @@ let classNames = "";
 let classTexts = {};   // class name -> "show class NAME" text
 let timer = null;
 let polls = 0;
+let presets = null;    // [{name, summary}], read once connected
+const EVENTS_KEPT = 50;         // rows the changes table keeps
+let lastEvent = null;  // the last event id seen: a new stream resumes
+let watching = null;   // the stream's AbortController
 
 function el(tag, attrs, kids) {
   const e = document.createElement(tag);
@@ -152,7 +158,7 @@ function card(id, all) {
   const tables = el("div", { class: "tables" });
   const prof = el("pre", { class: "profile", text: "..." });
   c.append(h, figs, plots, tables, el("h3", { text: "profile" }), prof,
-           editor(id, all));
+           editor(id, all), preset_picker(id));
   return { id, card: c, prev: null, hist: [], figs, tables, prof };
 }
 
@@ -180,6 +186,38 @@ function editor(id, all) {
            el("p", { class: "err", role: "status" }),
            el("p", { class: "ok" }));
   return f;
+}
+
+/* A preset for the port (config/presets: `show presets`). */
+function preset_picker(id) {
+  const d = el("div", { class: "presets" });
+  const sel = el("select", { name: "preset", "aria-label": "preset" });
+  const go = el("button", { type: "button", "data-op": "preset",
+                            text: "apply preset" });
+  go.onclick = () => set_preset(id, sel.value);
+  d.append(el("span", { text: "preset" }), sel, go);
+  fill_presets(d);
+  return d;
+}
+
+function fill_presets(d) {
+  const sel = $("select[name=preset]", d);
+  if (!presets || sel.options.length) return;
+  sel.replaceChildren(...presets.map((p) => el("option", { value: p.name,
+    text: p.name, title: p.summary })));
+}
+
+async function set_preset(port, name) {
+  const f = $("form", ports[port].card);
+  $(".err", f).textContent = $(".ok", f).textContent = "";
+  try {
+    const r = await api("POST", "/v1/ports/" + port + "/preset", { name });
+    $(".ok", f).textContent = (r.output || "ok").trim();
+    lastConf = "";
+    poll(true);
+  } catch (e) {
+    $(".err", f).textContent = e.message;
+  }
 }
 
 function fill_keys(p) {
@@ -494,6 +532,12 @@ async function poll(once) {
       if (!once) show(p, live.ports[id], rates(p, live.ports[id], live.time),
                       live.time);
     }
+    if (presets === null) {
+      try { presets = (await api("GET", "/v1/presets")).presets || []; }
+      catch (e) { presets = []; }
+    }
+    for (const p of Object.values(ports)) fill_presets(p.card);
+    if (!watching) watch();
     await profiles(conf);
     // a class changed elsewhere (dpdk-shaper-ctl) shows too
     if (!once && ++polls % CLASS_EVERY === 0) classNames = "";
@@ -505,6 +549,57 @@ async function poll(once) {
   } finally {
     if (!once && token) timer = setTimeout(poll, POLL_MS);
   }
+}
+
+/* ---- the changes applied: GET /v1/events ---- */
+
+function event_row(ev) {
+  const rows = $("#event-rows");
+  const t = (ev.wall || "").replace("T", " ").replace(/\.\d+Z$/, "Z");
+  rows.prepend(el("tr", { "data-event": ev.id }, [
+    el("td", { text: String(ev.id) }), el("td", { text: t }),
+    el("td", { text: ev.source }),
+    el("td", { text: ev.port === null ? "all" : String(ev.port) }),
+    el("td", { text: ev.what }), el("td", { text: ev.old }),
+    el("td", { text: ev.new })]));
+  while (rows.children.length > EVENTS_KEPT) rows.lastChild.remove();
+  lastEvent = ev.id;
+}
+
+/* One SSE stream at a time, read through fetch; when it ends (the
+ * shaper or the API stopped) the next poll that succeeds starts another
+ * after the last id seen. */
+async function watch() {
+  const ctl = new AbortController();
+  watching = ctl;
+  const st = $("#events-state");
+  let buf = "";
+  try {
+    const r = await fetch("/v1/events" + (lastEvent === null ? "" :
+      "?since=" + lastEvent), { headers: { Authorization: "Bearer " +
+      token }, cache: "no-store", signal: ctl.signal });
+    if (!r.ok || !r.body) throw new Error(r.statusText || "no stream");
+    st.textContent = "watching";
+    const rd = r.body.getReader();
+    const dec = new TextDecoder();
+    for (;;) {
+      const { value, done } = await rd.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const msg = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = msg.split("\n").filter((l) => l.startsWith("data: "))
+          .map((l) => l.slice(6)).join("\n");
+        if (data) {
+          try { event_row(JSON.parse(data)); } catch (e) { /* not one */ }
+        }
+      }
+    }
+  } catch (e) { /* refused, or the connection went */ }
+  st.textContent = "not watching (reconnects with the figures)";
+  if (watching === ctl) watching = null;
 }
 
 function login() {
@@ -532,6 +627,7 @@ $("#login").onsubmit = (ev) => {
   start();
 };
 $("#forget").onclick = () => {
+  if (watching) watching.abort();
   sessionStorage.removeItem(TOKEN_KEY);
   token = null;
   login();

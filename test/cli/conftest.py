@@ -173,6 +173,7 @@ def need_telemetry_client():
 # run that lasts, a rate, a deadline, a signal in flight, the exporter,
 # the API) run alone on the machine.
 PARALLEL = {
+    "test_presets": {"test_prompt_command_file_and_own_directory"},
     "test_bands_port": {
         "test_each_port_maps_by_its_own_priomap",
         "test_show_qdisc_and_config_per_port", "test_ini_port_queue",

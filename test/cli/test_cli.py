@@ -92,7 +92,8 @@ ERRORS = [
     ("show foo", "usage: show config|port stats"),
     ("show stats", "show KEY all|P (queue, tbf, netem"),
     ("show queue 9", "no port '9'"),
-    ("set queue 0 sfq", "expected a queue kind first (pfifo_fast, fq_codel, prio)"),
+    ("set queue 0 sfq", "expected a queue kind first (pfifo_fast, fq_codel, "
+                         "prio, pie, red, dualpi2)"),
     ("set queue 0 fq_codel bogus", "unknown word 'bogus'"),
     ("set queue all fq_codel", "a different kind takes a restart"),
     ("clear queue 9", "no port '9'"),

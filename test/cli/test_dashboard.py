@@ -107,6 +107,26 @@ def test_dashboard(live, api, browser, tmp_path):
     assert "delay 10ms" in lv.ctl("show", "netem", "1")[1]
     wait("the new profile on the page", lambda: "delay 20ms" in prof.text, 5)
 
+    # the change in the page's table of changes applied (GET /v1/events)
+    wait("the change's event", lambda: [r for r in d.find_elements(
+        "css selector", "#event-rows tr") if "delay 20ms" in r.text and
+        " rest " in " %s " % r.text and "netem" in r.text], 10)
+    assert "watching" == d.find_element("id", "events-state").text
+
+    # a preset onto port 1 (POST /v1/ports/1/preset)
+    pk = d.find_element("css selector", "#port-1 .presets")
+    from selenium.webdriver.support.ui import Select
+    Select(pk.find_element("name", "preset")).select_by_value(
+        "transatlantic")
+    pk.find_element("css selector", "[data-op=preset]").click()
+    ed1 = d.find_element("css selector", "#port-1 form.editor")
+    wait("the preset's reply", lambda: ed1.find_element(
+        "class name", "ok").text, 10)
+    assert "delay 37ms" in lv.ctl("show", "netem", "1")[1]
+    assert "delay 20ms" in lv.ctl("show", "netem", "0")[1]
+    wait("the preset's event", lambda: [r for r in d.find_elements(
+        "css selector", "#event-rows tr") if "delay 37ms" in r.text], 10)
+
     # one change onto both ports at once (POST /v1/batch)
     ed.find_element("css selector", "input[name=port][value='1']").click()
     box.clear()
@@ -116,6 +136,7 @@ def test_dashboard(live, api, browser, tmp_path):
     for p in ("0", "1"):
         assert "loss random 1%" in lv.ctl("show", "netem", p)[1]
     assert "delay 20ms" in lv.ctl("show", "netem", "0")[1]
+    assert "delay 37ms" in lv.ctl("show", "netem", "1")[1]
     ed.find_element("css selector", "input[name=port][value='1']").click()
 
     # link down and up

@@ -141,12 +141,13 @@ def assert_conserved(run, egress_ports=None, ingress_of=None):
 # test of OFFLINE_MODULES and, in MIXED_MODULES, each test without the
 # live `mode`/`netns` fixtures that WALL_CLOCK does not name; and the
 # tests that only see dpdk-shaper refuse to start (REFUSALS).
-OFFLINE_MODULES = {"test_classes", "test_for", "test_offline", "test_plot",
+OFFLINE_MODULES = {"test_aqm", "test_classes", "test_for", "test_offline", "test_plot",
                    "test_schedule", "test_shards", "test_store",
                    "test_tc_exact", "test_timevar", "test_tdc_replay",
-                   "test_inorder", "test_misorder", "test_ci_skips"}
-MIXED_MODULES = {"test_fq_codel", "test_mtu", "test_offline_ux",
-                 "test_police", "test_replay_latency"}
+                   "test_inorder", "test_misorder", "test_ci_skips",
+                   "test_presets", "test_theaterq"}
+MIXED_MODULES = {"test_dualpi2", "test_fq_codel", "test_mtu",
+                 "test_offline_ux", "test_police", "test_replay_latency"}
 WALL_CLOCK = {"test_mtu_above_the_port_refused", "test_nic_drops_reported",
               "test_ctrl_c_partial_summary", "test_progress_line_on_a_tty"}
 REFUSALS = {"test_bad_options", "test_bad_capture",

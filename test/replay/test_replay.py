@@ -248,7 +248,7 @@ def test_help_lists_every_option():
                 "--stats-period", "--stats-file", "--replay", "--rx-lcores",
                 "--tx-lcores", "--mbufs", "--ring-size", "--burst", "--seed",
                 "--interactive", "--cmdline-file", "--max-late",
-                "--late-drop"):
+                "--late-drop", "--preset", "--preset-port", "--preset-dir"):
         assert opt in out, opt
     assert "default" in out
 

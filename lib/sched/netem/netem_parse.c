@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "netem_trace.h"
 #include "shp_kind.h"
 #include "shp_netem.h"
 #include "shp_qdisc.h"
@@ -542,6 +543,61 @@ parse_slot(struct parser *p)
 	return 0;
 }
 
+/* trace FILE [once|loop] */
+static int
+parse_trace(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	char err[SHP_ERR_LEN];
+	const char *path, *w;
+	bool loop = true;
+
+	if (need_arg(p, "a trace file (TheaterQ's format)") < 0)
+		return -1;
+	path = cur(p);
+	w = shp_tc_peek(&p->a);
+	if (w != NULL && (strcmp(w, "once") == 0 || strcmp(w, "loop") == 0)) {
+		loop = strcmp(w, "loop") == 0;
+		p->a.i++;
+	}
+	shp_netem_trace_free(c->trace);
+	c->trace = shp_netem_trace_load(path, loop, err);
+	if (c->trace == NULL)
+		return shp_tc_fail(&p->a, "%s", err);
+	return 0;
+}
+
+/* a trace's rows set these: the text may not set them too */
+static int
+check_trace(struct parser *p)
+{
+	struct shp_netem_conf *c = p->c;
+	const char *kw = NULL;
+
+	if (c->latency != 0 || c->jitter != 0 || c->delay_corr_set)
+		kw = "delay";
+	else if (c->rate != 0)
+		kw = "rate";
+	else if (c->loss_model != SHP_NETEM_LOSS_NONE)
+		kw = "loss";
+	else if (c->duplicate.p > 0)
+		kw = "duplicate";
+	else if (c->limit_set)
+		kw = "limit";
+	if (kw != NULL)
+		return shp_tc_fail(&p->a, "'trace' sets delay, jitter, rate, "
+				   "loss, duplicate and limit row by row: "
+				   "'%s' cannot be given with it", kw);
+	/* JITTER is TheaterQ's standard deviation: netem's normal table
+	 * unless the text names one */
+	if (c->dist == NULL) {
+		c->dist = shp_netem_dist_builtin("normal");
+		if (c->dist == NULL)
+			return shp_tc_fail(&p->a, "out of memory");
+	}
+	return 0;
+}
+
 /* Whole-conf checks tc makes after the words, plus ours. */
 static int
 check_conf(struct parser *p)
@@ -594,7 +650,10 @@ check_conf(struct parser *p)
 		return shp_tc_fail(&p->a, "'accumulate' and 'slot' cannot "
 				   "be combined");
 	}
-	if (c->dist != NULL && (c->latency == 0 || c->jitter == 0)) {
+	if (c->trace != NULL && check_trace(p) < 0)
+		return -1;
+	if (c->dist != NULL && c->trace == NULL &&
+	    (c->latency == 0 || c->jitter == 0)) {
 		return shp_tc_fail(&p->a, "'distribution' needs a 'delay' "
 				   "with a jitter");
 	}
@@ -691,6 +750,8 @@ netem_words(struct parser *p)
 						     &c->store_after);
 				c->store_after_set = rc == 0;
 			}
+		} else if (strcmp(w, "trace") == 0) {
+			rc = parse_trace(p);
 		} else if (strcmp(w, "accumulate") == 0) {
 			rc = need_arg(p, "a time (the window)");
 			if (rc == 0)
@@ -765,6 +826,7 @@ shp_netem_conf_free(struct shp_netem_conf *c)
 	free(c->dist);
 	free(c->slot_dist);
 	free(c->seq);
+	shp_netem_trace_free(c->trace);
 	free(c);
 }
 
@@ -916,6 +978,9 @@ put_ours(struct out *o, const struct shp_netem_conf *c)
 			put_time(o, c->misorder_timeout);
 		}
 	}
+	if (c->trace != NULL)
+		put(o, " trace %s%s", c->trace->path,
+		    c->trace->loop ? "" : " once");
 }
 
 int

@@ -30,6 +30,7 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "netem_trace.h"
 #include "netem_tq.h"
 #include "shp_budget.h"
 #include "shp_kind.h"
@@ -147,6 +148,11 @@ struct netem_sched_data {
 	uint32_t mis_head, mis_n;
 	uint64_t mis_direct;        /* frames that entered the queue unheld */
 	bool misorder_last;
+	/* `trace`: the stage's place in it, and the conf as the row
+	 * trace_row (UINT32_MAX: none yet) sets it (netem_enqueue_trace) */
+	struct shp_netem_trace_pos trace;
+	uint32_t trace_row;
+	struct shp_netem_conf trace_conf;
 };
 
 /* a frame misorder holds: until mis_direct reaches start + depth, or
@@ -1252,6 +1258,8 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	if (!reorder && (!lost || dup || (whole && c->ecn) ||
 			 (!copy && (c->delay_corr > 0 || c->inorder))))
 		delay = netem_delay(p, c, copy, n, netem_offered(m));
+	if (copy && c->dup_delay != 0)
+		delay += (int64_t)c->dup_delay;     /* a trace's DUP_DELAY */
 
 	if (down) {
 		/* every draw above was made: the other impairments decide
@@ -1428,12 +1436,21 @@ netem_enqueue_plain(struct shp_qdisc *q, struct netem_sched_data *p,
 	return ok;
 }
 
+static uint16_t netem_enqueue_trace(struct shp_qdisc *q,
+				    struct netem_sched_data *p,
+				    const struct shp_netem_conf *c,
+				    struct rte_mbuf **pkts, uint16_t n,
+				    struct shp_ctx *ctx);
+
 static uint16_t
 netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c, struct rte_mbuf **pkts,
 		  uint16_t n, struct shp_ctx *ctx)
 {
 	uint16_t i, ok = 0;
+
+	if (unlikely(c != NULL && c->trace != NULL && n != 0))
+		return netem_enqueue_trace(q, p, c, pkts, n, ctx);
 
 	if (c == NULL) {
 		/* off: due now, behind what is already due */
@@ -1459,6 +1476,43 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 					SHP_META_F_DUP, p->arrivals++);
 	if (p->npend != 0)
 		netem_pend_flush(p, c, ctx);
+	return ok;
+}
+
+/*
+ * A trace's rows hold on the data path's clock: the burst goes through
+ * in runs of frames offered within one row, each run with c as that row
+ * sets it. The trace starts with the first frame (the link's first, on
+ * shards: all shards see the same rows at the same instants).
+ */
+static uint16_t
+netem_enqueue_trace(struct shp_qdisc *q, struct netem_sched_data *p,
+		    const struct shp_netem_conf *c, struct rte_mbuf **pkts,
+		    uint16_t n, struct shp_ctx *ctx)
+{
+	const struct shp_netem_trace *t = c->trace;
+	uint16_t i = 0, k, ok = 0;
+
+	if (unlikely(!p->trace.armed))
+		shp_netem_trace_arm(t, &p->trace, p->link == NULL ?
+				    netem_offered(pkts[0]) :
+				    netem_acc_origin(&p->link->acc, c,
+						     netem_offered(pkts[0])));
+	while (i < n) {
+		uint32_t row = shp_netem_trace_at(t, &p->trace,
+						  netem_offered(pkts[i]));
+
+		if (row != p->trace_row) {
+			shp_netem_trace_apply(t, row, &p->trace_conf);
+			p->trace_row = row;
+		}
+		for (k = 1; i + k < n &&
+		     netem_offered(pkts[i + k]) < p->trace.end; k++)
+			;
+		ok += netem_enqueue_vec(q, p, &p->trace_conf, pkts + i, k,
+					ctx);
+		i += k;
+	}
 	return ok;
 }
 
@@ -1640,6 +1694,8 @@ static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
 {
+	uint64_t lat, jit;
+
 	p->seen = c != NULL ? c->hdr.id : 0;
 	/* frames already stored stay so until they leave: the setting is
 	 * for the ones that arrive under c (off: they pass at once, a copy
@@ -1656,9 +1712,17 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	shp_tq_store_big(&p->tq, netem_store_big(p->default_limit, c));
 	if (c == NULL)
 		return;
+	p->trace.armed = false;
+	p->trace_row = UINT32_MAX;
+	if (c->trace != NULL) {
+		p->trace_conf = *c;
+		p->trace_conf.trace = NULL;     /* a row's: no trace of its own */
+	}
 	/* tables reach 4 sigma; uniform reaches 1 */
-	shp_tq_set_horizon(&p->tq, c->latency + 4 * c->jitter + c->accumulate,
-			   (c->dist != NULL ? 8 : 2) * c->jitter);
+	lat = c->trace != NULL ? c->trace->max_latency : c->latency;
+	jit = c->trace != NULL ? c->trace->max_jitter : c->jitter;
+	shp_tq_set_horizon(&p->tq, lat + 4 * jit + c->accumulate,
+			   (c->dist != NULL ? 8 : 2) * jit);
 	netem_seed_streams(q, c, p->rs);
 	netem_stream_keys(q, c, p->key);
 	if (p->link != NULL) {
@@ -2293,7 +2357,8 @@ netem_dump(const struct shp_qdisc *q, FILE *f)
 		return;
 	}
 	shp_netem_conf_format(c, buf, sizeof(buf));
-	if (!c->limit_set)
+	/* (a trace's rows set the limit) */
+	if (!c->limit_set && c->trace == NULL)
 		fprintf(f, "limit %u%s%s", p->default_limit,
 			buf[0] ? " " : "", buf);
 	else
@@ -2528,8 +2593,9 @@ const struct shp_kind shp_kind_netem = {
 		 "[loss ...] [duplicate P] [corrupt P] [reorder P [CORR] "
 		 "[gap N]] [rate RATE ...] [slot ...] [ecn] [limit N] "
 		 "[outage ON_MEAN OFF_MEAN] [ber RATE [drop|corrupt]] "
-		 "[accumulate TIME] [store BYTES|off] [seed N]",
+		 "[accumulate TIME] [store BYTES|off] [seed N] "
+		 "[trace FILE [once|loop]]",
 	.words = "delay#loss#duplicate#corrupt#reorder#rate#slot#limit#"
 		 "ecn#distribution#seed#noreorder#outage#ber#accumulate#"
-		 "store#inorder#misorder#misorder_timeout",
+		 "store#inorder#misorder#misorder_timeout#trace",
 };

@@ -41,6 +41,10 @@
  *   accumulate TIME      (ours: departures rounded up to the end of
  *                        their window of TIME, counted from the first
  *                        arrival)
+ *   trace FILE [once|loop]  (ours: a TheaterQ trace file, netem_trace.h:
+ *                        its rows set delay, jitter, rate, loss,
+ *                        duplicate and limit in turn; `once` holds the
+ *                        last row, `loop` (the default) starts again)
  *   store BYTES|off [after PACKETS]  (ours: frames up to BYTES wait in
  *                        netem's byte store, their mbufs freed at once,
  *                        once PACKETS wait in mbufs; defaults
@@ -180,6 +184,12 @@ struct shp_netem_conf {
 	 * SHP_NETEM_STORE_AFTER_DEFAULT, capped by the default limit) */
 	bool store_after_set;
 	uint32_t store_after;
+
+	/* `trace`: owned by the conf; NULL: none */
+	struct shp_netem_trace *trace;
+	/* ns more for duplicate's copies (a trace row's DUP_DELAY; no
+	 * keyword sets it) */
+	uint64_t dup_delay;
 };
 SHP_CONF_HDR_FIRST(struct shp_netem_conf);
 
