@@ -48,7 +48,9 @@ shp_budget_finish(struct shp_budget *b)
 static void
 fmt_bps(char *buf, size_t len, double bps)
 {
-	if (bps >= 1e9)
+	if (bps >= 1e12)
+		snprintf(buf, len, "%.0f Tbit/s", bps / 1e12);
+	else if (bps >= 1e9)
 		snprintf(buf, len, "%.3g Gbit/s", bps / 1e9);
 	else if (bps >= 1e6)
 		snprintf(buf, len, "%.3g Mbit/s", bps / 1e6);
@@ -59,7 +61,10 @@ fmt_bps(char *buf, size_t len, double bps)
 static void
 fmt_ns(char *buf, size_t len, uint64_t ns)
 {
-	shp_fmt_tc_time(buf, len, ns, false);
+	if (ns >= 1000000000000ull)   /* no exponent: whole seconds */
+		snprintf(buf, len, "%.0fs", (double)ns / 1e9);
+	else
+		shp_fmt_tc_time(buf, len, ns, false);
 }
 
 int

@@ -165,6 +165,11 @@ test_issue_profiles(void **state)
 	assert_int_equal(b.max_delay_at_rate_ns / 100000, 198);
 	shp_budget_line(&b, 0, line, sizeof(line));
 	assert_non_null(strstr(line, "frames of 1514 bytes"));
+	/* a slow rate stage: whole seconds, no exponent */
+	b = netem_budget("delay 300ms", 1514, 25000000 / 8);
+	shp_budget_line(&b, 0, line, sizeof(line));
+	assert_non_null(strstr(line, "1278s at the rate stage's 25 Mbit/s"));
+	assert_null(strstr(line, "e+"));
 }
 
 /* The chain keeps its rate stage's rate in its env: at build, after a
