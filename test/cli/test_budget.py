@@ -78,11 +78,9 @@ def test_budget_after_set_and_warning(live, need_telemetry_client):
     assert 3 < float(m.group(1)) < 5 and 5 < float(m.group(2)) < 10, out
     rc, out, _ = lv.ctl("show", "netem", "0")
     assert "delay 5s" in out
-    tel = telemetry(lv.prefix, "/shaper/stats")[0]
-    assert tel["0"]["budget_delay_ns"] == 5000000000 and \
-        tel["0"]["budget_over"] == 1, tel["0"]
-    assert tel["1"]["budget_over"] == 0 and \
-        tel["1"]["budget_frame_bytes"] == 1514, tel["1"]
+    tel = telemetry(lv.prefix, "/shaper/budget")[0]
+    assert tel["0"]["delay_ns"] == 5000000000 and tel["0"]["over"] == 1, tel
+    assert tel["1"]["over"] == 0 and tel["1"]["frame_bytes"] == 1514, tel
     st = lv.stop()
     b0, b1 = st["ports"]["0"]["budget"], st["ports"]["1"]["budget"]
     assert b0["delay_ns"] == 5000000000 and b0["over"], b0
@@ -124,3 +122,18 @@ def test_strict_budget_refuses(live, tmp_path):
     st = lv.stop()
     assert st["ports"]["0"]["budget"]["delay_ns"] == 600000000
     assert st["ports"]["1"]["budget"]["delay_ns"] == 10000000000
+
+
+def test_budget_over_rest(live, need_telemetry_client):
+    """REST's /v1/stats carries each port's budget."""
+    from test_api import Api
+    lv = live(TBF + ["--netem", "delay 600ms"], vdevs=VDEVS)
+    a = Api(lv.prefix)
+    try:
+        st, stats = a.req("GET", "/v1/stats")
+    finally:
+        a.stop()
+    assert st == 200, stats
+    b = stats["ports"]["0"]["budget"]
+    assert b["frame_bytes"] == 1514 and b["delay_ns"] == 600000000, b
+    assert b["max_delay_at_rate_ns"] > 600000000 and b["over"] == 0, b
