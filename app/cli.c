@@ -55,6 +55,8 @@ cli_exec(const char *line)
 	if (rc == CMDLINE_PARSE_AMBIGUOUS || rc == CMDLINE_PARSE_NOMATCH ||
 	    rc == CMDLINE_PARSE_BAD_ARGS)
 		parse_error(buf, rc);
+	/* the budget of the ports it changed, after what it said */
+	shaper_budget_flush(S);
 	fflush(stdout);
 	return failed ? -1 : 0;
 }
@@ -134,6 +136,7 @@ cli_exec_atomic(char *const *lines, unsigned int n, FILE *f)
 		out("atomic: %u change%s applied at once\n", batch->n,
 		    batch->n == 1 ? "" : "s");
 	}
+	shaper_budget_flush(S);
 out:
 	rc = failed ? -1 : 0;
 	free(batch);

@@ -215,6 +215,10 @@ stage_prepare_env(struct shaper *s, const char *key, int port,
 			i++;
 			goto undo;
 		}
+		if (shaper_budget_check(s, p, kind[i], conf[i], err) < 0) {
+			i++;
+			goto undo;
+		}
 		if (kind[i]->ops->change == NULL) {
 			char a[CTL_TEXT_LEN], b[CTL_TEXT_LEN];
 
@@ -341,9 +345,13 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n,
 	free(was);
 	shaper_sched_seen(s);
 	for (j = 0; j < m; j++)
-		if (shard[j] == 0)
+		if (shard[j] == 0) {
 			hold_note(s, port[j], kind[j], conf[j], kind[j]->name,
 				  &env);
+			if (kind[j]->slot == SHP_SLOT_DELAY ||
+			    kind[j]->slot == SHP_SLOT_RATE)
+				shaper_budget_report(s, port[j]);
+		}
 	grace_period();
 	shaper_batch_reclaim();
 	for (j = 0; j < m; j++)

@@ -309,6 +309,8 @@ ctl_for_run(struct shaper *s)
 		free(now_cfg);
 	}
 	free(was);
+	/* the ports' budgets after the lines that say what went back */
+	shaper_budget_flush(s);
 	fflush(stdout);
 	return true;
 }

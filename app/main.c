@@ -383,6 +383,9 @@ main(int argc, char **argv)
 	ret = setup(s);
 	if (ret == 0 && shaper_sched_init(s) < 0)
 		ret = -2;
+	/* the ports' links are up (or waited for): what each can carry */
+	if (ret == 0 && shaper_budget_start(s) < 0)
+		ret = -2;
 	if (ret < 0) {
 		s->exit_code = ret == -2 ? 2 : 1;
 		goto out;

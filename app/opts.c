@@ -34,13 +34,14 @@ enum {
 	OPT_PRESET,
 	OPT_PRESET_PORT,
 	OPT_PRESET_DIR,
+	OPT_STRICT_BUDGET,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
 	OPT_CLASS = 768,
 };
 
-static struct option longopts[40 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
+static struct option longopts[42 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
@@ -72,6 +73,7 @@ static struct option longopts[40 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"cmdline-file", required_argument, NULL, OPT_CMDLINE_FILE},
 	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"no-ctl", no_argument, NULL, OPT_NO_CTL},
+	{"strict-budget", no_argument, NULL, OPT_STRICT_BUDGET},
 	{"ctl-group", required_argument, NULL, OPT_CTL_GROUP},
 	{"ctl-idle", required_argument, NULL, OPT_CTL_IDLE},
 	{"help", no_argument, NULL, OPT_HELP},
@@ -144,6 +146,9 @@ shaper_usage(FILE *f, const char *prog)
 "                         (default %u / %u), within the port's limits;\n"
 "                         the PMD may round them (the start says what it\n"
 "                         took); the default --mbufs counts them\n"
+"  --strict-budget        refuse a profile whose delay exceeds its port's\n"
+"                         lossless budget (at start: exit 2; at run time:\n"
+"                         an error, nothing changed) instead of warning\n"
 "  --link-wait TIME       at start, wait up to TIME (tc time syntax) for\n"
 "                         every port's link, then print its speed, duplex\n"
 "                         and MTU (default 5s; 0: do not wait)\n"
@@ -356,6 +361,9 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			continue;
 		case OPT_NO_CTL:
 			ctl_socket_opt.off = true;
+			continue;
+		case OPT_STRICT_BUDGET:
+			o->strict_budget = true;
 			continue;
 		case OPT_CTL_GROUP:
 			if (ctl_socket_opt_group(optarg, err, sizeof(err)) < 0)

@@ -635,6 +635,8 @@ shaper_link_poll(struct shaper *s)
 
 		if (!link_read(port, ns))
 			continue;
+		/* what the delay lines size their stores by */
+		shaper_line_rates(s);
 		shaper_link_get(port, &l);
 		gmtime_r(&t, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);

@@ -8,6 +8,7 @@
 #include <rte_mempool.h>
 
 #include "config.h"
+#include "shp_budget.h"
 #include "shp_chain.h"
 #include "shp_clock.h"
 #include "shp_egress.h"
@@ -130,6 +131,9 @@ struct shaper {
 	uint16_t port_ids[SHP_MAX_PORTS];
 	struct egress egress[SHP_MAX_PORTS];          /* by port id */
 	struct shp_chain chain[SHP_MAX_PORTS];        /* by port id */
+	/* each port's lossless budget as it runs (app/budget.c), for the
+	 * stats file; control plane */
+	struct shp_budget budget[SHP_MAX_PORTS];
 	/* --queues N: port P's shard q (shard 0: egress[P], chain[P]), and
 	 * what its shards share (shp_link.h; NULL with one queue) */
 	struct egress *shard[SHP_MAX_PORTS][SHP_MAX_QUEUES];
@@ -239,6 +243,21 @@ uint32_t shaper_rx_mtu(const struct shaper *s, uint16_t in, uint16_t out);
 int shaper_ports_init(struct shaper *s);
 int shaper_lcores_assign(struct shaper *s);
 int shaper_stages_init(struct shaper *s);
+/* app/budget.c: each chain's env.line_rate from its port's link; the
+ * budget of port as it runs, or with (k, conf) in k's slot (k NULL: as
+ * it runs; -1: no delay kind with a budget); the start's lines (-1: a
+ * port over it under --strict-budget, said on stderr); a change's line
+ * and warning on stdout, after the command's own (flush); -1 with err when --strict-budget refuses
+ * (k, conf) on port. */
+void shaper_line_rates(struct shaper *s);
+int shaper_budget_of(struct shaper *s, uint16_t port, const struct shp_kind *k,
+		     const void *conf, struct shp_budget *b);
+int shaper_budget_start(struct shaper *s);
+void shaper_budget_report(struct shaper *s, uint16_t port);
+/* the lines shaper_budget_report made due, after the command's output */
+void shaper_budget_flush(struct shaper *s);
+int shaper_budget_check(struct shaper *s, uint16_t port,
+			const struct shp_kind *k, const void *conf, char *err);
 void shaper_ports_close(struct shaper *s);
 /* Each port's link (issue 29): read at start (after --link-wait) and on
  * the control lcore's tick (shaper_link_poll, a change logged with its

@@ -35,6 +35,7 @@ shaper_stats_port_of(struct shaper *s, const struct shp_lcore_ctr *blocks,
 	}
 	shaper_link_get(port, &sum->link);
 	sum->disabled = shaper_wire_disabled(s, port);
+	sum->budget = s->budget[port];
 }
 
 int

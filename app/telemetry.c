@@ -4,6 +4,8 @@
  *
  *   /shaper/stats[,P]   per port: the --stats-file port counters (and
  *                       its "nic" object as nic_* keys)
+ *   /shaper/budget[,P]  per port: the stats file's "budget" (the
+ *                       lossless budget, app/budget.c)
  *   /shaper/drops[,P]   per port: drops by cause (stats-file "drops")
  *   /shaper/bands[,P]   per "P_B" (port P, band B): the stats-file band keys
  *   /shaper/config      global settings and each port's profiles by key
@@ -142,6 +144,26 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 	put_u64(t, "nic_oerrors", s->nic.oerrors);
 }
 
+/* the stats file's "budget" (0: a figure not known; none offline) */
+static void
+port_budget(struct tel_dict *t, const struct shp_port_sum *s)
+{
+	const struct shp_budget *b = &s->budget;
+
+	if (!b->known)
+		return;
+	put_u64(t, "frame_bytes", b->frame);
+	put_u64(t, "frames", b->frames);
+	put_u64(t, "mbufs", b->mbufs);
+	put_u64(t, "store_bytes", b->store_bound);
+	put_u64(t, "store_reserved", b->store_reserved);
+	put_u64(t, "delay_ns", b->delay_ns);
+	put_u64(t, "max_delay_at_line_ns", b->max_delay_at_line_ns);
+	put_u64(t, "max_delay_at_rate_ns", b->max_delay_at_rate_ns);
+	put_u64(t, "max_rate_at_delay_bps", b->max_rate_at_delay_bps);
+	put_u64(t, "over", b->over);
+}
+
 static void
 port_drops(struct tel_dict *t, const struct shp_port_sum *s)
 {
@@ -166,7 +188,7 @@ band_counters(struct tel_dict *t, const struct shp_port_sum *s,
 	put_u64(t, "flushed", bc->flushed);
 }
 
-enum what { W_STATS, W_DROPS, W_BANDS };
+enum what { W_STATS, W_DROPS, W_BANDS, W_BUDGET };
 
 /* Entry `i` of the reply for one port: its key and its counters. */
 static void
@@ -180,6 +202,8 @@ entry(enum what w, uint16_t port, const struct shp_port_sum *sum,
 		snprintf(key, klen, "%u", port);
 		if (w == W_STATS)
 			port_counters(t, sum);
+		else if (w == W_BUDGET)
+			port_budget(t, sum);
 		else
 			port_drops(t, sum);
 	}
@@ -336,6 +360,12 @@ static int
 tel_bands(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	return per_port(cmd, params, d, W_BANDS);
+}
+
+static int
+tel_budget(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	return per_port(cmd, params, d, W_BUDGET);
 }
 
 /* count, min, p50, p90, p99, p99_9, max: the stats-file keys */
@@ -701,6 +731,9 @@ shaper_telemetry_init(struct shaper *s)
 		"Per-port drops by cause. Parameter: port id");
 	rc |= rte_telemetry_register_cmd("/shaper/bands", tel_bands,
 		"Per port_band band counters. Parameter: port id");
+	rc |= rte_telemetry_register_cmd("/shaper/budget", tel_budget,
+		"Per port lossless budget of its delay line. Parameter: "
+		"port id");
 	rc |= rte_telemetry_register_cmd("/shaper/config", tel_config,
 		"Global settings and each port's tbf and netem profile");
 	rc |= rte_telemetry_register_cmd("/shaper/lcores", tel_lcores,

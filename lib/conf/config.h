@@ -80,6 +80,9 @@ struct shp_options {
 	char *tx_lcores;
 	char *config_file;
 	bool interactive;
+	/* --strict-budget: a profile over its port's lossless budget
+	 * (shp_budget.h) is refused, not warned of */
+	bool strict_budget;
 	char *cmdline_file;
 	char *schedule_file;          /* --schedule (lib/conf/schedule.h) */
 	/* per-class profiles (shp_classes.h): --class*, [class NAME];

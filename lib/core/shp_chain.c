@@ -101,6 +101,13 @@ queue_bands(struct shp_chain *c)
 	__atomic_store_n(&c->priomap, map, __ATOMIC_RELEASE);
 }
 
+/* What the rate stage passes at most (shp_stage_env.gate_rate). */
+static uint64_t
+chain_gate_rate(const struct shp_kind *k, const void *conf)
+{
+	return conf != NULL && k->rate != NULL ? k->rate(conf) : 0;
+}
+
 int
 shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 		struct rte_mempool *pool, uint16_t port,
@@ -127,6 +134,8 @@ shp_chain_build(struct shp_chain *c, const struct shp_chain_spec *spec,
 			     shp_kind_default((enum shp_slot)s);
 		c->conf[s] = spec->conf[s];
 	}
+	c->env.gate_rate = chain_gate_rate(c->kind[SHP_SLOT_RATE],
+					   c->conf[SHP_SLOT_RATE]);
 	/* a queue is never off: its kind's defaults */
 	if (c->conf[SHP_SLOT_QUEUE] == NULL) {
 		c->conf[SHP_SLOT_QUEUE] = c->kind[SHP_SLOT_QUEUE]->parse(
@@ -334,6 +343,9 @@ shp_chain_change(struct shp_chain *c, const struct shp_kind *k, void *conf,
 	c->conf[s] = conf;
 	if (s == SHP_SLOT_QUEUE)
 		queue_bands(c);
+	if (s == SHP_SLOT_RATE)
+		__atomic_store_n(&c->env.gate_rate, chain_gate_rate(k, conf),
+				 __ATOMIC_RELAXED);
 	rte_spinlock_unlock(&c->lock);
 	return 0;
 }

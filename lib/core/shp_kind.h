@@ -66,6 +66,9 @@ struct shp_xstat_desc {
 
 /* What parse (and tc_print) may use besides the text: the program's
  * global options, which a kind's own words override. */
+struct shp_budget_in;
+struct shp_budget;
+
 struct shp_kind_env {
 	unsigned int bands;      /* --bands */
 	unsigned int ring_size;  /* --ring-size */
@@ -166,6 +169,19 @@ struct shp_kind {
 	 */
 	int (*note)(const void *conf, const struct shp_run_facts *run,
 		    char *buf, size_t len);
+	/* Optional, for a rate stage: the bytes a second a stage running
+	 * conf (never NULL) passes at most (tbf's rate; 0: no bound). The
+	 * chain keeps its rate stage's in its env (gate_rate), for the
+	 * stages after it (netem sizes its byte store by it). */
+	uint64_t (*rate)(const void *conf);
+	/*
+	 * Optional, for a delay stage: its lossless budget running conf
+	 * (NULL: off, the figures a default profile would get) on a port
+	 * as `in` says: frames, delay_ns, mbufs and the store's bytes in
+	 * *out, which shp_budget_finish completes.
+	 */
+	void (*budget)(const void *conf, const struct shp_budget_in *in,
+		       struct shp_budget *out);
 	/*
 	 * Optional: heap bytes a lean stage of this kind (shp_stage_env's
 	 * lean: a class's) may take later, through its grow op, for what it

@@ -291,6 +291,13 @@ struct shp_stage_env {
 	 * (NULL: each its own) */
 	uint16_t shard;
 	struct shp_link_shared *link;
+	/* what may reach the chain's delay stage, in bytes a second (0:
+	 * not known): the port's link speed (the caller's; 0 offline),
+	 * and the rate stage's rate (its kind's rate op), kept by the
+	 * chain as that stage changes and read by the delay stage once a
+	 * burst (relaxed): netem sizes its byte store by the tightest */
+	uint64_t line_rate;
+	uint64_t gate_rate;
 };
 
 /* A ring of count slots (rte_ring_create's flags): named (a memzone, as

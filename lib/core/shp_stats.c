@@ -338,6 +338,10 @@ shp_stats_write_json(FILE *f, const struct shp_port_sum *sums,
 				s->link.changes);
 		if (s->disabled)
 			fprintf(f, ",\n    \"disabled\": true");
+		if (s->budget.known) {
+			fprintf(f, ",\n    \"budget\": ");
+			shp_budget_json(f, &s->budget);
+		}
 		fprintf(f, ",\n    \"bands\": [");
 		for (b = 0; b < (s->nb_bands ? s->nb_bands : nb_bands); b++) {
 			const struct shp_band_ctr *bc = &c->band[b];

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <rte_common.h>
 
+#include "shp_budget.h"
 #include "shp_hist.h"
 #include "shp_stall.h"
 
@@ -154,6 +155,8 @@ struct shp_port_sum {
 	/* the NIC's extended statistics as a JSON object ({"name": n, ...}),
 	 * the caller's; NULL: none (the offline tool) */
 	char *nic_xstats_json;
+	/* the port's lossless budget (known false: none, offline) */
+	struct shp_budget budget;
 	struct shp_hist_summary lateness, sojourn;
 };
 

@@ -896,6 +896,12 @@ tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,
 			"burst");
 }
 
+static uint64_t
+tbf_kind_rate(const void *conf)
+{
+	return ((const struct shp_tbf_conf *)conf)->rate;
+}
+
 /* the bucket's limit given as bytes or as the wait it allows */
 static const char *const tbf_exclusive[] = { "limit", "latency", NULL };
 
@@ -907,6 +913,7 @@ const struct shp_kind shp_kind_tbf = {
 	.format = tbf_kind_format,
 	.conf_free = free,
 	.tc_print = tbf_tc_print,
+	.rate = tbf_kind_rate,
 	.note = tbf_note,
 	.drops = tbf_drops,
 	.xstats = tbf_xstats,

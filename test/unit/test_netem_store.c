@@ -887,6 +887,112 @@ test_change_resizes_the_store(void **state)
 	shp_netem_conf_free(small);
 }
 
+/* n frames of len bytes into r at t, in bursts */
+static void
+fill_len(struct shp_rig *r, uint64_t t, uint32_t n, uint16_t len)
+{
+	struct rte_mbuf *m[32];
+	uint32_t done = 0, i;
+
+	while (done < n) {
+		uint16_t k = (uint16_t)RTE_MIN(32u, n - done);
+
+		for (i = 0; i < k; i++) {
+			m[i] = shp_rig_pkt(len, 0, t);
+			assert_non_null(m[i]);
+		}
+		shp_rig_enqueue_at(r, t, m, k);
+		done += k;
+	}
+	shp_rig_poll(r);
+}
+
+/*
+ * Full-size frames (issue 61): by default the store takes frames longer
+ * than its size once half of the default limit (half the pool: 4,096 of
+ * 16,384) waits in mbufs, so a line longer than the pool can carry is
+ * carried (12,000 frames of 1500 bytes, none dropped); a `store` given
+ * keeps its meaning: frames over it keep their mbufs, and the limit
+ * drops what the pool cannot hold.
+ */
+static void
+test_big_frames_past_depth(void **state)
+{
+	uint64_t lim = POOL_SIZE / 2, depth = lim / 2, stored;
+	struct shp_rig r;
+
+	(void)state;
+	shp_rig_chain(&r, "netem delay 1s");
+	fill_len(&r, 0, 12000, 1500);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 0);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "queued"), 12000);
+	stored = SHP_XSTAT(r.c, "netem", "store_frames");
+	assert_true(stored >= 12000 - depth - 32 && stored <= 12000 - depth);
+	assert_int_equal(shp_rig_drain(&r), 12000);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	shp_rig_fini(&r);
+
+	shp_rig_chain(&r, "netem delay 1s store 256");
+	fill_len(&r, 0, 12000, 1500);
+	assert_int_equal(SHP_XSTAT(r.c, "netem", "store_frames"), 0);
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")],
+			 12000 - lim);
+	assert_int_equal(shp_rig_drain(&r), lim);
+	shp_rig_fini(&r);
+}
+
+/*
+ * The store's bound grows with the rate in front (issue 61): `delay 1s
+ * limit 9000` bounds it by its limit, to its least, 64 chunks of about
+ * 40 records of 1500-byte frames (the rest keep their mbufs:
+ * store_full), and so does a link of 1 Mbit/s; a link of 10 Gbit/s
+ * makes it hold all 8,000. A rate stage's rate the stage is told of at
+ * run time counts the same, the tightest of the two.
+ */
+static uint64_t
+store_full_at(uint64_t line, uint64_t gate_later)
+{
+	struct shp_stage_env env = { .socket = SOCKET_ID_ANY,
+				     .line_rate = line };
+	struct shp_rig r;
+	uint64_t full;
+
+	shp_rig_init(&r, 0);
+	r.env = &env;
+	shp_rig_add(&r, "netem", "delay 1s limit 9000");
+	fill_len(&r, 0, 100, 1500);
+	env.gate_rate = gate_later;
+	fill_len(&r, 0, 7900, 1500);
+	full = SHP_XSTAT(r.c, "netem", "store_full");
+	assert_int_equal(r.c->drops[shp_drop_index("netem_limit")], 0);
+	assert_int_equal(shp_rig_drain(&r), 8000);
+	shp_rig_fini(&r);
+	return full;
+}
+
+static void
+test_store_follows_the_rate_in_front(void **state)
+{
+	uint64_t depth = POOL_SIZE / 4, full, gated;
+
+	(void)state;
+	/* 40 to 42 records a chunk (with or without their st_ext), two
+	 * writers' chunks (the calendar's, the line's) */
+	full = store_full_at(0, 0);
+	assert_true(full >= 8000 - depth - 64 * 42 - 42 &&
+		    full <= 8000 - depth - 63 * 40);
+	/* (a chunk's worth either way: where the bound falls in one) */
+	gated = store_full_at(1000000 / 8, 0);
+	assert_true(gated + 42 >= full && gated <= full + 42);
+	assert_int_equal(store_full_at(10000000000ull / 8, 0), 0);
+	/* the tightest: a rate stage of 1 Mbit/s on a 10 Gbit/s link,
+	 * told of at run time, bounds it as the link did; one of 10
+	 * Gbit/s on an unknown link lets it hold them all */
+	gated = store_full_at(10000000000ull / 8, 1000000 / 8);
+	assert_true(gated + 42 >= full && gated <= full + 42);
+	assert_int_equal(store_full_at(0, 10000000000ull / 8), 0);
+}
+
 /* Due while the pool is empty: dropped as store_no_mbuf, never lost
  * silently; the rest leave when mbufs are back. */
 static void
@@ -943,6 +1049,8 @@ main(void)
 		cmocka_unit_test(test_reset_and_change),
 		cmocka_unit_test(test_store_after),
 		cmocka_unit_test(test_change_resizes_the_store),
+		cmocka_unit_test(test_big_frames_past_depth),
+		cmocka_unit_test(test_store_follows_the_rate_in_front),
 		cmocka_unit_test(test_pool_empty_at_release),
 	};
 

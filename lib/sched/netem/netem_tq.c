@@ -244,6 +244,7 @@ shp_tq_set_horizon(struct shp_tq *q, uint64_t reach, uint64_t spread)
 /* a frame larger than this keeps its mbuf whatever the setting: records
  * must leave a chunk room for a few */
 #define ST_MAX_LEN     (ST_CHUNK / 8)
+_Static_assert(ST_MAX_LEN == SHP_TQ_STORE_LEN_MAX, "netem_tq.h's copy");
 /* frames up to this long are copied as one block of it, both ways */
 #define ST_BLOCK       64u
 
@@ -432,6 +433,25 @@ shp_tq_store_depth(struct shp_tq *q, uint32_t depth)
 }
 
 void
+shp_tq_store_big(struct shp_tq *q, uint32_t depth)
+{
+	q->st_big = depth;
+	q->st_big_max = q->st == NULL || depth == UINT32_MAX ? 0 :
+		RTE_MIN(q->st->room, ST_MAX_LEN);
+}
+
+uint64_t
+shp_tq_store_frames(size_t bytes, uint32_t len)
+{
+	/* a chunk starts with its header, and a record is written only
+	 * with ST_BLOCK to spare after it (st_put) */
+	size_t per = (ST_CHUNK - ST_HDR - ST_BLOCK) /
+		shp_tq_store_rec_size(len);
+
+	return (uint64_t)(bytes / ST_CHUNK) * per;
+}
+
+void
 shp_tq_store_bound(struct shp_tq *q, size_t bytes)
 {
 	size_t chunks = (bytes + ST_CHUNK - 1) / ST_CHUNK;
@@ -450,6 +470,7 @@ st_fini(struct shp_tq *q)
 	rte_free(q->st);
 	q->st = NULL;
 	q->st_max = 0;
+	q->st_big_max = 0;
 }
 
 static inline void
@@ -955,9 +976,13 @@ tq_commit(struct shp_tq *q)
 		 * the whole group staged): a deeper line's mbufs would all
 		 * be cold when they leave */
 		uint64_t before = q->qlen - (n - i);
-		bool store = m->pkt_len <= q->st_max && m->nb_segs == 1 &&
-			     (before - q->st_stats.frames >= q->st_depth ||
-			      before >= 2 * (uint64_t)q->st_depth);
+		uint64_t held = before - q->st_stats.frames;
+		bool store = m->nb_segs == 1 &&
+			     (m->pkt_len <= q->st_max ?
+			      held >= q->st_depth ||
+			      before >= 2 * (uint64_t)q->st_depth :
+			      m->pkt_len <= q->st_big_max &&
+			      held >= q->st_big);
 		struct shp_tq_ent *e;
 		struct st_rec *r;
 

@@ -106,6 +106,9 @@ struct shp_tq {
 	struct shp_tq_store *st;
 	uint32_t st_max;
 	uint32_t st_depth;           /* store only past this many mbufs */
+	/* frames over st_max, up to st_big_max, are stored past st_big
+	 * mbufs (shp_tq_store_big; st_big_max 0: never) */
+	uint32_t st_big, st_big_max;
 	struct shp_tq_st_stats st_stats;
 	/* the line (netem_tq.c): stored frames in time order, read from
 	 * the store as written, without a calendar entry */
@@ -177,6 +180,23 @@ void shp_tq_store_set(struct shp_tq *q, uint32_t max_len);
  * stays until released.
  */
 void shp_tq_store_depth(struct shp_tq *q, uint32_t depth);
+/*
+ * From now on a frame longer than shp_tq_store_set's size (up to what a
+ * record may hold: ST_MAX_LEN, and an mbuf of the pool) is stored too,
+ * once `depth` packets wait in mbufs before it (UINT32_MAX: never, as
+ * at init). Why: copying a full-size frame costs more than keeping its
+ * mbuf while the pool can hold the line; a line longer than the pool
+ * (600 ms at 10 Gbit/s is 500,000 frames of 1500 bytes) is carried
+ * only by the store, past the mbufs netem may hold.
+ */
+void shp_tq_store_big(struct shp_tq *q, uint32_t depth);
+/* The most bytes a frame stored by shp_tq_store_big may have (store
+ * records in chunks of 64 KiB): what the lossless budget assumes. */
+#define SHP_TQ_STORE_LEN_MAX 8192u
+/* Frames of len bytes a store of `bytes` holds (whole chunks, records
+ * of shp_tq_store_rec_size): what the lossless budget counts. */
+uint64_t shp_tq_store_frames(size_t bytes, uint32_t len);
+
 /*
  * From now on the store takes a new chunk only while fewer than `bytes`
  * (rounded to whole chunks, at most the region shp_tq_store_init

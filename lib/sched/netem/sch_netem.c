@@ -32,6 +32,7 @@
 
 #include "netem_trace.h"
 #include "netem_tq.h"
+#include "shp_budget.h"
 #include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_netem.h"
@@ -88,6 +89,9 @@ struct netem_sched_data {
 	 * by the owner at its next enqueue: no allocation on the data path */
 	struct shp_tq_cal *offer;
 	uint32_t default_limit;
+	/* the rates in front (shp_stage_env's gate_rate, line_rate) the
+	 * store's bound was last set for: a new one sets it anew */
+	uint64_t gate_seen, line_seen;
 	/* the port's bound (shp_stage_env's held, hold_cap) and what of
 	 * *held is this stage's: synced with tq.qlen once per call */
 	uint32_t *held, hold_cap, counted;
@@ -1565,44 +1569,74 @@ netem_stream_keys(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 		key[i] = shp_rand_key(base, i);
 }
 
-/* The byte store's region when the profile gives no bound (enough for
- * 100 ms of 64-byte frames at 10GbE line rate twice over), and at most. */
+/* The byte store's region when no rate bounds what it holds (enough for
+ * 100 ms of 64-byte frames at 10GbE line rate twice over), and at most:
+ * 10 Gbit/s for 600 ms, or 1 Gbit/s for 10 s, of frames of any size
+ * (3.4 GB of records of 64-byte frames for the latter). Address space:
+ * what is resident is what the frames in flight span. */
 #define NETEM_STORE_DEF ((size_t)512 << 20)
-#define NETEM_STORE_MAX (4 * NETEM_STORE_DEF)
+#define NETEM_STORE_MAX (8 * NETEM_STORE_DEF)
+
+/* The tightest of the rates that may reach the line: netem's own, the
+ * rate stage's in front of it, the port's link (bytes/s; 0: none). */
+static uint64_t
+netem_feed_rate(const struct shp_netem_conf *c, uint64_t gate,
+		uint64_t line)
+{
+	uint64_t r = c != NULL ? c->rate : 0;
+
+	if (gate != 0 && (r == 0 || gate < r))
+		r = gate;
+	if (line != 0 && (r == 0 || line < r))
+		r = line;
+	return r;
+}
+
+/* What rate x (delay + 4 jitter + accumulate + 10 ms) of 64-byte frames
+ * takes in records (the worst ratio of store to wire bytes). */
+static size_t
+netem_store_at(const struct shp_netem_conf *c, uint64_t rate)
+{
+	double hold = (double)(c->latency + 4 * c->jitter +
+			       c->accumulate) / 1e9 + 0.01;
+	double b = (double)rate * hold / 64 *
+		   (double)shp_tq_store_rec_size(64);
+
+	return b > (double)NETEM_STORE_MAX ? NETEM_STORE_MAX :
+		RTE_MAX((size_t)b, (size_t)64 * 65536);
+}
 
 /*
  * What of the byte store's region a profile may use (the region is
  * reserved at NETEM_STORE_MAX; it is resident as far as the frames in
- * flight reach): what the profile can hold, by the rate and the delay
- * when it has a rate (at the worst ratio of store to wire bytes,
- * minimum-size frames), by its limit when it has one, else
- * NETEM_STORE_DEF. A new profile sets it anew (netem_reset_state).
+ * flight reach): what the profile can hold, by its rate and the delay
+ * when it has a rate, by its limit when it has one, else
+ * NETEM_STORE_DEF; and at least what the rate that may reach it
+ * (netem_feed_rate: the rate stage's in front, the port's link) brings
+ * in that time, so that a long delay behind a fast gate is carried. A
+ * new profile, or a new rate in front, sets it anew (netem_reset_state,
+ * netem_sync_conf).
  */
 static size_t
-netem_store_region(const struct shp_netem_conf *c)
+netem_store_region(const struct shp_netem_conf *c, uint64_t feed)
 {
-	size_t min = 64 * 65536, def = NETEM_STORE_DEF;
+	size_t own;
 	uint32_t thr;
 
 	if (c == NULL)
-		return def;
+		return NETEM_STORE_DEF;
 	thr = c->store_set ? c->store : SHP_NETEM_STORE_DEFAULT;
 	if (thr == 0)
 		thr = SHP_NETEM_STORE_DEFAULT;   /* a later change may store */
-	if (c->rate != 0) {
-		double hold = (double)(c->latency + 4 * c->jitter +
-				       c->accumulate) / 1e9 + 0.01;
-		double frames = (double)c->rate * hold / 64;
-		double b = frames * (double)shp_tq_store_rec_size(64);
-
-		return b > (double)NETEM_STORE_MAX ? NETEM_STORE_MAX :
-			RTE_MAX((size_t)b, min);
-	}
-	if (c->limit_set)
-		return RTE_MIN(RTE_MAX((size_t)c->limit *
-				       shp_tq_store_rec_size(thr), min),
-			       NETEM_STORE_MAX);
-	return def;
+	if (c->rate != 0)
+		own = netem_store_at(c, c->rate);
+	else if (c->limit_set)
+		own = RTE_MIN(RTE_MAX((size_t)c->limit *
+				      shp_tq_store_rec_size(thr),
+				      (size_t)64 * 65536), NETEM_STORE_MAX);
+	else
+		own = NETEM_STORE_DEF;
+	return feed != 0 ? RTE_MAX(own, netem_store_at(c, feed)) : own;
 }
 
 /*
@@ -1624,6 +1658,38 @@ netem_store_after(const struct netem_sched_data *p,
 		       p->default_limit / 4);
 }
 
+/* Past how many mbufs frames longer than `store`'s size are stored: by
+ * default once half of what netem may hold in mbufs waits (a line the
+ * pool can carry keeps them, a longer one is carried by the store);
+ * never with a `store` given, which says which frames are stored. */
+static uint32_t
+netem_store_big(uint32_t default_limit, const struct shp_netem_conf *c)
+{
+	return c == NULL || c->store_set ? UINT32_MAX : default_limit / 2;
+}
+
+/* The rates in front of the stage, as the chain keeps them. */
+static inline uint64_t
+netem_gate_rate(const struct shp_qdisc *q)
+{
+	return q->env != NULL ?
+		__atomic_load_n(&q->env->gate_rate, __ATOMIC_RELAXED) : 0;
+}
+
+static inline uint64_t
+netem_line_rate(const struct shp_qdisc *q)
+{
+	return q->env != NULL ?
+		__atomic_load_n(&q->env->line_rate, __ATOMIC_RELAXED) : 0;
+}
+
+static size_t
+netem_region_of(const struct shp_netem_conf *c, uint64_t gate,
+		uint64_t line)
+{
+	return netem_store_region(c, netem_feed_rate(c, gate, line));
+}
+
 static void
 netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		  const struct shp_netem_conf *c)
@@ -1638,8 +1704,12 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 			 SHP_NETEM_STORE_DEFAULT);
 	/* the new profile's share of the region, larger or smaller: a
 	 * longer delay or a higher rate stores what it holds */
-	shp_tq_store_bound(&p->tq, netem_store_region(c));
+	p->gate_seen = netem_gate_rate(q);
+	p->line_seen = netem_line_rate(q);
+	shp_tq_store_bound(&p->tq, netem_region_of(c, p->gate_seen,
+						   p->line_seen));
 	shp_tq_store_depth(&p->tq, netem_store_after(p, c));
+	shp_tq_store_big(&p->tq, netem_store_big(p->default_limit, c));
 	if (c == NULL)
 		return;
 	p->trace.armed = false;
@@ -1690,7 +1760,14 @@ netem_sync_conf(struct shp_qdisc *q, struct netem_sched_data *p,
 		struct shp_ctx *ctx)
 {
 	const struct shp_netem_conf *c = netem_conf(p);
+	uint64_t gate = netem_gate_rate(q), line = netem_line_rate(q);
 
+	/* a new rate in front: the store holds what it lets through */
+	if (unlikely(gate != p->gate_seen || line != p->line_seen)) {
+		p->gate_seen = gate;
+		p->line_seen = line;
+		shp_tq_store_bound(&p->tq, netem_region_of(c, gate, line));
+	}
 	if (unlikely((c != NULL ? c->hdr.id : 0) != p->seen)) {
 		/* what misorder held enters the queue, by its delay */
 		if (p->mis_n != 0)
@@ -1753,7 +1830,8 @@ netem_init(struct shp_qdisc *q, const void *conf)
 	 * as used); none for one of thousands of classes (env) until it
 	 * holds packets (shp_netem_grow): megabytes each, idle */
 	lean = q->env != NULL && q->env->lean;
-	region = lean || q->pool == NULL ? 0 : netem_store_region(conf);
+	region = lean || q->pool == NULL ? 0 :
+		netem_region_of(conf, netem_gate_rate(q), netem_line_rate(q));
 	/* the most any profile may use, so that a later one can grow the
 	 * store (address space only; the first profile's bound applies) */
 	reserve = region != 0 ? NETEM_STORE_MAX : 0;
@@ -2441,6 +2519,38 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
 	return c != NULL && c->limit_set ? c->limit : 0;
 }
 
+/*
+ * The lossless budget (shp_budget.h): the mbufs netem may hold (its
+ * default limit: half the pool, at most the port's share) and what the
+ * byte store holds at its most (NETEM_STORE_MAX of records of the frame,
+ * when such frames are stored: the default stores any that fits a
+ * record; a `store` given, those up to its size); a `limit` given
+ * bounds the sum.
+ */
+static void
+netem_kind_budget(const void *conf, const struct shp_budget_in *in,
+		  struct shp_budget *b)
+{
+	const struct shp_netem_conf *c = conf;
+	uint32_t lim = shp_netem_default_limit(in->pool);
+	bool stored;
+
+	if (in->hold_cap != 0)
+		lim = RTE_MIN(lim, in->hold_cap);
+	stored = c == NULL || !c->store_set ?
+		in->frame <= SHP_TQ_STORE_LEN_MAX :
+		c->store != 0 && in->frame <= c->store;
+	b->mbufs = lim;
+	b->store_reserved = in->pool != 0 && stored ? NETEM_STORE_MAX : 0;
+	b->store_bound = b->store_reserved != 0 ?
+		netem_store_region(c, netem_feed_rate(c, in->gate_rate,
+						      in->line_rate)) : 0;
+	b->frames = lim + shp_tq_store_frames(b->store_reserved, in->frame);
+	if (c != NULL && c->limit_set && c->limit < b->frames)
+		b->frames = c->limit;
+	b->delay_ns = c == NULL ? 0 : c->latency + c->jitter + c->accumulate;
+}
+
 static const char *const netem_drops[] = {
 	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
 	[NETEM_DROP_LOST] = "lost",           /* the loss model */
@@ -2486,6 +2596,7 @@ const struct shp_kind shp_kind_netem = {
 	.tc_print = netem_kind_tc_print,
 	.conf_free = netem_kind_free,
 	.capacity = netem_kind_capacity,
+	.budget = netem_kind_budget,
 	.note = shp_netem_note,
 	.grow_heap = shp_netem_grow_heap,
 	.lean_mem = 8u << 10,   /* a class's, on its tfifo alone */
