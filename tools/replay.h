@@ -22,6 +22,8 @@
 #include "shp_rss.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
+#include "drop_capture.h"
+#include "pcapng_write.h"
 
 
 /* Exit status, as dpdk-shaper: 0 ok, 1 runtime error, 2 bad option or
@@ -44,6 +46,28 @@ struct dstat {
 	uint64_t *v;
 	size_t n, cap;
 	uint64_t sum, min, max;
+};
+
+/* --capture-drops and --packet-log (replay_capture.c) */
+enum { RCAP_OPT_DROPS = 1024, RCAP_OPT_SNAPLEN, RCAP_OPT_LIMIT,
+       RCAP_OPT_LOG };
+
+struct plog_ent;
+struct shp_match_table;
+
+struct replay_cap {
+	const char *drops_path;
+	const char *log_path;
+	uint32_t snaplen;
+	uint64_t limit;
+	struct shp_pcapng w;
+	struct shp_dropcap *dc;
+	FILE *log;
+	struct plog_ent *ents;     /* one per input frame */
+	uint64_t nb_ents, cap_ents;
+	struct shp_match_table *match;   /* the classes' rules */
+	uint8_t *buf;
+	size_t buf_len;
 };
 
 struct replay {
@@ -118,6 +142,7 @@ struct replay {
 	uint64_t *sched_sets;  /* `set`/`clear` lines before each line */
 	uint64_t sched_applied;
 	struct shp_kind_env kenv;
+	struct replay_cap cap;
 };
 
 /* Set by SIGINT/SIGTERM: the run stops and the report says it was cut. */
@@ -133,5 +158,16 @@ void latency_record(const struct replay *r, unsigned int shard,
 		    const struct shp_meta *meta);
 bool summary(struct replay *r, FILE *f);
 int write_stats(struct replay *r);
+
+/* replay_capture.c */
+int rcap_parse(struct replay *r, int opt, const char *arg);
+int rcap_open(struct replay *r);
+int rcap_start(struct replay *r);
+int rcap_arrival(struct replay *r, struct rte_mbuf *m, uint64_t t,
+		 unsigned int q, uint8_t band);
+void rcap_sent(struct replay *r, struct rte_mbuf *m);
+void rcap_no_mbuf(struct replay *r);
+int rcap_finish(struct replay *r, bool ok);
+void rcap_release(struct replay *r);
 
 #endif /* SHP_TOOLS_REPLAY_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The drop capture's producers (drop_capture.h). */
+#include <string.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_ring.h>
+
+#include "drop_capture.h"
+#include "shp_qdisc.h"
+#include "shp_units.h"
+
+/* what one producer's records may take: a burst of drops between two
+ * visits of the writer, without pinning much memory per lcore */
+#define CAP_MEM_BUDGET (UINT64_C(4) << 20)
+#define CAP_RECS_MIN 64u
+#define CAP_RECS_MAX 8192u
+#define CAP_BURST 64
+
+static size_t
+rec_size(uint32_t snaplen)
+{
+	return RTE_ALIGN_CEIL(sizeof(struct shp_caprec) + snaplen,
+			      RTE_CACHE_LINE_SIZE);
+}
+
+struct shp_dropcap *
+shp_dropcap_new(uint32_t snaplen, int socket)
+{
+	size_t sz = rec_size(snaplen);
+	unsigned int n, i;
+	struct shp_dropcap *c;
+	static unsigned int seq;
+	char name[RTE_RING_NAMESIZE];
+
+	n = (unsigned int)RTE_MIN((uint64_t)CAP_RECS_MAX,
+				  CAP_MEM_BUDGET / sz);
+	n = RTE_MAX(n, CAP_RECS_MIN);
+	n = rte_align32prevpow2(n);
+	c = rte_zmalloc_socket("shp_dropcap", sizeof(*c), RTE_CACHE_LINE_SIZE,
+			       socket);
+	if (c == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	c->snaplen = snaplen;
+	c->mem = rte_malloc_socket("shp_dropcap_recs", sz * n,
+				   RTE_CACHE_LINE_SIZE, socket);
+	snprintf(name, sizeof(name), "cap_f%u", seq);
+	c->full = shp_ring_new(name, n, socket, RING_F_SP_ENQ | RING_F_SC_DEQ |
+			       RING_F_EXACT_SZ, true);
+	snprintf(name, sizeof(name), "cap_e%u", seq++);
+	c->free = shp_ring_new(name, n, socket, RING_F_SP_ENQ | RING_F_SC_DEQ |
+			       RING_F_EXACT_SZ, true);
+	if (c->mem == NULL || c->full == NULL || c->free == NULL) {
+		shp_dropcap_free(c);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		void *r = (char *)c->mem + (size_t)i * sz;
+
+		rte_ring_sp_enqueue(c->free, r);
+	}
+	return c;
+}
+
+struct shp_dropcap *
+shp_dropcap_new_direct(uint32_t snaplen, shp_cap_direct_t direct, void *arg)
+{
+	struct shp_dropcap *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->snaplen = snaplen;
+	c->direct = direct;
+	c->arg = arg;
+	c->rec = malloc(rec_size(snaplen));
+	if (c->rec == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void
+shp_dropcap_free(struct shp_dropcap *c)
+{
+	if (c == NULL)
+		return;
+	if (c->direct != NULL) {
+		free(c->rec);
+		free(c);
+		return;
+	}
+	shp_ring_free(c->full);
+	shp_ring_free(c->free);
+	rte_free(c->mem);
+	rte_free(c);
+}
+
+static void
+rec_fill(struct shp_caprec *r, const struct shp_captag *t, uint64_t now,
+	 unsigned int slot, unsigned int band, uint32_t len)
+{
+	r->time_ns = now;
+	r->orig_len = len;
+	r->port = t->port;
+	r->shard = t->shard;
+	r->slot = (uint8_t)slot;
+	r->band = (uint8_t)band;
+	r->copy = t->copy;
+	if (t->cls != NULL)
+		snprintf(r->cls, sizeof(r->cls), "%s", t->cls);
+	else
+		r->cls[0] = '\0';
+}
+
+/* The first caplen bytes of m into r (a chain: rte_pktmbuf_read). */
+static void
+rec_copy(struct shp_caprec *r, uint32_t snaplen, const struct rte_mbuf *m)
+{
+	uint32_t len = RTE_MIN(rte_pktmbuf_pkt_len(m), snaplen);
+	const void *p = rte_pktmbuf_read(m, 0, len, r->data);
+
+	if (p != r->data)
+		memcpy(r->data, p, len);
+	r->caplen = (uint16_t)len;
+}
+
+void
+shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
+		uint64_t now, unsigned int slot, unsigned int band,
+		struct rte_mbuf *const *pkts, uint16_t n)
+{
+	struct shp_caprec *recs[CAP_BURST];
+	unsigned int got, i;
+
+	if (c->direct != NULL) {
+		for (i = 0; i < n; i++) {
+			rec_fill(c->rec, t, now, slot, band,
+				 rte_pktmbuf_pkt_len(pkts[i]));
+			rec_copy(c->rec, c->snaplen, pkts[i]);
+			c->direct(c->arg, c->rec, pkts[i]);
+		}
+		return;
+	}
+	while (n > 0) {
+		uint16_t k = RTE_MIN(n, (uint16_t)CAP_BURST);
+
+		got = rte_ring_sc_dequeue_burst(c->free, (void **)recs, k,
+						NULL);
+		c->lost += k - got;
+		for (i = 0; i < got; i++) {
+			rec_fill(recs[i], t, now, slot, band,
+				 rte_pktmbuf_pkt_len(pkts[i]));
+			rec_copy(recs[i], c->snaplen, pkts[i]);
+		}
+		/* as many slots as records: never short */
+		rte_ring_sp_enqueue_burst(c->full, (void **)recs, got, NULL);
+		pkts += k;
+		n -= k;
+	}
+}
+
+void
+shp_dropcap_put_raw(struct shp_dropcap *c, const struct shp_captag *t,
+		    uint64_t now, unsigned int slot, const void *data,
+		    uint32_t len)
+{
+	struct shp_caprec *r = c->rec;
+
+	if (c->direct == NULL) {
+		if (rte_ring_sc_dequeue(c->free, (void **)&r) != 0) {
+			c->lost++;
+			return;
+		}
+	}
+	rec_fill(r, t, now, slot, SHP_CAP_NO_BAND, len);
+	r->caplen = (uint16_t)RTE_MIN(len, c->snaplen);
+	memcpy(r->data, data, r->caplen);
+	if (c->direct != NULL)
+		c->direct(c->arg, r, NULL);
+	else
+		rte_ring_sp_enqueue(c->full, r);
+}
+
+unsigned int
+shp_dropcap_take(struct shp_dropcap *c, struct shp_caprec **recs,
+		 unsigned int n)
+{
+	return rte_ring_sc_dequeue_burst(c->full, (void **)recs, n, NULL);
+}
+
+void
+shp_dropcap_give(struct shp_dropcap *c, struct shp_caprec **recs,
+		 unsigned int n)
+{
+	rte_ring_sp_enqueue_burst(c->free, (void **)recs, n, NULL);
+}
+
+int
+shp_capture_parse_snaplen(const char *s, uint32_t *v, char *err)
+{
+	uint64_t n;
+
+	if (shp_parse_u64(s, &n, err) < 0 || n == 0 ||
+	    n > SHP_CAP_SNAPLEN_MAX) {
+		snprintf(err, SHP_ERR_LEN, "snaplen '%s': expected bytes, "
+			 "1..%u", s, SHP_CAP_SNAPLEN_MAX);
+		return -1;
+	}
+	*v = (uint32_t)n;
+	return 0;
+}
+
+int
+shp_capture_parse_limit(const char *s, uint64_t *v, char *err)
+{
+	uint64_t n;
+
+	if (shp_parse_size(s, &n, err) < 0 || n < 4096) {
+		snprintf(err, SHP_ERR_LEN, "limit '%s': expected a size of "
+			 "at least 4kb (e.g. 256mb)", s);
+		return -1;
+	}
+	*v = n;
+	return 0;
+}

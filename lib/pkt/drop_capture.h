@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The drop capture (issue 60): every frame the shaper drops, its first
+ * bytes and why, for a pcapng file (pcapng_write.h) that Wireshark reads
+ * with the cause beside each frame.
+ *
+ * The drop funnel (shp_drop_burst and its kin, shp_qdisc.h) hands what it
+ * frees to the calling lcore's producer, ctx->cap, when a capture runs
+ * (NULL otherwise: one predictable branch per dropped burst). Live, a
+ * producer is one worker lcore's: a free list and a queue of records
+ * made at start (two single-producer single-consumer rte_rings), so a
+ * drop costs a copy of at most snaplen bytes and no allocation, lock or
+ * syscall; the main lcore takes the queued records and writes them. What
+ * finds no free record is counted (lost) and the worker goes on: the
+ * capture never slows forwarding. Offline (the replay tool) a producer
+ * calls its `direct` function for each drop instead, so nothing is ever
+ * lost.
+ */
+#ifndef SHP_DROP_CAPTURE_H
+#define SHP_DROP_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <rte_mbuf.h>
+
+#define SHP_CAP_SNAPLEN_DEFAULT 128
+#define SHP_CAP_SNAPLEN_MAX     65535
+#define SHP_CAP_LIMIT_DEFAULT   (UINT64_C(256) << 20)
+#define SHP_CAP_CLASS_LEN       32          /* a class name, with its NUL */
+#define SHP_CAP_NO_BAND         0xff
+
+/* What a drop is tagged with besides its cause: where it happened. The
+ * drop funnel's callers keep one in their ctx (shp_qdisc.h). */
+struct shp_captag {
+	uint16_t port;
+	uint16_t shard;
+	const char *cls;     /* the class's name, NULL: the port's own */
+	/* the frame is a netem copy counted lost without being made: the
+	 * mbuf given is its original (byte for byte the copy) */
+	bool copy;
+};
+
+/* One dropped frame: its metadata, then caplen bytes. */
+struct shp_caprec {
+	uint64_t time_ns;    /* the drop instant on the shaper clock */
+	uint32_t orig_len;
+	uint16_t caplen;
+	uint16_t port;
+	uint16_t shard;
+	uint8_t slot;        /* its cause: shp_drop_names[slot] */
+	uint8_t band;        /* SHP_CAP_NO_BAND: none applies */
+	bool copy;           /* as shp_captag's */
+	char cls[SHP_CAP_CLASS_LEN];   /* "": none */
+	uint8_t data[];
+};
+
+/* Offline: called for each drop (m: the frame, for fields of the
+ * caller's own; NULL for a frame that has no mbuf). */
+typedef void (*shp_cap_direct_t)(void *arg, const struct shp_caprec *rec,
+				 struct rte_mbuf *m);
+
+struct rte_ring;
+
+struct shp_dropcap {
+	uint32_t snaplen;
+	/* live: records queued for the writer, and the free ones */
+	struct rte_ring *full;
+	struct rte_ring *free;
+	void *mem;
+	/* offline: instead of the rings; rec is a scratch record */
+	shp_cap_direct_t direct;
+	void *arg;
+	struct shp_caprec *rec;
+	/* written by the producer only: drops that found no free record */
+	uint64_t lost;
+};
+
+/* A live producer: records of snaplen bytes on socket, enough for
+ * bursts of drops while the writer is away (a few MiB at most). NULL
+ * with rte_errno. */
+struct shp_dropcap *shp_dropcap_new(uint32_t snaplen, int socket);
+/* An offline one: direct(arg, ...) for each drop. NULL: no memory. */
+struct shp_dropcap *shp_dropcap_new_direct(uint32_t snaplen,
+					   shp_cap_direct_t direct, void *arg);
+void shp_dropcap_free(struct shp_dropcap *c);
+
+/* pkts[0..n) dropped at now under slot, tagged t, band b (a bands
+ * stage's, else SHP_CAP_NO_BAND): copied before they are freed. The
+ * producer's lcore only. */
+void shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
+		     uint64_t now, unsigned int slot, unsigned int band,
+		     struct rte_mbuf *const *pkts, uint16_t n);
+
+/* A frame that has no mbuf (the replay tool's before it makes one). */
+void shp_dropcap_put_raw(struct shp_dropcap *c, const struct shp_captag *t,
+			 uint64_t now, unsigned int slot, const void *data,
+			 uint32_t len);
+
+/* --capture-snaplen / `snaplen BYTES`: 1..65535; --capture-limit /
+ * `limit BYTES`: a size (shp_parse_size), at least 4 KiB. 0, or -1 with
+ * one line in err (SHP_ERR_LEN). */
+int shp_capture_parse_snaplen(const char *s, uint32_t *v, char *err);
+int shp_capture_parse_limit(const char *s, uint64_t *v, char *err);
+
+/* The writer's side of a live producer: up to n queued records into
+ * recs (in the order they were dropped), then each handed back. */
+unsigned int shp_dropcap_take(struct shp_dropcap *c,
+			      struct shp_caprec **recs, unsigned int n);
+void shp_dropcap_give(struct shp_dropcap *c, struct shp_caprec **recs,
+		      unsigned int n);
+
+#endif

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A pcapng file of dropped frames (pcapng_write.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "pcapng_write.h"
+#include "shp_stats.h"
+
+#define BT_SHB 0x0A0D0D0Au
+#define BT_IDB 0x00000001u
+#define BT_EPB 0x00000006u
+#define BYTE_ORDER_MAGIC 0x1A2B3C4Du
+#define LINKTYPE_ETHERNET 1
+
+#define OPT_END 0
+#define OPT_COMMENT 1
+#define OPT_SHB_USERAPPL 4
+#define OPT_IF_NAME 2
+#define OPT_IF_TSRESOL 9
+
+#define PAD4(n) (((n) + 3u) & ~3u)
+
+/* the longest comment: cause, class and numbers */
+#define COMMENT_MAX 160
+
+static void
+put(struct shp_pcapng *w, const void *p, size_t n)
+{
+	static const uint8_t zero[4];
+
+	if (w->error)
+		return;
+	if (p == NULL)
+		p = zero;
+	if (n > 0 && fwrite(p, 1, n, w->f) != n)
+		w->error = true;
+	w->bytes += n;
+}
+
+static void
+put32(struct shp_pcapng *w, uint32_t v)
+{
+	put(w, &v, 4);
+}
+
+/* An option: code, length, value padded. */
+static void
+put_opt(struct shp_pcapng *w, uint16_t code, const void *v, uint16_t len)
+{
+	uint16_t h[2] = { code, len };
+
+	put(w, h, 4);
+	put(w, v, len);
+	put(w, NULL, PAD4(len) - len);
+}
+
+static uint32_t
+opt_size(size_t len)
+{
+	return 4 + PAD4((uint32_t)len);
+}
+
+int
+shp_pcapng_comment(const struct shp_caprec *rec, char *buf, size_t len)
+{
+	const char *cause = shp_drop_names[rec->slot];
+	int n;
+
+	n = snprintf(buf, len, "cause=%s port=%u shard=%u",
+		     cause != NULL ? cause : "unknown", rec->port, rec->shard);
+	if (rec->cls[0] != '\0' && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, " class=%s", rec->cls);
+	if (rec->band != SHP_CAP_NO_BAND && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - n, " band=%u", rec->band);
+	return n;
+}
+
+static void
+write_shb(struct shp_pcapng *w)
+{
+	static const char app[] = "dpdk-shaper drop capture";
+	uint32_t len = 28 + opt_size(sizeof(app) - 1) + 4;
+	uint16_t ver[2] = { 1, 0 };
+	int64_t section = -1;
+
+	put32(w, BT_SHB);
+	put32(w, len);
+	put32(w, BYTE_ORDER_MAGIC);
+	put(w, ver, 4);
+	put(w, &section, 8);
+	put_opt(w, OPT_SHB_USERAPPL, app, sizeof(app) - 1);
+	put_opt(w, OPT_END, NULL, 0);
+	put32(w, len);
+}
+
+static void
+write_idb(struct shp_pcapng *w, uint16_t port)
+{
+	char name[16];
+	uint8_t tsresol = 9;    /* 10^-9 s: nanoseconds */
+	uint16_t lt[2] = { LINKTYPE_ETHERNET, 0 };
+	int nl = snprintf(name, sizeof(name), "port %u", port);
+	uint32_t len = 20 + opt_size((size_t)nl) + opt_size(1) + 4;
+
+	put32(w, BT_IDB);
+	put32(w, len);
+	put(w, lt, 4);
+	put32(w, w->snaplen);
+	put_opt(w, OPT_IF_NAME, name, (uint16_t)nl);
+	put_opt(w, OPT_IF_TSRESOL, &tsresol, 1);
+	put_opt(w, OPT_END, NULL, 0);
+	put32(w, len);
+}
+
+int
+shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
+		uint32_t snaplen, uint64_t limit, char *err, size_t errlen)
+{
+	struct stat st;
+	uint16_t i;
+	int fd;
+
+	memset(w, 0, sizeof(*w));
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory", path);
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0 || (w->f = fdopen(fd, "wb")) == NULL) {
+		snprintf(err, errlen, "%s: cannot write it: %s", path,
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	w->limit = limit;
+	w->snaplen = snaplen;
+	w->nb_ifs = nb_ifs;
+	write_shb(w);
+	for (i = 0; i < nb_ifs; i++)
+		write_idb(w, i);
+	return 0;
+}
+
+void
+shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec)
+{
+	char comment[COMMENT_MAX];
+	int cl = shp_pcapng_comment(rec, comment, sizeof(comment));
+	uint32_t clen = (uint32_t)RTE_MIN((size_t)RTE_MAX(cl, 0),
+					  sizeof(comment) - 1);
+	uint32_t len = 28 + PAD4(rec->caplen) + opt_size(clen) + 4 + 4;
+	uint64_t ts = (uint64_t)((int64_t)rec->time_ns + w->ts_offset);
+
+	if (w->full || w->error || rec->port >= w->nb_ifs ||
+	    w->bytes + len > w->limit) {
+		w->full |= !w->error && w->bytes + len > w->limit;
+		w->lost++;
+		return;
+	}
+	put32(w, BT_EPB);
+	put32(w, len);
+	put32(w, rec->port);
+	put32(w, (uint32_t)(ts >> 32));
+	put32(w, (uint32_t)ts);
+	put32(w, rec->caplen);
+	put32(w, rec->orig_len);
+	put(w, rec->data, rec->caplen);
+	put(w, NULL, PAD4(rec->caplen) - rec->caplen);
+	put_opt(w, OPT_COMMENT, comment, (uint16_t)clen);
+	put_opt(w, OPT_END, NULL, 0);
+	put32(w, len);
+	w->written++;
+}
+
+int
+shp_pcapng_close(struct shp_pcapng *w)
+{
+	int rc = 0;
+
+	if (w->f == NULL)
+		return 0;
+	if (fflush(w->f) != 0 || ferror(w->f) || w->error)
+		rc = -1;
+	if (fclose(w->f) != 0)
+		rc = -1;
+	w->f = NULL;
+	return rc;
+}
