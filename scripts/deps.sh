@@ -11,6 +11,7 @@ if [ "${1:-}" = "--test" ]; then
 	       python3-pexpect iperf3 iproute2 ethtool iputils-ping procps
 	       nftables bc python3-matplotlib
 	       prometheus tcpdump   # tcpdump: scripts/trace-demo
+	       tshark   # reads the drop capture (test_capture.py)
 	       clang libclang-rt-14-dev)   # fuzz/: clang, libFuzzer, sanitizers
 fi
 
