@@ -18,6 +18,7 @@
 #include <rte_pdump.h>
 #include <rte_rcu_qsbr.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "control.h"
 #include "ctl_socket.h"
@@ -421,6 +422,19 @@ main(int argc, char **argv)
 		printf("dpdk-shaper: --cmdline-file %s done\n",
 		       s->opt.cmdline_file);
 	}
+	if (shaper_capture_opt.path != NULL && !s->quit) {
+		char err[SHP_ERR_LEN];
+
+		if (shaper_capture_start(s, shaper_capture_opt.path,
+					 shaper_capture_opt.snaplen,
+					 shaper_capture_opt.limit, false,
+					 err) < 0) {
+			printf("dpdk-shaper: --capture-drops %s: stopping, "
+			       "exit status 1\n", err);
+			s->exit_code = 1;
+			s->quit = true;
+		}
+	}
 	s->running = true;
 	shaper_lost_launch(s);
 	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
@@ -433,6 +447,16 @@ main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	s->running = false;
 	s->stop_ns = shp_clock_now(&s->clock);
+	/* the capture ends with forwarding: what is flushed next is not
+	 * in it (counted as flushed) */
+	if (shaper_capture_running()) {
+		char err[SHP_ERR_LEN];
+
+		if (shaper_capture_stop(s, err) < 0) {
+			printf("dpdk-shaper: capture: %s\n", err);
+			s->exit_code = 1;
+		}
+	}
 	shaper_flush(s);
 out:
 	/* counters only if forwarding started: a failed set-up (no pool)

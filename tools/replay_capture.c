@@ -159,7 +159,7 @@ rcap_open(struct replay *r)
 	}
 	if (r->cap.drops_path != NULL &&
 	    shp_pcapng_open(&r->cap.w, r->cap.drops_path, 1, r->cap.snaplen,
-			    r->cap.limit, err, sizeof(err)) < 0)
+			    r->cap.limit, false, err, sizeof(err)) < 0)
 		return fail(EXIT_USAGE, "--capture-drops %s", err);
 	return 0;
 }

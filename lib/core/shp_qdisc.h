@@ -493,7 +493,8 @@ shp_qdisc_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
  * pkts[0..n) under drop slot `slot`, band `band` (SHP_CAP_NO_BAND but
  * for a bands stage's own). Before they are freed. */
 static inline void
-shp_drop_capture(struct shp_ctx *ctx, unsigned int slot, unsigned int band,
+shp_drop_capture(const struct shp_ctx *ctx, unsigned int slot,
+		 unsigned int band,
 		 struct rte_mbuf *const *pkts, uint16_t n)
 {
 	if (unlikely(ctx->cap != NULL))

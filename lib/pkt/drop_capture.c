@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The drop capture's producers (drop_capture.h). */
+#include <inttypes.h>
 #include <string.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -8,6 +9,54 @@
 #include "drop_capture.h"
 #include "shp_qdisc.h"
 #include "shp_units.h"
+
+struct shp_capture_count shp_capture_counts[SHP_MAX_PORTS];
+bool shp_capture_ran;
+
+void
+shp_dropcap_account(struct shp_dropcap *c)
+{
+	unsigned int p;
+
+	for (p = 0; p < SHP_MAX_PORTS; p++) {
+		uint64_t l = __atomic_load_n(&c->lost[p], __ATOMIC_RELAXED);
+
+		__atomic_store_n(&shp_capture_counts[p].lost,
+				 shp_capture_counts[p].lost + l -
+				 c->lost_seen[p], __ATOMIC_RELAXED);
+		c->lost_seen[p] = l;
+	}
+}
+
+/* ports.N.capture in the stats file, once a capture ran */
+static void
+capture_json(FILE *f, uint16_t port)
+{
+	if (!shp_capture_ran || port >= SHP_MAX_PORTS)
+		return;
+	fprintf(f, ",\n    \"capture\": {\"captured\": %" PRIu64
+		", \"capture_lost\": %" PRIu64 "}",
+		__atomic_load_n(&shp_capture_counts[port].captured,
+				__ATOMIC_RELAXED),
+		__atomic_load_n(&shp_capture_counts[port].lost,
+				__ATOMIC_RELAXED));
+}
+
+static void
+capture_add_port(uint16_t port, int shard, struct shp_port_ctr *s)
+{
+	(void)port; (void)shard; (void)s;
+}
+
+static const struct shp_stats_source capture_source = {
+	.add_port = capture_add_port,
+	.json = capture_json,
+};
+
+RTE_INIT(capture_source_init)
+{
+	shp_stats_source_register(&capture_source);
+}
 
 /* what one producer's records may take: a burst of drops between two
  * visits of the writer, without pinning much memory per lcore */
@@ -149,7 +198,7 @@ shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 
 		got = rte_ring_sc_dequeue_burst(c->free, (void **)recs, k,
 						NULL);
-		c->lost += k - got;
+		c->lost[t->port] += k - got;
 		for (i = 0; i < got; i++) {
 			rec_fill(recs[i], t, now, slot, band,
 				 rte_pktmbuf_pkt_len(pkts[i]));
@@ -171,7 +220,7 @@ shp_dropcap_put_raw(struct shp_dropcap *c, const struct shp_captag *t,
 
 	if (c->direct == NULL) {
 		if (rte_ring_sc_dequeue(c->free, (void **)&r) != 0) {
-			c->lost++;
+			c->lost[t->port]++;
 			return;
 		}
 	}

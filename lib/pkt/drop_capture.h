@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <rte_mbuf.h>
 
+#include "shp_stats.h"
+
 #define SHP_CAP_SNAPLEN_DEFAULT 128
 #define SHP_CAP_SNAPLEN_MAX     65535
 #define SHP_CAP_LIMIT_DEFAULT   (UINT64_C(256) << 20)
@@ -71,9 +73,31 @@ struct shp_dropcap {
 	shp_cap_direct_t direct;
 	void *arg;
 	struct shp_caprec *rec;
-	/* written by the producer only: drops that found no free record */
+	/* written by the producer only: drops that found no free record,
+	 * by port (its tag's) */
+	uint64_t lost[SHP_MAX_PORTS];
+	/* the writer's: how much of lost it counted (shp_dropcap_account) */
+	uint64_t lost_seen[SHP_MAX_PORTS];
+};
+
+/*
+ * What the captures of this process kept (written to a file) and could
+ * not keep (capture_lost: no free record, the file's limit), by port,
+ * since the start: the stats file's ports.N.capture, `show capture`,
+ * the exporter's. Written by the writer's thread only (the main lcore,
+ * the tool), read by any (relaxed loads).
+ */
+struct shp_capture_count {
+	uint64_t captured;
 	uint64_t lost;
 };
+extern struct shp_capture_count shp_capture_counts[SHP_MAX_PORTS];
+/* a capture ran: the stats file has the counts (else not a word) */
+extern bool shp_capture_ran;
+
+/* The writer's thread: add to the counts what c lost since its last
+ * call. */
+void shp_dropcap_account(struct shp_dropcap *c);
 
 /* A live producer: records of snaplen bytes on socket, enough for
  * bursts of drops while the writer is away (a few MiB at most). NULL

@@ -117,7 +117,8 @@ write_idb(struct shp_pcapng *w, uint16_t port)
 
 int
 shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
-		uint32_t snaplen, uint64_t limit, char *err, size_t errlen)
+		uint32_t snaplen, uint64_t limit, bool fresh, char *err,
+		size_t errlen)
 {
 	struct stat st;
 	uint16_t i;
@@ -128,16 +129,23 @@ shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
 		snprintf(err, errlen, "%s: is a directory", path);
 		return -1;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC |
+		  (fresh ? O_EXCL | O_NOFOLLOW : O_TRUNC), 0640);
 	if (fd < 0 || (w->f = fdopen(fd, "wb")) == NULL) {
-		snprintf(err, errlen, "%s: cannot write it: %s", path,
-			 strerror(errno));
+		if (fresh && errno == EEXIST)
+			snprintf(err, errlen, "%s: exists (a capture writes "
+				 "a new file: remove it or name another)",
+				 path);
+		else
+			snprintf(err, errlen, "%s: cannot write it: %s", path,
+				 strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	w->limit = limit;
 	w->snaplen = snaplen;
+	shp_capture_ran = true;
 	w->nb_ifs = nb_ifs;
 	write_shb(w);
 	for (i = 0; i < nb_ifs; i++)
@@ -145,7 +153,7 @@ shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
 	return 0;
 }
 
-void
+bool
 shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec)
 {
 	char comment[COMMENT_MAX];
@@ -159,7 +167,11 @@ shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec)
 	    w->bytes + len > w->limit) {
 		w->full |= !w->error && w->bytes + len > w->limit;
 		w->lost++;
-		return;
+		if (rec->port < SHP_MAX_PORTS)
+			__atomic_store_n(&shp_capture_counts[rec->port].lost,
+					 shp_capture_counts[rec->port].lost + 1,
+					 __ATOMIC_RELAXED);
+		return false;
 	}
 	put32(w, BT_EPB);
 	put32(w, len);
@@ -174,6 +186,10 @@ shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec)
 	put_opt(w, OPT_END, NULL, 0);
 	put32(w, len);
 	w->written++;
+	__atomic_store_n(&shp_capture_counts[rec->port].captured,
+			 shp_capture_counts[rec->port].captured + 1,
+			 __ATOMIC_RELAXED);
+	return true;
 }
 
 int

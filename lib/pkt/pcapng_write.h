@@ -39,14 +39,16 @@ struct shp_pcapng {
 /*
  * Create path (refused if it cannot be written: err gets one line) and
  * write its header and an interface for each of ports 0..nb_ifs-1.
- * 0, or -1.
+ * fresh: refuse a path that exists (or is a symbolic link), as a
+ * command at run time does: it writes no file it did not make. 0, or -1.
  */
 int shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
-		    uint32_t snaplen, uint64_t limit, char *err, size_t errlen);
+		    uint32_t snaplen, uint64_t limit, bool fresh, char *err,
+		    size_t errlen);
 
 /* Write rec as a block (its port's interface); counted in written or
- * lost. */
-void shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec);
+ * lost, and in shp_capture_counts. true when written. */
+bool shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec);
 
 /* Flush and close; 0, or -1 when a write failed (errno). */
 int shp_pcapng_close(struct shp_pcapng *w);
