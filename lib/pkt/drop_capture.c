@@ -60,9 +60,9 @@ RTE_INIT(capture_source_init)
 
 /* what one producer's records may take: a burst of drops between two
  * visits of the writer, without pinning much memory per lcore */
-#define CAP_MEM_BUDGET (UINT64_C(4) << 20)
+#define CAP_MEM_BUDGET (UINT64_C(8) << 20)
 #define CAP_RECS_MIN 64u
-#define CAP_RECS_MAX 8192u
+#define CAP_RECS_MAX 65536u
 #define CAP_BURST 64
 
 static size_t

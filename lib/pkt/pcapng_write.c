@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A pcapng file of dropped frames (pcapng_write.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 
 /* the longest comment: cause, class and numbers */
 #define COMMENT_MAX 160
+#define IOBUF (1u << 20)
 
 static void
 put(struct shp_pcapng *w, const void *p, size_t n)
@@ -143,6 +145,19 @@ shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
 			close(fd);
 		return -1;
 	}
+	w->blk = malloc(28 + PAD4(snaplen) + 4 + COMMENT_MAX + 8);
+	w->iobuf = malloc(IOBUF);
+	if (w->blk == NULL || w->iobuf == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		fclose(w->f);
+		free(w->blk);
+		free(w->iobuf);
+		memset(w, 0, sizeof(*w));
+		unlink(path);
+		return -1;
+	}
+	/* large writes: a syscall per megabyte, not per frame */
+	setvbuf(w->f, w->iobuf, _IOFBF, IOBUF);
 	w->limit = limit;
 	w->snaplen = snaplen;
 	shp_capture_ran = true;
@@ -153,15 +168,44 @@ shp_pcapng_open(struct shp_pcapng *w, const char *path, uint16_t nb_ifs,
 	return 0;
 }
 
+/* rec's comment, made again only when what it says changed */
+static uint32_t
+comment_of(struct shp_pcapng *w, const struct shp_caprec *rec)
+{
+	struct shp_caprec *k = &w->key;
+	int cl;
+
+	if (w->comment_len != 0 && k->slot == rec->slot &&
+	    k->port == rec->port && k->shard == rec->shard &&
+	    k->band == rec->band && strcmp(k->cls, rec->cls) == 0)
+		return w->comment_len;
+	cl = shp_pcapng_comment(rec, w->comment, sizeof(w->comment));
+	w->comment_len = (uint32_t)RTE_MIN((size_t)RTE_MAX(cl, 0),
+					   sizeof(w->comment) - 1);
+	k->slot = rec->slot;
+	k->port = rec->port;
+	k->shard = rec->shard;
+	k->band = rec->band;
+	memcpy(k->cls, rec->cls, sizeof(k->cls));
+	return w->comment_len;
+}
+
+static inline uint8_t *
+put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+	return p + 4;
+}
+
 bool
 shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec)
 {
-	char comment[COMMENT_MAX];
-	int cl = shp_pcapng_comment(rec, comment, sizeof(comment));
-	uint32_t clen = (uint32_t)RTE_MIN((size_t)RTE_MAX(cl, 0),
-					  sizeof(comment) - 1);
-	uint32_t len = 28 + PAD4(rec->caplen) + opt_size(clen) + 4 + 4;
+	uint32_t clen = comment_of(w, rec);
+	uint32_t caplen = RTE_MIN((uint32_t)rec->caplen, w->snaplen);
+	uint32_t len = 28 + PAD4(caplen) + opt_size(clen) + 4 + 4;
 	uint64_t ts = (uint64_t)((int64_t)rec->time_ns + w->ts_offset);
+	uint16_t oh[2] = { OPT_COMMENT, (uint16_t)clen };
+	uint8_t *p = w->blk;
 
 	if (w->full || w->error || rec->port >= w->nb_ifs ||
 	    w->bytes + len > w->limit) {
@@ -173,18 +217,25 @@ shp_pcapng_write(struct shp_pcapng *w, const struct shp_caprec *rec)
 					 __ATOMIC_RELAXED);
 		return false;
 	}
-	put32(w, BT_EPB);
-	put32(w, len);
-	put32(w, rec->port);
-	put32(w, (uint32_t)(ts >> 32));
-	put32(w, (uint32_t)ts);
-	put32(w, rec->caplen);
-	put32(w, rec->orig_len);
-	put(w, rec->data, rec->caplen);
-	put(w, NULL, PAD4(rec->caplen) - rec->caplen);
-	put_opt(w, OPT_COMMENT, comment, (uint16_t)clen);
-	put_opt(w, OPT_END, NULL, 0);
-	put32(w, len);
+	p = put_u32(p, BT_EPB);
+	p = put_u32(p, len);
+	p = put_u32(p, rec->port);
+	p = put_u32(p, (uint32_t)(ts >> 32));
+	p = put_u32(p, (uint32_t)ts);
+	p = put_u32(p, caplen);
+	p = put_u32(p, rec->orig_len);
+	memcpy(p, rec->data, caplen);
+	memset(p + caplen, 0, PAD4(caplen) - caplen);
+	p += PAD4(caplen);
+	memcpy(p, oh, 4);
+	memcpy(p + 4, w->comment, clen);
+	memset(p + 4 + clen, 0, PAD4(clen) - clen);
+	p += 4 + PAD4(clen);
+	p = put_u32(p, 0);     /* opt_endofopt */
+	p = put_u32(p, len);
+	put(w, w->blk, (size_t)(p - w->blk));
+	if (w->error)
+		return false;
 	w->written++;
 	__atomic_store_n(&shp_capture_counts[rec->port].captured,
 			 shp_capture_counts[rec->port].captured + 1,
@@ -204,5 +255,9 @@ shp_pcapng_close(struct shp_pcapng *w)
 	if (fclose(w->f) != 0)
 		rc = -1;
 	w->f = NULL;
+	free(w->blk);
+	free(w->iobuf);
+	w->blk = NULL;
+	w->iobuf = NULL;
 	return rc;
 }

@@ -34,6 +34,14 @@ struct shp_pcapng {
 	uint16_t nb_ifs;
 	bool full;            /* the bound was reached */
 	bool error;           /* a write failed: nothing more is tried */
+	/* a block is made here and written in one call; the last comment
+	 * made is kept with what it was made of (drops come in runs of one
+	 * cause) */
+	uint8_t *blk;
+	char *iobuf;
+	struct shp_caprec key;
+	char comment[160];
+	uint32_t comment_len;
 };
 
 /*
