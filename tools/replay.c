@@ -476,6 +476,14 @@ same_file(const struct replay *r, const struct stat *st)
 	       st->st_dev == r->in_st.st_dev && st->st_ino == r->in_st.st_ino;
 }
 
+bool
+replay_names_input(const struct replay *r, const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && same_file(r, &st);
+}
+
 /* OUT is written to a temporary name next to it and renamed when
  * complete, so a failed run leaves nothing (and an old OUT untouched).
  * A non-regular OUT (a FIFO, /dev/null) is written directly, `-` to

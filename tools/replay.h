@@ -159,6 +159,9 @@ void latency_record(const struct replay *r, unsigned int shard,
 bool summary(struct replay *r, FILE *f);
 int write_stats(struct replay *r);
 
+/* replay.c: path names IN's file (writing it would destroy the input) */
+bool replay_names_input(const struct replay *r, const char *path);
+
 /* replay_capture.c */
 int rcap_parse(struct replay *r, int opt, const char *arg);
 int rcap_open(struct replay *r);

@@ -150,6 +150,19 @@ rcap_open(struct replay *r)
 		r->cap.snaplen = SHP_CAP_SNAPLEN_DEFAULT;
 	if (r->cap.limit == 0)
 		r->cap.limit = SHP_CAP_LIMIT_DEFAULT;
+	/* neither may take the place of IN, OUT or the other */
+	if (r->cap.drops_path != NULL &&
+	    (replay_names_input(r, r->cap.drops_path) ||
+	     strcmp(r->cap.drops_path, r->out_path) == 0 ||
+	     (r->cap.log_path != NULL &&
+	      strcmp(r->cap.drops_path, r->cap.log_path) == 0)))
+		return fail(EXIT_USAGE, "--capture-drops %s: is the input, "
+			    "the output or the packet log", r->cap.drops_path);
+	if (r->cap.log_path != NULL &&
+	    (replay_names_input(r, r->cap.log_path) ||
+	     strcmp(r->cap.log_path, r->out_path) == 0))
+		return fail(EXIT_USAGE, "--packet-log %s: is the input or the "
+			    "output", r->cap.log_path);
 	if (r->cap.log_path != NULL) {
 		r->cap.log = fopen(r->cap.log_path, "w");
 		if (r->cap.log == NULL)

@@ -187,14 +187,21 @@ def test_capture_limit_ends_the_file_cleanly(tmp_path):
     (["--capture-snaplen", "65536"], "1..65535"),
     (["--capture-limit", "1"], "limit"),
     (["--packet-log", "/nonexistent/dir/l.csv"], "/nonexistent"),
+    (["--capture-drops", "IN"], "is the input"),
+    (["--capture-drops", "OUT"], "is the input, the output"),
+    (["--packet-log", "IN"], "is the input"),
 ])
 def test_bad_capture_options(tmp_path, args, word):
     """One clear line naming what is wrong, exit 2, no output written."""
-    args = [str(tmp_path) if a == "DIR" else a for a in args]
+    names = {"DIR": str(tmp_path), "IN": str(tmp_path / "in.pcap"),
+             "OUT": str(tmp_path / "out.pcap")}
+    args = [names.get(a, a) for a in args]
     pcaplib.write(str(tmp_path / "in.pcap"), [pcaplib.eth_ipv4(0, 100, 0)],
                   [T0], nano=True)
+    before = open(tmp_path / "in.pcap", "rb").read()
     proc = run(tmp_path / "in.pcap", tmp_path / "out.pcap", *args)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and word in lines[0], proc.stderr
     assert not os.path.exists(tmp_path / "out.pcap")
+    assert open(tmp_path / "in.pcap", "rb").read() == before
