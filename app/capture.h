@@ -35,6 +35,9 @@ struct shaper_capture_opt {
 	const char *path;
 	uint32_t snaplen;
 	uint64_t limit;
+	/* --packet-log FILE, --packet-log-sample N */
+	const char *log_path;
+	uint32_t log_every;
 };
 extern struct shaper_capture_opt shaper_capture_opt;
 
@@ -47,6 +50,13 @@ int shaper_capture_start(struct shaper *s, const char *path,
 /* Stop: what the workers handed over is written, the file closed. 0,
  * or -1 with err (none running; a write error). */
 int shaper_capture_stop(struct shaper *s, char *err);
+/* The live packet log: one fate (sent or dropped) in every, a CSV line
+ * each, until limit bytes; through the same producers. 0, or -1 with
+ * err. Stopped (the file flushed, closed) by shaper_packet_log_stop,
+ * which stops the drop capture too (at exit). */
+int shaper_packet_log_start(struct shaper *s, const char *path,
+			    uint32_t every, uint64_t limit, char *err);
+int shaper_packet_log_stop(struct shaper *s, char *err);
 /* Write what the producers hold (ctl_tick). */
 void shaper_capture_poll(struct shaper *s);
 /* `show capture` */

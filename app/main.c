@@ -435,6 +435,20 @@ main(int argc, char **argv)
 			s->quit = true;
 		}
 	}
+	if (shaper_capture_opt.log_path != NULL && !s->quit) {
+		char err[SHP_ERR_LEN];
+
+		if (shaper_packet_log_start(s, shaper_capture_opt.log_path,
+					    shaper_capture_opt.log_every ?
+					    shaper_capture_opt.log_every : 1000,
+					    shaper_capture_opt.limit,
+					    err) < 0) {
+			printf("dpdk-shaper: --packet-log %s: stopping, exit "
+			       "status 1\n", err);
+			s->exit_code = 1;
+			s->quit = true;
+		}
+	}
 	s->running = true;
 	shaper_lost_launch(s);
 	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
@@ -449,10 +463,13 @@ main(int argc, char **argv)
 	s->stop_ns = shp_clock_now(&s->clock);
 	/* the capture ends with forwarding: what is flushed next is not
 	 * in it (counted as flushed) */
-	if (shaper_capture_running()) {
+	{
 		char err[SHP_ERR_LEN];
 
-		if (shaper_capture_stop(s, err) < 0) {
+		/* the log, and the capture with it */
+		if (shaper_packet_log_stop(s, err) < 0 ||
+		    (shaper_capture_running() &&
+		     shaper_capture_stop(s, err) < 0)) {
 			printf("dpdk-shaper: capture: %s\n", err);
 			s->exit_code = 1;
 		}

@@ -35,6 +35,8 @@ enum {
 	OPT_CAPTURE_DROPS,
 	OPT_CAPTURE_SNAPLEN,
 	OPT_CAPTURE_LIMIT,
+	OPT_PACKET_LOG,
+	OPT_PACKET_LOG_SAMPLE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
@@ -60,6 +62,8 @@ static struct option longopts[40 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"capture-drops", required_argument, NULL, OPT_CAPTURE_DROPS},
 	{"capture-snaplen", required_argument, NULL, OPT_CAPTURE_SNAPLEN},
 	{"capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT},
+	{"packet-log", required_argument, NULL, OPT_PACKET_LOG},
+	{"packet-log-sample", required_argument, NULL, OPT_PACKET_LOG_SAMPLE},
 	{"rxd", required_argument, NULL, OPT_RXD},
 	{"txd", required_argument, NULL, OPT_TXD},
 	{"link-wait", required_argument, NULL, OPT_LINK_WAIT},
@@ -199,6 +203,9 @@ shaper_usage(FILE *f, const char *prog)
 "  --capture-snaplen N    bytes kept of each, 1..65535 (default 128)\n"
 "  --capture-limit BYTES  the file's bound (default 256mb): what is past\n"
 "                         it is counted as capture_lost\n"
+"  --packet-log FILE      a CSV line for one packet in N (sent or dropped):\n"
+"                         arrival, port, shard, band, fate, departure\n"
+"  --packet-log-sample N  that N, 1..1000000000 (default 1000)\n"
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
@@ -364,6 +371,32 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 					&shaper_capture_opt.snaplen, err) < 0)
 				return bad(err);
 			continue;
+		case OPT_PACKET_LOG:
+			if (check_stats_file(optarg, err) < 0) {
+				char why[SHP_ERR_LEN];
+				const char *w = strstr(err, ": ");
+
+				snprintf(why, sizeof(why), "%s",
+					 w != NULL ? w : "");
+				snprintf(err, sizeof(err), "--packet-log %s%s",
+					 optarg, why);
+				return bad(err);
+			}
+			shaper_capture_opt.log_path = optarg;
+			continue;
+		case OPT_PACKET_LOG_SAMPLE: {
+			uint64_t v;
+
+			if (shp_parse_u64(optarg, &v, err) < 0 || v == 0 ||
+			    v > 1000000000) {
+				snprintf(err, sizeof(err), "--packet-log-sample "
+					 "'%s': expected one packet in N, "
+					 "1..1000000000", optarg);
+				return bad(err);
+			}
+			shaper_capture_opt.log_every = (uint32_t)v;
+			continue;
+		}
 		case OPT_CAPTURE_LIMIT:
 			if (shp_capture_parse_limit(optarg,
 					&shaper_capture_opt.limit, err) < 0)

@@ -322,7 +322,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress],
 			       .cap = shaper_capture_of(w->lcore),
 			       .tag = { .port = r->egress,
-					.shard = r->shard } };
+					.shard = r->shard, .fresh = true } };
 	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
 	uint64_t bytes, t0 = 0;
 	uint32_t used;
@@ -372,6 +372,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 				      band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
+	/* what the chain drops from here on has its metadata */
+	ctx.tag.fresh = false;
 	/* (a burst sent at once took TX's time too: no sample of
 	 * admitting) */
 	if (rx_chain(s, r, pkts, n, used, bytes, prio, band, &ctx) == n)
@@ -432,7 +434,9 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 	 const struct shp_ctx *ctx)
 {
 	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
+	uint8_t band[SHP_MAX_BURST], flags[SHP_MAX_BURST];
 	uint16_t i, d = 0, sent;
+	bool log;
 
 	if (unlikely(late != 0)) {
 		d = shp_drop_late(pc, pkts, n, now, late, &bytes, ctx);
@@ -443,8 +447,19 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 		soj[i] = sojourn(pkts[i], now);
 		tts[i] = shp_meta(pkts[i])->time_to_send;
 	}
+	/* the packet log's: read before the PMD may free them too */
+	log = unlikely(ctx != NULL && ctx->cap != NULL &&
+		       ctx->cap->log_every != 0);
+	if (log)
+		for (i = 0; i < n; i++) {
+			band[i] = shp_meta(pkts[i])->band;
+			flags[i] = shp_meta(pkts[i])->flags;
+		}
 	sent = tx_count(e, pc, pkts, n, bytes);
 	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
+	if (log)
+		shp_dropcap_log_sent(ctx->cap, &ctx->tag, now, soj, band,
+				     flags, sent);
 	return d + sent;
 }
 
@@ -487,8 +502,14 @@ tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t bytes,
 	 bool gated)
 {
 	struct tx_arg *a = arg;
+	uint16_t sent = tx_burst_fresh(a->e, a->pc, pkts, n, bytes, gated);
 
-	return tx_burst_fresh(a->e, a->pc, pkts, n, bytes, gated);
+	/* the packet log's: sent the instant they arrived, their metadata
+	 * unwritten (nothing read of them) */
+	if (unlikely(a->ctx != NULL && a->ctx->cap != NULL))
+		shp_dropcap_log_sent(a->ctx->cap, &a->ctx->tag, a->ctx->now,
+				     NULL, NULL, NULL, sent);
+	return sent;
 }
 
 /* Publish whether the chain is behind; written only on a change so that

@@ -7,6 +7,7 @@
 #include <rte_ring.h>
 
 #include "drop_capture.h"
+#include "shp_meta.h"
 #include "shp_qdisc.h"
 #include "shp_units.h"
 
@@ -92,6 +93,7 @@ shp_dropcap_new(uint32_t snaplen, int socket)
 		return NULL;
 	}
 	c->snaplen = snaplen;
+	c->drops = true;
 	c->mem = rte_malloc_socket("shp_dropcap_recs", sz * n,
 				   RTE_CACHE_LINE_SIZE, socket);
 	snprintf(name, sizeof(name), "cap_f%u", seq);
@@ -158,6 +160,7 @@ rec_fill(struct shp_caprec *r, const struct shp_captag *t, uint64_t now,
 	r->slot = (uint8_t)slot;
 	r->band = (uint8_t)band;
 	r->copy = t->copy;
+	r->kind = SHP_CAP_K_DROP;
 	if (t->cls != NULL)
 		snprintf(r->cls, sizeof(r->cls), "%s", t->cls);
 	else
@@ -176,6 +179,63 @@ rec_copy(struct shp_caprec *r, uint32_t snaplen, const struct rte_mbuf *m)
 	r->caplen = (uint16_t)len;
 }
 
+/* A packet log record, no bytes: a fate (slot: its drop cause, or
+ * SHP_CAP_SENT) at now of a frame that arrived at rx. */
+static void
+log_one(struct shp_dropcap *c, const struct shp_captag *t, uint64_t now,
+	unsigned int slot, uint64_t rx, unsigned int band, bool copy)
+{
+	struct shp_caprec *r;
+
+	if (rte_ring_sc_dequeue(c->free, (void **)&r) != 0) {
+		c->lost[t->port]++;
+		return;
+	}
+	rec_fill(r, t, now, slot, band, 0);
+	r->kind = SHP_CAP_K_LOG;
+	r->rx_ns = rx;
+	r->copy = copy;
+	r->caplen = 0;
+	rte_ring_sp_enqueue(c->full, r);
+}
+
+/* The drops of pkts[0..n) the log samples: one fate in log_every,
+ * pkts[log_left] the next. */
+static void
+log_drops(struct shp_dropcap *c, const struct shp_captag *t, uint64_t now,
+	  unsigned int slot, struct rte_mbuf *const *pkts, uint16_t n)
+{
+	uint32_t i;
+
+	for (i = c->log_left; i < n; i += c->log_every) {
+		const struct shp_meta *m = shp_meta(pkts[i]);
+
+		if (t->fresh)
+			log_one(c, t, now, slot, now, SHP_CAP_NO_BAND, t->copy);
+		else
+			log_one(c, t, now, slot, m->rx_ns, m->band, t->copy ||
+				(m->flags & SHP_META_F_DUP));
+	}
+	c->log_left = i - n;
+}
+
+void
+shp_dropcap_log_sent(struct shp_dropcap *c, const struct shp_captag *t,
+		     uint64_t now, const uint64_t *soj, const uint8_t *band,
+		     const uint8_t *flags, uint16_t n)
+{
+	uint32_t i;
+
+	if (c->log_every == 0)
+		return;
+	for (i = c->log_left; i < n; i += c->log_every)
+		log_one(c, t, now, SHP_CAP_SENT,
+			soj != NULL ? now - RTE_MIN(soj[i], now) : now,
+			band != NULL ? band[i] : SHP_CAP_NO_BAND,
+			flags != NULL && (flags[i] & SHP_META_F_DUP));
+	c->log_left = i - n;
+}
+
 void
 shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 		uint64_t now, unsigned int slot, unsigned int band,
@@ -184,6 +244,10 @@ shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 	struct shp_caprec *recs[CAP_BURST];
 	unsigned int got, i;
 
+	if (c->log_every != 0 && c->direct == NULL)
+		log_drops(c, t, now, slot, pkts, n);
+	if (!c->drops && c->direct == NULL)
+		return;
 	if (c->direct != NULL) {
 		for (i = 0; i < n; i++) {
 			rec_fill(c->rec, t, now, slot, band,

@@ -40,18 +40,29 @@ struct shp_captag {
 	/* the frame is a netem copy counted lost without being made: the
 	 * mbuf given is its original (byte for byte the copy) */
 	bool copy;
+	/* its metadata is not written yet (dropped on arrival: RX's own
+	 * drops, the policer): it arrived now, no band */
+	bool fresh;
 };
+
+/* kind of a record */
+#define SHP_CAP_K_DROP 0     /* a frame of the drop capture */
+#define SHP_CAP_K_LOG  1     /* a line of the live packet log */
+#define SHP_CAP_SENT   0xff  /* a log record's slot: sent, not dropped */
 
 /* One dropped frame: its metadata, then caplen bytes. */
 struct shp_caprec {
 	uint64_t time_ns;    /* the drop instant on the shaper clock */
+	uint64_t rx_ns;      /* a log record's: its arrival */
 	uint32_t orig_len;
 	uint16_t caplen;
 	uint16_t port;
 	uint16_t shard;
 	uint8_t slot;        /* its cause: shp_drop_names[slot] */
 	uint8_t band;        /* SHP_CAP_NO_BAND: none applies */
-	bool copy;           /* as shp_captag's */
+	bool copy;           /* as shp_captag's; a log record's: a netem
+			      * copy */
+	uint8_t kind;        /* SHP_CAP_K_* */
 	char cls[SHP_CAP_CLASS_LEN];   /* "": none */
 	uint8_t data[];
 };
@@ -65,6 +76,12 @@ struct rte_ring;
 
 struct shp_dropcap {
 	uint32_t snaplen;
+	/* live: every drop is captured (the drop capture runs) */
+	bool drops;
+	/* live: one fate (sent or dropped) in log_every is a packet log
+	 * record (0: no log); the next logged is log_left fates on */
+	uint32_t log_every;
+	uint32_t log_left;
 	/* live: records queued for the writer, and the free ones */
 	struct rte_ring *full;
 	struct rte_ring *free;
@@ -114,6 +131,16 @@ void shp_dropcap_free(struct shp_dropcap *c);
 void shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 		     uint64_t now, unsigned int slot, unsigned int band,
 		     struct rte_mbuf *const *pkts, uint16_t n);
+
+/* For the packet log (log_every != 0): n packets tagged t sent at now,
+ * read before they went (a PMD may free what it sent at once): soj[i]
+ * their sojourns, band[i] their bands and flags[i] their metadata's
+ * flags (each NULL: sent the instant they arrived, no band, no flags).
+ * The producer's lcore. */
+void shp_dropcap_log_sent(struct shp_dropcap *c, const struct shp_captag *t,
+			  uint64_t now, const uint64_t *soj,
+			  const uint8_t *band, const uint8_t *flags,
+			  uint16_t n);
 
 /* A frame that has no mbuf (the replay tool's before it makes one). */
 void shp_dropcap_put_raw(struct shp_dropcap *c, const struct shp_captag *t,
