@@ -101,6 +101,10 @@ void cmd_set_classify(void *res, struct cmdline *c, void *data);
 void cmd_word(void *res, struct cmdline *c, void *data);
 void cmd_clear(void *res, struct cmdline *c, void *data);
 void cmd_load(void *res, struct cmdline *c, void *data);
+/* cli_capture.c: capture drops start|stop, show capture */
+void cmd_capture_start(void *res, struct cmdline *c, void *data);
+void cmd_capture_stop(void *res, struct cmdline *c, void *data);
+void cmd_show_capture(void *res, struct cmdline *c, void *data);
 /* Says what a stage change did, port by port, against `was`. */
 void confirm_stage(const char *stage, int port, const struct ctl_config *was);
 

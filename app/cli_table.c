@@ -144,6 +144,8 @@ static struct cmdline_token_ops word_ops = {
 
 static const char help_show[] =
 "show config                 profile of every port, classifier, lcores\n"
+"show capture                the drop capture: its file, captured and\n"
+"                            capture_lost\n"
 "show qdisc [all|P]          each port's chain as tc -s qdisc show\n"
 "show port stats all|P       counters, and pps and bit/s since the last\n"
 "                            show port stats\n"
@@ -224,6 +226,11 @@ static const char help_control[] =
 "                            its driver can (link up brings it back)\n"
 "disable|enable all|P        a bare wire (no stage) keeping the profile,\n"
 "                            or the profile back, at one instant\n"
+"capture drops start FILE [snaplen BYTES] [limit BYTES]\n"
+"                            write every dropped frame to FILE (pcapng)\n"
+"                            with its cause (default snaplen 128, limit\n"
+"                            256mb)\n"
+"capture drops stop          end the drop capture, close its file\n"
 "quit, exit                  stop and exit (also Ctrl-D)\n"
 "help [show|set|control]     this text\n";
 
@@ -537,6 +544,32 @@ static struct tok_word t_load_file =
 INST(i_load, cmd_load, NULL, "load FILE: run a command file",
      (void *)&t_load, (void *)&t_load_file);
 
+/* the drop capture (cli_capture.c) */
+static cmdline_parse_token_string_t t_cap =
+	TOKEN_KW(struct r_class, w1, "capture");
+static cmdline_parse_token_string_t t_cap_drops =
+	TOKEN_KW(struct r_class, w2, "drops");
+static cmdline_parse_token_string_t t_cap_start =
+	TOKEN_KW(struct r_class, name, "start");
+static struct tok_word t_cap_args =
+	TOKEN_WORD(struct r_class, args, WORD_REST, NULL,
+		   "FILE [snaplen BYTES] [limit BYTES]");
+INST(i_cap_start, cmd_capture_start, NULL,
+     "capture drops start FILE [snaplen BYTES] [limit BYTES]: write every "
+     "dropped frame to FILE (pcapng) with its cause",
+     (void *)&t_cap, (void *)&t_cap_drops, (void *)&t_cap_start,
+     (void *)&t_cap_args);
+static cmdline_parse_token_string_t t_cap_stop =
+	TOKEN_KW(struct r_class, name, "stop");
+INST(i_cap_stop, cmd_capture_stop, NULL,
+     "capture drops stop: end the drop capture",
+     (void *)&t_cap, (void *)&t_cap_drops, (void *)&t_cap_stop);
+static cmdline_parse_token_string_t t_show_cap =
+	TOKEN_KW(struct r_w2, w2, "capture");
+INST(i_show_cap, cmd_show_capture, NULL,
+     "show capture: the drop capture's state, what it kept and lost",
+     (void *)&t_show, (void *)&t_show_cap);
+
 cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_help, &i_help_sec, &i_show1, &i_show_port, &i_show_lat,
 	&i_show_lat_port, &i_show_info, &i_show_info_port,
@@ -547,7 +580,7 @@ cmdline_parse_ctx_t main_ctx[32 + MAX_KEY_INSTS] = {
 	&i_clear, &i_start, &i_stop, &i_load, &i_quit,
 	&cli_link_inst, &cli_link_carrier_inst, &cli_toggle_inst,
 	&cli_show_schedule_inst, &cli_set_preset_inst,
-	&cli_show_presets_inst, NULL,
+	&cli_show_presets_inst, &i_cap_start, &i_cap_stop, &i_show_cap, NULL,
 };
 
 /* ---- errors the parser finds ---------------------------------------- */
@@ -576,8 +609,14 @@ static const struct {
 	{ "link", "link down|up all|P, link down all|P carrier" },
 	{ "disable", "disable all|P" },
 	{ "enable", "enable all|P" },
+	{ "show capture", "show capture" },
+	{ "capture drops start", "capture drops start FILE [snaplen BYTES] "
+	  "[limit BYTES]" },
+	{ "capture drops stop", "capture drops stop" },
+	{ "capture", "capture drops start FILE [snaplen BYTES] "
+	  "[limit BYTES] | capture drops stop" },
 	{ "show", "show config|port stats|bands|qdisc|drops|lcores|events|"
-		  "schedule, "
+		  "schedule|capture, "
 		  "show KEY all|P (queue, tbf, netem...)" },
 	{ "set priomap", "set priomap P0 ... P15" },
 	{ "set classify", "set classify tos|dscp|pcp|none" },

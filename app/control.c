@@ -15,6 +15,7 @@
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
 
+#include "capture.h"
 #include "classify.h"
 #include "control.h"
 #include "ctl_for.h"
@@ -905,6 +906,7 @@ ctl_tick(struct shaper *s, bool interactive, bool *printed)
 	}
 	ctl_classes_gc(s);
 	ctl_classes_grow(s);
+	shaper_capture_poll(s);
 	if (s->opt.stats_period != 0 &&
 	    rte_get_timer_cycles() - last_periodic >=
 	    s->opt.stats_period * rte_get_timer_hz()) {

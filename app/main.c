@@ -18,6 +18,7 @@
 #include <rte_pdump.h>
 #include <rte_rcu_qsbr.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "control.h"
 #include "ctl_socket.h"
@@ -430,6 +431,33 @@ main(int argc, char **argv)
 		printf("dpdk-shaper: --cmdline-file %s done\n",
 		       s->opt.cmdline_file);
 	}
+	if (shaper_capture_opt.path != NULL && !s->quit) {
+		char err[SHP_ERR_LEN];
+
+		if (shaper_capture_start(s, shaper_capture_opt.path,
+					 shaper_capture_opt.snaplen,
+					 shaper_capture_opt.limit, false,
+					 err) < 0) {
+			printf("dpdk-shaper: --capture-drops %s: stopping, "
+			       "exit status 1\n", err);
+			s->exit_code = 1;
+			s->quit = true;
+		}
+	}
+	if (shaper_capture_opt.log_path != NULL && !s->quit) {
+		char err[SHP_ERR_LEN];
+
+		if (shaper_packet_log_start(s, shaper_capture_opt.log_path,
+					    shaper_capture_opt.log_every ?
+					    shaper_capture_opt.log_every : 1000,
+					    shaper_capture_opt.limit,
+					    err) < 0) {
+			printf("dpdk-shaper: --packet-log %s: stopping, exit "
+			       "status 1\n", err);
+			s->exit_code = 1;
+			s->quit = true;
+		}
+	}
 	s->running = true;
 	shaper_lost_launch(s);
 	rte_eal_mp_remote_launch(shaper_worker_main, s, SKIP_MAIN);
@@ -442,6 +470,19 @@ main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	s->running = false;
 	s->stop_ns = shp_clock_now(&s->clock);
+	/* the capture ends with forwarding: what is flushed next is not
+	 * in it (counted as flushed) */
+	{
+		char err[SHP_ERR_LEN];
+
+		/* the log, and the capture with it */
+		if (shaper_packet_log_stop(s, err) < 0 ||
+		    (shaper_capture_running() &&
+		     shaper_capture_stop(s, err) < 0)) {
+			printf("dpdk-shaper: capture: %s\n", err);
+			s->exit_code = 1;
+		}
+	}
 	shaper_flush(s);
 out:
 	/* counters only if forwarding started: a failed set-up (no pool)

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h"
 #include "ctl_socket.h"
 #include "shaper.h"
 
@@ -35,13 +36,18 @@ enum {
 	OPT_PRESET_PORT,
 	OPT_PRESET_DIR,
 	OPT_STRICT_BUDGET,
+	OPT_CAPTURE_DROPS,
+	OPT_CAPTURE_SNAPLEN,
+	OPT_CAPTURE_LIMIT,
+	OPT_PACKET_LOG,
+	OPT_PACKET_LOG_SAMPLE,
 	/* --KEY and --KEY-port of every stage kind (shp_kind_longopts) */
 	OPT_KIND = 512,
 	/* --class* NAME VALUE (shp_class_longopts) */
 	OPT_CLASS = 768,
 };
 
-static struct option longopts[42 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
+static struct option longopts[48 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"bands", required_argument, NULL, OPT_BANDS},
 	{"priomap", required_argument, NULL, OPT_PRIOMAP},
 	{"classify", required_argument, NULL, OPT_CLASSIFY},
@@ -61,6 +67,11 @@ static struct option longopts[42 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"burst", required_argument, NULL, OPT_BURST},
 	{"queues", required_argument, NULL, OPT_QUEUES},
+	{"capture-drops", required_argument, NULL, OPT_CAPTURE_DROPS},
+	{"capture-snaplen", required_argument, NULL, OPT_CAPTURE_SNAPLEN},
+	{"capture-limit", required_argument, NULL, OPT_CAPTURE_LIMIT},
+	{"packet-log", required_argument, NULL, OPT_PACKET_LOG},
+	{"packet-log-sample", required_argument, NULL, OPT_PACKET_LOG_SAMPLE},
 	{"rxd", required_argument, NULL, OPT_RXD},
 	{"txd", required_argument, NULL, OPT_TXD},
 	{"link-wait", required_argument, NULL, OPT_LINK_WAIT},
@@ -204,6 +215,15 @@ shaper_usage(FILE *f, const char *prog)
 "  --ctl-idle TIME        a control client silent this long is closed,\n"
 "                         its unread replies dropped (default 60s, 5s..1h)\n"
 "  --no-ctl               no control socket\n"
+"  --capture-drops FILE   write every dropped frame to FILE (pcapng): its\n"
+"                         first bytes, its drop's time and a comment\n"
+"                         'cause=CAUSE port=P shard=S' (docs/monitoring.md)\n"
+"  --capture-snaplen N    bytes kept of each, 1..65535 (default 128)\n"
+"  --capture-limit BYTES  the file's bound (default 256mb): what is past\n"
+"                         it is counted as capture_lost\n"
+"  --packet-log FILE      a CSV line for one packet in N (sent or dropped):\n"
+"                         arrival, port, shard, band, fate, departure\n"
+"  --packet-log-sample N  that N, 1..1000000000 (default 1000)\n"
 "  --help                 this text\n"
 "\n"
 "Exit status: 0 ok, 1 runtime error, 2 bad option, 3 mbuf leak at exit.\n",
@@ -364,6 +384,56 @@ shaper_parse_args(struct shaper *s, int argc, char **argv)
 			continue;
 		case OPT_STRICT_BUDGET:
 			o->strict_budget = true;
+			continue;
+		case OPT_CAPTURE_DROPS:
+			if (check_stats_file(optarg, err) < 0) {
+				/* its words, this option's name */
+				char why[SHP_ERR_LEN];
+				const char *w = strstr(err, ": ");
+
+				snprintf(why, sizeof(why), "%s",
+					 w != NULL ? w : "");
+				snprintf(err, sizeof(err), "--capture-drops %s%s",
+					 optarg, why);
+				return bad(err);
+			}
+			shaper_capture_opt.path = optarg;
+			continue;
+		case OPT_CAPTURE_SNAPLEN:
+			if (shp_capture_parse_snaplen(optarg,
+					&shaper_capture_opt.snaplen, err) < 0)
+				return bad(err);
+			continue;
+		case OPT_PACKET_LOG:
+			if (check_stats_file(optarg, err) < 0) {
+				char why[SHP_ERR_LEN];
+				const char *w = strstr(err, ": ");
+
+				snprintf(why, sizeof(why), "%s",
+					 w != NULL ? w : "");
+				snprintf(err, sizeof(err), "--packet-log %s%s",
+					 optarg, why);
+				return bad(err);
+			}
+			shaper_capture_opt.log_path = optarg;
+			continue;
+		case OPT_PACKET_LOG_SAMPLE: {
+			uint64_t v;
+
+			if (shp_parse_u64(optarg, &v, err) < 0 || v == 0 ||
+			    v > 1000000000) {
+				snprintf(err, sizeof(err), "--packet-log-sample "
+					 "'%s': expected one packet in N, "
+					 "1..1000000000", optarg);
+				return bad(err);
+			}
+			shaper_capture_opt.log_every = (uint32_t)v;
+			continue;
+		}
+		case OPT_CAPTURE_LIMIT:
+			if (shp_capture_parse_limit(optarg,
+					&shaper_capture_opt.limit, err) < 0)
+				return bad(err);
 			continue;
 		case OPT_CTL_GROUP:
 			if (ctl_socket_opt_group(optarg, err, sizeof(err)) < 0)

@@ -132,9 +132,10 @@ shaper_sched_tx(struct shaper *s, uint16_t p, uint16_t q)
 static inline bool
 shaper_sched_rx_burst(struct shaper *s, uint16_t p, uint16_t q, bool owner,
 		      bool rx_only, struct rte_mbuf **pkts, uint16_t n,
-		      struct shp_port_ctr *in, struct shp_port_ctr *out,
-		      uint64_t now)
+		      struct shp_port_ctr *in, const struct shp_ctx *ctx)
 {
+	struct shp_port_ctr *out = ctx->ctr;
+	uint64_t now = ctx->now;
 	uint64_t bytes = 0;
 	uint16_t i;
 
@@ -153,6 +154,7 @@ shaper_sched_rx_burst(struct shaper *s, uint16_t p, uint16_t q, bool owner,
 	in->rx_bytes += bytes;
 	out->egress_in += n;
 	out->drops[SHP_DROP_LINK_DOWN] += n;
+	shp_drop_capture(ctx, SHP_DROP_LINK_DOWN, SHP_CAP_NO_BAND, pkts, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 	return true;
 }

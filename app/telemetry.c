@@ -15,6 +15,8 @@
  *                       with P also the non-empty buckets
  *   /shaper/shards[,P]  per "P_Q" (port P, shard Q, --queues): its lcore,
  *                       tx, queued, drops by cause (since the start)
+ *   /shaper/capture     the drop capture: "running" (0/1), and per port
+ *                       "captured" and "capture_lost" (since the start)
  *
  * Numbers are the ones `show` prints (since the last `clear stats`).
  *
@@ -31,6 +33,7 @@
 #include <rte_lcore.h>
 #include <rte_telemetry.h>
 
+#include "capture.h"
 #include "control.h"
 #include "shaper.h"
 #include "shaper_wire.h"
@@ -596,6 +599,40 @@ tel_config(const char *cmd, const char *params, struct rte_tel_data *d)
 }
 
 static int
+tel_capture(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int i;
+	char key[8];
+
+	(void)cmd; (void)params;
+	pthread_mutex_lock(&tel_lock);
+	if (!alive) {
+		pthread_mutex_unlock(&tel_lock);
+		return -1;
+	}
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "running", shaper_capture_running());
+	for (i = 0; i < S->nb_ports; i++) {
+		uint16_t p = S->port_ids[i];
+		struct rte_tel_data *c = rte_tel_data_alloc();
+
+		if (c == NULL)
+			break;
+		rte_tel_data_start_dict(c);
+		rte_tel_data_add_dict_u64(c, "captured",
+			__atomic_load_n(&shp_capture_counts[p].captured,
+					__ATOMIC_RELAXED));
+		rte_tel_data_add_dict_u64(c, "capture_lost",
+			__atomic_load_n(&shp_capture_counts[p].lost,
+					__ATOMIC_RELAXED));
+		snprintf(key, sizeof(key), "%u", p);
+		add_container(d, key, c);
+	}
+	pthread_mutex_unlock(&tel_lock);
+	return 0;
+}
+
+static int
 tel_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	unsigned int i, k;
@@ -744,6 +781,9 @@ shaper_telemetry_init(struct shaper *s)
 	rc |= rte_telemetry_register_cmd("/shaper/latency", tel_latency,
 		"Per-port lateness and sojourn percentiles (ns); with a port "
 		"id also the buckets as upper_bound_ns, count pairs");
+	rc |= rte_telemetry_register_cmd("/shaper/capture", tel_capture,
+		"The drop capture: running, per port captured and "
+		"capture_lost");
 	rc |= rte_telemetry_register_cmd("/shaper/shards", tel_shards,
 		"Per port_shard counters (--queues): lcore, tx, queued, "
 		"drops. Parameter: port id");

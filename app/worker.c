@@ -13,6 +13,7 @@
 #include <rte_lcore.h>
 #include <rte_rcu_qsbr.h>
 
+#include "capture.h"
 #include "classify.h"
 #include "shp_pkthdr.h"
 #include "pace.h"
@@ -53,6 +54,7 @@ struct tx_arg {
 	struct shaper *s;
 	struct egress *e;
 	struct shp_port_ctr *pc;
+	const struct shp_ctx *ctx;   /* the drop capture's (late drops) */
 };
 
 static inline uint64_t tx_now(void *arg);
@@ -143,8 +145,9 @@ rx_poll(struct shaper *s, struct rxq_ref *r, struct shp_port_ctr *in,
  * What is left, in order. */
 static uint16_t
 rx_oversize(const struct rxq_ref *r, struct shp_port_ctr *in,
-	    struct shp_port_ctr *out, struct rte_mbuf **pkts, uint16_t n)
+	    const struct shp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n)
 {
+	struct shp_port_ctr *out = ctx->ctr;
 	uint16_t i, k = 0;
 
 	for (i = 0; i < n; i++) {
@@ -156,6 +159,8 @@ rx_oversize(const struct rxq_ref *r, struct shp_port_ctr *in,
 		in->rx_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 		out->egress_in++;
 		out->drops[SHP_DROP_OVERSIZE]++;
+		shp_drop_capture(ctx, SHP_DROP_OVERSIZE, SHP_CAP_NO_BAND,
+				 &pkts[i], 1);
 		rte_pktmbuf_free(pkts[i]);
 	}
 	return k;
@@ -177,7 +182,7 @@ changes_rx(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	shaper_batch_rx(s, r->egress, r->shard, r->tx_here, !w->tx, ctx->now);
 	return unlikely(shaper_sched_rx[r->egress]) &&
 	       shaper_sched_rx_burst(s, r->egress, r->shard, r->tx_here,
-				     !w->tx, pkts, n, in, ctx->ctr, ctx->now);
+				     !w->tx, pkts, n, in, ctx);
 }
 
 /*
@@ -235,9 +240,10 @@ admit_cost(struct shaper *s, struct worker *w)
  * chain catches up; counted as `overload` on the egress port.
  */
 static void
-overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
+overload(struct shp_port_ctr *in, const struct shp_ctx *ctx,
 	 struct rte_mbuf **pkts, uint16_t n)
 {
+	struct shp_port_ctr *out = ctx->ctr;
 	uint64_t bytes = 0;
 	uint16_t i;
 
@@ -247,6 +253,7 @@ overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
 	in->rx_bytes += bytes;
 	out->egress_in += n;
 	out->drops[SHP_DROP_OVERLOAD] += n;
+	shp_drop_capture(ctx, SHP_DROP_OVERLOAD, SHP_CAP_NO_BAND, pkts, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
@@ -258,13 +265,13 @@ overload(struct shp_port_ctr *in, struct shp_port_ctr *out,
  */
 static inline uint16_t
 rx_admit(struct shaper *s, struct worker *w, struct shp_port_ctr *in,
-	 struct shp_port_ctr *out, struct rte_mbuf **pkts, uint16_t n,
+	 const struct shp_ctx *ctx, struct rte_mbuf **pkts, uint16_t n,
 	 uint64_t cost, bool behind, uint64_t stamp)
 {
 	uint16_t k = unlikely(behind) ? 0 : shp_admit(&w->admit, n, cost);
 
 	if (unlikely(k < n)) {
-		overload(in, out, pkts + k, n - k);
+		overload(in, ctx, pkts + k, n - k);
 		if (k == 0)
 			shp_admit_charge(&w->admit,
 					 shp_clock_now(&s->clock) - stamp);
@@ -290,7 +297,8 @@ rx_chain(struct shaper *s, struct rxq_ref *r, struct rte_mbuf **pkts,
 
 	if (here) {
 		struct egress *e = r->eg;
-		struct tx_arg a = { .s = s, .e = e, .pc = ctx->ctr };
+		struct tx_arg a = { .s = s, .e = e, .pc = ctx->ctr,
+				    .ctx = ctx };
 		const struct shp_egress_io io = TX_IO(&a);
 
 		sent = shp_egress_bypass(c, &e->pend, &io, pkts, n, used,
@@ -313,7 +321,10 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	struct shp_lcore_ctr *ctr = r->ctr;
 	struct shp_chain *c = r->eg->chain;
 	struct shp_port_ctr *in = &ctr->port[r->port];
-	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress] };
+	struct shp_ctx ctx = { .ctr = &ctr->port[r->egress],
+			       .cap = shaper_capture_of(w->lcore),
+			       .tag = { .port = r->egress,
+					.shard = r->shard, .fresh = true } };
 	uint8_t prio[SHP_MAX_BURST], band[SHP_MAX_BURST];
 	uint64_t bytes, t0 = 0;
 	uint32_t used;
@@ -341,7 +352,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 	if (cost != 0)
 		shp_admit_refill(&w->admit, ctx.now, cost, s->opt.burst);
 	if (unlikely(r->mtu != 0)) {
-		n = rx_oversize(r, in, ctx.ctr, pkts, n);
+		n = rx_oversize(r, in, &ctx, pkts, n);
 		if (n == 0)
 			return;
 	}
@@ -359,7 +370,7 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 		if (n == 0)
 			return;
 	}
-	n = rx_admit(s, w, in, ctx.ctr, pkts, n, cost, behind, ctx.now);
+	n = rx_admit(s, w, in, &ctx, pkts, n, cost, behind, ctx.now);
 	if (n == 0)
 		return;
 	/* one pass classifies and sums the bytes: the priority by the
@@ -370,6 +381,8 @@ rx_queue(struct shaper *s, struct worker *w, struct rxq_ref *r,
 				      band, &bytes);
 	in->rx_packets += n;
 	in->rx_bytes += bytes;
+	/* what the chain drops from here on has its metadata */
+	ctx.tag.fresh = false;
 	/* (a burst sent at once took TX's time too: no sample of
 	 * admitting) */
 	if (rx_chain(s, r, pkts, n, used, bytes, prio, band, wire != 0,
@@ -427,13 +440,16 @@ tx_count(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
  * the port took, so that pkts[returned..n) are what it refused. */
 static inline uint16_t
 tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
-	 uint16_t n, uint64_t now, uint64_t bytes, uint64_t late)
+	 uint16_t n, uint64_t now, uint64_t bytes, uint64_t late,
+	 const struct shp_ctx *ctx)
 {
 	uint64_t soj[SHP_MAX_BURST], tts[SHP_MAX_BURST];
+	uint8_t band[SHP_MAX_BURST], flags[SHP_MAX_BURST];
 	uint16_t i, d = 0, sent;
+	bool log;
 
 	if (unlikely(late != 0)) {
-		d = shp_drop_late(pc, pkts, n, now, late, &bytes);
+		d = shp_drop_late(pc, pkts, n, now, late, &bytes, ctx);
 		pkts += d;
 		n -= d;
 	}
@@ -441,8 +457,19 @@ tx_burst(struct egress *e, struct shp_port_ctr *pc, struct rte_mbuf **pkts,
 		soj[i] = sojourn(pkts[i], now);
 		tts[i] = shp_meta(pkts[i])->time_to_send;
 	}
+	/* the packet log's: read before the PMD may free them too */
+	log = unlikely(ctx != NULL && ctx->cap != NULL &&
+		       ctx->cap->log_every != 0);
+	if (log)
+		for (i = 0; i < n; i++) {
+			band[i] = shp_meta(pkts[i])->band;
+			flags[i] = shp_meta(pkts[i])->flags;
+		}
 	sent = tx_count(e, pc, pkts, n, bytes);
 	shp_latency_record_tx(pc->lat, soj, tts, sent, now);
+	if (log)
+		shp_dropcap_log_sent(ctx->cap, &ctx->tag, now, soj, band,
+				     flags, sent);
 	return d + sent;
 }
 
@@ -477,7 +504,7 @@ tx_send(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	struct tx_arg *a = arg;
 
 	return tx_burst(a->e, a->pc, pkts, n, now, bytes,
-			shp_late_bound(a->s->opt.late_drop_ns, shed));
+			shp_late_bound(a->s->opt.late_drop_ns, shed), a->ctx);
 }
 
 static inline uint16_t
@@ -485,8 +512,14 @@ tx_fresh(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t bytes,
 	 bool gated)
 {
 	struct tx_arg *a = arg;
+	uint16_t sent = tx_burst_fresh(a->e, a->pc, pkts, n, bytes, gated);
 
-	return tx_burst_fresh(a->e, a->pc, pkts, n, bytes, gated);
+	/* the packet log's: sent the instant they arrived, their metadata
+	 * unwritten (nothing read of them) */
+	if (unlikely(a->ctx != NULL && a->ctx->cap != NULL))
+		shp_dropcap_log_sent(a->ctx->cap, &a->ctx->tag, a->ctx->now,
+				     NULL, NULL, NULL, sent);
+	return sent;
 }
 
 /* Publish whether the chain is behind; written only on a change so that
@@ -522,9 +555,10 @@ tx_port(struct shaper *s, struct worker *w, struct egress *e,
 	unsigned int budget, bool sample)
 {
 	struct shp_port_ctr *pc = &e->ctr->port[e->port];
-	struct tx_arg a = { .s = s, .e = e, .pc = pc };
+	struct shp_ctx ctx = { .ctr = pc, .cap = shaper_capture_of(w->lcore),
+			       .tag = { .port = e->port, .shard = e->txq } };
+	struct tx_arg a = { .s = s, .e = e, .pc = pc, .ctx = &ctx };
 	const struct shp_egress_io io = TX_IO(&a);
-	struct shp_ctx ctx = { .ctr = pc };
 	struct shp_chain *chain = e->chain;
 	struct rte_mbuf *pkts[SHP_MAX_BURST];
 	struct shp_round r;

@@ -34,6 +34,12 @@
 # SHP_BENCH_NETEMS="delay 10ms|delay 10ms store off" does the same for
 # netem profiles ('|' between them; --netem PROFILE appended), e.g. the
 # byte store on and off side by side (docs/benchmarks.md, issue 25).
+# SHP_BENCH_CAPTURE=1 runs the shaper twice in every round, without and
+# with the drop capture (--capture-drops, issue 60; to a file in a
+# temporary directory, SHP_BENCH_CAPTURE_LIMIT its --capture-limit,
+# default 256mb), e.g. the capture's cost at 10% of 64-byte frames
+# dropped:
+#   SHP_BENCH_CAPTURE=1 scripts/bench-forward.sh 10 3 -- --netem 'loss 10%'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # SHP_BENCH_BASE=PATH runs another build's dpdk-shaper (a before/after
@@ -49,6 +55,7 @@ else
 	read -r -a qs <<<"${SHP_BENCH_QUEUES:-}"
 	for q in ${qs[@]+"${qs[@]}"}; do queues+=("q:$q"); done
 fi
+[ -z "${SHP_BENCH_CAPTURE:-}" ] || queues+=("" "c:")
 [ ${#queues[@]} -gt 0 ] || queues=("")
 [ -z "${SHP_BENCH_BASE:-}" ] || queues+=("b:")
 eal=(-l 0-1 --no-pci --log-level '*:error'
@@ -103,8 +110,10 @@ shaper_run() {
 	q:*) q=(--queue "${1#q:}") ;;
 	n:*) q=(--netem "${1#n:}") ;;
 	b:) bin=$SHP_BENCH_BASE ;;
+	c:) q=(--capture-drops "$tmp/drops.pcapng" --capture-limit
+	       "${SHP_BENCH_CAPTURE_LIMIT:-256mb}") ;;
 	esac
-	rm -f "$tmp/s.json"
+	rm -f "$tmp/s.json" "$tmp/drops.pcapng"
 	timeout -s INT "$secs" "$bin" "${eal[@]}" "${mem_s[@]}" \
 		--file-prefix bs$$ -- --stats-file "$tmp/s.json" \
 		"${extra[@]}" "${q[@]}" >"$tmp/shaper.log" 2>&1 || true
@@ -114,6 +123,11 @@ s = json.load(open(sys.argv[1]))
 tx = sum(p["tx_packets"] for p in s["ports"].values())
 depth = sum(p["drops"]["flushed"] for p in s["ports"].values())
 open(sys.argv[2], "w").write("%d\n" % depth)
+cap = [p["capture"] for p in s["ports"].values() if "capture" in p]
+open(sys.argv[2] + ".cap", "w").write(
+    ", drop capture: captured %d, capture_lost %d" %
+    (sum(c["captured"] for c in cap), sum(c["capture_lost"] for c in cap))
+    if cap else "")
 print(tx / s["elapsed_s"])
 PY
 }
@@ -162,10 +176,12 @@ for r in $(seq "$rounds"); do
 		q:*) name=" --queue ${q#q:}" ;;
 		n:*) name=" --netem '${q#n:}'" ;;
 		b:) name=" (base build)" ;;
+		c:) name=" --capture-drops" ;;
 		*) name="" ;;
 		esac
-		printf ", dpdk-shaper%s %.2f Mpps (held %d)" \
-			"$name" "$(echo "$s / 1000000" | bc -l)" "$d"
+		printf ", dpdk-shaper%s %.2f Mpps (held %d)%s" \
+			"$name" "$(echo "$s / 1000000" | bc -l)" "$d" \
+			"$(cat "$tmp/depth.cap")"
 		[ "$f" = 0 ] ||
 			printf ", delay floor at that depth %.2f Mpps" \
 				"$(echo "$f / 1000000" | bc -l)"
@@ -186,7 +202,8 @@ g = statistics.median(float(r[2]) for r in rows)
 v = sys.argv[3]
 name = "dpdk-shaper" + (" --queue " + v[2:] if v.startswith("q:") else
                         " --netem '%s'" % v[2:] if v.startswith("n:") else
-                        " (base build)" if v == "b:" else "")
+                        " (base build)" if v == "b:" else
+                        " --capture-drops" if v == "c:" else "")
 print("median: dpdk-testpmd io %.2f Mpps, %s %.2f Mpps" %
       (t / 1e6, name, s / 1e6) +
       (", delay floor %.2f Mpps" % (f / 1e6) if f else ""))

@@ -130,6 +130,10 @@ static struct option longopts[40 + 2 * SHP_MAX_KEYS + 4 + SHP_MAX_KEYS] = {
 	{"schedule", required_argument, NULL, OPT_SCHEDULE},
 	{"mtu", required_argument, NULL, OPT_MTU},
 	{"queues", required_argument, NULL, OPT_QUEUES},
+	{"capture-drops", required_argument, NULL, RCAP_OPT_DROPS},
+	{"capture-snaplen", required_argument, NULL, RCAP_OPT_SNAPLEN},
+	{"capture-limit", required_argument, NULL, RCAP_OPT_LIMIT},
+	{"packet-log", required_argument, NULL, RCAP_OPT_LOG},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0}
 };
@@ -183,6 +187,16 @@ usage(FILE *f)
 "                         1), as a NIC's RSS spreads flows over N queues:\n"
 "                         a queue per shard, one tbf rate for the link\n"
 "                         (docs/replay.md, Shards)\n"
+"  --capture-drops FILE   write every dropped frame to FILE (pcapng), each\n"
+"                         stamped with its drop's time and commented\n"
+"                         'cause=CAUSE port=0 shard=S' (docs/monitoring.md)\n"
+"  --capture-snaplen N    bytes kept of each dropped frame, 1..65535\n"
+"                         (default 128)\n"
+"  --capture-limit BYTES  the capture file's bound (default 256mb): the\n"
+"                         drops past it are counted, not written\n"
+"  --packet-log FILE      one CSV line per input frame: arrival, shard,\n"
+"                         class, band, fate (sent or the drop cause),\n"
+"                         departure, sojourn and what netem did to it\n"
 "  --help                 this text\n"
 "\n"
 "Prints a summary: the profile applied, in and out (packets, Mbit/s),\n"
@@ -298,6 +312,13 @@ parse_args(struct replay *r, int argc, char **argv)
 			r->queues_set = true;
 			continue;
 		}
+		case RCAP_OPT_DROPS:
+		case RCAP_OPT_SNAPLEN:
+		case RCAP_OPT_LIMIT:
+		case RCAP_OPT_LOG:
+			if (rcap_parse(r, c, optarg) != 0)
+				return EXIT_USAGE;
+			continue;
 		case ':':
 			return fail(EXIT_USAGE, "option '%s' needs a value",
 				    argv[optind - 1]);
@@ -484,6 +505,14 @@ same_file(const struct replay *r, const struct stat *st)
 	       st->st_dev == r->in_st.st_dev && st->st_ino == r->in_st.st_ino;
 }
 
+bool
+replay_names_input(const struct replay *r, const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && same_file(r, &st);
+}
+
 /* OUT is written to a temporary name next to it and renamed when
  * complete, so a failed run leaves nothing (and an old OUT untouched).
  * A non-regular OUT (a FIFO, /dev/null) is written directly, `-` to
@@ -649,6 +678,7 @@ emit(struct replay *r, unsigned int shard, struct rte_mbuf *m)
 	r->last_out = r->now;
 	r->out_pkts++;
 	r->out_bytes += len;
+	rcap_sent(r, m);
 	if (meta->rx_ns < r->max_rx_out)
 		r->out_of_order++;
 	else
@@ -1304,28 +1334,51 @@ replay_loop(struct replay *r)
 							denied);
 			}
 		}
-		if (r->sched_on && link_down(r, t, h->caplen))
+		if (r->sched_on && link_down(r, t, h->caplen)) {
+			if (rcap_arrival(r, NULL, t, 0, SHP_CAP_NO_BAND) < 0)
+				return fail(EXIT_RUNTIME, "out of memory");
+			if (r->ctx[0].cap != NULL)
+				shp_dropcap_put_raw(r->ctx[0].cap,
+						    &r->ctx[0].tag, t,
+						    SHP_DROP_LINK_DOWN, data,
+						    h->caplen);
 			continue;
+		}
 		m = pkt_build(r->pool, data, h->caplen);
 		if (m == NULL) {
-			/* no frame to spread: the first shard's */
+			/* no frame to spread: the first shard's (and no
+			 * frame for the capture) */
 			r->ctx[0].ctr->drops[SHP_DROP_NO_MBUF]++;
+			if (rcap_arrival(r, NULL, t, 0, SHP_CAP_NO_BAND) < 0)
+				return fail(EXIT_RUNTIME, "out of memory");
+			rcap_no_mbuf(r);
 			continue;
 		}
 		q = r->queues > 1 ? shp_rss_queue(&r->rss, m) : 0;
 		ctx = &r->ctx[q];
+		shp_meta_init(m, t);
 		if (mtu != 0 && shp_frame_oversize(m, mtu)) {
 			ctx->ctr->rx_packets++;
 			ctx->ctr->rx_bytes += h->caplen;
 			ctx->ctr->egress_in++;
 			ctx->ctr->drops[SHP_DROP_OVERSIZE]++;
+			ctx->now = t;
+			if (rcap_arrival(r, m, t, q, SHP_CAP_NO_BAND) < 0) {
+				rte_pktmbuf_free(m);
+				return fail(EXIT_RUNTIME, "out of memory");
+			}
+			shp_drop_capture(ctx, SHP_DROP_OVERSIZE,
+					 SHP_CAP_NO_BAND, &m, 1);
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		shp_meta_init(m, t);
 		shp_classify_burst_map(&r->opt.classifier,
 				       shp_chain_priomap(&r->chain[q]), &m, 1,
 				       t, &band, &bytes);
+		if (rcap_arrival(r, m, t, q, band) < 0) {
+			rte_pktmbuf_free(m);
+			return fail(EXIT_RUNTIME, "out of memory");
+		}
 		ctx->now = t;
 		ctx->ctr->rx_packets++;
 		ctx->ctr->rx_bytes += h->caplen;
@@ -1385,6 +1438,7 @@ release(struct replay *r)
 {
 	replay_trace_free(r);
 	stages_fini(r);
+	rcap_release(r);
 	if (r->pool != NULL)
 		rte_mempool_free(r->pool);
 	rte_free(r->ctr);
@@ -1439,11 +1493,15 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	code = open_output(r);
 	if (code == 0)
+		code = rcap_open(r);
+	if (code == 0)
 		code = eal_start(r);
 	if (code == 0)
 		code = stages_init(r);
 	if (code == 0 && replay_trace_init(r) < 0)
 		code = fail(EXIT_RUNTIME, "out of memory");
+	if (code == 0)
+		code = rcap_start(r);
 	if (code != 0)
 		goto out;
 	code = replay_run(r);
@@ -1480,6 +1538,8 @@ main(int argc, char **argv)
 	}
 	free(r->tmp_path);
 	r->tmp_path = NULL;
+	if (code == 0)
+		code = rcap_finish(r, true);
 	if (!ok)
 		code = fail(EXIT_RUNTIME, "internal error: the counters do "
 			    "not add up (see the conservation line)");
@@ -1491,8 +1551,10 @@ pool:
 			    "returned to the pool", r->nb_mbufs - rc,
 			    r->nb_mbufs);
 out:
-	if (code != 0)
+	if (code != 0) {
 		close_output(r, false);
+		rcap_finish(r, false);
+	}
 	release(r);
 	return code;
 }

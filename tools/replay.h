@@ -22,6 +22,8 @@
 #include "shp_rss.h"
 #include "shp_qdisc.h"
 #include "shp_stats.h"
+#include "drop_capture.h"
+#include "pcapng_write.h"
 
 
 /* Exit status, as dpdk-shaper: 0 ok, 1 runtime error, 2 bad option or
@@ -44,6 +46,28 @@ struct dstat {
 	uint64_t *v;
 	size_t n, cap;
 	uint64_t sum, min, max;
+};
+
+/* --capture-drops and --packet-log (replay_capture.c) */
+enum { RCAP_OPT_DROPS = 1024, RCAP_OPT_SNAPLEN, RCAP_OPT_LIMIT,
+       RCAP_OPT_LOG };
+
+struct plog_ent;
+struct shp_match_table;
+
+struct replay_cap {
+	const char *drops_path;
+	const char *log_path;
+	uint32_t snaplen;
+	uint64_t limit;
+	struct shp_pcapng w;
+	struct shp_dropcap *dc;
+	FILE *log;
+	struct plog_ent *ents;     /* one per input frame */
+	uint64_t nb_ents, cap_ents;
+	struct shp_match_table *match;   /* the classes' rules */
+	uint8_t *buf;
+	size_t buf_len;
 };
 
 struct replay {
@@ -124,6 +148,7 @@ struct replay {
 	const void *trace_conf;
 	void *trace_rows;
 	uint32_t trace_nrows;
+	struct replay_cap cap;
 };
 
 /* Set by SIGINT/SIGTERM: the run stops and the report says it was cut. */
@@ -146,5 +171,18 @@ void replay_trace_arrival(struct replay *r, uint64_t at);
 void replay_trace_departure(struct replay *r, const struct shp_meta *meta);
 void replay_trace_json(const struct replay *r, FILE *f);
 void replay_trace_free(struct replay *r);
+/* replay.c: path names IN's file (writing it would destroy the input) */
+bool replay_names_input(const struct replay *r, const char *path);
+
+/* replay_capture.c */
+int rcap_parse(struct replay *r, int opt, const char *arg);
+int rcap_open(struct replay *r);
+int rcap_start(struct replay *r);
+int rcap_arrival(struct replay *r, struct rte_mbuf *m, uint64_t t,
+		 unsigned int q, uint8_t band);
+void rcap_sent(struct replay *r, struct rte_mbuf *m);
+void rcap_no_mbuf(struct replay *r);
+int rcap_finish(struct replay *r, bool ok);
+void rcap_release(struct replay *r);
 
 #endif /* SHP_TOOLS_REPLAY_H */

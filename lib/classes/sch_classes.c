@@ -39,6 +39,7 @@ hand_to(struct shp_qdisc *q, struct classes_conf *cf, uint16_t i,
 		struct shp_port_ctr *ctr = cf->cls[i]->ctr;
 
 		dst = cf->cls[i]->chain.queue;
+		c.tag.cls = cf->cls[i]->name;
 		ctr->egress_in += k;
 		ctr->rx_packets += k;
 		ctr->rx_bytes += bytes;

@@ -146,6 +146,7 @@ struct member {
 	struct shp_hist *hist;
 	uint16_t idx;
 	uint8_t lvl;
+	const char *name;     /* the class's (NULL: the port's own queue) */
 };
 
 static inline struct member
@@ -156,10 +157,11 @@ member(struct shp_qdisc *q, const struct classes_conf *c, uint16_t i)
 	if (i == DEF_MEMBER)
 		return (struct member){ q->child, NULL, &p->def_sq,
 					SHP_CLASS_DEFAULT_QUANTUM, NULL,
-					DEF_MEMBER, 0 };
+					DEF_MEMBER, 0, NULL };
 	return (struct member){ c->cls[i]->chain.root, c->cls[i]->ctr,
 				&c->cls[i]->sq, c->quantum[i],
-				&c->cls[i]->sojourn, i, c->prio[i] };
+				&c->cls[i]->sojourn, i, c->prio[i],
+				c->cls[i]->name };
 }
 
 static inline void
@@ -191,6 +193,8 @@ member_ctx(const struct member *m, const struct shp_ctx *ctx)
 
 	if (m->ctr != NULL)
 		c.ctr = m->ctr;
+	if (m->name != NULL)
+		c.tag.cls = m->name;
 	c.bytes = UINT64_MAX;
 	c.more = false;
 	return c;

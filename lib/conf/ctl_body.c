@@ -194,6 +194,48 @@ batch_body(struct ctl_body *b, json_t *j, char *err, size_t elen)
 	return 0;
 }
 
+/* {"file": PATH[, "snaplen": N][, "limit": N|"SIZE"]}: capture drops
+ * start. Each a word: none can add words of its own to the line. */
+static int
+capture_body(struct ctl_body *b, json_t *j, char *err, size_t elen)
+{
+	json_t *f = json_is_object(j) ? json_object_get(j, "file") : NULL;
+	json_t *s = json_is_object(j) ? json_object_get(j, "snaplen") : NULL;
+	json_t *l = json_is_object(j) ? json_object_get(j, "limit") : NULL;
+	char snap[32] = "", lim[48] = "";
+	const char *path;
+	size_t n;
+
+	if (!json_is_string(f))
+		return bad(err, elen, "the body must be {\"file\": \"PATH\"[, "
+			   "\"snaplen\": BYTES][, \"limit\": BYTES]}");
+	n = one_line(json_string_value(f), &path);
+	if (n == 0 || n != strlen(path) || strcspn(path, " \t") != n)
+		return bad(err, elen, "\"file\" must be a path without "
+			   "blanks");
+	if (s != NULL) {
+		if (!json_is_integer(s))
+			return bad(err, elen, "\"snaplen\" must be a number "
+				   "of bytes");
+		snprintf(snap, sizeof(snap), " snaplen %" JSON_INTEGER_FORMAT,
+			 json_integer_value(s));
+	}
+	if (l != NULL) {
+		if (json_is_integer(l))
+			snprintf(lim, sizeof(lim), " limit %"
+				 JSON_INTEGER_FORMAT, json_integer_value(l));
+		else if (json_is_string(l) &&
+			 word_of(json_string_value(l), 31, TIME_CHARS))
+			snprintf(lim, sizeof(lim), " limit %s",
+				 json_string_value(l));
+		else
+			return bad(err, elen, "\"limit\" must be bytes, e.g. "
+				   "1048576 or \"1mb\"");
+	}
+	return add_line(b, err, elen, "capture drops start %.*s%s%s", (int)n,
+			path, snap, lim);
+}
+
 /* The path's parts after /v1/: up to 3, each at most 63 characters. */
 static unsigned int
 path_parts(const char *path, char part[3][64])
@@ -246,6 +288,9 @@ dispatch(struct ctl_body *b, json_t *j, const char *method, const char *path,
 		return link_body(b, j, part[1], err, elen);
 	if (post && k == 1 && strcmp(part[0], "batch") == 0)
 		return batch_body(b, j, err, elen);
+	if (post && k == 2 && strcmp(part[0], "capture") == 0 &&
+	    strcmp(part[1], "drops") == 0)
+		return capture_body(b, j, err, elen);
 	return bad(err, elen, "no body is taken by %.10s %.200s", method,
 		   path);
 }

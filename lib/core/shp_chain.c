@@ -289,6 +289,8 @@ shp_chain_ingress_run(struct shp_chain *c, struct rte_mbuf **pkts, uint16_t n,
 			if (gone_bytes != NULL)
 				*gone_bytes += rte_pktmbuf_pkt_len(pkts[i]);
 			ctx->ctr->drops[q->drop_slot[verdict[i] - 1]]++;
+			shp_drop_capture(ctx, q->drop_slot[verdict[i] - 1],
+					 SHP_CAP_NO_BAND, &pkts[i], 1);
 			gone[d++] = pkts[i];
 			continue;
 		}

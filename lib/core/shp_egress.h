@@ -77,11 +77,13 @@ shp_is_behind(uint64_t due, uint64_t now, uint64_t max_late)
  * the lcore; the price is a counted loss where a hiccup would have added
  * delay. Moves the dropped ones to pkts[0..d), freed, and the rest, in
  * their order, to pkts[d..n); takes their pkt_len off *bytes unless it
- * is UINT64_MAX. Returns d. The caller sends pkts[d..n).
+ * is UINT64_MAX. Returns d. The caller sends pkts[d..n). cap: where
+ * the dropped ones are captured (its cap and tag; NULL: nowhere).
  */
 static inline uint16_t
 shp_drop_late(struct shp_port_ctr *pc, struct rte_mbuf **pkts, uint16_t n,
-	      uint64_t now, uint64_t late, uint64_t *bytes)
+	      uint64_t now, uint64_t late, uint64_t *bytes,
+	      const struct shp_ctx *cap)
 {
 	struct rte_mbuf *keep[SHP_MAX_BURST];
 	uint16_t i, d = 0, k = 0;
@@ -100,6 +102,9 @@ shp_drop_late(struct shp_port_ctr *pc, struct rte_mbuf **pkts, uint16_t n,
 		for (i = 0; i < d; i++)
 			*bytes -= rte_pktmbuf_pkt_len(pkts[i]);
 	pc->drops[SHP_DROP_LATE] += d;
+	if (cap != NULL && unlikely(cap->cap != NULL))
+		shp_dropcap_put(cap->cap, &cap->tag, now, SHP_DROP_LATE,
+				SHP_CAP_NO_BAND, pkts, d);
 	rte_pktmbuf_free_bulk(pkts, d);
 	for (i = 0; i < k; i++)
 		pkts[d + i] = keep[i];

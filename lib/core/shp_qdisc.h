@@ -58,6 +58,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include "drop_capture.h"
 #include "shp_conf_hdr.h"
 #include "shp_stats.h"
 
@@ -94,6 +95,14 @@ struct shp_ctx {
 	 * the chain is drained at every arrival and nothing lags.
 	 */
 	bool unthrottled;
+	/*
+	 * The drop capture (drop_capture.h): the calling lcore's producer,
+	 * NULL when no capture runs (the drop funnel below tests it once a
+	 * dropped burst), and what the frames it drops are tagged with (a
+	 * classes stage names its class in its members' copies).
+	 */
+	struct shp_dropcap *cap;
+	struct shp_captag tag;
 };
 
 /* Generic numbers every stage reports (ops->stats). */
@@ -493,6 +502,19 @@ shp_qdisc_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
 	return bytes;
 }
 
+/* Hand what is dropped to the capture, when one runs (drop_capture.h):
+ * pkts[0..n) under drop slot `slot`, band `band` (SHP_CAP_NO_BAND but
+ * for a bands stage's own). Before they are freed. */
+static inline void
+shp_drop_capture(const struct shp_ctx *ctx, unsigned int slot,
+		 unsigned int band,
+		 struct rte_mbuf *const *pkts, uint16_t n)
+{
+	if (unlikely(ctx->cap != NULL))
+		shp_dropcap_put(ctx->cap, &ctx->tag, ctx->now, slot, band,
+				pkts, n);
+}
+
 /* Free a vector of dropped packets, counting them under `cause`. */
 static inline void
 shp_drop_burst(struct shp_ctx *ctx, enum shp_drop cause,
@@ -501,6 +523,7 @@ shp_drop_burst(struct shp_ctx *ctx, enum shp_drop cause,
 	if (n == 0)
 		return;
 	ctx->ctr->drops[cause] += n;
+	shp_drop_capture(ctx, cause, SHP_CAP_NO_BAND, pkts, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
@@ -509,6 +532,7 @@ static inline void
 shp_drop(struct shp_ctx *ctx, enum shp_drop cause, struct rte_mbuf *m)
 {
 	ctx->ctr->drops[cause]++;
+	shp_drop_capture(ctx, cause, SHP_CAP_NO_BAND, &m, 1);
 	rte_pktmbuf_free(m);
 }
 
@@ -520,20 +544,32 @@ shp_stage_drop_burst(const struct shp_qdisc *q, struct shp_ctx *ctx,
 	if (n == 0)
 		return;
 	ctx->ctr->drops[q->drop_slot[cause]] += n;
+	shp_drop_capture(ctx, q->drop_slot[cause], SHP_CAP_NO_BAND, pkts, n);
 	rte_pktmbuf_free_bulk(pkts, n);
 }
 
-/* A queue's limit refused pkts[0..n): its own cause (drop slot `slot`),
- * or `overload` when nothing but the lcore's lag filled it
- * (ctx->unthrottled). */
+/* A queue's limit refused pkts[0..n) (of band `band`, or
+ * SHP_CAP_NO_BAND): its own cause (drop slot `slot`), or `overload` when
+ * nothing but the lcore's lag filled it (ctx->unthrottled). */
+static inline void
+shp_drop_full_band(struct shp_ctx *ctx, uint16_t slot, unsigned int band,
+		   struct rte_mbuf **pkts, uint16_t n)
+{
+	unsigned int s;
+
+	if (n == 0)
+		return;
+	s = ctx->unthrottled ? SHP_DROP_OVERLOAD : slot;
+	ctx->ctr->drops[s] += n;
+	shp_drop_capture(ctx, s, band, pkts, n);
+	rte_pktmbuf_free_bulk(pkts, n);
+}
+
 static inline void
 shp_drop_full(struct shp_ctx *ctx, uint16_t slot, struct rte_mbuf **pkts,
 	      uint16_t n)
 {
-	if (n == 0)
-		return;
-	ctx->ctr->drops[ctx->unthrottled ? SHP_DROP_OVERLOAD : slot] += n;
-	rte_pktmbuf_free_bulk(pkts, n);
+	shp_drop_full_band(ctx, slot, SHP_CAP_NO_BAND, pkts, n);
 }
 
 /* shp_drop_full for q's own cause `cause`. */
@@ -550,6 +586,7 @@ shp_stage_drop(const struct shp_qdisc *q, struct shp_ctx *ctx,
 	       unsigned int cause, struct rte_mbuf *m)
 {
 	ctx->ctr->drops[q->drop_slot[cause]]++;
+	shp_drop_capture(ctx, q->drop_slot[cause], SHP_CAP_NO_BAND, &m, 1);
 	rte_pktmbuf_free(m);
 }
 

@@ -191,7 +191,7 @@ struct shp_stats_source {
 	void (*json)(FILE *f, uint16_t port);
 };
 
-#define SHP_MAX_STATS_SOURCES 4
+#define SHP_MAX_STATS_SOURCES 8
 
 /* Register src (kept by pointer); 0, or -1 when the table is full. */
 int shp_stats_source_register(const struct shp_stats_source *src);

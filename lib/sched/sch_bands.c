@@ -159,8 +159,8 @@ band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
 	bc->enqueued_bytes += bytes;
 	if (unlikely(ok < n)) {
 		bc->full += n - ok;
-		shp_drop_full(ctx, p->drop_slot[BANDS_DROP_FULL], pkts + ok,
-			      n - ok);
+		shp_drop_full_band(ctx, p->drop_slot[BANDS_DROP_FULL], b,
+				   pkts + ok, n - ok);
 	}
 	return ok;
 }
@@ -345,6 +345,8 @@ bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 			bc->pushed_out_bytes += len;
 			total -= RTE_MIN((uint64_t)len, total);
 			ctx->ctr->drops[p->drop_slot[BANDS_DROP_LIMIT]]++;
+			shp_drop_capture(ctx, p->drop_slot[BANDS_DROP_LIMIT],
+					 (unsigned int)b, &m, 1);
 			rte_pktmbuf_free(m);
 		}
 	}

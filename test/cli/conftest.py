@@ -183,6 +183,9 @@ PARALLEL = {
         "test_alias_priomap_past_a_ports_own_bands_refused_at_start",
         "test_run_time_per_port_and_alias",
         "test_class_queue_maps_by_its_own_priomap"},
+    "test_capture_live": {
+        "test_capture_commands_and_refusals",
+        "test_capture_options_refused_before_the_eal"},
     "test_classes": {
         "test_classes_from_the_command_line_and_stats",
         "test_class_on_a_port_that_does_not_exist",

@@ -304,17 +304,19 @@ STATS = {"0": {"rx_packets": 5, "rx_bytes": 300, "tx_packets": 4,
                "corrupted": 0, "reordered": 0, "ecn_marked": 0}}
 
 
-def fake_telemetry(path, with_latency, stats=None, drops=None, config=None):
+def fake_telemetry(path, with_latency, stats=None, drops=None, config=None,
+                   capture=None):
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     srv.bind(path)
     srv.listen(4)
     srv.settimeout(30)
     cmds = ["/", "/shaper/stats", "/shaper/drops", "/shaper/bands",
-            "/shaper/config"] + (["/shaper/latency"] if with_latency else [])
+            "/shaper/config"] + (["/shaper/latency"] if with_latency else
+                                 []) + (["/shaper/capture"] if capture else [])
     answers = {"/": cmds, "/shaper/stats": stats or STATS,
                "/shaper/drops": drops or {"0": {"lost": 0}},
                "/shaper/bands": {}, "/shaper/config": config or {},
-               "/shaper/latency": LATENCY}
+               "/shaper/latency": LATENCY, "/shaper/capture": capture}
 
     def serve():
         while True:
@@ -366,6 +368,30 @@ def test_latency_histograms(tmp_path, procs, need_prometheus, with_latency):
     assert m(ms, s + "_bucket", port=0, le="1e-06") == 4
     assert m(ms, s + "_count", port=0) == 4
     assert m(ms, s + "_sum", port=0) == pytest.approx(1e-6)
+
+
+@pytest.mark.parametrize("with_capture", [True, False],
+                         ids=["capture", "no-capture"])
+def test_capture_metrics(tmp_path, procs, need_prometheus, with_capture):
+    """/shaper/capture as shaper_capture_* (none from a shaper without
+    it)."""
+    sock = str(tmp_path / "tel.sock")
+    srv = fake_telemetry(sock, False, capture={
+        "running": 1, "0": {"captured": 7, "capture_lost": 2},
+        "1": {"captured": 0, "capture_lost": 5}} if with_capture else None)
+    try:
+        ex = start_exporter(procs, tmp_path, "unused", sock=sock)
+        ms = metrics(ex)
+    finally:
+        srv.close()
+    assert m(ms, "shaper_up") == 1
+    if not with_capture:
+        assert not [k for k in ms if k[0].startswith("shaper_capture")]
+        return
+    assert m(ms, "shaper_capture_running") == 1
+    assert m(ms, "shaper_capture_captured_packets_total", port=0) == 7
+    assert m(ms, "shaper_capture_lost_packets_total", port=0) == 2
+    assert m(ms, "shaper_capture_lost_packets_total", port=1) == 5
 
 
 def test_kinds_xstats_and_causes_without_knowing_kinds(tmp_path, procs,

@@ -143,6 +143,30 @@ test_link(void **state)
 }
 
 static void
+test_capture(void **state)
+{
+	(void)state;
+	ACCEPTS("POST", "/v1/capture/drops", "{\"file\": \"/tmp/d.pcapng\"}",
+		false, "capture drops start /tmp/d.pcapng");
+	ACCEPTS("POST", "/v1/capture/drops", "{\"file\": \"d.pcapng\", "
+		"\"snaplen\": 64, \"limit\": \"1mb\"}", false,
+		"capture drops start d.pcapng snaplen 64 limit 1mb");
+	ACCEPTS("POST", "/v1/capture/drops", "{\"file\": \"d\", "
+		"\"limit\": 1048576}", false,
+		"capture drops start d limit 1048576");
+	/* no word can bring words of its own */
+	refuses("POST", "/v1/capture/drops", "{\"file\": \"a b\"}", "blanks");
+	refuses("POST", "/v1/capture/drops", "{\"file\": \"a\\nstop\"}",
+		"blanks");
+	refuses("POST", "/v1/capture/drops", "{\"file\": 5}", "\"file\"");
+	refuses("POST", "/v1/capture/drops", "{\"file\": \"a\", "
+		"\"snaplen\": \"64 limit 1\"}", "\"snaplen\"");
+	refuses("POST", "/v1/capture/drops", "{\"file\": \"a\", "
+		"\"limit\": \"1 mb\"}", "\"limit\"");
+	refuses("PUT", "/v1/capture/drops", "{\"file\": \"a\"}", "no body");
+}
+
+static void
 test_batch(void **state)
 {
 	char big[40 * (CTL_BODY_LINES + 2)];
@@ -226,6 +250,7 @@ main(void)
 		cmocka_unit_test(test_text),
 		cmocka_unit_test(test_not_json),
 		cmocka_unit_test(test_link),
+		cmocka_unit_test(test_capture),
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_paths_and_bounds),
 	};

@@ -64,7 +64,7 @@ sim_tx(void *arg, struct rte_mbuf **pkts, uint16_t n, uint64_t now,
 	if (late != 0) {
 		uint64_t bytes = UINT64_MAX;
 
-		d = shp_drop_late(s->pc, pkts, n, now, late, &bytes);
+		d = shp_drop_late(s->pc, pkts, n, now, late, &bytes, NULL);
 		pkts += d;
 		n -= d;
 		s->vt += (uint64_t)d * DROP_NS;
@@ -581,7 +581,8 @@ test_drop_late_partition(void **state)
 		if (tts[i] == 0 || 10000 - tts[i] <= 4000)
 			want[k++] = pkts[i];
 	}
-	d = shp_drop_late(rig.c, pkts, RTE_DIM(tts), 10000, 4000, &bytes);
+	d = shp_drop_late(rig.c, pkts, RTE_DIM(tts), 10000, 4000, &bytes,
+			  NULL);
 	assert_int_equal(d, 4);
 	assert_int_equal(k, 2);
 	assert_int_equal(bytes, 200);
@@ -591,7 +592,7 @@ test_drop_late_partition(void **state)
 	/* nothing late: nothing moves, nothing counted */
 	bytes = UINT64_MAX;
 	assert_int_equal(shp_drop_late(rig.c, pkts + d, k, 10000, 4000,
-				       &bytes), 0);
+				       &bytes, NULL), 0);
 	assert_int_equal(bytes, UINT64_MAX);
 	rte_pktmbuf_free_bulk(pkts + d, k);
 	shp_rig_fini(&rig);

@@ -574,6 +574,22 @@ netem_corrupt(struct shp_qdisc *q, struct shp_rand *r, struct rte_mbuf **mp,
 	return 1;
 }
 
+/* A copy of m counted lost without being made (shp_stage_drop_ctr): the
+ * capture gets m for it, marked a copy, as the copy would have been. */
+static void
+netem_capture_copy(const struct shp_qdisc *q, const struct shp_ctx *ctx,
+		   struct rte_mbuf *m)
+{
+	struct shp_ctx c;
+
+	if (likely(ctx->cap == NULL))
+		return;
+	c = *ctx;
+	c.tag.copy = true;
+	shp_drop_capture(&c, q->drop_slot[NETEM_DROP_LOST], SHP_CAP_NO_BAND,
+			 &m, 1);
+}
+
 /* A real copy, never duplicated again; NULL (counted) if no mbuf. */
 static struct rte_mbuf *
 netem_duplicate(struct shp_qdisc *q, struct rte_mbuf *m, struct shp_ctx *ctx)
@@ -1285,6 +1301,7 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 			 * with its original, without being made */
 			NX(p, ctx, NETEM_XS_DUPLICATED)++;
 			(*shp_stage_drop_ctr(q, ctx->ctr, NETEM_DROP_LOST))++;
+			netem_capture_copy(q, ctx, m);
 		}
 		shp_stage_drop(q, ctx, NETEM_DROP_LOST, m);
 		return false;
@@ -1297,6 +1314,7 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 		 * need to make the copy */
 		NX(p, ctx, NETEM_XS_DUPLICATED)++;
 		(*shp_stage_drop_ctr(q, ctx->ctr, NETEM_DROP_LOST))++;
+		netem_capture_copy(q, ctx, m);
 	}
 	if (ber_first < ber_bits && c->ber_drop) {
 		/* the copy is a packet of its own on the wire */
