@@ -10,6 +10,7 @@
 #include <rte_rcu_qsbr.h>
 
 #include "capture.h"
+#include "events.h"
 #include "pcapng_write.h"
 #include "shaper.h"
 
@@ -232,6 +233,14 @@ shaper_capture_start(struct shaper *s, const char *path, uint32_t snaplen,
 		__atomic_store_n(&cap.prod[s->worker_ids[i]]->drops, true,
 				 __ATOMIC_RELAXED);
 	prod_publish(s);
+	{
+		char now[PATH_MAX + 64];
+
+		snprintf(now, sizeof(now), "%s snaplen %u limit %" PRIu64,
+			 path, snaplen, limit);
+		shp_event_emit(shp_event_source(), -1, "capture drops", "off",
+			       now);
+	}
 	return 0;
 }
 
@@ -305,6 +314,8 @@ shaper_capture_stop(struct shaper *s, char *err)
 	if (cap.log == NULL)
 		prod_free_all();
 	__atomic_store_n(&cap.on, false, __ATOMIC_RELAXED);
+	shp_event_emit(shp_event_source(), -1, "capture drops", cap.path,
+		       "off");
 	(void)s;
 	if (rc < 0) {
 		snprintf(err, SHP_ERR_LEN, "%s: write error: %s", cap.path,

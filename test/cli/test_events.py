@@ -223,3 +223,29 @@ def test_watchers_bounded(live, api):
         for x in socks:
             x.close()
     lv.stop()
+
+
+def test_toggles_and_captures_are_events(live, tmp_path):
+    """disable/enable (issue 61) and a drop capture's start and stop
+    (issue 60) are changes applied too: each an event, with the
+    source that made it."""
+    lv = live(["--netem", "delay 1ms"])
+    w = CtlWatch(lv.prefix)
+    try:
+        pcap = str(tmp_path / "d.pcapng")
+        for words in (("disable", "0"), ("enable", "0"),
+                      ("capture", "drops", "start", pcap),
+                      ("capture", "drops", "stop")):
+            rc, out, err = lv.ctl(*words)
+            assert rc == 0, (words, out, err)
+        got = w.events(4)
+    finally:
+        w.stop()
+    assert [(e["port"], e["what"], e["old"], e["new"], e["source"])
+            for e in got[:2]] == [(0, "port", "enabled", "disabled", "ctl"),
+                                  (0, "port", "disabled", "enabled", "ctl")]
+    assert got[2]["what"] == "capture drops" and got[2]["old"] == "off"
+    assert got[2]["new"].startswith(pcap + " snaplen 128")
+    assert (got[3]["what"], got[3]["old"], got[3]["new"]) == \
+        ("capture drops", pcap, "off")
+    assert [e["id"] for e in got] == sorted(e["id"] for e in got)
