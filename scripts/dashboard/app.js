@@ -144,7 +144,16 @@ function card(id, all) {
                             text: "link down" });
   up.onclick = () => link(id, true);
   dn.onclick = () => link(id, false);
-  h.append(dn, up);
+  // a bare wire keeping the profile, and the profile back
+  const wire = el("span", { class: "wire", hidden: "" , text: "disabled" });
+  const off = el("button", { type: "button", "data-wire": "disable",
+                             text: "disable", title: "a bare wire: no " +
+                             "stage, the profile kept" });
+  const on = el("button", { type: "button", "data-wire": "enable",
+                            text: "enable", title: "the profile back" });
+  off.onclick = () => toggle(id, "disable");
+  on.onclick = () => toggle(id, "enable");
+  h.append(wire, dn, up, off, on);
   const figs = el("div", { class: "figs" });
   for (const [f, label] of FIGS)
     figs.append(el("div", { class: "fig" }, [
@@ -275,6 +284,19 @@ async function link(port, up) {
   try {
     const r = await api("POST", "/v1/links/" + port, { up });
     $(".ok", f).textContent = r.output.trim();
+  } catch (e) {
+    $(".err", f).textContent = e.message;
+  }
+}
+
+async function toggle(port, what) {
+  const f = $("form", ports[port].card);
+  $(".err", f).textContent = $(".ok", f).textContent = "";
+  try {
+    const r = await api("POST", "/v1/ports/" + port + "/" + what);
+    $(".ok", f).textContent = (r.output || "ok").trim();
+    lastConf = "";
+    poll(true);
   } catch (e) {
     $(".err", f).textContent = e.message;
   }
@@ -439,11 +461,13 @@ async function profiles(conf) {
   if (text === lastConf) return;
   lastConf = text;
   const ids = Object.keys(conf).filter((k) => /^\d+$/.test(k));
-  keys = Object.keys(conf[ids[0]] || {}).filter((k) => k !== "peer");
+  keys = Object.keys(conf[ids[0]] || {}).filter((k) => k !== "peer" &&
+                                                 k !== "disabled");
   for (const id of ids) {
     const p = ports[id];
     if (!p) continue;
     $(".peer", p.card).textContent = "\u2192 peer " + conf[id].peer;
+    $(".wire", p.card).hidden = !Number(conf[id].disabled);
     const lines = [];
     for (const k of keys) {
       let v = conf[id][k];

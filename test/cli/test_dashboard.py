@@ -148,6 +148,17 @@ def test_dashboard(live, api, browser, tmp_path):
     wait("link up", lambda: "link up" in badge.text, 5)
     assert "port 1: link up" in lv.ctl("show", "schedule")[1]
 
+    # disable port 1 (a bare wire keeping its profile), then enable it
+    wire = d.find_element("css selector", "#port-1 .wire")
+    assert not wire.is_displayed()
+    d.find_element("css selector", "#port-1 [data-wire=disable]").click()
+    wait("port 1 disabled", lambda: wire.is_displayed(), 5)
+    assert "disabled" in lv.ctl("show", "config")[1]
+    d.find_element("css selector", "#port-1 [data-wire=enable]").click()
+    wait("port 1 enabled", lambda: not wire.is_displayed(), 5)
+    assert "disabled" not in lv.ctl("show", "config")[1]
+    assert "delay 37ms" in lv.ctl("show", "netem", "1")[1]
+
     # a bad value: the shaper's own error line, nothing changed
     _, before, _ = lv.ctl("show", "config")
     box.clear()
