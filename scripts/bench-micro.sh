@@ -23,6 +23,7 @@ declare -A title=(
 	[class_match]="Per-class lookup (bench_class_match)"
 	[classify]="Classify (bench_classify)"
 	[tbf_shared]="One bucket shared by a link's shards (bench_tbf_shared)"
+	[netem_chain]="netem's loss as the link's one process (bench_netem_chain)"
 )
 # the arguments of each (as the sections' commands have them)
 args_of() {
@@ -38,10 +39,11 @@ args_of() {
 	class_match) echo "-l 0 --no-huge -m 1024" ;;
 	classify) echo "-l 0 --no-huge -m 256" ;;
 	tbf_shared) echo "--lcores 0@0,1@1 --no-huge -m 64" ;;
+	netem_chain) echo "--lcores 0@0,1@1 --no-huge -m 256" ;;
 	esac
 }
 all=(bands counters netem netem_flush delay_floor store_floor delay_line
-     hiccup fq_codel class_match classify tbf_shared)
+     hiccup fq_codel class_match classify tbf_shared netem_chain)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 status=0

@@ -67,6 +67,18 @@ struct shp_link_slot {
 	rte_int128_t used;
 } __rte_cache_aligned;
 
+/*
+ * netem's positions and Markov chains of the link (issue 56): the next
+ * position a shard's originals claim, with the conf's tag, and the
+ * chains' state at a recent position (sch_netem.c, netem_link_claim,
+ * gives the layout). Claimed with one swap per enqueue call of a shard
+ * whose conf decides by position, and, when the conf has chains,
+ * published with one more on the same line.
+ */
+struct shp_link_chain {
+	rte_int128_t st;
+} __rte_cache_aligned;
+
 struct shp_link_shared {
 	struct shp_tbf_shared rate;     /* tbf's bucket */
 	struct shp_tbf_shared police;   /* the policer's */
@@ -75,6 +87,7 @@ struct shp_link_shared {
 	struct shp_link_origin acc;     /* netem accumulate's windows */
 	struct shp_link_trace trace;    /* a trace's opportunities */
 	struct shp_link_slot slot;      /* netem slot's instants */
+	struct shp_link_chain chain;    /* netem's positions and chains */
 };
 
 #endif

@@ -150,6 +150,32 @@ def test_shared_rate(tmp_path, kind, args):
             assert all(s["drops"]["policed"] > 0 for s in shards), shards
 
 
+def burst_loss(k):
+    """Originals `loss burst 3 10` takes of k: the last 3 of every 10."""
+    return k // 10 * 3 + max(0, k % 10 - 7)
+
+
+def test_loss_burst_is_the_links(tmp_path):
+    """`loss burst 3 10` with --queues 2 under net_null's flood (issue
+    56): the shards' originals are the link's positions, so each port
+    loses exactly 3 of every 10 frames that reached its netem (all of
+    them when nothing is left queued), not 3 of every 10 of each
+    shard's; conservation exact, both shards losing."""
+    rc, out, st = run_for(tmp_path, 3, [
+        "--queues", "2", "--netem", "loss burst 3 10"])
+    assert rc == 0, out[-3000:]
+    assert "mbuf leak" not in out
+    for p, port in st["ports"].items():
+        shards = check_port(port)
+        assert all(s["drops"]["lost"] > 0 for s in shards), shards
+        # what netem took: all but what waits before it at the end
+        k = port["egress_in"] - port["queued"] - port["drops"]["flushed"]
+        lost = port["drops"]["lost"]
+        assert abs(lost - burst_loss(k)) <= 32 + port["queued"], (p, port)
+        if port["queued"] == 0 and port["drops"]["flushed"] == 0:
+            assert lost == burst_loss(k), (p, lost, k, shards)
+
+
 def test_trace_on_shards(tmp_path):
     """--trace with --queues 2: the link's one schedule of opportunities
     (10 a millisecond, 1504 bytes each: 120.32 Mbit/s) is shared by both

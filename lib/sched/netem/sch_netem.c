@@ -76,6 +76,19 @@ enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
        NETEM_XS_STORE_FRAMES, NETEM_XS_STORE_BYTES, NETEM_XS_STORE_HWM,
        NETEM_XS_STORE_FULL, NETEM_XS_MISORDER_SKIPPED };
 
+/*
+ * The Markov chains of a conf: the loss model's state, the last event of
+ * each correlated probability, and reorder's gap counter (originals since
+ * the last reorder). Every original advances them, lost or not; on a
+ * link's shards, every original of the link, in the order of its
+ * positions (netem_link_claim).
+ */
+struct netem_chains {
+	bool loss_last, dup_last, corrupt_last, reorder_last, misorder_last;
+	uint8_t clg_state;
+	uint32_t counter;
+};
+
 /* Frames timed on a shared link in one claim, at most (a burst and its
  * copies; more are claimed in several). */
 #define NETEM_PEND_MAX 64
@@ -100,8 +113,13 @@ struct netem_sched_data {
 	struct shp_rand rs[RS_MAX];
 	uint64_t key[RS_MAX];       /* counter-based stream keys */
 	uint64_t arrivals;          /* original packets seen (their number) */
-	bool loss_last, dup_last, corrupt_last, reorder_last;
-	uint8_t clg_state;
+	struct netem_chains ch;
+	/* on a link's shards (lp_on: a conf that decides by position,
+	 * netem_link_positions): the originals of an enqueue call take the
+	 * link's positions [arrivals, lp_end), claimed (lp_claimed) from
+	 * its shp_link_chain */
+	bool lp_on, lp_claimed;
+	uint64_t lp_end;
 	/* deterministic loss: k N mod M (pattern), k mod PERIOD (burst),
 	 * k mod length (sequence), k the originals seen: a running
 	 * remainder, so that no packet pays a division */
@@ -110,7 +128,6 @@ struct netem_sched_data {
 	 * departure before rounding (rate and noreorder count from it) */
 	bool acc_armed;
 	uint64_t acc_t0, acc_end, acc_last;
-	uint32_t counter;           /* packets since the last reorder */
 	double delay_z;             /* latent normal of the delay copula */
 	/* inorder: delay_z is a smooth process of the arrival time (its
 	 * slope delay_dz, per ns), at the latest original's arrival */
@@ -147,7 +164,6 @@ struct netem_sched_data {
 	struct netem_mis *mis;
 	uint32_t mis_head, mis_n;
 	uint64_t mis_direct;        /* frames that entered the queue unheld */
-	bool misorder_last;
 	/* `trace`: the stage's place in it, and the conf as the row
 	 * trace_row (UINT32_MAX: none yet) sets it (netem_enqueue_trace) */
 	struct shp_netem_trace_pos trace;
@@ -435,15 +451,15 @@ loss_gilbert_elliott(uint8_t *state, const struct shp_netem_conf *c,
 
 /* A loss event; the model's state advances only when adv. */
 static inline bool
-netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c,
+netem_loss_event(struct netem_chains *ch, const struct shp_netem_conf *c,
 		 struct shp_rand *r, bool adv)
 {
-	uint8_t st = p->clg_state;
+	uint8_t st = ch->clg_state;
 	bool lost;
 
 	switch (c->loss_model) {
 	case SHP_NETEM_LOSS_RANDOM:
-		return netem_chance(r, &p->loss_last, &c->loss, adv);
+		return netem_chance(r, &ch->loss_last, &c->loss, adv);
 	case SHP_NETEM_LOSS_STATE:
 		lost = loss_4state(&st, c, r);
 		break;
@@ -455,7 +471,7 @@ netem_loss_event(struct netem_sched_data *p, const struct shp_netem_conf *c,
 		return false;
 	}
 	if (adv)
-		p->clg_state = st;
+		ch->clg_state = st;
 	return lost;
 }
 
@@ -1036,7 +1052,8 @@ static void netem_enqueue_copy(struct shp_qdisc *q, struct netem_sched_data *p,
  * state and leaves it.
  */
 static bool
-netem_reorder(struct netem_sched_data *p, const struct shp_netem_conf *c,
+netem_reorder(const struct netem_sched_data *p,
+	      const struct shp_netem_conf *c, struct netem_chains *ch,
 	      bool copy, uint64_t n)
 {
 	struct shp_rand r;
@@ -1044,15 +1061,280 @@ netem_reorder(struct netem_sched_data *p, const struct shp_netem_conf *c,
 
 	if (c->gap == 0)
 		return false;
-	if (p->counter < c->gap - 1) {
-		p->counter += !copy;
+	if (ch->counter < c->gap - 1) {
+		ch->counter += !copy;
 		return false;
 	}
 	netem_rand_at(p, RS_REORDER, copy, n, &r);
-	hit = netem_chance(&r, &p->reorder_last, &c->reorder, !copy);
+	hit = netem_chance(&r, &ch->reorder_last, &c->reorder, !copy);
 	if (!copy)
-		p->counter = hit ? 0 : p->counter + 1;
+		ch->counter = hit ? 0 : ch->counter + 1;
 	return hit;
+}
+
+/* ------------------------------------------------- the link's positions */
+
+/*
+ * On a link's shards (issue 56) netem's loss and the other processes
+ * that count originals are the link's one process, as one netem would
+ * run it on the frames in the order they reach the link: the k-th
+ * original the link's shards claim is the link's original k. A shard's
+ * enqueue call claims the positions of its originals at once, and each
+ * takes every draw at its position from the port's streams (the ones a
+ * port of one queue draws from: counter-based, so any shard draws any
+ * position's). The deterministic losses then follow from k alone; the
+ * Markov chains (netem_chains) from their state at some earlier
+ * position, which the link keeps: shp_link_chain's .st.val[0] holds the
+ * next position (bits 0..47) and the conf's tag (48..63, as the
+ * outage's); .st.val[1] the chains' state (bits 0..39: reorder's
+ * counter, then a bit a chain, the loss model's state in 37..39) at the
+ * record's position, which lies `lag` (bits 40..63) before the next.
+ * A claim is one swap: it moves the next position on and reads the
+ * record, which cannot then be past the claim's first position; the
+ * shard walks the chains from the record over the positions of frames
+ * other shards claimed meanwhile (their draws only, acting on nothing),
+ * decides its own, and publishes the state after them with a second
+ * swap, on the line it has just moved, if no later one is there. Every
+ * shard so finds at its k the very state one netem has at k, whatever
+ * the interleaving. The lag is the positions claimed and not yet
+ * published: a burst a shard at most, far below 2^24.
+ */
+#define LP_POS_MASK ((UINT64_C(1) << 48) - 1)
+#define LP_LAG_SHIFT 40
+
+/* The chains a conf reads (the others' state decides nothing) */
+enum {
+	CH_LOSS = 1, CH_DUP = 2, CH_CORRUPT = 4, CH_REORDER = 8,
+	CH_GAP = 16, CH_MISORDER = 32,
+};
+
+static inline bool
+prob_correlated(const struct shp_netem_prob *pr)
+{
+	return pr->p > 0 && pr->p_after_hit != pr->p_after_miss;
+}
+
+static unsigned int
+netem_chains_live(const struct shp_netem_conf *c)
+{
+	unsigned int m = 0;
+
+	if (c->loss_model == SHP_NETEM_LOSS_STATE ||
+	    c->loss_model == SHP_NETEM_LOSS_GEMODEL ||
+	    (c->loss_model == SHP_NETEM_LOSS_RANDOM &&
+	     c->loss.p_after_hit != c->loss.p_after_miss))
+		m |= CH_LOSS;
+	if (prob_correlated(&c->duplicate))
+		m |= CH_DUP;
+	if (prob_correlated(&c->corrupt))
+		m |= CH_CORRUPT;
+	if (c->gap != 0)
+		m |= CH_GAP | (c->reorder.p_after_hit != c->reorder.p_after_miss ?
+			       CH_REORDER : 0);
+	if (prob_correlated(&c->misorder))
+		m |= CH_MISORDER;
+	return m;
+}
+
+static void
+netem_chains_init(struct netem_chains *ch, const struct shp_netem_conf *c)
+{
+	memset(ch, 0, sizeof(*ch));
+	ch->clg_state = c->loss_model == SHP_NETEM_LOSS_STATE ? CLG_TX_GAP :
+			GE_GOOD;
+}
+
+static inline uint64_t
+chains_pack(const struct netem_chains *ch, unsigned int live)
+{
+	uint64_t w = 0;
+
+	if (live & CH_GAP)
+		w |= ch->counter;
+	if (live & CH_LOSS)
+		w |= (uint64_t)ch->loss_last << 32 |
+		     (uint64_t)(ch->clg_state & 7) << 37;
+	if (live & CH_DUP)
+		w |= (uint64_t)ch->dup_last << 33;
+	if (live & CH_CORRUPT)
+		w |= (uint64_t)ch->corrupt_last << 34;
+	if (live & CH_REORDER)
+		w |= (uint64_t)ch->reorder_last << 35;
+	if (live & CH_MISORDER)
+		w |= (uint64_t)ch->misorder_last << 36;
+	return w;
+}
+
+static inline void
+chains_unpack(struct netem_chains *ch, uint64_t w)
+{
+	ch->counter = (uint32_t)w;
+	ch->loss_last = (w >> 32) & 1;
+	ch->dup_last = (w >> 33) & 1;
+	ch->corrupt_last = (w >> 34) & 1;
+	ch->reorder_last = (w >> 35) & 1;
+	ch->misorder_last = (w >> 36) & 1;
+	ch->clg_state = (uint8_t)((w >> 37) & 7);
+}
+
+/* What the original at position j does to the live chains: the draws
+ * netem_enqueue_pkt makes for it, in its order, acted on by nobody. */
+static void
+netem_chains_step(const struct netem_sched_data *p,
+		  const struct shp_netem_conf *c, unsigned int live,
+		  struct netem_chains *ch, uint64_t j)
+{
+	struct shp_rand r;
+
+	if (live & CH_DUP) {
+		netem_rand_at(p, RS_DUP, false, j, &r);
+		netem_chance(&r, &ch->dup_last, &c->duplicate, true);
+	}
+	if (live & CH_LOSS) {
+		netem_rand_at(p, RS_LOSS, false, j, &r);
+		netem_loss_event(ch, c, &r, true);
+	}
+	if (live & CH_CORRUPT) {
+		netem_rand_at(p, RS_CORRUPT, false, j, &r);
+		netem_chance(&r, &ch->corrupt_last, &c->corrupt, true);
+	}
+	if (live & CH_GAP)
+		netem_reorder(p, c, ch, false, j);
+	if (live & CH_MISORDER) {
+		netem_rand_at(p, RS_MISORDER, false, j, &r);
+		netem_chance(&r, &ch->misorder_last, &c->misorder, true);
+	}
+}
+
+/* The deterministic loss's running remainder at original k
+ * (netem_loss_det's det_pos after k originals) */
+static uint64_t
+netem_det_at(const struct shp_netem_conf *c, uint64_t k)
+{
+	switch (c->loss_model) {
+	case SHP_NETEM_LOSS_PATTERN:
+		return k % c->det.m * c->det.n % c->det.m;
+	case SHP_NETEM_LOSS_BURST:
+		return k % c->det.m;
+	case SHP_NETEM_LOSS_SEQUENCE:
+		return k % c->seq_len;
+	default:
+		return 0;
+	}
+}
+
+static inline bool
+lp_cas(rte_int128_t *v, rte_int128_t *old, rte_int128_t nw)
+{
+	return rte_atomic128_cmp_exchange(v, old, &nw, 0, __ATOMIC_ACQ_REL,
+					  __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Claim the link's next n positions for the originals of an enqueue
+ * call: p->arrivals becomes the first, the chains and the deterministic
+ * loss are set to their state there. A shard still on a conf older than
+ * the link's (a change reaches shards a burst apart at most) decides its
+ * last frames on positions and chains of its own.
+ */
+static void
+netem_link_claim(struct netem_sched_data *p, const struct shp_netem_conf *c,
+		 uint16_t n)
+{
+	struct shp_link_chain *lc = &p->link->chain;
+	const uint64_t tag = link_tag(c);
+	const unsigned int live = netem_chains_live(c);
+	rte_int128_t old = shp_link_load(&lc->st), nw;
+	uint64_t k, w, j;
+
+	for (;;) {
+		uint64_t otag = (uint64_t)old.val[0] >> LINK_TAG_SHIFT;
+
+		if (otag != tag && otag != 0 && (int16_t)(tag - otag) < 0) {
+			p->lp_claimed = false;
+			return;
+		}
+		if (otag == tag) {
+			k = (uint64_t)old.val[0] & LP_POS_MASK;
+			w = (uint64_t)old.val[1];
+		} else {
+			/* the link's first frames under this conf */
+			struct netem_chains ini;
+
+			netem_chains_init(&ini, c);
+			k = 0;
+			w = chains_pack(&ini, live);
+		}
+		nw.val[0] = (int64_t)(tag << LINK_TAG_SHIFT |
+				      ((k + n) & LP_POS_MASK));
+		nw.val[1] = (int64_t)(w + ((uint64_t)n << LP_LAG_SHIFT));
+		if (lp_cas(&lc->st, &old, nw))
+			break;
+	}
+	chains_unpack(&p->ch, w);
+	if (live != 0)
+		for (j = (k - (w >> LP_LAG_SHIFT)) & LP_POS_MASK; j != k;
+		     j = (j + 1) & LP_POS_MASK)
+			netem_chains_step(p, c, live, &p->ch, j);
+	p->arrivals = k;
+	p->det_pos = netem_det_at(c, k);
+	p->lp_end = (k + n) & LP_POS_MASK;
+	p->lp_claimed = true;
+}
+
+/* The chains after the call's originals, the link's record unless a
+ * later one is there already. */
+static void
+netem_link_publish(struct netem_sched_data *p, const struct shp_netem_conf *c)
+{
+	struct shp_link_chain *lc = &p->link->chain;
+	const uint64_t tag = link_tag(c);
+	const unsigned int live = netem_chains_live(c);
+	rte_int128_t old, nw;
+	uint64_t st;
+
+	if (!p->lp_claimed || live == 0 || !shp_netem_link_publish)
+		return;
+	st = chains_pack(&p->ch, live);
+	old = shp_link_load(&lc->st);
+	for (;;) {
+		uint64_t next = (uint64_t)old.val[0] & LP_POS_MASK;
+		uint64_t rec = (next - ((uint64_t)old.val[1] >> LP_LAG_SHIFT)) &
+			       LP_POS_MASK;
+		uint64_t ahead = (p->lp_end - rec) & LP_POS_MASK;
+
+		if ((uint64_t)old.val[0] >> LINK_TAG_SHIFT != tag ||
+		    ahead == 0 || ahead >= UINT64_C(1) << 47)
+			return;
+		nw.val[0] = old.val[0];
+		nw.val[1] = (int64_t)(((next - p->lp_end) & LP_POS_MASK) <<
+				      LP_LAG_SHIFT | st);
+		if (lp_cas(&lc->st, &old, nw))
+			return;
+	}
+}
+
+/* Whether c decides by position on a link's shards: it has a loss,
+ * draws events of originals or counts them. (A delay and its jitter
+ * alone stay the shard's, on its own streams: no claim.) */
+static inline bool
+netem_link_positions(const struct shp_netem_conf *c)
+{
+	return c->trace != NULL || c->loss_model != SHP_NETEM_LOSS_NONE ||
+	       c->duplicate.p > 0 || c->corrupt.p > 0 || c->gap != 0 ||
+	       c->misorder.p > 0 || c->ber > 0;
+}
+
+/* The number of the next packet of an enqueue call: every packet's on
+ * one queue (as ever); on a link's positions an original's, a copy
+ * (another netem's, met again) drawing at the next original's. */
+static inline uint64_t
+netem_next_n(struct netem_sched_data *p, bool copy)
+{
+	uint64_t n = p->arrivals;
+
+	p->arrivals += !(copy && p->lp_on);
+	return n;
 }
 
 /*
@@ -1136,6 +1418,7 @@ netem_is_drawn(const struct shp_netem_conf *c)
 }
 
 bool shp_netem_short_ways = true;
+bool shp_netem_link_publish = true;
 
 /*
  * misorder: a chosen frame waits beside the time queue until `depth`
@@ -1243,7 +1526,7 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 	}
 	if (whole && !copy && c->duplicate.p > 0) {
 		netem_rand_at(p, RS_DUP, false, n, &r);
-		dup = netem_chance(&r, &p->dup_last, &c->duplicate, true);
+		dup = netem_chance(&r, &p->ch.dup_last, &c->duplicate, true);
 		count += dup;
 	}
 	if (c->loss_model != SHP_NETEM_LOSS_NONE) {
@@ -1253,21 +1536,21 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 			lost = !copy && netem_loss_det(p, c);
 		} else {
 			netem_rand_at(p, RS_LOSS, copy, n, &r);
-			lost = netem_loss_event(p, c, &r, !copy);
+			lost = netem_loss_event(&p->ch, c, &r, !copy);
 		}
 	}
 	if (whole && c->corrupt.p > 0) {
 		netem_rand_at(p, RS_CORRUPT, copy, n, &rc);
-		corrupt = netem_chance(&rc, &p->corrupt_last, &c->corrupt,
+		corrupt = netem_chance(&rc, &p->ch.corrupt_last, &c->corrupt,
 				       !copy);
 	}
 	if (whole)
-		reorder = netem_reorder(p, c, copy, n);
+		reorder = netem_reorder(p, c, &p->ch, copy, n);
 	if (whole && !copy && c->misorder.p > 0) {
 		struct shp_rand rm;
 
 		netem_rand_at(p, RS_MISORDER, false, n, &rm);
-		misorder = netem_chance(&rm, &p->misorder_last, &c->misorder,
+		misorder = netem_chance(&rm, &p->ch.misorder_last, &c->misorder,
 					true);
 	}
 	/* the delay draw: for the packet, or to advance the copula */
@@ -1478,22 +1761,34 @@ netem_enqueue_vec(struct shp_qdisc *q, struct netem_sched_data *p,
 		}
 		return n;
 	}
+	if (p->lp_on && n != 0) {
+		uint16_t orig = 0;
+
+		for (i = 0; i < n; i++)
+			orig += !(shp_meta(pkts[i])->flags & SHP_META_F_DUP);
+		netem_link_claim(p, c, orig);
+	}
 	if (shp_netem_short_ways && netem_is_plain(c))
 		return netem_enqueue_plain(q, p, c, pkts, n, ctx);
 	if (shp_netem_short_ways && netem_is_drawn(c)) {
-		for (i = 0; i < n; i++)
-			ok += netem_enqueue_pkt(q, p, c, pkts[i], ctx,
-						shp_meta(pkts[i])->flags &
-						SHP_META_F_DUP,
-						p->arrivals++, false);
-		return ok;
+		for (i = 0; i < n; i++) {
+			bool copy = shp_meta(pkts[i])->flags & SHP_META_F_DUP;
+
+			ok += netem_enqueue_pkt(q, p, c, pkts[i], ctx, copy,
+						netem_next_n(p, copy), false);
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			bool copy = shp_meta(pkts[i])->flags & SHP_META_F_DUP;
+
+			ok += netem_enqueue_one(q, p, c, pkts[i], ctx, copy,
+						netem_next_n(p, copy));
+		}
+		if (p->npend != 0)
+			netem_pend_flush(p, c, ctx);
 	}
-	for (i = 0; i < n; i++)
-		ok += netem_enqueue_one(q, p, c, pkts[i], ctx,
-					shp_meta(pkts[i])->flags &
-					SHP_META_F_DUP, p->arrivals++);
-	if (p->npend != 0)
-		netem_pend_flush(p, c, ctx);
+	if (p->lp_on && n != 0)
+		netem_link_publish(p, c);
 	return ok;
 }
 
@@ -1574,13 +1869,13 @@ netem_seed_streams(const struct shp_qdisc *q, const struct shp_netem_conf *c,
 }
 
 /* The keys of the counter-based streams, from (seed, port, shard) as
- * well. */
+ * well; a shard that draws at the link's positions, the port's. */
 static void
-netem_stream_keys(const struct shp_qdisc *q, const struct shp_netem_conf *c,
+netem_stream_keys(uint64_t stream, const struct shp_netem_conf *c,
 		  uint64_t key[RS_MAX])
 {
 	uint64_t base = shp_rand_key(c->seed_set ? c->seed :
-				     SHP_NETEM_DEFAULT_SEED, netem_stream_of(q));
+				     SHP_NETEM_DEFAULT_SEED, stream);
 	int i;
 
 	for (i = 0; i < RS_MAX; i++)
@@ -1742,7 +2037,9 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 	shp_tq_set_horizon(&p->tq, lat + 4 * jit + c->accumulate,
 			   (c->dist != NULL ? 8 : 2) * jit);
 	netem_seed_streams(q, c, p->rs);
-	netem_stream_keys(q, c, p->key);
+	p->lp_on = p->link != NULL && netem_link_positions(c);
+	p->lp_claimed = false;
+	netem_stream_keys(p->lp_on ? q->port : netem_stream_of(q), c, p->key);
 	if (p->link != NULL) {
 		struct shp_rand port_rs[RS_MAX];
 
@@ -1751,16 +2048,9 @@ netem_reset_state(struct shp_qdisc *q, struct netem_sched_data *p,
 		p->slot_x0 = port_rs[RS_SLOT].x;
 	}
 	p->arrivals = 0;
-	p->loss_last = false;
-	p->dup_last = false;
-	p->corrupt_last = false;
-	p->reorder_last = false;
-	p->misorder_last = false;
-	p->clg_state = c->loss_model == SHP_NETEM_LOSS_STATE ? CLG_TX_GAP :
-		GE_GOOD;
+	netem_chains_init(&p->ch, c);
 	p->det_pos = 0;
 	p->acc_armed = false;
-	p->counter = 0;
 	p->delay_z = 0;
 	p->inorder_armed = false;
 	p->delay_dz = 0;

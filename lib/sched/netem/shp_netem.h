@@ -249,6 +249,15 @@ extern uint32_t shp_netem_tq_buckets;
 extern bool shp_netem_short_ways;
 
 /*
+ * On a link's shards, each enqueue call publishes its Markov chains'
+ * state for the next claim (sch_netem.c, netem_link_claim). Tests set
+ * this false: no shard publishes, so every claim walks the chains from
+ * the last state published, over the positions claimed since, as a
+ * claim that races another does. Read once a call.
+ */
+extern bool shp_netem_link_publish;
+
+/*
  * A netem made lean (a class's, shp_stage_env) starts on its tfifo alone:
  * the calendar is megabytes, and thousands of classes stay idle. Off the
  * data path (the control thread, the offline tool between arrivals):
