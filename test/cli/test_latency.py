@@ -20,7 +20,8 @@ PORT_SCHEMA = {
     "corrupted", "reordered", "ecn_marked", "sojourn_ns", "latency", "nic",
     "bands", "drops", "xstats",
     "link",   # the port's link (issue 29)
-    "shards"}   # one a shard, one without --queues (issue 24)
+    "shards",   # one a shard, one without --queues (issue 24)
+    "budget"}   # the lossless budget (issue 61): a live port's
 NIC = ["imissed", "ierrors", "rx_nombuf", "oerrors"]
 STALLS = ["loops", "stalls", "stalled_ns", "hiccups", "hiccup_ns",
           "longest_loop_ns", "socket",   # issue 29; hiccups: issue 30.7
