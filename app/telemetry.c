@@ -3,7 +3,8 @@
  * librte_telemetry endpoints (dpdk-telemetry.py -f PREFIX):
  *
  *   /shaper/stats[,P]   per port: the --stats-file port counters (and
- *                       its "nic" object as nic_* keys)
+ *                       its "nic" object as nic_* keys); a kind's
+ *                       statistics only where it runs or counted
  *   /shaper/budget[,P]  per port: the stats file's "budget" (the
  *                       lossless budget, app/budget.c)
  *   /shaper/drops[,P]   per port: drops by cause (stats-file "drops")
@@ -104,11 +105,32 @@ put_u64(struct tel_dict *t, const char *k, uint64_t v)
 	t->len += u64_len(k, v);
 }
 
+/* Kind k's statistics belong in port's reply: it runs on the port, or
+ * counted something there (a class's, a kind switched off since). The
+ * kinds a port does not run stay out, as the exporter leaves them out:
+ * with every kind's keys a port's entry outgrew one reply at 18 ports. */
+static bool
+kind_shown(uint16_t port, const struct shp_kind *k,
+	   const struct shp_port_ctr *c)
+{
+	const struct shp_chain *ch = &S->chain[port];
+	unsigned int i;
+
+	for (i = 0; i < SHP_SLOT_MAX; i++)
+		if (ch->kind[i] == k && ch->conf[i] != NULL)
+			return true;
+	for (i = 0; i < shp_xstat_nb(); i++)
+		if (shp_xstat_kind(i) == k && c->xstats[i] != 0)
+			return true;
+	return false;
+}
+
 /* Fill `t` (or only measure it when t->d is NULL). */
 static void
-port_counters(struct tel_dict *t, const struct shp_port_sum *s)
+port_counters(struct tel_dict *t, uint16_t port, const struct shp_port_sum *s)
 {
 	const struct shp_port_ctr *c = &s->c;
+	const struct shp_kind *shown = NULL, *hidden = NULL;
 	unsigned int k;
 
 	put_u64(t, "rx_packets", c->rx_packets);
@@ -128,6 +150,14 @@ port_counters(struct tel_dict *t, const struct shp_port_sum *s)
 
 		if (x->alias != NULL)
 			put_u64(t, x->alias, c->xstats[k]);
+		if (shp_xstat_kind(k) != shown && shp_xstat_kind(k) != hidden) {
+			if (kind_shown(port, shp_xstat_kind(k), c))
+				shown = shp_xstat_kind(k);
+			else
+				hidden = shp_xstat_kind(k);
+		}
+		if (shp_xstat_kind(k) == hidden)
+			continue;
 		snprintf(name, sizeof(name), "%s_%s",
 			 shp_xstat_kind(k)->name, x->name);
 		if (x->alias == NULL || strcmp(x->alias, name) != 0)
@@ -204,7 +234,7 @@ entry(enum what w, uint16_t port, const struct shp_port_sum *sum,
 	} else {
 		snprintf(key, klen, "%u", port);
 		if (w == W_STATS)
-			port_counters(t, sum);
+			port_counters(t, port, sum);
 		else if (w == W_BUDGET)
 			port_budget(t, sum);
 		else
