@@ -100,6 +100,14 @@ class SseWatch:
         return got
 
     def stop(self):
+        # shut the socket first: close() alone waits for the reader
+        # thread's readline, which returns only at the next keep-alive
+        # comment (15 s)
+        if self.c.sock is not None:
+            try:
+                self.c.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self.c.close()
 
 
