@@ -855,6 +855,10 @@ shaper_stages_init(struct shaper *s)
 			 * lcore feeds it: RX queue q's */
 			env.ctr_blocks = SHAPER_SHARD_BLOCK(s->ctr, 0);
 			env.nb_ctr_blocks = SHAPER_SHARD_BLOCKS;
+			/* and the link's limits, all shards' (issue 56) */
+			env.link_ctr_blocks = SHAPER_SHARD_BLOCK(s->ctr, 0);
+			env.nb_link_ctr_blocks = SHAPER_SHARD_BLOCKS *
+						 shaper_queues(s);
 			env.single_producer = true;
 		}
 		e->hold_cap = env.hold_cap;

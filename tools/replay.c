@@ -1133,9 +1133,11 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 	env = (struct shp_stage_env){
 		.socket = rte_socket_id(), .single_producer = true,
 		.ring_size = r->opt.ring_size,
-		/* the shard's own block: its bands' byte limit counts what
-		 * it holds, not the link's */
+		/* the shard's own block, and the link's every shard's: its
+		 * bands' byte limit bounds the link's backlog (issue 56) */
 		.ctr_blocks = &r->ctr[q], .nb_ctr_blocks = 1,
+		.link_ctr_blocks = r->queues > 1 ? r->ctr : NULL,
+		.nb_link_ctr_blocks = r->queues,
 		.shard = (uint16_t)q, .link = r->link,
 	};
 	if (q > 0) {

@@ -97,6 +97,8 @@ cls_new(const struct shp_class_def *d, const struct shp_chain *port_chain,
 	k->env.single_producer = true;
 	k->env.ctr_blocks = k->blk;
 	k->env.nb_ctr_blocks = 1;
+	k->env.link_ctr_blocks = NULL;   /* its limits are the shard's */
+	k->env.nb_link_ctr_blocks = 0;
 	k->env.lean = true;   /* thousands: no memzone each */
 	if (port_chain->env.link != NULL) {
 		/* its rates are the link's, apart from the port's */

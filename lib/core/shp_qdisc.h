@@ -279,6 +279,12 @@ struct shp_stage_env {
 	 * counters (the bands' byte limit) */
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
+	/* a link's shards: the blocks of all of them (ctr_blocks is one
+	 * shard's), so that a byte limit bounds the link's backlog, not
+	 * each shard's (issue 56; NULL: the stage's own blocks are the
+	 * link's) */
+	const struct shp_lcore_ctr *link_ctr_blocks;
+	unsigned int nb_link_ctr_blocks;
 	/* a class's stages, of which there may be thousands: rings from
 	 * the heap, without a memzone each (shp_ring_new: EAL has 2560),
 	 * and a netem has no time calendar (megabytes) until the control

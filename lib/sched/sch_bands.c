@@ -38,6 +38,9 @@ struct bands_priv {
 	uint64_t pushout_at; /* clock value of the last pushout pass */
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
+	/* the link's shards' blocks (0: this stage is the link) */
+	const struct shp_lcore_ctr *link_blocks;
+	unsigned int nb_link_blocks;
 	bool single_producer;
 	/* What the last peek returned, at the head of band `peeked_band`'s
 	 * stash: the next dequeue returns it first even if a producer has
@@ -82,6 +85,8 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		c.single_producer = q->env->single_producer;
 		c.ctr_blocks = q->env->ctr_blocks;
 		c.nb_ctr_blocks = q->env->nb_ctr_blocks;
+		c.link_ctr_blocks = q->env->link_ctr_blocks;
+		c.nb_link_ctr_blocks = q->env->nb_link_ctr_blocks;
 		c.lean = q->env->lean;
 	}
 	if (c.name == NULL || conf->nb_bands < 1 ||
@@ -95,6 +100,9 @@ bands_init(struct shp_qdisc *q, const void *arg)
 	p->drop_slot = q->drop_slot;
 	p->ctr_blocks = conf->ctr_blocks;
 	p->nb_ctr_blocks = conf->nb_ctr_blocks;
+	p->link_blocks = conf->link_ctr_blocks;
+	p->nb_link_blocks = conf->link_ctr_blocks != NULL ?
+			    conf->nb_link_ctr_blocks : 0;
 	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
 	p->single_producer = conf->single_producer;
 	if (conf->single_producer)
@@ -296,21 +304,51 @@ band_take(struct band *bd, struct shp_band_ctr *bc, struct rte_mbuf **out,
 	return bytes;
 }
 
-/* Bytes in band b right now, from every lcore's counters. */
+/* Bytes in band b right now, from the counters of blocks[0..nb). */
 static uint64_t
-band_backlog(const struct bands_priv *p, uint16_t port, unsigned int b)
+band_backlog(const struct shp_lcore_ctr *blocks, unsigned int nb,
+	     uint16_t port, unsigned int b)
 {
 	uint64_t in = 0, out = 0;
 	unsigned int l;
 
-	for (l = 0; l < p->nb_ctr_blocks; l++) {
-		const struct shp_band_ctr *bc =
-			&p->ctr_blocks[l].port[port].band[b];
+	for (l = 0; l < nb; l++) {
+		const struct shp_band_ctr *bc = &blocks[l].port[port].band[b];
 
 		in += __atomic_load_n(&bc->enqueued_bytes, __ATOMIC_RELAXED);
 		out += bc->dequeued_bytes + bc->pushed_out_bytes;
 	}
 	return in > out ? in - out : 0;
+}
+
+/*
+ * A link's shards (issue 56): the limit bounds the link's backlog, the
+ * sum over every shard's blocks. Each shard sheds its part of the excess,
+ * in proportion to what it holds (its `own` bytes), so that shards seeing
+ * the same excess at once do not each shed all of it. Returns the total
+ * the caller's loop should bring down to the limit: limit + its part,
+ * or 0 when the link is within it. Reads the other shards' counters
+ * (never writes them), once a pass.
+ */
+static uint64_t
+link_share(const struct bands_priv *p, uint16_t port, uint64_t own)
+{
+	uint64_t link = 0, excess, part;
+	unsigned int b;
+
+	if (own == 0)
+		return 0;
+	for (b = 0; b < p->nb_bands; b++)
+		link += band_backlog(p->link_blocks, p->nb_link_blocks, port,
+				     b);
+	if (link <= p->limit)
+		return 0;
+	if (link < own)   /* counters read mid-update */
+		link = own;
+	excess = link - p->limit;
+	part = (uint64_t)(((unsigned __int128)excess * own + link - 1) /
+			  link);
+	return p->limit + RTE_MIN(part, own);
 }
 
 /*
@@ -329,8 +367,14 @@ bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 		return;
 	p->pushout_at = ctx->now;
 	for (b = 0; b < (int)p->nb_bands; b++) {
-		backlog[b] = band_backlog(p, q->port, b);
+		backlog[b] = band_backlog(p->ctr_blocks, p->nb_ctr_blocks,
+					  q->port, b);
 		total += backlog[b];
+	}
+	if (p->nb_link_blocks > 0) {
+		total = link_share(p, q->port, total);
+		if (total == 0)
+			return;
 	}
 	for (b = p->nb_bands - 1; b >= 0 && total > p->limit; b--) {
 		struct band *bd = &p->band[b];

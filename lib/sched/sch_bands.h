@@ -30,6 +30,9 @@ struct shp_bands_conf {
 	 * for the limit. */
 	const struct shp_lcore_ctr *ctr_blocks;
 	unsigned int nb_ctr_blocks;
+	/* those of the link's every shard (shp_stage_env's; NULL: none) */
+	const struct shp_lcore_ctr *link_ctr_blocks;
+	unsigned int nb_link_ctr_blocks;
 	bool lean;           /* shp_stage_env's */
 	/* the band of each priority 0..15 (the RX pass maps with it, from
 	 * the chain: shp_chain.priomap) */
