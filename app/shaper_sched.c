@@ -13,6 +13,7 @@
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
 
+#include "carrier_tap.h"
 #include "ctl_config.h"
 #include "schedule.h"
 #include "events.h"
@@ -501,14 +502,18 @@ shaper_sched_wait(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 		rte_pause();
 }
 
-/* The carrier of port p down or up (rte_eth_dev_set_link_down|up), where
- * its driver can; main lcore (ethdev's control functions are not the
- * data path's). */
+/* The carrier of port p down or up (a net_tap's kernel side with its
+ * carrier, carrier_tap.h; else rte_eth_dev_set_link_down|up), where its
+ * driver can; main lcore (ethdev's control functions are not the data
+ * path's). */
 static void
 carrier_set(uint16_t p, bool down)
 {
-	int rc = down ? rte_eth_dev_set_link_down(p) :
-		 rte_eth_dev_set_link_up(p);
+	int rc = carrier_tap_set(p, down);
+
+	if (rc == -ENOTSUP)
+		rc = down ? rte_eth_dev_set_link_down(p) :
+		     rte_eth_dev_set_link_up(p);
 
 	if (rc == -ENOTSUP) {
 		if (!carrier_notsup[p])

@@ -272,11 +272,18 @@ def lower_up(iface):
     return m is not None and "LOWER_UP" in m.group(1).split(","), out
 
 
+def flags(iface):
+    out = subprocess.run(["ip", "link", "show", iface], capture_output=True,
+                         text=True, timeout=10).stdout
+    m = re.search(r"<([^>]*)>", out)
+    return set(m.group(1).split(",")) if m else set()
+
+
 def test_carrier_on_net_tap(live):  # noqa: F811
     """`link down 0 carrier` on a net_tap port: within 1 s the kernel's
-    side of the tap has lost its carrier (no LOWER_UP, operstate down:
-    DPDK's tap driver takes the interface down, which `ip link` shows as
-    state DOWN rather than NO-CARRIER); `link up 0` brings it back."""
+    side of the tap shows NO-CARRIER, as a pulled cable does: still UP
+    (administratively), no LOWER_UP, operstate down; `link up 0` brings
+    the carrier back."""
     iface = need_tap()
     lv = live([], vdevs=["net_tap0,iface=%s" % iface, "net_null1"])
     assert lower_up(iface)[0], lower_up(iface)[1]
@@ -286,6 +293,7 @@ def test_carrier_on_net_tap(live):  # noqa: F811
     while lower_up(iface)[0] and time.monotonic() - t < 1.0:
         time.sleep(0.02)
     assert not lower_up(iface)[0], lower_up(iface)[1]
+    assert {"NO-CARRIER", "UP"} <= flags(iface), lower_up(iface)[1]
     assert operstate(iface) == "down"
     code, out = ctl(lv.prefix, "link", "up", "0")
     assert code == 0 and "port 0: carrier up" in out, out
