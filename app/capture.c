@@ -118,6 +118,9 @@ drain(struct shp_dropcap *c, unsigned int max)
 		shp_dropcap_give(c, recs, n);
 		done += n;
 	}
+	/* the file full: the worker stops copying what would be lost */
+	if (cap.w.full && !c->file_full)
+		__atomic_store_n(&c->file_full, true, __ATOMIC_RELAXED);
 	shp_dropcap_account(c);
 }
 
@@ -229,9 +232,12 @@ shaper_capture_start(struct shaper *s, const char *path, uint32_t snaplen,
 	cap.snaplen = snaplen;
 	cap.limit = limit;
 	__atomic_store_n(&cap.on, true, __ATOMIC_RELAXED);
-	for (i = 0; i < s->nb_workers; i++)
+	for (i = 0; i < s->nb_workers; i++) {
+		__atomic_store_n(&cap.prod[s->worker_ids[i]]->file_full, false,
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&cap.prod[s->worker_ids[i]]->drops, true,
 				 __ATOMIC_RELAXED);
+	}
 	prod_publish(s);
 	{
 		char now[PATH_MAX + 64];

@@ -248,6 +248,11 @@ shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 		log_drops(c, t, now, slot, pkts, n);
 	if (!c->drops && c->direct == NULL)
 		return;
+	if (c->direct == NULL &&
+	    __atomic_load_n(&c->file_full, __ATOMIC_RELAXED)) {
+		c->lost[t->port] += n;
+		return;
+	}
 	if (c->direct != NULL) {
 		for (i = 0; i < n; i++) {
 			rec_fill(c->rec, t, now, slot, band,

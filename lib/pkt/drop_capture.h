@@ -78,6 +78,9 @@ struct shp_dropcap {
 	uint32_t snaplen;
 	/* live: every drop is captured (the drop capture runs) */
 	bool drops;
+	/* live, the writer's: the file reached its limit, so a drop is
+	 * counted lost at once, not copied for the writer to count */
+	bool file_full;
 	/* live: one fate (sent or dropped) in log_every is a packet log
 	 * record (0: no log); the next logged is log_left fates on */
 	uint32_t log_every;
