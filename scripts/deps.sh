@@ -12,6 +12,7 @@ if [ "${1:-}" = "--test" ]; then
 	       nftables bc python3-matplotlib
 	       prometheus tcpdump   # tcpdump: scripts/trace-demo
 	       chromium chromium-driver python3-selenium   # the dashboard's test
+	       firefox-esr   # the dashboard in Firefox (WebDriver BiDi)
 	       tshark   # reads the drop capture (test_capture.py)
 	       clang libclang-rt-14-dev)   # fuzz/: clang, libFuzzer, sanitizers
 fi
