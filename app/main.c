@@ -194,7 +194,6 @@ pool_create(const char *name, unsigned int n, uint16_t room, int socket)
 	return mp;
 }
 
-
 /*
  * The rate the shaper's clock runs at (0: the TSC's, measured; see
  * shp_clock.h). A net_pcap port stamps the frames it writes with DPDK's

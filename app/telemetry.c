@@ -130,7 +130,6 @@ static void
 port_counters(struct tel_dict *t, uint16_t port, const struct shp_port_sum *s)
 {
 	const struct shp_port_ctr *c = &s->c;
-	const struct shp_kind *shown = NULL, *hidden = NULL;
 	unsigned int k;
 
 	put_u64(t, "rx_packets", c->rx_packets);
@@ -150,13 +149,7 @@ port_counters(struct tel_dict *t, uint16_t port, const struct shp_port_sum *s)
 
 		if (x->alias != NULL)
 			put_u64(t, x->alias, c->xstats[k]);
-		if (shp_xstat_kind(k) != shown && shp_xstat_kind(k) != hidden) {
-			if (kind_shown(port, shp_xstat_kind(k), c))
-				shown = shp_xstat_kind(k);
-			else
-				hidden = shp_xstat_kind(k);
-		}
-		if (shp_xstat_kind(k) == hidden)
+		if (!kind_shown(port, shp_xstat_kind(k), c))
 			continue;
 		snprintf(name, sizeof(name), "%s_%s",
 			 shp_xstat_kind(k)->name, x->name);

@@ -248,11 +248,6 @@ shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 		log_drops(c, t, now, slot, pkts, n);
 	if (!c->drops && c->direct == NULL)
 		return;
-	if (c->direct == NULL &&
-	    __atomic_load_n(&c->file_full, __ATOMIC_RELAXED)) {
-		c->lost[t->port] += n;
-		return;
-	}
 	if (c->direct != NULL) {
 		for (i = 0; i < n; i++) {
 			rec_fill(c->rec, t, now, slot, band,
@@ -260,6 +255,10 @@ shp_dropcap_put(struct shp_dropcap *c, const struct shp_captag *t,
 			rec_copy(c->rec, c->snaplen, pkts[i]);
 			c->direct(c->arg, c->rec, pkts[i]);
 		}
+		return;
+	}
+	if (__atomic_load_n(&c->file_full, __ATOMIC_RELAXED)) {
+		c->lost[t->port] += n;
 		return;
 	}
 	while (n > 0) {
