@@ -11,7 +11,11 @@
 # parallel tests (default: two a CPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# each step's line says when it began (seconds since the start)
+step() { echo "== $* (at ${SECONDS}s)"; }
+step "dependencies"
 scripts/deps.sh --test || exit 1
+step "build"
 # (build.sh configures build/ again if the dependencies found changed,
 # e.g. cmocka just installed by deps.sh)
 scripts/build.sh || exit 1
@@ -25,6 +29,7 @@ scripts/build.sh --dir build-san --setup "-Db_sanitize=address,undefined \
 	-Dc_args=-fno-sanitize-recover=undefined" app/dpdk-shaper \
 	>/dev/null || exit 1
 
+step "unit tests"
 py=/usr/bin/python3   # Debian's, with python3-pytest and python3-scapy
 status=0
 # a test that passed only on a retry writes a line here (test/retries.py)
@@ -81,7 +86,7 @@ run_suite() {   # DIR JUNIT-STEM
 	run_pytest "$2.xml" "$1" -m "not parallel"
 }
 for suite in ${SHP_TEST_SUITES:-replay cli e2e}; do
-	echo "== pytest test/$suite"
+	step "pytest test/$suite"
 	run_suite "test/$suite" "build/pytest-$suite"
 done
 # ---- sanitizers and fuzzing (issue 15) --------------------------------
@@ -97,7 +102,7 @@ san_unit_tests() {
 	ninja -C build-san -t targets all |
 		sed -n 's,^\(test/unit/test_[a-z0-9_]*\): .*,\1,p'
 }
-echo "== sanitizers: build-san (address,undefined)"
+step "sanitizers: build-san (address,undefined)"
 if { [ -f build-san/build.ninja ] ||
      meson setup build-san -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dbuildtype=debugoptimized \
@@ -116,14 +121,14 @@ r = [json.loads(l)["result"] for l in open(sys.argv[1])]
 print(sum(x == "OK" for x in r), len(r))
 PYEOF
 )
-	echo "== pytest test/replay on build-san"
+	step "pytest test/replay on build-san"
 	SHP_SANITIZED=1 SHAPER_BUILD="$PWD/build-san" \
 		run_suite test/replay build-san/pytest-replay
 else
 	echo "sanitizer build failed"
 	status=1
 fi
-echo "== fuzz: each harness over its corpus, then ${SHP_CI_FUZZ_SECONDS:-15}s"
+step "fuzz: each harness over its corpus, then ${SHP_CI_FUZZ_SECONDS:-15}s"
 fz_log=$(mktemp)
 scripts/fuzz.sh "${SHP_CI_FUZZ_SECONDS:-15}" | tee "$fz_log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -140,5 +145,6 @@ failed=$((unit_total - unit_ok + py_fail))
 retried=0
 [ -f "$SHP_TEST_RETRIED" ] && retried=$(wc -l <"$SHP_TEST_RETRIED")
 echo
+step "end"
 echo "all tests: $passed passed, $failed failed, $py_skip skipped, $retried retried"
 exit $status
