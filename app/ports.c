@@ -848,6 +848,7 @@ shaper_stages_init(struct shaper *s)
 				    caps[i] : RTE_MAX(caps[i] /
 						      shaper_queues(s), 1u),
 			.link = s->link[port],
+			.nb_shards = (uint16_t)shaper_queues(s),
 		};
 		if (shaper_queues(s) > 1) {
 			/* a shard's byte limits count what it holds, in its

@@ -1138,7 +1138,8 @@ shard_build(struct replay *r, unsigned int q, const struct shp_kind_env *kenv)
 		.ctr_blocks = &r->ctr[q], .nb_ctr_blocks = 1,
 		.link_ctr_blocks = r->queues > 1 ? r->ctr : NULL,
 		.nb_link_ctr_blocks = r->queues,
-		.shard = (uint16_t)q, .link = r->link,
+		.shard = (uint16_t)q, .nb_shards = (uint16_t)r->queues,
+		.link = r->link,
 	};
 	if (q > 0) {
 		/* unique ring names */

@@ -124,7 +124,8 @@ cls_add(const struct cls *k, struct shp_class_sum *s, struct shp_hist *h,
 	for (d = 0; d < SHP_DROP_SLOTS; d++)
 		s->drops[d] += drops[d];
 	for (d = 0; d < SHP_XSTAT_SLOTS; d++)
-		s->xstats[d] += xstats[d];
+		s->xstats[d] = shp_xstat_combine(d, s->xstats[d], xstats[d],
+						 true);
 	shp_hist_merge(h, &one);
 }
 

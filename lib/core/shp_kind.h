@@ -55,6 +55,10 @@ enum shp_slot {
 #define SHP_XS_DELAYED 0x8  /* a gauge of packets held for a later send
 			     * time: the worker paces arrivals while it is
 			     * not zero (shp_egress.h) */
+#define SHP_XS_LINK    0x10 /* a gauge of the link's one state
+			     * (link_state.h: a probability, an average):
+			     * every shard shows the link's, so a port's
+			     * figure is the largest shard's, not the sum */
 
 struct shp_xstat_desc {
 	const char *name;    /* key under ports.N.xstats.KIND */
@@ -271,6 +275,11 @@ unsigned int shp_xstat_nb(void);           /* statistics in use */
 /* the kind of xstat slot i, and its description */
 const struct shp_kind *shp_xstat_kind(unsigned int i);
 const struct shp_xstat_desc *shp_xstat_desc(unsigned int i);
+/* slot i of two blocks together: a count adds; a gauge adds when
+ * gauges is set (what two queues hold), else keeps sum; a link's gauge
+ * (SHP_XS_LINK) is the larger of the two */
+uint64_t shp_xstat_combine(unsigned int i, uint64_t sum, uint64_t v,
+			   bool gauges);
 /* slot of the drop cause called name, or -1 */
 int shp_drop_index(const char *name);
 /* slot of kind's statistic called name, or -1 */

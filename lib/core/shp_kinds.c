@@ -292,6 +292,18 @@ shp_xstat_desc(unsigned int i)
 	return i < nb_xstats ? xstat_desc[i] : NULL;
 }
 
+uint64_t
+shp_xstat_combine(unsigned int i, uint64_t sum, uint64_t v, bool gauges)
+{
+	unsigned int f = i < nb_xstats ? xstat_desc[i]->flags : 0;
+
+	if (!(f & SHP_XS_GAUGE))
+		return sum + v;
+	if (f & SHP_XS_LINK)
+		return RTE_MAX(sum, v);
+	return gauges ? sum + v : sum;
+}
+
 const uint8_t *
 shp_kind_drop_map(const struct shp_kind *k)
 {

@@ -305,6 +305,7 @@ struct shp_stage_env {
 	 * accumulate windows), which the stages use instead of their own
 	 * (NULL: each its own) */
 	uint16_t shard;
+	uint16_t nb_shards;         /* the link's (1: not spread) */
 	struct shp_link_shared *link;
 	/* what may reach the chain's delay stage, in bytes a second (0:
 	 * not known): the port's link speed (the caller's; 0 offline),

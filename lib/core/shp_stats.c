@@ -42,9 +42,8 @@ shp_port_ctr_add_stages(struct shp_port_ctr *s, const struct shp_port_ctr *c,
 	for (d = 0; d < SHP_DROP_SLOTS; d++)
 		s->drops[d] += LD(c->drops[d]);
 	for (d = 0; d < SHP_XSTAT_SLOTS; d++)
-		if (gauges || d >= shp_xstat_nb() ||
-		    !(shp_xstat_desc(d)->flags & SHP_XS_GAUGE))
-			s->xstats[d] += LD(c->xstats[d]);
+		s->xstats[d] = shp_xstat_combine(d, s->xstats[d],
+						 LD(c->xstats[d]), gauges);
 	for (b = 0; b < nb_bands; b++) {
 		const struct shp_band_ctr *bc = &c->band[b];
 		struct shp_band_ctr *bs = &s->band[b];

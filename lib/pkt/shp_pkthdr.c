@@ -72,6 +72,25 @@ shp_pkthdr_set_ce(struct rte_mbuf *m, const struct shp_pkthdr *h)
 }
 
 bool
+shp_pkthdr_can_mark_ce(const struct rte_mbuf *m)
+{
+	const struct rte_mbuf *seg;
+	struct shp_pkthdr h;
+	unsigned int ecn;
+
+	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
+	ecn = shp_pkthdr_ecn(&h);
+	if (ecn == 0)
+		return false;
+	if (ecn == 3)
+		return true;
+	for (seg = m; seg != NULL; seg = seg->next)
+		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
+			return false;
+	return (h.flags & SHP_PKTHDR_F_L3) != 0;
+}
+
+bool
 shp_pkthdr_mark_ce(struct rte_mbuf *m)
 {
 	const struct rte_mbuf *seg;

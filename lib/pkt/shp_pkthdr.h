@@ -366,6 +366,9 @@ int shp_pkthdr_set_ce(struct rte_mbuf *m, const struct shp_pkthdr *h);
  * drops it instead.
  */
 bool shp_pkthdr_mark_ce(struct rte_mbuf *m);
+/* Whether shp_pkthdr_mark_ce(m) would mark m, without writing it (a
+ * decision made before it is known to stand). */
+bool shp_pkthdr_can_mark_ce(const struct rte_mbuf *m);
 
 /* Write len bytes at offset off of m's data, across segments (the
  * counterpart of rte_pktmbuf_read). -1 if the packet is shorter. */

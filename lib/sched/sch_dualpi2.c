@@ -43,6 +43,16 @@
  * queues as they stood since the last call (nothing changed them in
  * between). Timestamps are meta->rx_ns (RX writes it as it enqueues here).
  *
+ * On a link's shards (env->link, issue 59) p' is the link's one
+ * (link_state.h): its updates run on the tupdate grid, each by whichever
+ * shard first calls past its instant (one claim a period), from the
+ * link's queue delay, the oldest head of any shard's two queues (each
+ * shard publishes its heads once a call); the others read p' once a
+ * call. limit, memlimit and the two-MTU guard count the link's packets
+ * and bytes. Each shard keeps its own WRR credit, step marking (its own
+ * L queue's sojourn and length) and draws (shard s > 0 keys its stream
+ * by s too). One queue, as before.
+ *
  * Threads: as fq_codel (mp_enqueue false, change() publishes a conf
  * pointer each call loads once). Per-packet state: the FIFOs link
  * through meta->next, and the ECN field read at enqueue and the step flag
@@ -58,7 +68,9 @@
 #include <rte_common.h>
 #include <rte_mbuf.h>
 
+#include "link_state.h"
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
@@ -120,6 +132,10 @@ struct dp_fifo {
 	uint32_t qlen;
 };
 
+/* the link's controller words (link_state.h) and a shard's figures */
+enum { DL_NEXT, DL_PROB, DL_LAST_QDELAY, DL_TU, DL_WORDS };
+enum { DF_BACKLOG, DF_QLEN, DF_MEMORY, DF_HEAD_L, DF_HEAD_C };
+
 struct dp_priv {
 	const struct dp_conf *conf;   /* published by change() */
 	uint64_t seen;                /* id of the conf last applied */
@@ -139,6 +155,15 @@ struct dp_priv {
 	int32_t credit;               /* WRR: > 0 serves C */
 	uint64_t key;                 /* of the draws' stream */
 	uint64_t rolls;               /* roll events so far */
+	/* a link's shards: the link's state (NULL: this queue's own) */
+	struct shp_link_state *ls;
+	uint16_t shard, nb_shards;
+	uint64_t tag;                 /* this instance's, in ls */
+	uint64_t lw[DL_WORDS];        /* the link's words, last read */
+	/* the other shards' figures, read once a call; their oldest heads
+	 * (rx_ns, UINT64_MAX: none) */
+	uint64_t others_qlen, others_backlog, others_memory;
+	uint64_t others_head_l, others_head_c;
 };
 
 static const struct dp_conf dp_defaults = {
@@ -205,9 +230,8 @@ head_delay(const struct dp_fifo *f, uint64_t now)
  * most 1/k, so that p_L never passes 100%.
  */
 static void
-dp_update(struct dp_priv *p, uint64_t t)
+dp_pi(struct dp_priv *p, uint64_t qdelay)
 {
-	uint64_t qdelay = RTE_MAX(head_delay(&p->l, t), head_delay(&p->c, t));
 	int64_t delta = ((int64_t)qdelay - (int64_t)p->target) *
 			(int64_t)p->alpha +
 			((int64_t)qdelay - (int64_t)p->last_qdelay) *
@@ -223,6 +247,93 @@ dp_update(struct dp_priv *p, uint64_t t)
 	np = RTE_MAX(np, (int64_t)0);
 	np = RTE_MIN(np, (int64_t)p->cap);
 	p->prob = (uint32_t)np;
+}
+
+static void
+dp_update(struct dp_priv *p, uint64_t t)
+{
+	dp_pi(p, RTE_MAX(head_delay(&p->l, t), head_delay(&p->c, t)));
+}
+
+/* the delay at t of a frame that arrived at rx (UINT64_MAX: none) */
+static inline uint64_t
+since(uint64_t rx, uint64_t t)
+{
+	return rx != UINT64_MAX && t > rx ? t - rx : 0;
+}
+
+/* The link's updates due by now, by the shard that claims them, on the
+ * link's oldest head. p->lw is the state after. */
+static void
+dp_link_update(struct dp_priv *p, uint64_t now)
+{
+	uint64_t *w = p->lw, seq, tu = p->tu, oldest;
+	bool fresh;
+	unsigned int i;
+
+	if (!shp_link_ctl_claim(p->ls, p->tag, &seq, &fresh))
+		return;
+	for (i = 0; i < DL_WORDS; i++)
+		w[i] = fresh ? 0 : p->ls->w[i];
+	if (w[DL_TU] != tu || w[DL_NEXT] == 0) {
+		w[DL_TU] = tu;
+		w[DL_NEXT] = (now / tu + 1) * tu;
+	}
+	p->prob = (uint32_t)w[DL_PROB];
+	p->last_qdelay = w[DL_LAST_QDELAY];
+	oldest = RTE_MIN(p->others_head_l, p->others_head_c);
+	while (w[DL_NEXT] <= now) {
+		uint64_t t = w[DL_NEXT];
+
+		/* the link empty and settled at 0: every update until now
+		 * is too */
+		if (p->l.head == NULL && p->c.head == NULL &&
+		    p->others_qlen == 0 && p->prob == 0 &&
+		    p->last_qdelay == 0) {
+			w[DL_NEXT] = (now / tu + 1) * tu;
+			break;
+		}
+		dp_pi(p, RTE_MAX(RTE_MAX(head_delay(&p->l, t),
+					 head_delay(&p->c, t)),
+				 since(oldest, t)));
+		w[DL_NEXT] += tu;
+	}
+	w[DL_PROB] = p->prob;
+	w[DL_LAST_QDELAY] = p->last_qdelay;
+	for (i = 0; i < DL_WORDS; i++)
+		shp_link_ctl_put(p->ls, i, w[i]);
+	shp_link_ctl_publish(p->ls, seq, p->tag);
+}
+
+/* A call on a link's shard: the others' figures, the link's p' */
+static void
+dp_link_sync(struct dp_priv *p, uint64_t now)
+{
+	uint16_t s;
+
+	p->others_qlen = p->others_backlog = p->others_memory = 0;
+	p->others_head_l = p->others_head_c = UINT64_MAX;
+	for (s = 0; s < p->nb_shards; s++) {
+		uint64_t hl, hc;
+
+		if (s == p->shard)
+			continue;
+		p->others_qlen += shp_link_fig_get(p->ls, s, DF_QLEN);
+		p->others_backlog += shp_link_fig_get(p->ls, s, DF_BACKLOG);
+		p->others_memory += shp_link_fig_get(p->ls, s, DF_MEMORY);
+		hl = shp_link_fig_get(p->ls, s, DF_HEAD_L);
+		hc = shp_link_fig_get(p->ls, s, DF_HEAD_C);
+		/* 0: a shard that never published */
+		if (hl != 0)
+			p->others_head_l = RTE_MIN(p->others_head_l, hl);
+		if (hc != 0)
+			p->others_head_c = RTE_MIN(p->others_head_c, hc);
+	}
+	shp_link_ctl_read(p->ls, p->tag, p->lw, DL_WORDS);
+	if (p->lw[DL_NEXT] <= now || p->lw[DL_TU] != p->tu)
+		dp_link_update(p, now);
+	p->prob = (uint32_t)p->lw[DL_PROB];
+	p->last_qdelay = p->lw[DL_LAST_QDELAY];
 }
 
 /* The updates due by now, at the multiples of tupdate. */
@@ -311,7 +422,7 @@ dp_judge(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	bool overload = lp > DP_MAX_PROB;
 	struct shp_rand r;
 
-	if (p->backlog < 2 * DP_MTU)
+	if (p->backlog + p->others_backlog < 2 * DP_MTU)
 		return PASS;
 	shp_rand_at(&r, p->key, p->rolls++);
 	if (overload)
@@ -342,6 +453,24 @@ dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	  struct shp_ctx *ctx)
 {
 	double pp = (double)p->prob / DP_MAX_PROB;
+	uint64_t cd = head_delay(&p->c, ctx->now);
+	uint64_t ld = head_delay(&p->l, ctx->now);
+
+	if (p->ls != NULL) {
+		/* what the others read; the link's delays */
+		shp_link_fig_put(p->ls, p->shard, DF_BACKLOG, p->backlog);
+		shp_link_fig_put(p->ls, p->shard, DF_QLEN,
+				 p->l.qlen + p->c.qlen + (p->stash != NULL));
+		shp_link_fig_put(p->ls, p->shard, DF_MEMORY, p->memory);
+		shp_link_fig_put(p->ls, p->shard, DF_HEAD_L,
+				 p->l.head != NULL ? p->l.head->rx_ns :
+				 UINT64_MAX);
+		shp_link_fig_put(p->ls, p->shard, DF_HEAD_C,
+				 p->c.head != NULL ? p->c.head->rx_ns :
+				 UINT64_MAX);
+		cd = RTE_MAX(cd, since(p->others_head_c, ctx->now));
+		ld = RTE_MAX(ld, since(p->others_head_l, ctx->now));
+	}
 
 	DPX(q, ctx, DP_XS_QUEUED) = p->l.qlen + p->c.qlen + (p->stash != NULL);
 	DPX(q, ctx, DP_XS_L_QUEUED) = p->l.qlen;
@@ -349,8 +478,8 @@ dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	DPX(q, ctx, DP_XS_P_L) = (uint64_t)(RTE_MIN(pp * c->coupling, 1.0) *
 					    1e9 + 0.5);
 	DPX(q, ctx, DP_XS_P_C) = (uint64_t)(pp * pp * 1e9 + 0.5);
-	DPX(q, ctx, DP_XS_C_DELAY) = head_delay(&p->c, ctx->now);
-	DPX(q, ctx, DP_XS_L_DELAY) = head_delay(&p->l, ctx->now);
+	DPX(q, ctx, DP_XS_C_DELAY) = cd;
+	DPX(q, ctx, DP_XS_L_DELAY) = ld;
 }
 
 /* The PI's parameters from c; a new tupdate takes its own multiples
@@ -395,14 +524,18 @@ dp_sync(struct shp_qdisc *q, struct dp_priv *p, struct shp_ctx *ctx)
 {
 	const struct dp_conf *c = __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE);
 
-	dp_catch_up(p, ctx->now);
+	if (p->ls == NULL)
+		dp_catch_up(p, ctx->now);
 	if (unlikely(c->hdr.id != p->seen)) {
 		p->seen = c->hdr.id;
 		dp_apply(p, c);
 		p->credit = credit_init(c);
 		dp_drop_over(q, p, c, ctx);
-		dp_catch_up(p, ctx->now);
+		if (p->ls == NULL)
+			dp_catch_up(p, ctx->now);
 	}
+	if (p->ls != NULL)
+		dp_link_sync(p, ctx->now);
 	return c;
 }
 
@@ -422,9 +555,10 @@ dp_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		unsigned int ecn;
 		enum verdict v;
 
-		if (unlikely(p->l.qlen + p->c.qlen + (p->stash != NULL) >=
-			     c->limit ||
-			     p->memory + ts > c->memlimit)) {
+		if (unlikely(p->l.qlen + p->c.qlen + (p->stash != NULL) +
+			     p->others_qlen >= c->limit ||
+			     p->memory + p->others_memory + ts >
+			     c->memlimit)) {
 			shp_stage_drop_full(q, ctx, DP_DROP_LIMIT, &m, 1);
 			continue;
 		}
@@ -627,6 +761,16 @@ dp_init(struct shp_qdisc *q, const void *conf)
 	p->credit = credit_init(c);
 	p->key = shp_rand_key(shp_rand_key(c->seed, q->port),
 			      DP_SEED_DEFAULT);
+	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
+		p->ls = &q->env->link->queue;
+		p->shard = q->env->shard;
+		p->nb_shards = q->env->nb_shards;
+		/* this instance: the shards' copies of one conf share its
+		 * id (shp_conf_twin) */
+		p->tag = (DP_SEED_DEFAULT << 8) ^ c->hdr.id;
+		if (p->shard > 0)
+			p->key = shp_rand_key(p->key, p->shard);
+	}
 	return 0;
 }
 
@@ -1069,12 +1213,12 @@ static const struct shp_xstat_desc dualpi2_xstats[] = {
 	[DP_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
 	[DP_XS_L_QUEUED] = { "l_queued", SHP_XS_GAUGE, NULL },
 	/* p', p_L and p_C, in parts per 10^9 */
-	[DP_XS_PROB] = { "prob_ppb", SHP_XS_GAUGE, NULL },
-	[DP_XS_P_L] = { "p_l_ppb", SHP_XS_GAUGE, NULL },
-	[DP_XS_P_C] = { "p_c_ppb", SHP_XS_GAUGE, NULL },
+	[DP_XS_PROB] = { "prob_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
+	[DP_XS_P_L] = { "p_l_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
+	[DP_XS_P_C] = { "p_c_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
 	/* the heads' sojourns, ns */
-	[DP_XS_C_DELAY] = { "c_delay_ns", SHP_XS_GAUGE, NULL },
-	[DP_XS_L_DELAY] = { "l_delay_ns", SHP_XS_GAUGE, NULL },
+	[DP_XS_C_DELAY] = { "c_delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
+	[DP_XS_L_DELAY] = { "l_delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
 	{ NULL, 0, NULL }
 };
 

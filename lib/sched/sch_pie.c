@@ -41,6 +41,20 @@
  * draw this stage made (shp_rand.h), so a run is reproducible, and the
  * test suite's model (test/replay/aqm_ref.py) draws the same numbers.
  *
+ * On a link's shards (env->link, issue 59) the controller is the link's
+ * one (link_state.h): p, the delay it holds to the target and the burst
+ * allowance are one state, updated on the tupdate grid by whichever
+ * shard first calls past an instant (one claim a period) and read by the
+ * others once a call. Its delay is the link's: the largest sojourn of
+ * the frames the shards sent since the last update (each shard publishes
+ * its last departure's), or, with dq_rate_estimator, the link's backlog
+ * over the sum of the shards' departure rates; the allowance runs down
+ * with the link's departures. limit and the two-MTU guard count the
+ * link's packets and bytes (every shard's, as each last published
+ * them). What stays a shard's own: the de-randomising sum of p over its
+ * arrivals, its departure-rate measurement and its draws (the stream of
+ * shard s > 0 is keyed by s too). One queue, as before.
+ *
  * Threads: the owner lcore only (mp_enqueue false); change() publishes
  * a conf pointer that each call loads once. Packets link through
  * meta->next; the enqueue time is meta->rx_ns. Nothing is allocated per
@@ -53,7 +67,9 @@
 #include <string.h>
 #include <rte_mbuf.h>
 
+#include "link_state.h"
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
@@ -102,6 +118,11 @@ struct pie_vars {
 	uint32_t avg_dq_rate;      /* bytes per tick << PIE_DQ_SCALE */
 };
 
+/* the link's controller words (link_state.h) and a shard's figures */
+enum { PL_NEXT, PL_PROB, PL_QDELAY, PL_QDELAY_OLD, PL_BURST, PL_RESTARTS,
+       PL_DEP_AT, PL_TUPDATE, PL_WORDS };
+enum { PF_BACKLOG, PF_QLEN, PF_SOJOURN, PF_DEP_AT, PF_DQ_RATE };
+
 struct pie_priv {
 	const struct pie_conf *conf;   /* published by change() */
 	uint64_t seen;                 /* id of the conf last applied */
@@ -112,6 +133,13 @@ struct pie_priv {
 	uint64_t next_update;          /* ns; 0: no call yet */
 	uint64_t key;                  /* the draws' stream */
 	uint64_t draws;                /* draws made */
+	/* a link's shards: the link's state (NULL: this queue's own) */
+	struct shp_link_state *ls;
+	uint16_t shard, nb_shards;
+	uint64_t tag;                  /* this instance's, in ls */
+	uint64_t lw[PL_WORDS];         /* the link's words, last read */
+	uint64_t others_qlen, others_backlog;   /* read once a call */
+	uint64_t dep_sojourn, dep_at;  /* ticks: the last departure here */
 };
 
 static const struct pie_conf pie_defaults = {
@@ -251,7 +279,7 @@ pie_drop_early(struct pie_priv *p, const struct pie_conf *c, uint32_t len)
 	if (v->qdelay < ticks(c->target) / 2 && v->prob < PIE_MAX_PROB / 5)
 		return false;
 	/* fewer than two MTUs queued, as RED's min threshold */
-	if (p->backlog < 2 * PIE_MTU)
+	if (p->backlog + p->others_backlog < 2 * PIE_MTU)
 		return false;
 	if (c->bytemode && len <= PIE_MTU)
 		local = (uint64_t)len * (local / PIE_MTU);
@@ -349,10 +377,134 @@ fifo_pop(struct pie_priv *p)
 	return m;
 }
 
+/*
+ * The link's updates due by now, run by the shard that claims them, on
+ * the link's delay (see the top). The copy in p->lw is the state after.
+ */
+static void
+pie_link_update(struct pie_priv *p, const struct pie_conf *c, uint64_t now)
+{
+	uint64_t *w = p->lw, seq, latest = p->dep_at, qdelay = 0, rate = 0;
+	uint64_t backlog = p->backlog, prev_dep;
+	struct pie_vars lv;
+	bool fresh, any;
+	uint16_t s;
+
+	if (!shp_link_ctl_claim(p->ls, p->tag, &seq, &fresh))
+		return;
+	if (fresh) {
+		memset(w, 0, sizeof(p->lw));
+		w[PL_BURST] = PIE_BURST_TICKS;
+	} else {
+		for (s = 0; s < PL_WORDS; s++)
+			w[s] = p->ls->w[s];
+	}
+	if (w[PL_TUPDATE] != c->tupdate || w[PL_NEXT] == 0) {
+		/* the grid of this tupdate, from the next instant */
+		w[PL_TUPDATE] = c->tupdate;
+		w[PL_NEXT] = (now / c->tupdate + 1) * c->tupdate;
+	}
+	prev_dep = w[PL_DEP_AT];
+	any = p->dep_at > prev_dep;
+	qdelay = any ? p->dep_sojourn : 0;
+	rate = p->v.avg_dq_rate;
+	for (s = 0; s < p->nb_shards; s++) {
+		uint64_t at;
+
+		if (s == p->shard)
+			continue;
+		at = shp_link_fig_get(p->ls, s, PF_DEP_AT);
+		backlog += shp_link_fig_get(p->ls, s, PF_BACKLOG);
+		rate += shp_link_fig_get(p->ls, s, PF_DQ_RATE);
+		if (at > prev_dep) {
+			qdelay = RTE_MAX(qdelay, shp_link_fig_get(p->ls, s,
+								  PF_SOJOURN));
+			any = true;
+		}
+		latest = RTE_MAX(latest, at);
+	}
+	lv = (struct pie_vars){
+		.prob = w[PL_PROB], .qdelay = w[PL_QDELAY],
+		.qdelay_old = w[PL_QDELAY_OLD], .burst_time = w[PL_BURST],
+		.avg_dq_rate = (uint32_t)RTE_MIN(rate, (uint64_t)UINT32_MAX),
+	};
+	/* timestamps: the sojourn the link's frames left with since the
+	 * last update (none left: as it was); none queued: none */
+	if (!c->dq_rate_estimator && any)
+		lv.qdelay = qdelay;
+	if (backlog == 0)
+		lv.qdelay = 0;
+	/* the allowance runs down while the link sends */
+	if (prev_dep != 0 && latest > prev_dep)
+		lv.burst_time -= RTE_MIN(latest - prev_dep, lv.burst_time);
+	w[PL_DEP_AT] = latest;
+	while (w[PL_NEXT] <= now) {
+		struct pie_vars before;
+
+		lv.dq_count = 0;   /* vars_restart makes it PIE_INVALID */
+		before = lv;
+		pie_update(c, &lv, backlog);
+		if (lv.dq_count == PIE_INVALID)
+			w[PL_RESTARTS]++;
+		lv.dq_count = 0;
+		w[PL_NEXT] += c->tupdate;
+		if (memcmp(&before, &lv, sizeof(lv)) == 0 &&
+		    w[PL_NEXT] <= now)
+			w[PL_NEXT] += (now - w[PL_NEXT]) / c->tupdate *
+				      c->tupdate + c->tupdate;
+	}
+	w[PL_PROB] = lv.prob;
+	w[PL_QDELAY] = lv.qdelay;
+	w[PL_QDELAY_OLD] = lv.qdelay_old;
+	w[PL_BURST] = lv.burst_time;
+	for (s = 0; s < PL_WORDS; s++)
+		shp_link_ctl_put(p->ls, s, w[s]);
+	shp_link_ctl_publish(p->ls, seq, p->tag);
+}
+
+/* A call on a link's shard: the link's state, then this shard's view */
+static void
+pie_link_sync(struct pie_priv *p, const struct pie_conf *c, uint64_t now)
+{
+	uint64_t restarts = p->lw[PL_RESTARTS];
+
+	p->others_qlen = shp_link_fig_others(p->ls, p->nb_shards, p->shard,
+					     PF_QLEN);
+	p->others_backlog = shp_link_fig_others(p->ls, p->nb_shards,
+						p->shard, PF_BACKLOG);
+	shp_link_ctl_read(p->ls, p->tag, p->lw, PL_WORDS);
+	if (p->lw[PL_NEXT] <= now || p->lw[PL_TUPDATE] != c->tupdate)
+		pie_link_update(p, c, now);
+	/* the link started over (a new burst allowance): so does this
+	 * shard's part of the state */
+	if (p->lw[PL_RESTARTS] != restarts) {
+		p->v.accu_prob = 0;
+		p->v.dq_count = PIE_INVALID;
+		p->v.avg_dq_rate = 0;
+	}
+	p->v.prob = p->lw[PL_PROB];
+	p->v.qdelay = p->lw[PL_QDELAY];
+	p->v.qdelay_old = p->lw[PL_QDELAY_OLD];
+	p->v.burst_time = p->lw[PL_BURST];
+}
+
+/* what the other shards read of this one, at the end of a call */
+static void
+pie_link_publish(const struct pie_priv *p)
+{
+	shp_link_fig_put(p->ls, p->shard, PF_BACKLOG, p->backlog);
+	shp_link_fig_put(p->ls, p->shard, PF_QLEN, p->qlen);
+	shp_link_fig_put(p->ls, p->shard, PF_SOJOURN, p->dep_sojourn);
+	shp_link_fig_put(p->ls, p->shard, PF_DEP_AT, p->dep_at);
+	shp_link_fig_put(p->ls, p->shard, PF_DQ_RATE, p->v.avg_dq_rate);
+}
+
 static void
 pie_gauges(struct shp_qdisc *q, const struct pie_priv *p,
 	   struct shp_ctx *ctx)
 {
+	if (p->ls != NULL)
+		pie_link_publish(p);
 	PX(q, ctx, PIE_XS_QUEUED) = p->qlen;
 	/* in millionths, and in ns: a gauge is an integer */
 	PX(q, ctx, PIE_XS_PROB) = (uint64_t)((double)p->v.prob * 1e6 /
@@ -376,7 +528,10 @@ pie_sync(struct shp_qdisc *q, struct pie_priv *p, struct shp_ctx *ctx)
 			p->next_update = (ctx->now / c->tupdate + 1) *
 					 c->tupdate;
 	}
-	pie_catch_up(p, c, ctx->now);
+	if (p->ls != NULL)
+		pie_link_sync(p, c, ctx->now);
+	else
+		pie_catch_up(p, c, ctx->now);
 	return c;
 }
 
@@ -393,7 +548,7 @@ pie_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		uint32_t len = rte_pktmbuf_pkt_len(m);
 		struct shp_meta *meta;
 
-		if (unlikely(p->qlen >= c->limit)) {
+		if (unlikely(p->qlen + p->others_qlen >= c->limit)) {
 			p->v.accu_prob = 0;
 			shp_stage_drop_full(q, ctx, PIE_DROP_LIMIT, &m, 1);
 			continue;
@@ -436,7 +591,18 @@ pie_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 
 		if (m == NULL)
 			break;
-		pie_departed(c, &p->v, m, ctx->now, p->backlog);
+		if (p->ls != NULL && !c->dq_rate_estimator) {
+			/* the link's controller reads it (pie_link_update) */
+			uint64_t now = ticks(ctx->now);
+			uint64_t t = ticks(shp_meta(m)->rx_ns);
+
+			p->dep_sojourn = now > t ? now - t : 0;
+			p->dep_at = now;
+		} else {
+			pie_departed(c, &p->v, m, ctx->now, p->backlog);
+			if (p->ls != NULL)
+				p->dep_at = ticks(ctx->now);
+		}
 		bytes += rte_pktmbuf_pkt_len(m);
 		pkts[got++] = m;
 	}
@@ -480,6 +646,16 @@ pie_init(struct shp_qdisc *q, const void *conf)
 
 	p->key = shp_rand_key(shp_rand_key(c->seed, q->port), PIE_STREAM);
 	vars_restart(&p->v);
+	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
+		p->ls = &q->env->link->queue;
+		p->shard = q->env->shard;
+		p->nb_shards = q->env->nb_shards;
+		/* this instance: the shards' copies of one conf share its
+		 * id (shp_conf_twin) */
+		p->tag = (PIE_STREAM << 40) ^ c->hdr.id;
+		if (p->shard > 0)
+			p->key = shp_rand_key(p->key, p->shard);
+	}
 	p->conf = c;
 	p->seen = c->hdr.id;
 	return 0;
@@ -703,9 +879,9 @@ static const struct shp_xstat_desc pie_xstats[] = {
 	/* CE marks where PIE would have dropped */
 	[PIE_XS_MARKED] = { "marked", 0, NULL },
 	/* the drop probability, in millionths */
-	[PIE_XS_PROB] = { "prob_ppm", SHP_XS_GAUGE, NULL },
+	[PIE_XS_PROB] = { "prob_ppm", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
 	/* the queue delay estimate, ns */
-	[PIE_XS_DELAY] = { "delay_ns", SHP_XS_GAUGE, NULL },
+	[PIE_XS_DELAY] = { "delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
 	[PIE_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
 	{ NULL, 0, NULL }
 };

@@ -41,6 +41,18 @@
  * draw this stage made (shp_rand.h): reproducible, and the test suite's
  * model (test/replay/aqm_ref.py) draws the same numbers.
  *
+ * On a link's shards (env->link, issue 59) the average, the count since
+ * the last mark and the draws are the link's one state (link_state.h's
+ * st): each burst of arrivals moves it with one swap, its average taken
+ * over the link's backlog (every shard's, as each last published it,
+ * plus this one's), and makes its decisions from it, again if another
+ * shard's swap came first; so the link's arrivals move one average in
+ * the order their bursts were swapped, and draw n of the stream is the
+ * link's n-th, whichever shard makes it. The idle period is the link's:
+ * it starts when the link's backlog is gone. limit bounds the link's
+ * bytes. adaptive steps each shard's max_P from the link's average on
+ * the same 500 ms grid. One queue: its own state, as before.
+ *
  * Threads: the owner lcore only; change() publishes a conf pointer each
  * call loads once. Packets link through meta->next. Nothing is
  * allocated per packet.
@@ -53,7 +65,9 @@
 #include <string.h>
 #include <rte_mbuf.h>
 
+#include "link_state.h"
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
@@ -108,7 +122,26 @@ struct red_priv {
 	uint64_t idle_start;           /* ns */
 	uint64_t next_adapt;           /* ns; 0: not yet */
 	uint64_t key, draws;
+	/* a link's shards: the link's state (NULL: this queue's own) */
+	struct shp_link_state *ls;
+	uint16_t shard, nb_shards;
 };
+
+/*
+ * The link's state in st: .val[0] the average (<< Wlog), .val[1] the
+ * count since the last mark plus one (bits 0..19, saturated), the draws
+ * made (bits 20..55), the conf's tag (bits 56..62: the low bits of its
+ * id, which the shards' copies share) and whether the link is idle
+ * (bit 63). The controller's word 0 holds when its idle period began.
+ */
+#define RL_QC_MASK     ((1ULL << 20) - 1)
+#define RL_DRAWS_SHIFT 20
+#define RL_DRAWS_MASK  ((1ULL << 36) - 1)
+#define RL_TAG_SHIFT   56
+#define RL_TAG_MASK    0x7fULL
+#define RL_IDLE        (1ULL << 63)
+#define RL_CHUNK       64     /* arrivals decided per swap */
+enum { RF_BACKLOG, RF_QLEN };
 
 static struct red_conf red_defaults;   /* made by red_derive at start */
 
@@ -145,20 +178,27 @@ red_apply(struct red_priv *p, const struct red_conf *c)
 
 /* the average after an idle period that started at p->idle_start */
 static uint64_t
-red_qavg_idle(const struct red_priv *p, const struct red_conf *c,
-	      uint64_t now)
+red_qavg_idle_at(uint64_t qavg, uint64_t idle_start,
+		 const struct red_conf *c, uint64_t now)
 {
-	uint64_t us = now > p->idle_start ? (now - p->idle_start) / 1000 : 0;
+	uint64_t us = now > idle_start ? (now - idle_start) / 1000 : 0;
 	uint64_t dec;
 	unsigned int shift;
 
 	us = RTE_MIN(us, (uint64_t)255 << c->Scell_log);
 	shift = c->stab[(us >> c->Scell_log) & (RED_STAB_SIZE - 1)];
 	if (shift)
-		return p->qavg >> shift;
+		return qavg >> shift;
 	/* (1 - W)^m as 1 - mW for the first part */
-	dec = (p->qavg * us) >> c->Scell_log;
-	return dec < (p->qavg >> 1) ? p->qavg - dec : p->qavg >> 1;
+	dec = (qavg * us) >> c->Scell_log;
+	return dec < (qavg >> 1) ? qavg - dec : qavg >> 1;
+}
+
+static uint64_t
+red_qavg_idle(const struct red_priv *p, const struct red_conf *c,
+	      uint64_t now)
+{
+	return red_qavg_idle_at(p->qavg, p->idle_start, c, now);
 }
 
 static uint32_t
@@ -167,6 +207,16 @@ red_random(struct red_priv *p)
 	struct shp_rand r;
 
 	shp_rand_at(&r, p->key, p->draws++);
+	return (uint32_t)(shp_rand_u64(&r) >> 32) / p->max_p_delta;
+}
+
+/* the draw of stream position n, as red_random made it */
+static uint32_t
+red_qr_at(const struct red_priv *p, uint64_t n)
+{
+	struct shp_rand r;
+
+	shp_rand_at(&r, p->key, n);
 	return (uint32_t)(shp_rand_u64(&r) >> 32) / p->max_p_delta;
 }
 
@@ -260,9 +310,18 @@ static void
 red_gauges(struct shp_qdisc *q, const struct red_priv *p,
 	   const struct red_conf *c, struct shp_ctx *ctx)
 {
+	if (p->ls != NULL) {
+		shp_link_fig_put(p->ls, p->shard, RF_BACKLOG, p->backlog);
+		shp_link_fig_put(p->ls, p->shard, RF_QLEN, p->qlen);
+	}
 	RX(q, ctx, RED_XS_QUEUED) = p->qlen;
 	RX(q, ctx, RED_XS_QAVG) = p->qavg >> c->Wlog;
 }
+
+static uint16_t red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
+				 const struct red_conf *c,
+				 struct rte_mbuf **pkts, uint16_t n,
+				 struct shp_ctx *ctx);
 
 static uint16_t
 red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
@@ -272,6 +331,8 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	const struct red_conf *c = red_sync(q, p, ctx);
 	uint16_t i, kept = 0;
 
+	if (p->ls != NULL)
+		return red_enqueue_link(q, p, c, pkts, n, ctx);
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -334,6 +395,189 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	return kept;
 }
 
+/* The drop cause of an arrival (its average taken), -1 to keep it;
+ * *mark: marked CE (when it can be: markable) */
+static int
+red_decide(struct red_priv *p, const struct red_conf *c, bool markable,
+	   bool *mark)
+{
+	*mark = false;
+	switch (red_action(p, c)) {
+	case RED_PROB_MARK:
+		if (c->ecn && markable)
+			*mark = true;
+		else if (!c->ecn || !c->nodrop)
+			return RED_DROP_EARLY;
+		break;
+	case RED_HARD_MARK:
+		if (!c->harddrop && c->ecn && markable)
+			*mark = true;
+		else if (c->harddrop || !c->ecn || !c->nodrop)
+			return RED_DROP_FORCED;
+		break;
+	default:
+		break;
+	}
+	return -1;
+}
+
+static uint64_t
+red_ctl_tag(const struct red_conf *c)
+{
+	return (RED_STREAM << 40) ^ c->hdr.id;
+}
+
+/* The link has nothing queued: its idle period starts now (the time
+ * first, then the flag; a claim lost to another shard: that one is
+ * busy, the link not idle) */
+static bool
+red_link_idle_at(struct red_priv *p, const struct red_conf *c, uint64_t now)
+{
+	uint64_t seq;
+	bool fresh;
+
+	if (!shp_link_ctl_claim(p->ls, red_ctl_tag(c), &seq, &fresh))
+		return false;
+	shp_link_ctl_put(p->ls, 0, now);
+	shp_link_ctl_publish(p->ls, seq, red_ctl_tag(c));
+	return true;
+}
+
+/*
+ * Arrivals on a link's shard: decided on the link's state, a chunk at a
+ * time, each chunk with one swap of it (again on the state another
+ * shard swapped in first), then dropped, marked or queued.
+ */
+static uint16_t
+red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
+		 const struct red_conf *c, struct rte_mbuf **pkts, uint16_t n,
+		 struct shp_ctx *ctx)
+{
+	uint64_t tag = (c->hdr.id & RL_TAG_MASK) << RL_TAG_SHIFT;
+	uint16_t done = 0, kept = 0;
+
+	while (done < n) {
+		uint16_t k = RTE_MIN(n - done, RL_CHUNK), i;
+		struct rte_mbuf **b = pkts + done;
+		int8_t cause[RL_CHUNK];
+		bool markable[RL_CHUNK], mark[RL_CHUNK];
+		uint64_t others = shp_link_fig_others(p->ls, p->nb_shards,
+						      p->shard, RF_BACKLOG);
+		rte_int128_t cur = shp_link_st_load(p->ls), want;
+
+		for (i = 0; i < k; i++)
+			markable[i] = c->ecn && shp_pkthdr_can_mark_ce(b[i]);
+		for (;;) {
+			uint64_t added = 0, st = 0;
+			bool idling = false, idle_now;
+
+			if ((cur.val[1] & (RL_TAG_MASK << RL_TAG_SHIFT)) != tag) {
+				/* a new conf: a new average (red_change) */
+				p->qavg = 0;
+				p->qcount = -1;
+				p->draws = 0;
+			} else {
+				p->qavg = cur.val[0];
+				p->qcount = (int32_t)(cur.val[1] & RL_QC_MASK) - 1;
+				p->draws = (cur.val[1] >> RL_DRAWS_SHIFT) &
+					   RL_DRAWS_MASK;
+				idling = (cur.val[1] & RL_IDLE) != 0;
+			}
+			p->qR = p->draws > 0 ? red_qr_at(p, p->draws - 1) : 0;
+			for (i = 0; i < k; i++) {
+				uint32_t len = rte_pktmbuf_pkt_len(b[i]);
+				uint64_t backlog = p->backlog + others + added;
+				int cs;
+
+				if (idling) {
+					if (shp_link_ctl_read(p->ls,
+							      red_ctl_tag(c),
+							      &st, 1))
+						p->qavg = red_qavg_idle_at(
+							p->qavg, st, c,
+							ctx->now);
+					idling = false;
+				} else {
+					p->qavg = p->qavg + backlog -
+						  (p->qavg >> c->Wlog);
+				}
+				cs = red_decide(p, c, markable[i], &mark[i]);
+				if (cs < 0 && backlog + len > c->limit)
+					cs = RED_DROP_LIMIT;
+				if (cs < 0)
+					added += len;
+				cause[i] = (int8_t)cs;
+			}
+			/* all dropped into an empty link: idle from now */
+			idle_now = added == 0 && p->qlen == 0 && others == 0 &&
+				   red_link_idle_at(p, c, ctx->now);
+			want.val[0] = p->qavg;
+			want.val[1] = RTE_MIN((uint64_t)(p->qcount + 1),
+					      RL_QC_MASK) |
+				      (p->draws & RL_DRAWS_MASK) <<
+				      RL_DRAWS_SHIFT | tag |
+				      (idle_now ? RL_IDLE : 0);
+			if (shp_link_st_swap(p->ls, &cur, &want))
+				break;
+		}
+		for (i = 0; i < k; i++) {
+			struct rte_mbuf *m = b[i];
+			struct shp_meta *meta;
+
+			if (cause[i] == RED_DROP_LIMIT) {
+				shp_stage_drop_full(q, ctx, RED_DROP_LIMIT,
+						    &m, 1);
+				continue;
+			}
+			if (cause[i] >= 0) {
+				shp_stage_drop(q, ctx, (unsigned int)cause[i],
+					       m);
+				continue;
+			}
+			if (mark[i] && shp_pkthdr_mark_ce(m))
+				RX(q, ctx, RED_XS_MARKED)++;
+			meta = shp_meta(m);
+			meta->next = NULL;
+			if (p->tail != NULL)
+				p->tail->next = meta;
+			else
+				p->head = meta;
+			p->tail = meta;
+			p->qlen++;
+			p->backlog += rte_pktmbuf_pkt_len(m);
+			kept++;
+		}
+		done += k;
+	}
+	red_gauges(q, p, c, ctx);
+	return kept;
+}
+
+/* A link's shard emptied its queue: the link may have gone idle */
+static void
+red_dequeue_link(struct red_priv *p, const struct red_conf *c, uint64_t now)
+{
+	uint64_t tag = (c->hdr.id & RL_TAG_MASK) << RL_TAG_SHIFT;
+	rte_int128_t cur, want;
+	int tries;
+
+	if (p->qlen > 0 || shp_link_fig_others(p->ls, p->nb_shards, p->shard,
+					       RF_BACKLOG) > 0)
+		return;
+	cur = shp_link_st_load(p->ls);
+	for (tries = 0; tries < 4; tries++) {
+		if ((cur.val[1] & (RL_TAG_MASK << RL_TAG_SHIFT)) != tag ||
+		    (cur.val[1] & RL_IDLE))
+			return;
+		if (!red_link_idle_at(p, c, now))
+			return;
+		want = cur;
+		want.val[1] |= RL_IDLE;
+		if (shp_link_st_swap(p->ls, &cur, &want))
+			return;
+	}
+}
+
 static uint16_t
 red_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	    struct shp_ctx *ctx)
@@ -351,7 +595,9 @@ red_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		bytes += rte_pktmbuf_pkt_len(m);
 		pkts[got++] = m;
 	}
-	if (p->qlen == 0 && !p->idling) {
+	if (p->ls != NULL)
+		red_dequeue_link(p, c, ctx->now);
+	else if (p->qlen == 0 && !p->idling) {
 		p->idling = true;
 		p->idle_start = ctx->now;
 	}
@@ -404,6 +650,12 @@ red_init(struct shp_qdisc *q, const void *conf)
 		c = &red_defaults;
 	p->key = shp_rand_key(shp_rand_key(c->seed, q->port), RED_STREAM);
 	red_apply(p, c);
+	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
+		/* the draws are the link's: one stream, any shard */
+		p->ls = &q->env->link->queue;
+		p->shard = q->env->shard;
+		p->nb_shards = q->env->nb_shards;
+	}
 	p->conf = c;
 	p->seen = c->hdr.id;
 	return 0;
@@ -741,7 +993,7 @@ static const struct shp_xstat_desc red_xstats[] = {
 	/* CE marks, early and forced, where RED would have dropped */
 	[RED_XS_MARKED] = { "marked", 0, NULL },
 	/* the average queue, bytes */
-	[RED_XS_QAVG] = { "qavg", SHP_XS_GAUGE, NULL },
+	[RED_XS_QAVG] = { "qavg", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
 	[RED_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
 	{ NULL, 0, NULL }
 };

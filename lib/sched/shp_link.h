@@ -11,6 +11,7 @@
 #define SHP_LINK_H
 
 #include "link_serial.h"
+#include "link_state.h"
 #include "tbf_shared.h"
 
 /*
@@ -88,6 +89,7 @@ struct shp_link_shared {
 	struct shp_link_trace trace;    /* a trace's opportunities */
 	struct shp_link_slot slot;      /* netem slot's instants */
 	struct shp_link_chain chain;    /* netem's positions and chains */
+	struct shp_link_state queue;    /* the queue kind's (link_state.h) */
 };
 
 #endif
