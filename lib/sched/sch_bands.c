@@ -7,7 +7,9 @@
 #include <rte_ring.h>
 
 #include "classify.h"
+#include "link_state.h"
 #include "sch_bands.h"
+#include "shp_link.h"
 #include "shp_kind.h"
 #include "shp_meta.h"
 #include "shp_tcargs.h"
@@ -51,6 +53,11 @@ struct bands_priv {
 	unsigned int run_band;     /* of the last peek_run */
 	/* the conf it runs, for dump (the control plane swaps it) */
 	const struct shp_bands_conf *conf;
+	/* a link's shards (issue 56): the bands are strict for the link,
+	 * each shard publishing its top band (link_state.h; NULL: this
+	 * stage is the link) */
+	struct shp_link_state *ls;
+	uint16_t shard, nb_shards;
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -103,6 +110,11 @@ bands_init(struct shp_qdisc *q, const void *arg)
 	p->link_blocks = conf->link_ctr_blocks;
 	p->nb_link_blocks = conf->link_ctr_blocks != NULL ?
 			    conf->nb_link_ctr_blocks : 0;
+	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
+		p->ls = &q->env->link->queue;
+		p->shard = q->env->shard;
+		p->nb_shards = q->env->nb_shards;
+	}
 	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
 	p->single_producer = conf->single_producer;
 	if (conf->single_producer)
@@ -286,6 +298,67 @@ first_band(struct bands_priv *p)
 	return -1;
 }
 
+/*
+ * Strict priority across a link's shards: each shard's consumer publishes
+ * the top band it holds (its figure BF_TOP: band + 1, 0 for none) once a
+ * call, and sends from band b only while no other shard published a band
+ * above b. So band b leaves only while no shard holds a frame of a band
+ * above it, within a call of the shard that holds it (a poll, one
+ * burst), and a band flooding on one shard starves the lower bands of
+ * every shard, as on one queue. The top band of the link always may go:
+ * no shard waits for a shard that waits.
+ */
+#define BF_TOP (SHP_LINK_FIG_WORDS - 1)   /* a word the AQMs leave */
+
+/* what the shard holds, not what the bitmap may still claim: a stale
+ * bit of a shard nobody polls would hold the others back for good */
+static inline unsigned int
+own_top(const struct bands_priv *p)
+{
+	uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
+
+	while (bm != 0) {
+		unsigned int b = __builtin_ctz(bm);
+
+		if (p->band[b].cnt > 0 || !rte_ring_empty(p->band[b].ring))
+			return b;
+		bm &= bm - 1;
+	}
+	return SHP_MAX_BANDS;
+}
+
+static inline void
+link_publish_top(struct bands_priv *p)
+{
+	unsigned int b = own_top(p);
+
+	if (p->ls != NULL)
+		shp_link_fig_put(p->ls, p->shard, BF_TOP,
+				 b < SHP_MAX_BANDS ? b + 1 : 0);
+}
+
+/* the top band the other shards hold (SHP_MAX_BANDS: none) */
+static inline unsigned int
+link_top(const struct bands_priv *p)
+{
+	unsigned int top = SHP_MAX_BANDS;
+	uint16_t s;
+
+	if (p->ls == NULL)
+		return SHP_MAX_BANDS;
+	for (s = 0; s < p->nb_shards; s++) {
+		uint64_t v;
+
+		if (s == p->shard)
+			continue;
+		v = shp_link_fig_get(p->ls, s, BF_TOP);
+		/* (a word another kind left there reads as none) */
+		if (v > 0 && v <= SHP_MAX_BANDS)
+			top = RTE_MIN(top, (unsigned int)v - 1);
+	}
+	return top;
+}
+
 static inline uint64_t
 band_take(struct band *bd, struct shp_band_ctr *bc, struct rte_mbuf **out,
 	  uint16_t k)
@@ -323,32 +396,43 @@ band_backlog(const struct shp_lcore_ctr *blocks, unsigned int nb,
 
 /*
  * A link's shards (issue 56): the limit bounds the link's backlog, the
- * sum over every shard's blocks. Each shard sheds its part of the excess,
- * in proportion to what it holds (its `own` bytes), so that shards seeing
- * the same excess at once do not each shed all of it. Returns the total
- * the caller's loop should bring down to the limit: limit + its part,
- * or 0 when the link is within it. Reads the other shards' counters
- * (never writes them), once a pass.
+ * sum over every shard's blocks, and the excess goes from the link's
+ * lowest band first, as one queue's pushout: a band above another
+ * shard's lowest is never shed while that one holds bytes. Within a band
+ * each shard sheds its part in proportion to what it holds of the band,
+ * so that shards seeing the same excess at once do not each shed all of
+ * it. quota[b]: the bytes this shard drops from its band b. Reads the
+ * other shards' counters (never writes them), once a pass. False when
+ * the link is within the limit.
  */
-static uint64_t
-link_share(const struct bands_priv *p, uint16_t port, uint64_t own)
+static bool
+link_quota(const struct bands_priv *p, uint16_t port, const uint64_t *own,
+	   uint64_t *quota)
 {
-	uint64_t link = 0, excess, part;
-	unsigned int b;
+	uint64_t link[SHP_MAX_BANDS], total = 0, excess;
+	int b;
 
-	if (own == 0)
-		return 0;
-	for (b = 0; b < p->nb_bands; b++)
-		link += band_backlog(p->link_blocks, p->nb_link_blocks, port,
-				     b);
-	if (link <= p->limit)
-		return 0;
-	if (link < own)   /* counters read mid-update */
-		link = own;
-	excess = link - p->limit;
-	part = (uint64_t)(((unsigned __int128)excess * own + link - 1) /
-			  link);
-	return p->limit + RTE_MIN(part, own);
+	for (b = 0; b < (int)p->nb_bands; b++) {
+		link[b] = band_backlog(p->link_blocks, p->nb_link_blocks, port,
+				       (unsigned int)b);
+		/* (counters read mid-update) */
+		link[b] = RTE_MAX(link[b], own[b]);
+		total += link[b];
+		quota[b] = 0;
+	}
+	if (total <= p->limit)
+		return false;
+	excess = total - p->limit;
+	for (b = (int)p->nb_bands - 1; b >= 0 && excess > 0; b--) {
+		uint64_t cut = RTE_MIN(excess, link[b]);
+
+		if (cut == 0)
+			continue;
+		quota[b] = (uint64_t)(((unsigned __int128)cut * own[b] +
+				       link[b] - 1) / link[b]);
+		excess -= cut;
+	}
+	return true;
 }
 
 /*
@@ -360,7 +444,7 @@ static void
 bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
-	uint64_t backlog[SHP_MAX_BANDS], total = 0;
+	uint64_t backlog[SHP_MAX_BANDS], quota[SHP_MAX_BANDS], total = 0;
 	int b;
 
 	if (p->limit == 0 || ctx->now == p->pushout_at)
@@ -372,22 +456,32 @@ bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 		total += backlog[b];
 	}
 	if (p->nb_link_blocks > 0) {
-		total = link_share(p, q->port, total);
-		if (total == 0)
+		if (!link_quota(p, q->port, backlog, quota))
 			return;
+	} else {
+		/* one queue: all of the excess, from the lowest band up */
+		uint64_t excess = total > p->limit ? total - p->limit : 0;
+
+		if (excess == 0)
+			return;
+		for (b = (int)p->nb_bands - 1; b >= 0; b--) {
+			quota[b] = RTE_MIN(excess, backlog[b]);
+			excess -= quota[b];
+		}
 	}
-	for (b = p->nb_bands - 1; b >= 0 && total > p->limit; b--) {
+	for (b = p->nb_bands - 1; b >= 0; b--) {
 		struct band *bd = &p->band[b];
 		struct shp_band_ctr *bc = &ctx->ctr->band[b];
+		uint64_t left = quota[b];
 
-		while (total > p->limit && band_fill(bd)) {
+		while (left > 0 && band_fill(bd)) {
 			struct rte_mbuf *m = bd->stash[bd->head++];
 			uint32_t len = rte_pktmbuf_pkt_len(m);
 
 			bd->cnt--;
 			bc->pushed_out++;
 			bc->pushed_out_bytes += len;
-			total -= RTE_MIN((uint64_t)len, total);
+			left -= RTE_MIN((uint64_t)len, left);
 			ctx->ctr->drops[p->drop_slot[BANDS_DROP_LIMIT]]++;
 			shp_drop_capture(ctx, p->drop_slot[BANDS_DROP_LIMIT],
 					 (unsigned int)b, &m, 1);
@@ -401,6 +495,7 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
+	unsigned int top = link_top(p);
 	uint64_t total = 0;
 	uint16_t got = 0;
 
@@ -427,6 +522,8 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		if (bm == 0)
 			break;
 		b = __builtin_ctz(bm);
+		if (b > top)   /* another shard holds a band above it */
+			break;
 		bd = &p->band[b];
 		bc = &ctx->ctr->band[b];
 		if (bd->cnt > 0) {
@@ -454,6 +551,7 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		total += bytes;
 		got += k;
 	}
+	link_publish_top(p);
 	ctx->bytes = total;
 	return got;
 }
@@ -466,7 +564,8 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 
 	bands_pushout(q, ctx);
 	b = first_band(p);
-	if (b < 0) {
+	link_publish_top(p);
+	if (b < 0 || (unsigned int)b > link_top(p)) {
 		p->peeked = NULL;
 		return NULL;
 	}
@@ -488,7 +587,8 @@ bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
 	bands_pushout(q, ctx);
 	p->peeked = NULL;
 	b = first_band(p);
-	if (b < 0)
+	link_publish_top(p);
+	if (b < 0 || (unsigned int)b > link_top(p))
 		return 0;
 	bd = &p->band[b];
 	p->run_band = b;
