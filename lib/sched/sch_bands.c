@@ -58,6 +58,9 @@ struct bands_priv {
 	 * stage is the link) */
 	struct shp_link_state *ls;
 	uint16_t shard, nb_shards;
+	uint64_t top_at;           /* clock value others_top was read at */
+	unsigned int others_top;   /* the top band the others hold */
+	unsigned int published;    /* the top band this shard published */
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -114,6 +117,9 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		p->ls = &q->env->link->queue;
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
+		/* unknown: the first call writes it (an earlier stage of
+		 * this shard may have left another) */
+		p->published = UINT32_MAX;
 	}
 	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
 	p->single_producer = conf->single_producer;
@@ -327,25 +333,34 @@ own_top(const struct bands_priv *p)
 	return SHP_MAX_BANDS;
 }
 
+/* a write when the top band changes (a band fills or empties), not a
+ * packet */
 static inline void
 link_publish_top(struct bands_priv *p)
 {
-	unsigned int b = own_top(p);
+	unsigned int b;
 
-	if (p->ls != NULL)
-		shp_link_fig_put(p->ls, p->shard, BF_TOP,
-				 b < SHP_MAX_BANDS ? b + 1 : 0);
+	if (p->ls == NULL)
+		return;
+	b = own_top(p);
+	if (b == p->published)
+		return;
+	p->published = b;
+	shp_link_fig_put(p->ls, p->shard, BF_TOP, b < SHP_MAX_BANDS ? b + 1 : 0);
 }
 
-/* the top band the other shards hold (SHP_MAX_BANDS: none) */
+/* the top band the other shards hold (SHP_MAX_BANDS: none), read once
+ * a poll (one clock value): tbf peeks and takes a run at a time */
 static inline unsigned int
-link_top(const struct bands_priv *p)
+link_top(struct bands_priv *p, uint64_t now)
 {
 	unsigned int top = SHP_MAX_BANDS;
 	uint16_t s;
 
 	if (p->ls == NULL)
 		return SHP_MAX_BANDS;
+	if (now == p->top_at && now != 0)
+		return p->others_top;
 	for (s = 0; s < p->nb_shards; s++) {
 		uint64_t v;
 
@@ -356,6 +371,8 @@ link_top(const struct bands_priv *p)
 		if (v > 0 && v <= SHP_MAX_BANDS)
 			top = RTE_MIN(top, (unsigned int)v - 1);
 	}
+	p->top_at = now;
+	p->others_top = top;
 	return top;
 }
 
@@ -495,7 +512,7 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	      struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
-	unsigned int top = link_top(p);
+	unsigned int top = link_top(p, ctx->now);
 	uint64_t total = 0;
 	uint16_t got = 0;
 
@@ -565,7 +582,7 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	bands_pushout(q, ctx);
 	b = first_band(p);
 	link_publish_top(p);
-	if (b < 0 || (unsigned int)b > link_top(p)) {
+	if (b < 0 || (unsigned int)b > link_top(p, ctx->now)) {
 		p->peeked = NULL;
 		return NULL;
 	}
@@ -588,7 +605,7 @@ bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
 	p->peeked = NULL;
 	b = first_band(p);
 	link_publish_top(p);
-	if (b < 0 || (unsigned int)b > link_top(p))
+	if (b < 0 || (unsigned int)b > link_top(p, ctx->now))
 		return 0;
 	bd = &p->band[b];
 	p->run_band = b;

@@ -164,6 +164,8 @@ struct dp_priv {
 	 * (rx_ns, UINT64_MAX: none) */
 	uint64_t others_qlen, others_backlog, others_memory;
 	uint64_t others_head_l, others_head_c;
+	uint64_t link_at;             /* the clock of the last exchange */
+	bool published_empty;        /* this shard's figures say empty */
 };
 
 static const struct dp_conf dp_defaults = {
@@ -448,6 +450,20 @@ dp_judge(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	return PASS;
 }
 
+/* what the other shards read of this one, once a poll */
+static void
+dp_link_publish(struct dp_priv *p)
+{
+	shp_link_fig_put(p->ls, p->shard, DF_BACKLOG, p->backlog);
+	shp_link_fig_put(p->ls, p->shard, DF_QLEN,
+			 p->l.qlen + p->c.qlen + (p->stash != NULL));
+	shp_link_fig_put(p->ls, p->shard, DF_MEMORY, p->memory);
+	shp_link_fig_put(p->ls, p->shard, DF_HEAD_L,
+			 p->l.head != NULL ? p->l.head->rx_ns : UINT64_MAX);
+	shp_link_fig_put(p->ls, p->shard, DF_HEAD_C,
+			 p->c.head != NULL ? p->c.head->rx_ns : UINT64_MAX);
+}
+
 static inline void
 dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	  struct shp_ctx *ctx)
@@ -457,17 +473,14 @@ dp_gauges(struct shp_qdisc *q, struct dp_priv *p, const struct dp_conf *c,
 	uint64_t ld = head_delay(&p->l, ctx->now);
 
 	if (p->ls != NULL) {
-		/* what the others read; the link's delays */
-		shp_link_fig_put(p->ls, p->shard, DF_BACKLOG, p->backlog);
-		shp_link_fig_put(p->ls, p->shard, DF_QLEN,
-				 p->l.qlen + p->c.qlen + (p->stash != NULL));
-		shp_link_fig_put(p->ls, p->shard, DF_MEMORY, p->memory);
-		shp_link_fig_put(p->ls, p->shard, DF_HEAD_L,
-				 p->l.head != NULL ? p->l.head->rx_ns :
-				 UINT64_MAX);
-		shp_link_fig_put(p->ls, p->shard, DF_HEAD_C,
-				 p->c.head != NULL ? p->c.head->rx_ns :
-				 UINT64_MAX);
+		/* emptied: said at once, or the others would count what
+		 * left until this shard's next poll, which may not come */
+		if (p->l.qlen + p->c.qlen == 0 && p->stash == NULL &&
+		    !p->published_empty) {
+			dp_link_publish(p);
+			p->published_empty = true;
+		}
+		/* the link's delays */
 		cd = RTE_MAX(cd, since(p->others_head_c, ctx->now));
 		ld = RTE_MAX(ld, since(p->others_head_l, ctx->now));
 	}
@@ -534,8 +547,15 @@ dp_sync(struct shp_qdisc *q, struct dp_priv *p, struct shp_ctx *ctx)
 		if (p->ls == NULL)
 			dp_catch_up(p, ctx->now);
 	}
-	if (p->ls != NULL)
+	/* once a poll (one clock value), not a packet: tbf peeks and
+	 * takes a packet at a time */
+	if (p->ls != NULL && ctx->now != p->link_at) {
+		p->link_at = ctx->now;
+		dp_link_publish(p);
+		p->published_empty = p->l.qlen + p->c.qlen == 0 &&
+				     p->stash == NULL;
 		dp_link_sync(p, ctx->now);
+	}
 	return c;
 }
 

@@ -25,6 +25,17 @@
  * the largest backlog loses packets from its head: up to 64, until half
  * its backlog is gone (Linux's drop batch).
  *
+ * On a link's shards (env->link, issue 56) the DRR is fair across the
+ * link's flows wherever RSS put them: each shard counts the service it
+ * gave per active bucket (its virtual time: bytes sent over the buckets
+ * holding packets, in 1/256 bytes), publishes it once a call
+ * (link_state.h's figures), and sends only while it is at most a quantum
+ * ahead of the least served backlogged shard; a shard that comes back
+ * from idle starts at that least one's time, not behind it. So a shard
+ * with 1 flow and another with 8 give each flow 1/9 of the link. A shard
+ * silent for more than FQC_STALE_NS (its CPU taken) is not waited for.
+ * CoDel stays per flow; limits stay a shard's.
+ *
  * Threads: enqueue and dequeue run on the port's owner lcore only
  * (mp_enqueue false: other RX lcores hand their packets over through the
  * chain's inbox). change() may run on a control thread: it only publishes
@@ -55,7 +66,9 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include "link_state.h"
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_meta.h"
 #include "shp_pkthdr.h"
 #include "shp_qdisc.h"
@@ -137,7 +150,20 @@ struct fqc_priv {
 	/* what the last peek dequeued (Linux qdisc_peek_dequeued): the
 	 * next dequeue returns it first; counted in stats, not in qlen */
 	struct rte_mbuf *stash;
+	/* a link's shards: the fairness across them (NULL: this queue is
+	 * the link) */
+	struct shp_link_state *ls;
+	uint16_t shard, nb_shards;
+	uint64_t vt;          /* service per active bucket, << FQC_VT_SHIFT */
+	uint64_t gate;        /* the least backlogged other's vt + a quantum */
+	uint64_t gate_at;     /* the clock value gate was read at */
+	uint64_t inv_active;  /* 2^32 / the buckets active at the poll */
+	bool published_idle;  /* this shard's figures say idle */
 };
+
+#define FQC_VT_SHIFT 8   /* 2^56 bytes a bucket: months at 100G */
+#define FQC_STALE_NS 1000000ULL
+enum { FQF_VT, FQF_AT };   /* a shard's figures: vt + 1 (0: idle), when */
 
 static const struct fqc_conf fqc_defaults = {
 	.limit = FQC_LIMIT_DEFAULT,
@@ -405,11 +431,70 @@ end:
 	return m;
 }
 
+/* the least virtual time of the other backlogged shards that spoke
+ * within FQC_STALE_NS (UINT64_MAX: none) */
+static uint64_t
+fqc_link_min(const struct fqc_priv *p, uint64_t now)
+{
+	uint64_t min = UINT64_MAX;
+	uint16_t s;
+
+	for (s = 0; s < p->nb_shards; s++) {
+		uint64_t v, at;
+
+		if (s == p->shard)
+			continue;
+		v = shp_link_fig_get(p->ls, s, FQF_VT);
+		at = shp_link_fig_get(p->ls, s, FQF_AT);
+		if (v == 0 || (now > at && now - at > FQC_STALE_NS))
+			continue;
+		min = RTE_MIN(min, v - 1);
+	}
+	return min;
+}
+
+static inline void
+fqc_link_publish(struct fqc_priv *p, uint64_t now)
+{
+	bool busy = p->qlen > 0 || p->stash != NULL;
+
+	shp_link_fig_put(p->ls, p->shard, FQF_VT, busy ? p->vt + 1 : 0);
+	shp_link_fig_put(p->ls, p->shard, FQF_AT, now);
+	p->published_idle = !busy;
+}
+
+/* The exchange with the other shards, once a poll (one clock value), not
+ * a packet (tbf peeks and takes a packet at a time), at every call's
+ * start: a shard waiting for tokens with a packet peeked still speaks. */
+static inline void
+fqc_link_tick(struct fqc_priv *p, const struct fqc_conf *c, uint64_t now)
+{
+	if (p->ls != NULL && (p->gate_at != now || now == 0)) {
+		uint64_t min = fqc_link_min(p, now);
+
+		fqc_link_publish(p, now);
+		/* a multiply a packet, not a divide */
+		p->inv_active = (1ULL << 32) / RTE_MAX(p->active, 1u);
+		p->gate = min == UINT64_MAX ? UINT64_MAX :
+			  min + ((uint64_t)c->quantum << FQC_VT_SHIFT);
+		p->gate_at = now;
+	}
+}
+
+/* may this shard send now (the link's fairness) */
+static inline bool
+fqc_link_may_send(const struct fqc_priv *p)
+{
+	return p->vt <= p->gate;
+}
+
 /* One packet by DRR over the new, then the old buckets; NULL if none. */
 static inline struct rte_mbuf *
 fqc_dequeue_one(struct shp_qdisc *q, struct fqc_priv *p,
 		const struct fqc_conf *c, struct shp_ctx *ctx)
 {
+	if (p->ls != NULL && !fqc_link_may_send(p))
+		return NULL;
 	for (;;) {
 		struct fqc_list *l = &p->new_flows;
 		struct fqc_flow *f;
@@ -441,6 +526,9 @@ fqc_dequeue_one(struct shp_qdisc *q, struct fqc_priv *p,
 			continue;
 		}
 		f->deficit -= (int32_t)rte_pktmbuf_pkt_len(m);
+		if (p->ls != NULL)
+			p->vt += ((uint64_t)rte_pktmbuf_pkt_len(m) *
+				  p->inv_active) >> (32 - FQC_VT_SHIFT);
 		return m;
 	}
 }
@@ -496,6 +584,10 @@ static inline void
 fqc_gauges(struct shp_qdisc *q, const struct fqc_priv *p,
 	   struct shp_ctx *ctx)
 {
+	/* gone idle: said at once (its next poll may not come) */
+	if (p->ls != NULL && p->qlen == 0 && p->stash == NULL &&
+	    !p->published_idle)
+		fqc_link_publish((struct fqc_priv *)p, ctx->now);
 	FQX(q, ctx, FQC_XS_QUEUED) = p->qlen + (p->stash != NULL);
 	FQX(q, ctx, FQC_XS_FLOWS_ACTIVE) = p->active;
 	FQX(q, ctx, FQC_XS_MEMORY) = p->memory;
@@ -515,6 +607,7 @@ fqc_sync(struct shp_qdisc *q, struct fqc_priv *p, struct shp_ctx *ctx)
 			fqc_drop_fat(q, p, c, p->memory > c->memory_limit,
 				     ctx);
 	}
+	fqc_link_tick(p, c, ctx->now);
 	return c;
 }
 
@@ -527,6 +620,14 @@ fqc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	uint32_t nb = RTE_MIN(c->flows, p->nb_flows);
 	uint16_t i;
 
+	if (p->ls != NULL && n > 0 && p->qlen == 0 && p->stash == NULL) {
+		/* back from idle: served as the least served shard is,
+		 * not owed the time it had nothing to send */
+		uint64_t min = fqc_link_min(p, ctx->now);
+
+		if (min != UINT64_MAX)
+			p->vt = RTE_MAX(p->vt, min);
+	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct shp_meta *meta = shp_meta(m);
@@ -598,8 +699,10 @@ fqc_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct fqc_priv *p = priv(q);
 
+	const struct fqc_conf *c = fqc_sync(q, p, ctx);
+
 	if (p->stash == NULL) {
-		p->stash = fqc_dequeue_one(q, p, fqc_sync(q, p, ctx), ctx);
+		p->stash = fqc_dequeue_one(q, p, c, ctx);
 		fqc_gauges(q, p, ctx);
 	}
 	return p->stash;
@@ -681,6 +784,11 @@ fqc_init(struct shp_qdisc *q, const void *conf)
 	 * from the seed and the port, as netem's streams */
 	p->perturb = (uint32_t)shp_rand_key(shp_rand_key(c->seed, q->port),
 					    FQC_DEFAULT_SEED);
+	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
+		p->ls = &q->env->link->queue;
+		p->shard = q->env->shard;
+		p->nb_shards = q->env->nb_shards;
+	}
 	p->conf = c;
 	p->seen = c->hdr.id;
 	return 0;

@@ -140,6 +140,8 @@ struct pie_priv {
 	uint64_t lw[PL_WORDS];         /* the link's words, last read */
 	uint64_t others_qlen, others_backlog;   /* read once a call */
 	uint64_t dep_sojourn, dep_at;  /* ticks: the last departure here */
+	uint64_t link_at;              /* the clock of the last exchange */
+	bool published_empty;         /* this shard's figures say empty */
 };
 
 static const struct pie_conf pie_defaults = {
@@ -488,7 +490,7 @@ pie_link_sync(struct pie_priv *p, const struct pie_conf *c, uint64_t now)
 	p->v.burst_time = p->lw[PL_BURST];
 }
 
-/* what the other shards read of this one, at the end of a call */
+/* what the other shards read of this one, once a poll */
 static void
 pie_link_publish(const struct pie_priv *p)
 {
@@ -500,11 +502,14 @@ pie_link_publish(const struct pie_priv *p)
 }
 
 static void
-pie_gauges(struct shp_qdisc *q, const struct pie_priv *p,
-	   struct shp_ctx *ctx)
+pie_gauges(struct shp_qdisc *q, struct pie_priv *p, struct shp_ctx *ctx)
 {
-	if (p->ls != NULL)
+	/* emptied: said at once, or the others would count what left
+	 * until this shard's next poll, which may not come */
+	if (p->ls != NULL && p->qlen == 0 && !p->published_empty) {
 		pie_link_publish(p);
+		p->published_empty = true;
+	}
 	PX(q, ctx, PIE_XS_QUEUED) = p->qlen;
 	/* in millionths, and in ns: a gauge is an integer */
 	PX(q, ctx, PIE_XS_PROB) = (uint64_t)((double)p->v.prob * 1e6 /
@@ -528,9 +533,16 @@ pie_sync(struct shp_qdisc *q, struct pie_priv *p, struct shp_ctx *ctx)
 			p->next_update = (ctx->now / c->tupdate + 1) *
 					 c->tupdate;
 	}
-	if (p->ls != NULL)
-		pie_link_sync(p, c, ctx->now);
-	else
+	if (p->ls != NULL) {
+		/* once a poll (one clock value), not a packet: tbf peeks
+		 * and takes a packet at a time */
+		if (ctx->now != p->link_at) {
+			p->link_at = ctx->now;
+			pie_link_publish(p);
+			p->published_empty = p->qlen == 0;
+			pie_link_sync(p, c, ctx->now);
+		}
+	} else
 		pie_catch_up(p, c, ctx->now);
 	return c;
 }

@@ -125,6 +125,8 @@ struct red_priv {
 	/* a link's shards: the link's state (NULL: this queue's own) */
 	struct shp_link_state *ls;
 	uint16_t shard, nb_shards;
+	uint64_t link_at;              /* the clock of the last publish */
+	uint32_t published_qlen;       /* what this shard last said */
 };
 
 /*
@@ -310,9 +312,16 @@ static void
 red_gauges(struct shp_qdisc *q, const struct red_priv *p,
 	   const struct red_conf *c, struct shp_ctx *ctx)
 {
-	if (p->ls != NULL) {
+	/* once a poll (one clock value; tbf takes a packet at a time),
+	 * and at once when the queue empties or fills from empty */
+	if (p->ls != NULL && (ctx->now != p->link_at ||
+			      (p->qlen == 0) != (p->published_qlen == 0))) {
+		struct red_priv *w = (struct red_priv *)p;
+
 		shp_link_fig_put(p->ls, p->shard, RF_BACKLOG, p->backlog);
 		shp_link_fig_put(p->ls, p->shard, RF_QLEN, p->qlen);
+		w->link_at = ctx->now;
+		w->published_qlen = p->qlen;
 	}
 	RX(q, ctx, RED_XS_QUEUED) = p->qlen;
 	RX(q, ctx, RED_XS_QAVG) = p->qavg >> c->Wlog;
