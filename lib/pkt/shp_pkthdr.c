@@ -71,40 +71,45 @@ shp_pkthdr_set_ce(struct rte_mbuf *m, const struct shp_pkthdr *h)
 	return shp_pktmbuf_write(m, h->l3_off + 1, 1, &b);
 }
 
+/* 1: m carries CE already; 2: it is ECT and ours to write (h parsed);
+ * 0: neither (not ECN-capable, or data others share) */
+static int
+ce_markable(const struct rte_mbuf *m, struct shp_pkthdr *h)
+{
+	const struct rte_mbuf *seg;
+	unsigned int ecn;
+
+	shp_pkthdr_parse(m, h, SHP_PKTHDR_L3);
+	ecn = shp_pkthdr_ecn(h);
+	if (ecn == 0)
+		return 0;
+	if (ecn == 3)
+		return 1;
+	for (seg = m; seg != NULL; seg = seg->next)
+		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
+			return 0;
+	return 2;
+}
+
 bool
 shp_pkthdr_can_mark_ce(const struct rte_mbuf *m)
 {
-	const struct rte_mbuf *seg;
 	struct shp_pkthdr h;
-	unsigned int ecn;
 
-	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
-	ecn = shp_pkthdr_ecn(&h);
-	if (ecn == 0)
-		return false;
-	if (ecn == 3)
-		return true;
-	for (seg = m; seg != NULL; seg = seg->next)
-		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
-			return false;
-	return (h.flags & SHP_PKTHDR_F_L3) != 0;
+	return ce_markable(m, &h) != 0;
 }
 
 bool
 shp_pkthdr_mark_ce(struct rte_mbuf *m)
 {
-	const struct rte_mbuf *seg;
 	struct shp_pkthdr h;
-	unsigned int ecn;
 
-	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
-	ecn = shp_pkthdr_ecn(&h);
-	if (ecn == 0)
-		return false;
-	if (ecn == 3)
+	switch (ce_markable(m, &h)) {
+	case 1:
 		return true;
-	for (seg = m; seg != NULL; seg = seg->next)
-		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
-			return false;
-	return shp_pkthdr_set_ce(m, &h) == 0;
+	case 2:
+		return shp_pkthdr_set_ce(m, &h) == 0;
+	default:
+		return false;
+	}
 }

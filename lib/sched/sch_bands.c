@@ -113,8 +113,8 @@ bands_init(struct shp_qdisc *q, const void *arg)
 	p->link_blocks = conf->link_ctr_blocks;
 	p->nb_link_blocks = conf->link_ctr_blocks != NULL ?
 			    conf->nb_link_ctr_blocks : 0;
-	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
-		p->ls = &q->env->link->queue;
+	p->ls = shp_link_queue(q);
+	if (p->ls != NULL) {
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
 		/* unknown: the first call writes it (an earlier stage of

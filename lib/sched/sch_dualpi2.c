@@ -781,8 +781,8 @@ dp_init(struct shp_qdisc *q, const void *conf)
 	p->credit = credit_init(c);
 	p->key = shp_rand_key(shp_rand_key(c->seed, q->port),
 			      DP_SEED_DEFAULT);
-	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
-		p->ls = &q->env->link->queue;
+	p->ls = shp_link_queue(q);
+	if (p->ls != NULL) {
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
 		/* this instance: the shards' copies of one conf share its

@@ -220,32 +220,6 @@ fqc_hash(const struct rte_mbuf *m, uint32_t perturb)
 	return rte_jhash_32b(key, 10, perturb);
 }
 
-/*
- * Linux INET_ECN_set_ce: true if the packet now carries CE (it was ECT(0)
- * or ECT(1), or CE already), false if it is not ECN-capable. A packet
- * whose data others share (an indirect mbuf, or a reference held
- * elsewhere, in any segment) is not written: false, so CoDel drops it
- * instead.
- */
-static bool
-fqc_set_ce(struct rte_mbuf *m)
-{
-	struct shp_pkthdr h;
-	const struct rte_mbuf *seg;
-	unsigned int ecn;
-
-	shp_pkthdr_parse(m, &h, SHP_PKTHDR_L3);
-	ecn = shp_pkthdr_ecn(&h);
-	if (ecn == 0)
-		return false;
-	if (ecn == 3)
-		return true;
-	for (seg = m; seg != NULL; seg = seg->next)
-		if (!RTE_MBUF_DIRECT(seg) || rte_mbuf_refcnt_read(seg) != 1)
-			return false;
-	return shp_pkthdr_set_ce(m, &h) == 0;
-}
-
 /* What a packet holds of memory (Linux's skb->truesize): its buffers. */
 static inline uint32_t
 fqc_truesize(const struct rte_mbuf *m)
@@ -385,7 +359,7 @@ codel_dequeue(struct shp_qdisc *q, struct fqc_priv *p,
 			 * once: catch up with the schedule */
 			while (f->dropping && now >= f->drop_next) {
 				f->count++;
-				if (c->ecn && fqc_set_ce(m)) {
+				if (c->ecn && shp_pkthdr_mark_ce(m)) {
 					FQX(q, ctx, FQC_XS_ECN_MARKED)++;
 					f->drop_next = control_law(
 						f->drop_next, c->interval,
@@ -405,7 +379,7 @@ codel_dequeue(struct shp_qdisc *q, struct fqc_priv *p,
 	} else if (drop) {
 		uint32_t delta;
 
-		if (c->ecn && fqc_set_ce(m)) {
+		if (c->ecn && shp_pkthdr_mark_ce(m)) {
 			FQX(q, ctx, FQC_XS_ECN_MARKED)++;
 		} else {
 			shp_stage_drop(q, ctx, FQC_DROP_CODEL, m);
@@ -426,7 +400,7 @@ codel_dequeue(struct shp_qdisc *q, struct fqc_priv *p,
 	}
 end:
 	if (m != NULL && c->ce_threshold != FQC_CE_OFF &&
-	    ldelay > c->ce_threshold && fqc_set_ce(m))
+	    ldelay > c->ce_threshold && shp_pkthdr_mark_ce(m))
 		FQX(q, ctx, FQC_XS_CE_MARKED)++;
 	return m;
 }
@@ -581,13 +555,13 @@ fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p,
 }
 
 static inline void
-fqc_gauges(struct shp_qdisc *q, const struct fqc_priv *p,
+fqc_gauges(struct shp_qdisc *q, struct fqc_priv *p,
 	   struct shp_ctx *ctx)
 {
 	/* gone idle: said at once (its next poll may not come) */
 	if (p->ls != NULL && p->qlen == 0 && p->stash == NULL &&
 	    !p->published_idle)
-		fqc_link_publish((struct fqc_priv *)p, ctx->now);
+		fqc_link_publish(p, ctx->now);
 	FQX(q, ctx, FQC_XS_QUEUED) = p->qlen + (p->stash != NULL);
 	FQX(q, ctx, FQC_XS_FLOWS_ACTIVE) = p->active;
 	FQX(q, ctx, FQC_XS_MEMORY) = p->memory;
@@ -784,8 +758,8 @@ fqc_init(struct shp_qdisc *q, const void *conf)
 	 * from the seed and the port, as netem's streams */
 	p->perturb = (uint32_t)shp_rand_key(shp_rand_key(c->seed, q->port),
 					    FQC_DEFAULT_SEED);
-	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
-		p->ls = &q->env->link->queue;
+	p->ls = shp_link_queue(q);
+	if (p->ls != NULL) {
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
 	}

@@ -658,8 +658,8 @@ pie_init(struct shp_qdisc *q, const void *conf)
 
 	p->key = shp_rand_key(shp_rand_key(c->seed, q->port), PIE_STREAM);
 	vars_restart(&p->v);
-	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
-		p->ls = &q->env->link->queue;
+	p->ls = shp_link_queue(q);
+	if (p->ls != NULL) {
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
 		/* this instance: the shards' copies of one conf share its

@@ -309,22 +309,60 @@ fifo_pop(struct red_priv *p)
 }
 
 static void
-red_gauges(struct shp_qdisc *q, const struct red_priv *p,
+red_gauges(struct shp_qdisc *q, struct red_priv *p,
 	   const struct red_conf *c, struct shp_ctx *ctx)
 {
 	/* once a poll (one clock value; tbf takes a packet at a time),
 	 * and at once when the queue empties or fills from empty */
 	if (p->ls != NULL && (ctx->now != p->link_at ||
 			      (p->qlen == 0) != (p->published_qlen == 0))) {
-		struct red_priv *w = (struct red_priv *)p;
-
 		shp_link_fig_put(p->ls, p->shard, RF_BACKLOG, p->backlog);
 		shp_link_fig_put(p->ls, p->shard, RF_QLEN, p->qlen);
-		w->link_at = ctx->now;
-		w->published_qlen = p->qlen;
+		p->link_at = ctx->now;
+		p->published_qlen = p->qlen;
 	}
 	RX(q, ctx, RED_XS_QUEUED) = p->qlen;
 	RX(q, ctx, RED_XS_QAVG) = p->qavg >> c->Wlog;
+}
+
+/* The drop cause of an arrival (its average taken), -1 to keep it;
+ * *mark: to be marked CE (whether m can be is asked only then) */
+static int
+red_decide(struct red_priv *p, const struct red_conf *c,
+	   const struct rte_mbuf *m, bool *mark)
+{
+	int action = red_action(p, c);
+
+	*mark = false;
+	if (action == RED_DONT_MARK)
+		return -1;
+	if (c->ecn && !(action == RED_HARD_MARK && c->harddrop) &&
+	    shp_pkthdr_can_mark_ce(m)) {
+		*mark = true;
+		return -1;
+	}
+	if (c->ecn && c->nodrop && !(action == RED_HARD_MARK && c->harddrop))
+		return -1;
+	return action == RED_PROB_MARK ? RED_DROP_EARLY : RED_DROP_FORCED;
+}
+
+/* m kept: marked when decided so, at the FIFO's tail */
+static void
+red_keep(struct shp_qdisc *q, struct red_priv *p, struct rte_mbuf *m,
+	 bool mark, struct shp_ctx *ctx)
+{
+	struct shp_meta *meta = shp_meta(m);
+
+	if (mark && shp_pkthdr_mark_ce(m))
+		RX(q, ctx, RED_XS_MARKED)++;
+	meta->next = NULL;
+	if (p->tail != NULL)
+		p->tail->next = meta;
+	else
+		p->head = meta;
+	p->tail = meta;
+	p->qlen++;
+	p->backlog += rte_pktmbuf_pkt_len(m);
 }
 
 static uint16_t red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
@@ -345,8 +383,8 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		uint32_t len = rte_pktmbuf_pkt_len(m);
-		struct shp_meta *meta;
-		int cause = -1;
+		bool mark;
+		int cause;
 
 		if (p->idling) {
 			p->qavg = red_qavg_idle(p, c, ctx->now);
@@ -354,26 +392,7 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		} else {
 			p->qavg = p->qavg + p->backlog - (p->qavg >> c->Wlog);
 		}
-		switch (red_action(p, c)) {
-		case RED_PROB_MARK:
-			if (!c->ecn)
-				cause = RED_DROP_EARLY;
-			else if (shp_pkthdr_mark_ce(m))
-				RX(q, ctx, RED_XS_MARKED)++;
-			else if (!c->nodrop)
-				cause = RED_DROP_EARLY;
-			break;
-		case RED_HARD_MARK:
-			if (c->harddrop || !c->ecn)
-				cause = RED_DROP_FORCED;
-			else if (shp_pkthdr_mark_ce(m))
-				RX(q, ctx, RED_XS_MARKED)++;
-			else if (!c->nodrop)
-				cause = RED_DROP_FORCED;
-			break;
-		default:
-			break;
-		}
+		cause = red_decide(p, c, m, &mark);
 		if (cause >= 0) {
 			shp_stage_drop(q, ctx, (unsigned int)cause, m);
 			continue;
@@ -383,15 +402,7 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			shp_stage_drop_full(q, ctx, RED_DROP_LIMIT, &m, 1);
 			continue;
 		}
-		meta = shp_meta(m);
-		meta->next = NULL;
-		if (p->tail != NULL)
-			p->tail->next = meta;
-		else
-			p->head = meta;
-		p->tail = meta;
-		p->qlen++;
-		p->backlog += len;
+		red_keep(q, p, m, mark, ctx);
 		kept++;
 	}
 	/* all dropped into an empty queue: idle again from now (Linux's
@@ -402,32 +413,6 @@ red_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 	}
 	red_gauges(q, p, c, ctx);
 	return kept;
-}
-
-/* The drop cause of an arrival (its average taken), -1 to keep it;
- * *mark: marked CE (when it can be: markable) */
-static int
-red_decide(struct red_priv *p, const struct red_conf *c, bool markable,
-	   bool *mark)
-{
-	*mark = false;
-	switch (red_action(p, c)) {
-	case RED_PROB_MARK:
-		if (c->ecn && markable)
-			*mark = true;
-		else if (!c->ecn || !c->nodrop)
-			return RED_DROP_EARLY;
-		break;
-	case RED_HARD_MARK:
-		if (!c->harddrop && c->ecn && markable)
-			*mark = true;
-		else if (c->harddrop || !c->ecn || !c->nodrop)
-			return RED_DROP_FORCED;
-		break;
-	default:
-		break;
-	}
-	return -1;
 }
 
 static uint64_t
@@ -469,13 +454,11 @@ red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
 		uint16_t k = RTE_MIN(n - done, RL_CHUNK), i;
 		struct rte_mbuf **b = pkts + done;
 		int8_t cause[RL_CHUNK];
-		bool markable[RL_CHUNK], mark[RL_CHUNK];
+		bool mark[RL_CHUNK];
 		uint64_t others = shp_link_fig_others(p->ls, p->nb_shards,
 						      p->shard, RF_BACKLOG);
 		rte_int128_t cur = shp_link_st_load(p->ls), want;
 
-		for (i = 0; i < k; i++)
-			markable[i] = c->ecn && shp_pkthdr_can_mark_ce(b[i]);
 		for (;;) {
 			uint64_t added = 0, st = 0;
 			bool idling = false, idle_now;
@@ -510,7 +493,7 @@ red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
 					p->qavg = p->qavg + backlog -
 						  (p->qavg >> c->Wlog);
 				}
-				cs = red_decide(p, c, markable[i], &mark[i]);
+				cs = red_decide(p, c, b[i], &mark[i]);
 				if (cs < 0 && backlog + len > c->limit)
 					cs = RED_DROP_LIMIT;
 				if (cs < 0)
@@ -531,7 +514,6 @@ red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
 		}
 		for (i = 0; i < k; i++) {
 			struct rte_mbuf *m = b[i];
-			struct shp_meta *meta;
 
 			if (cause[i] == RED_DROP_LIMIT) {
 				shp_stage_drop_full(q, ctx, RED_DROP_LIMIT,
@@ -543,17 +525,7 @@ red_enqueue_link(struct shp_qdisc *q, struct red_priv *p,
 					       m);
 				continue;
 			}
-			if (mark[i] && shp_pkthdr_mark_ce(m))
-				RX(q, ctx, RED_XS_MARKED)++;
-			meta = shp_meta(m);
-			meta->next = NULL;
-			if (p->tail != NULL)
-				p->tail->next = meta;
-			else
-				p->head = meta;
-			p->tail = meta;
-			p->qlen++;
-			p->backlog += rte_pktmbuf_pkt_len(m);
+			red_keep(q, p, m, mark[i], ctx);
 			kept++;
 		}
 		done += k;
@@ -659,9 +631,9 @@ red_init(struct shp_qdisc *q, const void *conf)
 		c = &red_defaults;
 	p->key = shp_rand_key(shp_rand_key(c->seed, q->port), RED_STREAM);
 	red_apply(p, c);
-	if (q->env != NULL && q->env->link != NULL && q->env->nb_shards > 1) {
+	p->ls = shp_link_queue(q);
+	if (p->ls != NULL) {
 		/* the draws are the link's: one stream, any shard */
-		p->ls = &q->env->link->queue;
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
 	}

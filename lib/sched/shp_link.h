@@ -12,6 +12,7 @@
 
 #include "link_serial.h"
 #include "link_state.h"
+#include "shp_qdisc.h"
 #include "tbf_shared.h"
 
 /*
@@ -91,5 +92,14 @@ struct shp_link_shared {
 	struct shp_link_chain chain;    /* netem's positions and chains */
 	struct shp_link_state queue;    /* the queue kind's (link_state.h) */
 };
+
+/* The queue kind's link state for q (at init), NULL when q's chain is
+ * not one of a link's several shards: q keeps its own. */
+static inline struct shp_link_state *
+shp_link_queue(const struct shp_qdisc *q)
+{
+	return q->env != NULL && q->env->link != NULL &&
+	       q->env->nb_shards > 1 ? &q->env->link->queue : NULL;
+}
 
 #endif

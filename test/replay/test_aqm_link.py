@@ -12,12 +12,12 @@ through tbf at 10 Mbit/s, on 1, 2 and 4 shards of dpdk-shaper-replay.
 Each run prints its figures (`pytest -s`)."""
 import json
 import math
-import random
 import statistics
 
 import pytest
 
 import pcaplib
+from test_link_limits import capture as limits_capture
 from test_shards import (flow_frame, flows_on, ok_run, shard_of,
                          shards_sum_to_port)
 
@@ -30,25 +30,9 @@ TBF = "rate 10mbit burst 10kb limit 10mb"
 NOT_ECT, ECT1, CE = 0, 1, 3
 
 
-def capture(path, spread, seconds, mult, seed=7):
-    """mult times 10 Mbit/s of FRAME-byte frames of 64 flows (spread as
-    test_link_limits). Returns [(arrival ns, flow)] by frame number."""
-    rnd = random.Random(seed)
-    gap = FRAME * 8 * 10**9 // int(mult * RATE)
-    heavy = flows_on(4, 0, 1)[0]
-    on0 = flows_on(4, 0, 8)
-    frames, ev = [], []
-    for i in range(seconds * 10**9 // gap):
-        if spread == "even":
-            f = rnd.randrange(64)
-        elif spread == "90/10":
-            f = heavy if rnd.random() < 0.9 else rnd.randrange(64)
-        else:
-            f = rnd.choice(on0)
-        frames.append(flow_frame(f, FRAME, i))
-        ev.append((T0 + i * gap + 7, f))
-    pcaplib.write(str(path), frames, [t for t, _ in ev], nano=True)
-    return ev
+def capture(path, spread, seconds, mult):
+    """test_link_limits's capture: [(arrival ns, flow)] by frame."""
+    return limits_capture(path, spread, seconds, mult=mult)
 
 
 def run(tmp_path, inp, queue, q, tag=""):
@@ -205,7 +189,7 @@ def test_dualpi2_coupling_on_shards(tmp_path, q):
               port["xstats"]["dualpi2"]["prob_ppb"]))
     # Not one queue's 2 ms: the shards take turns at the rate stage, so
     # an L frame of one shard waits behind the C frames another shard
-    # sends in its turn (5.4 ms at 2 shards, 9.9 at 4; docs/usage.md).
+    # sends in its turn (5.1 ms at 2 shards, 10.2 at 4; docs/usage.md).
     # Its advantage over the C queue stays.
     assert p99 < cmed
     assert 7.5 * MS <= cmed <= 22.5 * MS

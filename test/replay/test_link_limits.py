@@ -26,16 +26,17 @@ RATE = 10_000_000                    # the tbf's, bit/s
 BURST_NS = 32 * FRAME * 8 * 10**9 // RATE   # one burst of the link's time
 
 
-def capture(path, spread, seconds=3, seed=7):
-    """20 Mbit/s (twice the rate) of 1000-byte frames of 64 flows: spread
-    "even" (flows at random), "90/10" (a flow of shard 0 of 4 carries 90%
-    of the frames) or "one" (every flow on shard 0 of 4, so of 2 too)."""
+def capture(path, spread, seconds=3, seed=7, mult=2):
+    """mult times the rate (20 Mbit/s) of 1000-byte frames of 64 flows:
+    spread "even" (flows at random), "90/10" (a flow of shard 0 of 4
+    carries 90% of the frames) or "one" (every flow on shard 0 of 4, so
+    of 2 too). [(arrival ns, flow)] by frame number."""
     rnd = random.Random(seed)
-    gap = FRAME * 8 * 10**9 // (2 * RATE)
+    gap = FRAME * 8 * 10**9 // int(mult * RATE)
     n = seconds * 10**9 // gap
     heavy = flows_on(4, 0, 1)[0]
     on0 = flows_on(4, 0, 8)
-    frames, ts = [], []
+    frames, ts, flows = [], [], []
     for i in range(n):
         if spread == "even":
             f = rnd.randrange(64)
@@ -45,8 +46,9 @@ def capture(path, spread, seconds=3, seed=7):
             f = rnd.choice(on0)
         frames.append(flow_frame(f, FRAME, i))
         ts.append(T0 + i * gap)
+        flows.append(f)
     pcaplib.write(str(path), frames, ts, nano=True)
-    return len(frames)
+    return list(zip(ts, flows))
 
 
 def run(tmp_path, inp, tbf, q):
@@ -67,7 +69,7 @@ def run(tmp_path, inp, tbf, q):
 ])
 def test_limit_is_the_links(tmp_path, tbf, spread):
     inp = tmp_path / "in.pcap"
-    n = capture(inp, spread)
+    n = len(capture(inp, spread))
     one = run(tmp_path, inp, tbf, 1)
     # twice the rate: the limit drops, and bounds the sojourn
     assert one["drops"]["tbf_limit"] > 0.3 * n, one["drops"]
