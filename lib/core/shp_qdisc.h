@@ -128,6 +128,12 @@ struct shp_qdisc_ops {
 	 * an RX lcore that does not own the port hands its packets over
 	 * through the chain's inbox (shp_chain.h). */
 	bool mp_enqueue;
+	/* true: the stage sends what it holds in the order it arrived (of
+	 * the band it serves), as a FIFO: a gate in front that shares a
+	 * link's rate with other shards may then serve the link's oldest
+	 * frame first (sch_tbf.c). False for a scheduler of its own
+	 * (fq_codel's flows, dualpi2's L queue). */
+	bool arrival_order;
 	/* Set up priv for conf (the kind's own config type; NULL means
 	 * off, or the queue kind's defaults), q->child and q->env already
 	 * set. 0, or -1 with errno. Optional (NULL: nothing to set up).

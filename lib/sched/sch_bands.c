@@ -61,6 +61,7 @@ struct bands_priv {
 	uint64_t top_at;           /* clock value others_top was read at */
 	unsigned int others_top;   /* the top band the others hold */
 	unsigned int published;    /* the top band this shard published */
+	uint64_t pub_low[2];       /* its lowest band and head, published */
 	/* Set by producers, cleared by the consumer: its own cache line. */
 	uint32_t bitmap __rte_cache_aligned;
 	struct band band[SHP_MAX_BANDS];
@@ -120,6 +121,7 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		/* unknown: the first call writes it (an earlier stage of
 		 * this shard may have left another) */
 		p->published = UINT32_MAX;
+		p->pub_low[0] = p->pub_low[1] = UINT64_MAX;
 	}
 	flags = RING_F_SC_DEQ | RING_F_EXACT_SZ;
 	p->single_producer = conf->single_producer;
@@ -413,43 +415,133 @@ band_backlog(const struct shp_lcore_ctr *blocks, unsigned int nb,
 
 /*
  * A link's shards (issue 56): the limit bounds the link's backlog, the
- * sum over every shard's blocks, and the excess goes from the link's
- * lowest band first, as one queue's pushout: a band above another
- * shard's lowest is never shed while that one holds bytes. Within a band
- * each shard sheds its part in proportion to what it holds of the band,
- * so that shards seeing the same excess at once do not each shed all of
- * it. quota[b]: the bytes this shard drops from its band b. Reads the
- * other shards' counters (never writes them), once a pass. False when
- * the link is within the limit.
+ * sum over every shard's blocks, and the excess goes as one queue's
+ * pushout sheds it: from the head of the link's lowest band, the oldest
+ * frame first, whichever shard holds it. Each shard publishes the lowest
+ * band it holds and that band's head (figures BF_LOW, BF_HEAD: band + 1
+ * and arrival + 1, 0 for none) when they change, and sheds its frames of
+ * a band while they are older than every other shard's head of it; a
+ * band above another shard's lowest is never shed while that one holds
+ * bytes. The others' figures are a pass old at most: a shard that sees
+ * an older head elsewhere leaves the excess to that shard's own pass.
  */
-static bool
-link_quota(const struct bands_priv *p, uint16_t port, const uint64_t *own,
-	   uint64_t *quota)
+#define BF_LOW  (SHP_LINK_FIG_WORDS - 2)
+#define BF_HEAD (SHP_LINK_FIG_WORDS - 3)
+
+/* a write when the lowest band or its head changes, not a packet */
+static void
+link_publish_low(struct bands_priv *p)
 {
-	uint64_t link[SHP_MAX_BANDS], total = 0, excess;
+	uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
+	uint64_t low = 0, head = 0;
+
+	if (p->ls == NULL)
+		return;
+	while (bm != 0) {
+		unsigned int b = 31 - __builtin_clz(bm);
+
+		if (band_fill(&p->band[b])) {
+			struct band *bd = &p->band[b];
+
+			low = b + 1;
+			head = shp_meta(bd->stash[bd->head])->rx_ns + 1;
+			break;
+		}
+		bm &= ~(UINT32_C(1) << b);
+	}
+	if (low != p->pub_low[0]) {
+		p->pub_low[0] = low;
+		shp_link_fig_put(p->ls, p->shard, BF_LOW, low);
+	}
+	if (head != p->pub_low[1]) {
+		p->pub_low[1] = head;
+		shp_link_fig_put(p->ls, p->shard, BF_HEAD, head);
+	}
+}
+
+/* The oldest head (arrival + 1) of band b the other shards published,
+ * 0 if none did. */
+static uint64_t
+link_low_head(const struct bands_priv *p, unsigned int b)
+{
+	uint64_t oldest = 0;
+	uint16_t s;
+
+	if (p->ls == NULL)
+		return 0;
+	for (s = 0; s < p->nb_shards; s++) {
+		uint64_t h;
+
+		if (s == p->shard ||
+		    shp_link_fig_get(p->ls, s, BF_LOW) != (uint64_t)b + 1)
+			continue;
+		h = shp_link_fig_get(p->ls, s, BF_HEAD);
+		if (h != 0 && (oldest == 0 || h < oldest))
+			oldest = h;
+	}
+	return oldest;
+}
+
+/*
+ * Keep the bytes in all bands within the limit by dropping from the head of
+ * the lowest-priority non-empty band. Runs once per clock value: the token
+ * bucket peeks packet by packet within one poll.
+ */
+/* Drop band b's head (the stash filled), counted as the limit's. */
+static uint32_t
+pushout_head(struct bands_priv *p, unsigned int b, struct shp_ctx *ctx)
+{
+	struct band *bd = &p->band[b];
+	struct shp_band_ctr *bc = &ctx->ctr->band[b];
+	struct rte_mbuf *m = bd->stash[bd->head++];
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+
+	bd->cnt--;
+	bc->pushed_out++;
+	bc->pushed_out_bytes += len;
+	ctx->ctr->drops[p->drop_slot[BANDS_DROP_LIMIT]]++;
+	shp_drop_capture(ctx, p->drop_slot[BANDS_DROP_LIMIT], b, &m, 1);
+	rte_pktmbuf_free(m);
+	return len;
+}
+
+/* bands_pushout on a link's shards (above) */
+static void
+link_pushout(struct shp_qdisc *q, struct bands_priv *p,
+	     const uint64_t *own, struct shp_ctx *ctx)
+{
+	uint64_t total = 0, excess, link[SHP_MAX_BANDS];
 	int b;
 
+	link_publish_low(p);
 	for (b = 0; b < (int)p->nb_bands; b++) {
-		link[b] = band_backlog(p->link_blocks, p->nb_link_blocks, port,
-				       (unsigned int)b);
+		link[b] = band_backlog(p->link_blocks, p->nb_link_blocks,
+				       q->port, (unsigned int)b);
 		/* (counters read mid-update) */
 		link[b] = RTE_MAX(link[b], own[b]);
 		total += link[b];
-		quota[b] = 0;
 	}
 	if (total <= p->limit)
-		return false;
+		return;
 	excess = total - p->limit;
 	for (b = (int)p->nb_bands - 1; b >= 0 && excess > 0; b--) {
-		uint64_t cut = RTE_MIN(excess, link[b]);
+		struct band *bd = &p->band[b];
+		/* another shard's head of b, if it holds any of b */
+		uint64_t older = link[b] > own[b] ?
+				 link_low_head(p, (unsigned int)b) : 0;
 
-		if (cut == 0)
+		if (link[b] == 0)
 			continue;
-		quota[b] = (uint64_t)(((unsigned __int128)cut * own[b] +
-				       link[b] - 1) / link[b]);
-		excess -= cut;
+		while (excess > 0 && band_fill(bd) &&
+		       (older == 0 ||
+			shp_meta(bd->stash[bd->head])->rx_ns < older))
+			excess -= RTE_MIN((uint64_t)pushout_head(
+					p, (unsigned int)b, ctx), excess);
+		/* the others shed theirs of b, oldest first */
+		if (link[b] > own[b])
+			break;
 	}
-	return true;
+	link_publish_low(p);
 }
 
 /*
@@ -461,7 +553,7 @@ static void
 bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
-	uint64_t backlog[SHP_MAX_BANDS], quota[SHP_MAX_BANDS], total = 0;
+	uint64_t backlog[SHP_MAX_BANDS], total = 0, excess;
 	int b;
 
 	if (p->limit == 0 || ctx->now == p->pushout_at)
@@ -473,38 +565,15 @@ bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 		total += backlog[b];
 	}
 	if (p->nb_link_blocks > 0) {
-		if (!link_quota(p, q->port, backlog, quota))
-			return;
-	} else {
-		/* one queue: all of the excess, from the lowest band up */
-		uint64_t excess = total > p->limit ? total - p->limit : 0;
-
-		if (excess == 0)
-			return;
-		for (b = (int)p->nb_bands - 1; b >= 0; b--) {
-			quota[b] = RTE_MIN(excess, backlog[b]);
-			excess -= quota[b];
-		}
+		link_pushout(q, p, backlog, ctx);
+		return;
 	}
-	for (b = p->nb_bands - 1; b >= 0; b--) {
-		struct band *bd = &p->band[b];
-		struct shp_band_ctr *bc = &ctx->ctr->band[b];
-		uint64_t left = quota[b];
-
-		while (left > 0 && band_fill(bd)) {
-			struct rte_mbuf *m = bd->stash[bd->head++];
-			uint32_t len = rte_pktmbuf_pkt_len(m);
-
-			bd->cnt--;
-			bc->pushed_out++;
-			bc->pushed_out_bytes += len;
-			left -= RTE_MIN((uint64_t)len, left);
-			ctx->ctr->drops[p->drop_slot[BANDS_DROP_LIMIT]]++;
-			shp_drop_capture(ctx, p->drop_slot[BANDS_DROP_LIMIT],
-					 (unsigned int)b, &m, 1);
-			rte_pktmbuf_free(m);
-		}
-	}
+	/* one queue: all of the excess, from the lowest band up */
+	excess = total > p->limit ? total - p->limit : 0;
+	for (b = (int)p->nb_bands - 1; b >= 0 && excess > 0; b--)
+		while (excess > 0 && band_fill(&p->band[b]))
+			excess -= RTE_MIN((uint64_t)pushout_head(
+					p, (unsigned int)b, ctx), excess);
 }
 
 static uint16_t
@@ -757,6 +826,7 @@ const struct shp_qdisc_ops shp_bands_ops = {
 	.id = "bands",
 	.priv_size = sizeof(struct bands_priv),
 	.mp_enqueue = true,
+	.arrival_order = true,
 	.init = bands_init,
 	.change = bands_change,
 	.enqueue = bands_enqueue,

@@ -719,6 +719,7 @@ const struct shp_qdisc_ops shp_pie_ops = {
 	.id = "pie",
 	.priv_size = sizeof(struct pie_priv),
 	.mp_enqueue = false,
+	.arrival_order = true,
 	.init = pie_init,
 	.change = pie_change,
 	.enqueue = pie_enqueue,

@@ -688,6 +688,7 @@ const struct shp_qdisc_ops shp_red_ops = {
 	.id = "red",
 	.priv_size = sizeof(struct red_priv),
 	.mp_enqueue = false,
+	.arrival_order = true,
 	.init = red_init,
 	.change = red_change,
 	.enqueue = red_enqueue,

@@ -68,6 +68,10 @@ struct tbf_priv {
 	/* the gauge that counts it as queued, in the block of the lcore
 	 * that holds it (zeroed there when a reset drops it) */
 	uint64_t *held_gauge;
+	/* with sh: this shard of how many, and the head it last published
+	 * (struct shp_tbf_head) */
+	uint16_t shard, nb_shards;
+	uint64_t head_pub;
 };
 
 static inline struct tbf_priv *
@@ -96,11 +100,23 @@ tbf_init(struct shp_qdisc *q, const void *conf)
 	priv(q)->seen = UINT64_MAX;   /* no conf yet: the first is fresh */
 	priv(q)->sh = q->env != NULL && q->env->link != NULL ?
 		      &q->env->link->rate : NULL;
+	/* oldest first among the shards only over a FIFO */
+	if (priv(q)->sh != NULL && q->child->ops->arrival_order) {
+		priv(q)->shard = q->env->shard;
+		priv(q)->nb_shards = q->env->nb_shards;
+	}
 	/* full at the first use, whichever shard sends first */
 	if (priv(q)->sh != NULL && conf != NULL)
 		shp_tbf_shared_bind(priv(q)->sh, conf);
 	apply_limit(q, conf);
 	return 0;
+}
+
+/* A frame of wire bytes' time at the rate (ns). */
+static inline uint64_t
+tbf_frame_ns(const struct shp_tbf_conf *c, uint32_t wire)
+{
+	return shp_tbf_ticks(c->rate_mult, wire) >> SHP_TBF_SHIFT;
 }
 
 /* The shared bucket takes a conf the stage meets for the first time
@@ -114,6 +130,49 @@ tbf_shared_seen(struct tbf_priv *p, const struct shp_tbf_conf *c,
 		shp_tbf_defer_reset(&p->defer);
 		shp_tbf_shared_adopt(p->sh, c, now);
 	}
+}
+
+/*
+ * Oldest first across the link's shards (issue 56): the arrival (+ 1)
+ * before which this shard's frames may claim tokens now, its head frame
+ * of wire bytes having arrived at rx1 - 1 (published here); UINT64_MAX:
+ * any. A frame newer than another shard's head waits for it. One FIFO sends the link's oldest frame first; shards that each claim
+ * as they poll would take turns instead, and a shard holding more of
+ * the backlog would wait that many times longer (4 shards: 94 ms of
+ * sojourn where one queue has 57). Only while the bucket is under half
+ * full: a richer one lets every frame go as it comes, and the tokens of
+ * a shard whose lcore lost its CPU with an old head pile up until the
+ * gate opens. Reads the other shards' heads only then (not while this
+ * shard's last claim found the bucket rich).
+ */
+static inline uint64_t
+tbf_oldest_first(struct tbf_priv *p, const struct shp_tbf_conf *c,
+		 uint64_t rx1, uint64_t now)
+{
+	uint64_t oldest;
+
+	if (p->nb_shards < 2)
+		return UINT64_MAX;
+	shp_tbf_head_put(p->sh, p->shard, &p->head_pub, rx1);
+	if (p->defer.valid)
+		return UINT64_MAX;
+	oldest = shp_tbf_head_oldest(p->sh, p->nb_shards, p->shard);
+	if (oldest == 0 ||
+	    shp_tbf_shared_tokens(p->sh, c, now) >= c->buffer_t / 2)
+		return UINT64_MAX;
+	return oldest;
+}
+
+/* The head this shard publishes: its child's next frame (arrival + 1),
+ * 0 when it has none ready. */
+static inline uint64_t
+tbf_child_head(struct shp_qdisc *child, struct shp_ctx *ctx)
+{
+	struct rte_mbuf *const *run;
+	struct rte_mbuf *one;
+
+	return shp_qdisc_peek_run(child, &one, &run, ctx) > 0 ?
+	       shp_meta(run[0])->rx_ns + 1 : 0;
 }
 
 /* The wire lengths of run[0..n) up to the first frame that can never
@@ -272,11 +331,30 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		uint16_t cnt = shp_qdisc_peek_run(child, &one, &run, ctx);
 		uint16_t k, m = 0;
 
-		if (cnt == 0)
+		if (cnt == 0) {
+			if (p->nb_shards > 1)
+				shp_tbf_head_put(p->sh, p->shard,
+						 &p->head_pub, 0);
 			break;
+		}
 		cnt = RTE_MIN(cnt, (uint16_t)(n - got));
 		cnt = RTE_MIN(cnt, (uint16_t)SHP_TBF_RUN_MAX);
 		k = tbf_wire_run(c, run, cnt, wire);
+		if (k > 0) {
+			uint64_t upto = tbf_oldest_first(
+				p, c, shp_meta(run[0])->rx_ns + 1, now);
+
+			if (upto != UINT64_MAX) {
+				uint16_t j = 0;
+
+				while (j < k && shp_meta(run[j])->rx_ns < upto)
+					j++;
+				if (j == 0)
+					break;   /* an older frame goes first */
+				k = j;
+				cnt = j;
+			}
+		}
 		if (k > 0)
 			m = shp_tbf_shared_claim_defer(p->sh, c, &p->defer,
 						       wire, k, now, &next);
@@ -294,6 +372,11 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			 * lacks the reservation: claim next time */
 			shp_tbf_defer_reset(&p->defer);
 			got += m;
+			/* the others see the frame behind it */
+			if (p->nb_shards > 1)
+				shp_tbf_head_put(p->sh, p->shard,
+						 &p->head_pub,
+						 tbf_child_head(child, ctx));
 			break;
 		}
 		if (m > 0) {
@@ -594,10 +677,16 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 		/* the dequeue fills it first */
 		if (c->hdr.id != p->seen && shp_tbf_shared_fresh(p->sh, c))
 			return RTE_MAX(now, t_child);
-		t = shp_tbf_shared_when_owed(p->sh, c, &p->defer,
-					     (uint32_t)RTE_MIN(
-				shp_tbf_wire_len(c, len), (uint64_t)UINT32_MAX),
-				now);
+		uint32_t w = (uint32_t)RTE_MIN(shp_tbf_wire_len(c, len),
+					       (uint64_t)UINT32_MAX);
+		uint64_t upto = tbf_oldest_first(p, c,
+						 shp_meta(m)->rx_ns + 1, now);
+
+		t = shp_tbf_shared_when_owed(p->sh, c, &p->defer, w, now);
+		/* an older frame of another shard goes first: look again
+		 * a frame's time on (its shard's own time comes sooner) */
+		if (shp_meta(m)->rx_ns >= upto)
+			t = RTE_MAX(t, now + RTE_MAX(tbf_frame_ns(c, w), 1u));
 		return RTE_MAX(t, t_child);
 	}
 	s = c->hdr.id != p->seen ? tbf_fresh(c, now) : p->s;
@@ -694,6 +783,11 @@ tbf_pass(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		tbf_shared_seen(p, c, now);
 		k = tbf_wire_run(c, pkts, RTE_MIN(n, (uint16_t)SHP_TBF_RUN_MAX),
 				 wire);
+		/* (the frames arrive now: their metadata is not
+		 * written yet) an older frame of another shard goes
+		 * first */
+		if (k > 0 && now >= tbf_oldest_first(p, c, now + 1, now))
+			k = 0;
 		return k > 0 ? shp_tbf_shared_claim_defer(p->sh, c, &p->defer,
 							  wire, k, now,
 							  &next) : 0;

@@ -43,6 +43,17 @@
 #include <rte_common.h>
 
 #include "shp_bucket.h"
+#include "shp_stats.h"   /* SHP_MAX_QUEUES */
+
+/*
+ * What a shard of the link would send next (issue 56): its head frame's
+ * arrival time plus one (0: none), written by its shard only, when it
+ * changes, and read by the others only while the bucket is short
+ * (sch_tbf.c, tbf_yield): a line each.
+ */
+struct shp_tbf_head {
+	uint64_t rx;
+} __rte_cache_aligned;
 
 /*
  * A 16-byte state of the link (this bucket's clock, shp_link.h's) read as
@@ -92,7 +103,40 @@ struct shp_tbf_shared {
 	 * refills the bucket. Read-mostly: a line of its own */
 	uint64_t conf_id __rte_cache_aligned;
 	uint32_t filled;     /* 0 until the first use fills it */
+	/* the shards' heads: the tokens go to the oldest frame first */
+	struct shp_tbf_head head[SHP_MAX_QUEUES];
 } __rte_cache_aligned;
+
+/* Shard `shard` publishes its head (rx + 1, 0: none); *pub is what it
+ * last published: only a change is written. */
+static inline void
+shp_tbf_head_put(struct shp_tbf_shared *s, uint16_t shard, uint64_t *pub,
+		 uint64_t rx1)
+{
+	if (*pub != rx1) {
+		*pub = rx1;
+		__atomic_store_n(&s->head[shard].rx, rx1, __ATOMIC_RELAXED);
+	}
+}
+
+/* The oldest head (rx + 1) of the shards of [0, nb) but `self`, 0 if
+ * none holds a frame. */
+static inline uint64_t
+shp_tbf_head_oldest(const struct shp_tbf_shared *s, uint16_t nb,
+		    uint16_t self)
+{
+	uint64_t oldest = UINT64_MAX;
+	uint16_t q;
+
+	for (q = 0; q < nb; q++) {
+		uint64_t h = q == self ? 0 :
+			     __atomic_load_n(&s->head[q].rx, __ATOMIC_RELAXED);
+
+		if (h != 0 && h < oldest)
+			oldest = h;
+	}
+	return oldest == UINT64_MAX ? 0 : oldest;
+}
 
 /*
  * One shard's claims put off while the bucket is rich: its own, never

@@ -213,12 +213,14 @@ def test_two_busy_shards_take_turns(tmp_path):
     assert shards[1]["tx_packets"] == sent[b]
 
 
-def test_large_frames_keep_their_turn(tmp_path):
+def test_large_frames_wait_as_on_one_queue(tmp_path):
     """One shard floods the link with 100-byte frames, the other sends
     1400-byte frames at 1 Mbit/s: the bucket covers a small head sooner
-    than a large one, yet every large frame leaves within two of its own
-    transmit times plus one small frame's (a refused shard reserves its
-    place), the link still at its rate."""
+    than a large one, yet no large frame waits longer than the frames of
+    one queue do, plus one burst of the link's time (the link sends its
+    oldest frame first, whichever shard holds it: a refused shard
+    reserves its place, and a shard with a newer head leaves the tokens
+    to it), the link still at its rate."""
     small = next(f for f in range(1, 200) if shard_of(f, 2) == 0)
     large = next(f for f in range(1, 200) if shard_of(f, 2) == 1)
     frames, ts, t, seq = [], [], T0, 0
@@ -231,18 +233,26 @@ def test_large_frames_keep_their_turn(tmp_path):
             ts.append(t)
             seq += 1
         t += 40_000
-    inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
+    inp = tmp_path / "in.pcap"
     pcaplib.write(str(inp), frames, ts, nano=True)
-    ok_run(inp, out, "--tbf", TBF, "--queues", "2")
-    _, got = pcaplib.read(str(out))
     arrived = {pcaplib.seq_of(f): tt for f, tt in zip(frames, ts)}
-    waits = [tt - arrived[pcaplib.seq_of(f)] for tt, f in got
-             if flow_of(f) == large]
-    assert len(waits) == sum(1 for f in frames if flow_of(f) == large)
-    bound = (2 * 1400 + 100) * 8 / RATE_BPS * 1e9
-    assert max(waits) <= bound, (max(waits), bound)
-    assert abs(busy_rate(got) - RATE_BPS) <= 0.005 * RATE_BPS
-    assert_flows_in_order(got)
+    waits = {}
+    for q in (1, 2):
+        out = tmp_path / ("out%d.pcap" % q)
+        ok_run(inp, out, "--tbf", TBF, "--queues", str(q))
+        _, got = pcaplib.read(str(out))
+        waits[q] = [(tt - arrived[pcaplib.seq_of(f)], flow_of(f))
+                    for tt, f in got]
+        assert abs(busy_rate(got) - RATE_BPS) <= 0.005 * RATE_BPS
+        assert_flows_in_order(got)
+    large2 = [w for w, f in waits[2] if f == large]
+    # on its own shard no large frame is lost (one queue's ring, shared
+    # with the flood, drops some: the ring is still a shard's)
+    assert len(large2) == sum(1 for f in frames if flow_of(f) == large)
+    bound = max(w for w, _ in waits[1]) + 32 * 1400 * 8 / RATE_BPS * 1e9
+    assert max(large2) <= bound, (max(large2), bound)
+    print("large frames' wait max %.1f ms on 2 shards, %.1f on one queue" %
+          (max(large2) / 1e6, max(w for w, _ in waits[1]) / 1e6))
 
 
 def test_band0_below_its_turn_share(tmp_path):
