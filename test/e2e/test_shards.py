@@ -7,8 +7,10 @@ flows (else a bucket per shard would pass: a build with
 -Dbench_private_link=true gives twice the rate, and fails here); a ping's
 RTT through 'delay 20ms' each way is what one queue gives. The shards'
 counters sum to their port's."""
-from shplib import (TBF, attempts, delay_20ms_errors, goodput_errors,
-                    rtt_summary, stop_and_check)
+import time
+
+from shplib import (TBF, Testbed, attempts, delay_20ms_errors,
+                    goodput_errors, rtt_summary, stop_and_check)
 
 # 12 flows: the fanout's hash puts them all on one queue pair once in
 # 2048 runs (2 / 2^12), where the shards' sharing is not tested
@@ -98,6 +100,75 @@ def test_two_shards_delay_20ms(testbed, shaper, record):
     r = rtt_summary(rtts)
     record("shards", "--queues 2, delay 20ms: RTT median ms", r.get("median"),
            s.cmdline())
+    for n in notes:
+        record("shards", "note", n)
+    assert not fails, "%s\n%s" % (fails, notes)
+
+
+# issue 56: the queue a link's shards keep is the link's one queue
+TBF20 = "rate 50mbit burst 32kb latency 20ms"
+
+
+def rtt_under_tcp_load(tb):
+    """ping's RTTs while `iperf3 -P 4` (TCP) fills the tbf queue."""
+    h = tb.iperf3_start(t=6, extra=("-P", "4"))
+    time.sleep(2.0)   # the flows past slow start, the queue standing
+    rtts = Testbed.ping_finish(tb.ping_start(count=30, interval=0.1))
+    load = Testbed.iperf3_finish(h)
+    return rtt_summary(rtts), load
+
+
+def test_two_shards_rtt_under_load(testbed, kernel, shaper, record):
+    """`iperf3 -P 4` through tbf 'rate 50mbit burst 32kb latency 20ms':
+    a ping's median RTT on two shards (qpairs=2, the flows over both) is
+    within 10% of the one-queue run's: the link's backlog is bounded by
+    the link's latency, not each shard's (a limit per shard let it
+    double). Against the kernel's tbf, within 20%: one queue itself sits
+    2-3 ms above it (22.9-23.3 ms against 20.3-21.2 in four runs), which
+    is not the shards' doing (not found yet: docs/usage.md, Shards)."""
+    kernel.kernel_bridge(True)
+    kernel.qdisc("tbf " + TBF20)
+    kr, kl = rtt_under_tcp_load(testbed)
+    kernel.kernel_reset()
+    record("shards", "kernel tbf latency 20ms, iperf3 -P 4: ping RTT "
+           "median ms", kr.get("median"),
+           "tc qdisc replace dev ROOT_{A,B} root handle 1: tbf " + TBF20)
+    assert kr["n"] >= 25 and kr["median"] > 10, \
+        "kernel reference implausible: %s" % kr
+
+    def run(queues):
+        def measure():
+            s = shaper("--queues", str(queues), "--tbf", TBF20,
+                       qpairs=queues)
+            r, load = rtt_under_tcp_load(testbed)
+            return s, (r, load, stop_and_check(s))
+        return measure
+
+    def near(ref, what, tol):
+        def check(res):
+            r, load, st = res
+            if r["n"] < 25:
+                return ["pings lost under load: %s" % r]
+            if abs(r["median"] - ref) > tol * ref:
+                return ["RTT median %.2f ms not within %d%% of %s's %.2f" %
+                        (r["median"], tol * 100, what, ref)]
+            return []
+        return check
+
+    s1, (r1, l1, st1), fails, notes = attempts(
+        run(1), near(kr["median"], "kernel", 0.20))
+    assert not fails, "one queue: %s\n%s" % (fails, notes)
+    record("shards", "--queues 1, tbf latency 20ms: ping RTT median ms",
+           r1["median"], s1.cmdline())
+
+    def check2(res):
+        return near(kr["median"], "kernel", 0.20)(res) + \
+            near(r1["median"], "one queue", 0.10)(res) + \
+            shard_errors(res[2], carried=("1",))
+
+    s2, (r2, l2, st2), fails, notes = attempts(run(2), check2)
+    record("shards", "--queues 2 qpairs=2, tbf latency 20ms: ping RTT "
+           "median ms", r2["median"], s2.cmdline())
     for n in notes:
         record("shards", "note", n)
     assert not fails, "%s\n%s" % (fails, notes)
