@@ -71,12 +71,11 @@ shaper_budget_of(struct shaper *s, uint16_t port, const struct shp_kind *k,
 			     rk->rate(rconf) : 0,
 		.pool = s->pool_of[port]->size,
 		.hold_cap = s->egress[port].hold_cap,
+		.shards = (uint16_t)shaper_queues(s),
 	};
+	/* a link's shards: one limit and share of the pool (issue 56), a
+	 * byte store each */
 	dk->budget(dconf, &in, b);
-	/* each shard of a link its own line, each a share of the traffic */
-	b->frames *= shaper_queues(s);
-	b->mbufs *= shaper_queues(s);
-	b->store_reserved *= shaper_queues(s);
 	b->frame = in.frame;
 	b->line_rate = in.line_rate;
 	b->gate_rate = in.gate_rate;

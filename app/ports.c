@@ -843,10 +843,13 @@ shaper_stages_init(struct shaper *s)
 			 * as given (the --mbufs warning says when the pool
 			 * is short) */
 			.held = alone ? NULL : &port_held[port][0].v,
-			/* a shard holds its share of the port's */
-			.hold_cap = alone ? 0 : shaper_queues(s) == 1 ?
-				    caps[i] : RTE_MAX(caps[i] /
-						      shaper_queues(s), 1u),
+			/* the port's share is its link's: a shard may hold
+			 * all of it, counting what the others hold */
+			.hold_cap = alone ? 0 : caps[i],
+			.link_held = alone || shaper_queues(s) == 1 ? NULL :
+				     &port_held[port][0].v,
+			.held_stride = sizeof(port_held[0][0]) /
+				       sizeof(port_held[0][0].v),
 			.link = s->link[port],
 			.nb_shards = (uint16_t)shaper_queues(s),
 		};

@@ -23,6 +23,9 @@ struct shp_budget_in {
 	uint64_t gate_rate;    /* bytes/s the rate stage passes (0: none) */
 	unsigned int pool;     /* mbufs of the port's pool (0: none) */
 	uint32_t hold_cap;     /* the port's share of it (0: no bound) */
+	/* the link's shards (0 or 1: one queue): each has a byte store of
+	 * its own, the limit and the share are the link's */
+	uint16_t shards;
 };
 
 struct shp_budget {

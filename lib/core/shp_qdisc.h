@@ -304,6 +304,13 @@ struct shp_stage_env {
 	 * only (NULL: no bound) */
 	uint32_t *held;
 	uint32_t hold_cap;
+	/* a link's shards (nb_shards > 1): the share is the port's, not a
+	 * shard's: every shard may hold all of hold_cap, and checks it
+	 * against what all of them hold. Shard s's held is
+	 * link_held[s * held_stride] (held is this shard's own), read
+	 * once a poll by the others (NULL: held is the port's all) */
+	const uint32_t *link_held;
+	uint32_t held_stride;
 	/* a link spread over shards (issue 24): which one this chain is
 	 * (0 for an unsharded port: its stages behave as they always did),
 	 * and what the link's shards share (shp_link.h: tbf's and the

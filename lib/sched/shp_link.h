@@ -81,6 +81,19 @@ struct shp_link_chain {
 	rte_int128_t st;
 } __rte_cache_aligned;
 
+/*
+ * netem's backlog on each of the link's shards (issue 56: its limit, given
+ * or the default one, is the link's): netem[s].v[0] what shard s's limit
+ * counts (its time queue, the frames it times on the link and those
+ * misorder holds), .v[1] the mbufs of the pool it holds (the byte store's
+ * frames hold none). Written by shard s only, at the end of an enqueue or
+ * dequeue call and only when they changed; the others sum them once a
+ * poll (sch_netem.c, netem_link_others). A class's netem has a block of
+ * its own (its class's), never the port's.
+ */
+#define SHP_LINK_NETEM_LIMIT 0
+#define SHP_LINK_NETEM_HELD  1
+
 struct shp_link_shared {
 	struct shp_tbf_shared rate;     /* tbf's bucket */
 	struct shp_tbf_shared police;   /* the policer's */
@@ -91,6 +104,7 @@ struct shp_link_shared {
 	struct shp_link_slot slot;      /* netem slot's instants */
 	struct shp_link_chain chain;    /* netem's positions and chains */
 	struct shp_link_state queue;    /* the queue kind's (link_state.h) */
+	struct shp_link_fig netem[SHP_MAX_QUEUES];   /* netem's backlog */
 };
 
 /* The queue kind's link state for q (at init), NULL when q's chain is

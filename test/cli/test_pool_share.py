@@ -149,3 +149,27 @@ def test_schedule_limit_above_pool_starves_nothing(tmp_path):
     assert flowing(a, b), (a, b)
     check_exit(rc, out, st)
     assert st["1"]["drops"].get("pool_share", 0) > 0, st["1"]["drops"]
+
+
+def test_share_is_the_links_on_shards(tmp_path):
+    """--queues 2 (issue 56): the port's share of the pool is its link's,
+    not split over its shards: the limit is capped to the port's share,
+    no less than on one queue (the pool of 2 shards is larger: more
+    rings), where it was capped to half of it, a shard's, and the link's
+    delay stages hold it together (a shard alone may hold all of it:
+    test_netem_link.c's test_share_is_the_links on a virtual clock)."""
+    change = "set netem 1 delay 3s limit 5000000 store off"
+    caps = {}
+    for q in (1, 2):
+        rc, out, reply, a, b, st = run(tmp_path, change,
+                                       ["--queues", str(q)])
+        assert flowing(a, b), (q, a, b)
+        check_exit(rc, out, st)
+        m = re.search(r"limit 5000000 capped to (\d+)", reply)
+        assert m, reply
+        caps[q] = int(m.group(1))
+        assert st["1"]["drops"].get("pool_share", 0) > 0, st["1"]["drops"]
+        if q == 2:
+            assert len(st["1"]["shards"]) == 2, st["1"]
+    print("capped to %d on one queue, %d on 2 shards" % (caps[1], caps[2]))
+    assert caps[2] >= caps[1], caps

@@ -147,7 +147,8 @@ OFFLINE_MODULES = {"test_aqm", "test_capture", "test_classes", "test_for",
                    "test_tc_exact", "test_timevar", "test_tdc_replay",
                    "test_inorder", "test_misorder", "test_ci_skips",
                    "test_presets", "test_theaterq", "test_link_loss",
-                   "test_link_limits", "test_aqm_link",
+                   "test_link_limits", "test_link_netem_limit",
+                   "test_aqm_link",
                    "test_link_priority", "test_link_fairness"}
 MIXED_MODULES = {"test_dualpi2", "test_fq_codel", "test_mtu",
                  "test_offline_ux", "test_police", "test_replay_latency"}

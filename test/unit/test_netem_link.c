@@ -6,6 +6,7 @@
  * the instant one netem sends it; on the real clock, two threads never
  * open two slots closer than the slot's least gap. With budgets, the
  * link's slots carry what one netem's would, whichever shard's packets.
+ * netem's limit and the pool's share are the link's (issue 56).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -326,6 +327,102 @@ test_threads_one_budget(void **state)
 		      h[1].n, slots, full);
 }
 
+/*
+ * netem's limit and the pool's share on a link's shards (issue 56): the
+ * link's, not a shard's. Each shard publishes what it holds at the end of
+ * a call and reads the others' once a poll (ctx->now).
+ */
+static struct {
+	uint32_t v;
+} __rte_cache_aligned share_held[2];
+
+/* Two shards of link, each counting its held in share_held, the port's
+ * share cap (0: none). */
+static void
+share_envs(struct shp_link_shared *link, struct shp_stage_env env[2],
+	   uint32_t cap)
+{
+	unsigned int i;
+
+	link_envs(link, env);
+	memset(share_held, 0, sizeof(share_held));
+	for (i = 0; i < 2; i++) {
+		env[i].nb_shards = 2;
+		if (cap == 0)
+			continue;
+		env[i].held = &share_held[i].v;
+		env[i].hold_cap = cap;
+		env[i].link_held = &share_held[0].v;
+		env[i].held_stride = sizeof(share_held[0]) /
+				     sizeof(share_held[0].v);
+	}
+}
+
+/* n frames into r at t, one a call: how many it took. */
+static unsigned int
+offer_n(struct shp_rig *r, uint64_t t, unsigned int n)
+{
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = shp_rig_pkt(100, (uint8_t)i, t);
+
+		ok += shp_rig_enqueue_at(r, t, &m, 1);
+	}
+	return ok;
+}
+
+/* `limit 60`: the link holds 60, wherever they arrived. */
+static void
+test_limit_is_the_links(void **state)
+{
+	static struct shp_link_shared link;
+	struct shp_stage_env env[2];
+	struct shp_rig r[2];
+
+	(void)state;
+	share_envs(&link, env, 0);
+	rig_netem(&r[0], 0, &env[0], "delay 1s limit 60", NULL);
+	rig_netem(&r[1], 0, &env[1], "delay 1s limit 60", &r[0]);
+	assert_int_equal(offer_n(&r[0], MS, 40), 40);
+	/* the other shard, a poll later, has the 20 left */
+	assert_int_equal(offer_n(&r[1], 2 * MS, 40), 20);
+	assert_int_equal(offer_n(&r[0], 3 * MS, 5), 0);
+	assert_int_equal(shp_rig_drain(&r[0]), 40);
+	assert_int_equal(shp_rig_drain(&r[1]), 20);
+	/* empty again: a shard alone takes the link's 60 */
+	assert_int_equal(offer_n(&r[1], 2000 * MS, 70), 60);
+	assert_int_equal(shp_rig_drain(&r[1]), 60);
+	shp_rig_fini(&r[0]);
+	shp_rig_fini(&r[1]);
+}
+
+/* The port's share of 100 mbufs: a shard alone holds all of it (not its
+ * half), the other finds it taken, and has it back once it left. */
+static void
+test_share_is_the_links(void **state)
+{
+	static struct shp_link_shared link;
+	struct shp_stage_env env[2];
+	struct shp_rig r[2];
+
+	(void)state;
+	share_envs(&link, env, 100);
+	rig_netem(&r[0], 0, &env[0], "delay 1s limit 1000 store off", NULL);
+	rig_netem(&r[1], 0, &env[1], "delay 1s limit 1000 store off", &r[0]);
+	assert_int_equal(offer_n(&r[0], MS, 150), 100);
+	assert_int_equal(share_held[0].v, 100);
+	assert_int_equal(offer_n(&r[1], 2 * MS, 10), 0);
+	assert_int_equal(share_held[1].v, 0);
+	assert_int_equal(shp_rig_drain(&r[0]), 100);
+	assert_int_equal(share_held[0].v, 0);
+	assert_int_equal(offer_n(&r[1], 2000 * MS, 10), 10);
+	assert_int_equal(share_held[1].v, 10);
+	assert_int_equal(shp_rig_drain(&r[1]), 10);
+	shp_rig_fini(&r[0]);
+	shp_rig_fini(&r[1]);
+}
+
 int
 main(void)
 {
@@ -336,6 +433,8 @@ main(void)
 		cmocka_unit_test(test_budget_packets_both_orders),
 		cmocka_unit_test(test_budget_bytes_both_orders),
 		cmocka_unit_test(test_threads_one_budget),
+		cmocka_unit_test(test_limit_is_the_links),
+		cmocka_unit_test(test_share_is_the_links),
 	};
 
 	shp_rig_env("netem_link", 8192);

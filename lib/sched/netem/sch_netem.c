@@ -108,6 +108,22 @@ struct netem_sched_data {
 	/* the port's bound (shp_stage_env's held, hold_cap) and what of
 	 * *held is this stage's: synced with tq.qlen once per call */
 	uint32_t *held, hold_cap, counted;
+	/* a link's shards (nb_shards > 1; nl_lines NULL otherwise): the
+	 * limit and the pool's share are the link's. This shard's line of
+	 * shp_link_shared's netem (nl_lines[nl_shard]) carries what it
+	 * last published (nl_pub, written when it changes, once a call);
+	 * the others' sums of it, and of their held (nl_held: the env's
+	 * link_held, NULL without a share), are read once a poll: at
+	 * ctx->now nl_at (nl_have: read at all) */
+	struct shp_link_fig *nl_lines;
+	const uint32_t *nl_held;
+	uint32_t nl_stride;
+	uint16_t nl_shard, nl_nb;
+	bool nl_have;
+	uint64_t nl_at;
+	uint64_t nl_pub[2];
+	uint64_t nl_others[2];
+	uint64_t nl_held_others;
 
 	/* per-conf state, owned by the dequeuing lcore, reset on change */
 	struct shp_rand rs[RS_MAX];
@@ -1375,6 +1391,36 @@ netem_pend(struct netem_sched_data *p, const struct shp_netem_conf *c,
 	p->npend++;
 }
 
+/* The other shards' figures of the link (netem_refuse), read once a
+ * poll: a shard publishes its own at the end of a call (netem_gauge), so
+ * they are at most one poll late. */
+static inline void
+netem_link_others(struct netem_sched_data *p, const struct shp_ctx *ctx)
+{
+	uint64_t lim = 0, mb = 0, held = 0;
+	uint16_t s;
+
+	if (p->nl_have && p->nl_at == ctx->now)
+		return;
+	for (s = 0; s < p->nl_nb; s++) {
+		if (s == p->nl_shard)
+			continue;
+		lim += __atomic_load_n(&p->nl_lines[s].v[SHP_LINK_NETEM_LIMIT],
+				       __ATOMIC_RELAXED);
+		mb += __atomic_load_n(&p->nl_lines[s].v[SHP_LINK_NETEM_HELD],
+				      __ATOMIC_RELAXED);
+		if (p->nl_held != NULL)
+			held += __atomic_load_n(&p->nl_held[(size_t)s *
+							    p->nl_stride],
+						__ATOMIC_RELAXED);
+	}
+	p->nl_others[SHP_LINK_NETEM_LIMIT] = lim;
+	p->nl_others[SHP_LINK_NETEM_HELD] = mb;
+	p->nl_held_others = held;
+	p->nl_at = ctx->now;
+	p->nl_have = true;
+}
+
 /*
  * The drop cause if `extra` packets more than the one offered would pass
  * what netem may hold, else -1. A limit given is tc's, in packets, stored
@@ -1382,21 +1428,33 @@ netem_pend(struct netem_sched_data *p, const struct shp_netem_conf *c,
  * the pool), and the store bounds the rest by its bytes: what it cannot
  * take keeps its mbuf (store_full) and counts here. Then the port's delay
  * stages together at their share of the pool (this stage's own change
- * since its last sync added).
+ * since its last sync added). On a link's shards both are the link's:
+ * the other shards' figures (netem_link_others) are added.
  */
 static inline int
-netem_refuse(const struct netem_sched_data *p,
-	     const struct shp_netem_conf *c, uint32_t extra)
+netem_refuse(struct netem_sched_data *p, const struct shp_netem_conf *c,
+	     uint32_t extra, const struct shp_ctx *ctx)
 {
 	uint32_t limit = c->limit_set ? c->limit : p->default_limit;
+	uint64_t own = c->limit_set ? p->tq.qlen + p->npend + p->mis_n :
+		       netem_mbufs_held(p);
 
-	if ((c->limit_set ? p->tq.qlen + p->npend + p->mis_n :
-	     netem_mbufs_held(p)) +
-	    extra >= limit)
+	if (p->nl_lines == NULL) {
+		if (own + extra >= limit)
+			return NETEM_DROP_LIMIT;
+		if (unlikely(p->held != NULL &&
+			     (uint64_t)*p->held + netem_mbufs_held(p) -
+			     p->counted + extra >= p->hold_cap))
+			return NETEM_DROP_SHARE;
+		return -1;
+	}
+	netem_link_others(p, ctx);
+	if (own + p->nl_others[c->limit_set ? SHP_LINK_NETEM_LIMIT :
+			       SHP_LINK_NETEM_HELD] + extra >= limit)
 		return NETEM_DROP_LIMIT;
 	if (unlikely(p->held != NULL &&
 		     (uint64_t)*p->held + netem_mbufs_held(p) - p->counted +
-		     extra >= p->hold_cap))
+		     p->nl_held_others + extra >= p->hold_cap))
 		return NETEM_DROP_SHARE;
 	return -1;
 }
@@ -1614,7 +1672,7 @@ netem_enqueue_pkt(struct shp_qdisc *q, struct netem_sched_data *p,
 		return false;
 	}
 	/* keep room for the copy so qlen never exceeds the limit */
-	refuse = netem_refuse(p, c, dupm != NULL);
+	refuse = netem_refuse(p, c, dupm != NULL, ctx);
 	if (refuse >= 0) {
 		if (dupm != NULL)
 			shp_stage_drop(q, ctx, refuse, dupm);
@@ -1710,7 +1768,8 @@ netem_enqueue_plain(struct shp_qdisc *q, struct netem_sched_data *p,
 	 * commit only lowers it): when the burst's last packet would pass,
 	 * every one does, and the send time is the offered time plus the
 	 * delay (netem_time_to_send without rate, accumulate, noreorder) */
-	if (!c->noreorder && !c->inorder && netem_refuse(p, c, n - 1) < 0) {
+	if (!c->noreorder && !c->inorder &&
+	    netem_refuse(p, c, n - 1, ctx) < 0) {
 		for (i = 0; i < n; i++) {
 			struct rte_mbuf *m = pkts[i];
 
@@ -1723,7 +1782,7 @@ netem_enqueue_plain(struct shp_qdisc *q, struct netem_sched_data *p,
 	}
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
-		int refuse = netem_refuse(p, c, 0);
+		int refuse = netem_refuse(p, c, 0, ctx);
 
 		if (refuse >= 0) {
 			shp_stage_drop(q, ctx, refuse, m);
@@ -2111,8 +2170,26 @@ netem_gauge(struct netem_sched_data *p, struct shp_ctx *ctx)
 	/* only a change is written: a stage of a class being made or freed
 	 * on the main lcore, empty, never writes what the TX lcore owns */
 	if (p->held != NULL && p->counted != held) {
-		*p->held += held - p->counted;
+		/* one store: the link's other shards read it */
+		__atomic_store_n(p->held, *p->held + held - p->counted,
+				 __ATOMIC_RELAXED);
 		p->counted = held;
+	}
+	/* a link's shards: what the others' limit and share count */
+	if (p->nl_lines != NULL) {
+		struct shp_link_fig *l = &p->nl_lines[p->nl_shard];
+		uint64_t lim = p->tq.qlen + p->npend + p->mis_n;
+
+		if (lim != p->nl_pub[SHP_LINK_NETEM_LIMIT]) {
+			__atomic_store_n(&l->v[SHP_LINK_NETEM_LIMIT], lim,
+					 __ATOMIC_RELAXED);
+			p->nl_pub[SHP_LINK_NETEM_LIMIT] = lim;
+		}
+		if (held != p->nl_pub[SHP_LINK_NETEM_HELD]) {
+			__atomic_store_n(&l->v[SHP_LINK_NETEM_HELD], held,
+					 __ATOMIC_RELAXED);
+			p->nl_pub[SHP_LINK_NETEM_HELD] = held;
+		}
 	}
 }
 
@@ -2132,6 +2209,17 @@ netem_init(struct shp_qdisc *q, const void *conf)
 		p->held = q->env->held;
 		p->hold_cap = q->env->hold_cap;
 		p->default_limit = RTE_MIN(p->default_limit, p->hold_cap);
+	}
+	/* a link's shards: one limit and one share for all of them */
+	if (p->link != NULL && q->env->nb_shards > 1 &&
+	    q->env->shard < RTE_MIN(q->env->nb_shards, SHP_MAX_QUEUES)) {
+		p->nl_lines = p->link->netem;
+		p->nl_shard = q->env->shard;
+		p->nl_nb = RTE_MIN(q->env->nb_shards, SHP_MAX_QUEUES);
+		if (p->held != NULL && q->env->link_held != NULL) {
+			p->nl_held = q->env->link_held;
+			p->nl_stride = q->env->held_stride;
+		}
 	}
 	/* a queued packet is an mbuf of the pool or a record of the byte
 	 * store: the two bound the calendar (whose chunks become resident
@@ -2833,7 +2921,7 @@ netem_kind_capacity(const void *conf, const struct shp_kind_env *env)
  * byte store holds at its most (NETEM_STORE_MAX of records of the frame,
  * when such frames are stored: the default stores any that fits a
  * record; a `store` given, those up to its size); a `limit` given
- * bounds the sum.
+ * bounds the sum. A link's shards: a store each, one limit and share.
  */
 static void
 netem_kind_budget(const void *conf, const struct shp_budget_in *in,
@@ -2841,6 +2929,7 @@ netem_kind_budget(const void *conf, const struct shp_budget_in *in,
 {
 	const struct shp_netem_conf *c = conf;
 	uint32_t lim = shp_netem_default_limit(in->pool);
+	uint64_t shards = in->shards > 1 ? in->shards : 1;
 	bool stored;
 
 	if (in->hold_cap != 0)
@@ -2853,7 +2942,9 @@ netem_kind_budget(const void *conf, const struct shp_budget_in *in,
 	b->store_bound = b->store_reserved != 0 ?
 		netem_store_region(c, netem_feed_rate(c, in->gate_rate,
 						      in->line_rate)) : 0;
-	b->frames = lim + shp_tq_store_frames(b->store_reserved, in->frame);
+	b->frames = lim + shp_tq_store_frames(b->store_reserved, in->frame) *
+		    shards;
+	b->store_reserved *= shards;
 	if (c != NULL && c->limit_set && c->limit < b->frames)
 		b->frames = c->limit;
 	b->delay_ns = c == NULL ? 0 : c->latency + c->jitter + c->accumulate;
