@@ -872,6 +872,16 @@ shaper_stages_init(struct shaper *s)
 			return -1;
 		}
 		hold_warn(s, port, &spec, &kenv);
+		if (shaper_queues(s) > 1) {
+			char note[512];
+
+			if (shp_chain_shards_note(&spec, note,
+						  sizeof(note)) > 0)
+				printf("dpdk-shaper: port %u on %u shards: the "
+				       "profile is the link's but for %s "
+				       "(docs/usage.md, Shards)\n", port,
+				       shaper_queues(s), note);
+		}
 		if (shp_chain_build(&s->chain[port], &spec, s->pool_of[port],
 				    port,
 				    &env, NULL, &kenv) < 0)

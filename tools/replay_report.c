@@ -187,6 +187,16 @@ print_profile(struct replay *r, FILE *f)
 			"default Toeplitz key, a 128-entry table); each its "
 			"own queue and delay line, one tbf rate for the "
 			"link\n", r->queues);
+	if (r->queues > 1) {
+		struct shp_chain_spec sp;
+		char note[512];
+
+		memcpy(sp.kind, r->chain[0].kind, sizeof(sp.kind));
+		memcpy(sp.conf, r->chain[0].conf, sizeof(sp.conf));
+		if (shp_chain_shards_note(&sp, note, sizeof(note)) > 0)
+			fprintf(f, "not exact:    the profile is the link's "
+				"but for %s (docs/usage.md, Shards)\n", note);
+	}
 	if (r->sched_on)
 		fprintf(f, "schedule:     %s: %u line%s%s, %" PRIu64 " change%s "
 			"applied\n", r->sched.path, r->sched.nb_lines,

@@ -429,3 +429,28 @@ shp_chain_pool_shares(unsigned int pool, unsigned int nb,
 		cap[i] = v == 0 ? 1 : v < UINT32_MAX ? (uint32_t)v : UINT32_MAX;
 	}
 }
+
+size_t
+shp_chain_shards_note(const struct shp_chain_spec *spec, char *buf,
+		      size_t len)
+{
+	size_t at = 0;
+	unsigned int sl;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
+		const struct shp_kind *k = spec->kind[sl];
+		int w;
+
+		/* (the queue slot runs its kind with or without a conf) */
+		if (k == NULL || k->shards_note == NULL ||
+		    (spec->conf[sl] == NULL && sl != SHP_SLOT_QUEUE) ||
+		    at >= len)
+			continue;
+		w = snprintf(buf + at, len - at, "%s%s: %s", at ? "; " : "",
+			     k->name, k->shards_note);
+		at = w < 0 ? at : RTE_MIN(len - 1, at + (size_t)w);
+	}
+	return at;
+}

@@ -70,6 +70,14 @@ struct shp_chain_spec {
 	void *conf[SHP_SLOT_MAX];
 };
 
+/*
+ * What the kinds that spec runs (a conf given) do not keep for a link of
+ * several shards, "KIND: NOTE; KIND: NOTE" into buf (their shards_note):
+ * returns the length, 0 when the link keeps the whole profile.
+ */
+size_t shp_chain_shards_note(const struct shp_chain_spec *spec, char *buf,
+			     size_t len);
+
 /* Free the confs of a spec that was not given to a chain. */
 void shp_chain_spec_free(struct shp_chain_spec *spec);
 

@@ -222,6 +222,12 @@ struct shp_kind {
 	 * a new profile (`set` says it reloaded, not that nothing changed);
 	 * false for most */
 	bool reads_file;
+	/* Optional: what a link spread over shards does not keep as one
+	 * queue would while this kind runs, with its measured bound, one
+	 * phrase (docs/usage.md says more): said at start when a port runs
+	 * it on more than one shard (shp_chain_shards_note). NULL: the
+	 * link keeps all of it. */
+	const char *shards_note;
 };
 
 /* The registry (lib/core/shp_kinds.c), in chain order within a slot; the

@@ -1108,6 +1108,10 @@ static const char *const bands_drops[] = {
 	NULL
 };
 
+/* (the byte limit, tbf's, is the link's: link_pushout) */
+#define BANDS_SHARDS_NOTE "ring-size bounds each shard's bands, so the " \
+	"link holds up to N times it in packets"
+
 const struct shp_kind shp_kind_pfifo_fast = {
 	.name = "pfifo_fast",
 	.slot = SHP_SLOT_QUEUE,
@@ -1122,6 +1126,7 @@ const struct shp_kind shp_kind_pfifo_fast = {
 	.drops = bands_drops,
 	.usage = "pfifo_fast [bands N] [priomap P0 ... P15]",
 	.words = "bands#priomap",
+	.shards_note = BANDS_SHARDS_NOTE,
 };
 
 /* Linux's prio: the same bands under tc's other name, as a user who
@@ -1140,4 +1145,5 @@ const struct shp_kind shp_kind_prio = {
 	.drops = bands_drops,
 	.usage = "prio [bands N] [priomap P0 ... P15]   (N: 2..16)",
 	.words = "bands#priomap",
+	.shards_note = BANDS_SHARDS_NOTE,
 };

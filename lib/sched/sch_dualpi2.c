@@ -1277,4 +1277,7 @@ const struct shp_kind shp_kind_dualpi2 = {
 		 "drop_enqueue#drop_dequeue#classic_protection#l4s_ect#"
 		 "any_ect#max_rtt#typical_rtt#split_gso#no_split_gso",
 	.exclusive = dualpi2_exclusive,
+	.shards_note = "its L queue goes first within a shard only: an L frame waits "
+		       "behind the C frames other shards send (L sojourn p99 5.1 ms "
+		       "on 2 shards, 10.2 on 4, under 2 on one queue)",
 };

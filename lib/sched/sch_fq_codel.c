@@ -1094,4 +1094,6 @@ const struct shp_kind shp_kind_fq_codel = {
 		 "[ce_threshold TIME] [memory_limit BYTES] "
 		 "[drop_batch N]",
 	.exclusive = fq_codel_exclusive,
+	.shards_note = "limit and memory_limit bound each shard's flows, so the link "
+		       "holds up to N times them",
 };

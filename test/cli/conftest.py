@@ -247,6 +247,8 @@ PARALLEL = {
     "test_tdc": {"test_tdc_cases_live", "test_tdc_round_trip_live"},
     "test_trace_cli": {
         "test_set_and_show_trace", "test_binary_trace_refused_escaped"},
+    "test_shards_live": {
+        "test_what_the_link_does_not_keep_is_said_at_start"},
     "test_update": {
         "test_update_at_the_prompt", "test_update_was_at_the_prompt"},
 }

@@ -408,6 +408,26 @@ def test_schedule_reaches_every_shard(tmp_path, text, mbit, roles):
         assert int(applied) >= (1 if mbit == 100 else 2 * 11), shown
 
 
+def test_what_the_link_does_not_keep_is_said_at_start(tmp_path):
+    """--queues 2 with dualpi2: one line at start per port says what of
+    the profile the link does not keep as one queue would (the kind's
+    shards note, issue 56); pie, kept whole, says nothing; nor does one
+    queue."""
+    rc, out, _ = run_for(tmp_path, 0.5, ["--queues", "2", "--queue",
+                                         "dualpi2"])
+    assert rc == 0, out[-3000:]
+    lines = re.findall(r"^dpdk-shaper: port (\d) on 2 shards: the profile "
+                       r"is the link's but for (.*) \(docs/usage.md, "
+                       r"Shards\)$", out, re.M)
+    assert sorted(p for p, _ in lines) == ["0", "1"], out
+    assert all(n.startswith("dualpi2: ") for _, n in lines), lines
+    for args, lc in ((["--queues", "2", "--queue", "pie"], LCORES),
+                     (["--queues", "1", "--queue", "dualpi2"], "0-1")):
+        rc, out, _ = run_for(tmp_path, 0.5, args, lcores=lc)
+        assert rc == 0, out[-3000:]
+        assert "the profile is the link's but" not in out, out
+
+
 def refused(args, vdevs=NULL_VDEVS, lcores="0-1"):
     cmd = shaper_cmd(vdevs, args, lcores=lcores)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -993,3 +993,32 @@ def test_big_pools_without_hugepages(tmp_path, args):
     out = ok_run(inp, tmp_path / "out.pcap", "--tbf",
                  "rate 10mbit burst 10kb limit 1mb", *args)
     assert "conservation: in 200 + duplicated 0 = out " in out, out
+
+
+@pytest.mark.parametrize("args,names", [
+    (["--queue", "dualpi2"], ["dualpi2"]),
+    (["--queue", "fq_codel"], ["fq_codel"]),
+    ([], ["pfifo_fast"]),
+    (["--queue", "pie"], []),
+    (["--queue", "red limit 400kb min 30kb max 90kb avpkt 1000 burst 50"],
+     []),
+])
+def test_what_the_link_does_not_keep_is_said(tmp_path, args, names):
+    """On more than one shard the header says, in one line, what of the
+    profile the link does not keep as one queue would (the kinds'
+    shards notes, issue 56), and nothing when it keeps all of it; one
+    queue never says it."""
+    inp = tmp_path / "in.pcap"
+    capture(inp, 50, 100_000)
+    for q in (1, 2):
+        out = ok_run(inp, tmp_path / "out.pcap", "--tbf", TBF, "--queues",
+                     str(q), *args)
+        lines = [ln for ln in out.splitlines()
+                 if ln.startswith("not exact:")]
+        if q == 1 or not names:
+            assert lines == [], out
+            continue
+        assert len(lines) == 1, out
+        for n in names:
+            assert "%s: " % n in lines[0], lines
+        assert "(docs/usage.md, Shards)" in lines[0]
