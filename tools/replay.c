@@ -770,17 +770,23 @@ run_at(struct replay *r)
 	return 0;
 }
 
-/* The earliest of the shards' next times. */
+/* The earliest of the shards' next times. A link's shards answer twice:
+ * each publishes its head as it answers (the oldest goes first,
+ * sch_tbf.c), so the first round lets every shard see the others' heads
+ * as they are now, not as a shard's last call left them. */
 static uint64_t
 next_time(struct replay *r)
 {
 	uint64_t t = NEVER;
-	unsigned int q;
+	unsigned int q, round;
 
-	for (q = 0; q < r->queues; q++) {
-		r->ctx[q].now = r->now;
-		t = RTE_MIN(t, shp_qdisc_next_time(r->chain[q].root,
-						   &r->ctx[q]));
+	for (round = r->queues > 1 ? 0 : 1; round < 2; round++) {
+		t = NEVER;
+		for (q = 0; q < r->queues; q++) {
+			r->ctx[q].now = r->now;
+			t = RTE_MIN(t, shp_qdisc_next_time(r->chain[q].root,
+							   &r->ctx[q]));
+		}
 	}
 	return t;
 }

@@ -419,13 +419,17 @@ band_backlog(const struct shp_lcore_ctr *blocks, unsigned int nb,
  * pushout sheds it: from the head of the link's lowest band, the oldest
  * frame first, whichever shard holds it. Each shard publishes the lowest
  * band it holds and that band's head (figures BF_LOW, BF_HEAD: band + 1
- * and arrival + 1, 0 for none) when they change, and sheds its frames of
- * a band while they are older than every other shard's head of it; a
- * band above another shard's lowest is never shed while that one holds
- * bytes. The others' figures are a pass old at most: a shard that sees
- * an older head elsewhere leaves the excess to that shard's own pass.
+ * and arrival + 1, 0 for none) when they change, and sheds from a band
+ * its frames older than every other shard's head of the band, and of an
+ * excess past a burst its share at once (in proportion to what it holds
+ * of the band, whole frames, rounded down); a band above another shard's lowest
+ * is never shed while that one holds bytes. The others' figures are a
+ * pass old at most: what a shard leaves to an older head elsewhere is
+ * that shard's own pass's, and the shares keep the link's backlog from
+ * growing while each waits for the other's (live, a poll each).
  */
 #define BF_LOW  (SHP_LINK_FIG_WORDS - 2)
+#define LINK_SLACK 32   /* frames: a burst */
 #define BF_HEAD (SHP_LINK_FIG_WORDS - 3)
 
 /* a write when the lowest band or its head changes, not a packet */
@@ -457,6 +461,15 @@ link_publish_low(struct bands_priv *p)
 		p->pub_low[1] = head;
 		shp_link_fig_put(p->ls, p->shard, BF_HEAD, head);
 	}
+}
+
+/* Sending may have moved the lowest band's head: the others shed by it
+ * (only a link's limit reads it). */
+static inline void
+link_low_moved(struct bands_priv *p)
+{
+	if (p->limit != 0 && p->nb_link_blocks > 0)
+		link_publish_low(p);
 }
 
 /* The oldest head (arrival + 1) of band b the other shards published,
@@ -530,13 +543,34 @@ link_pushout(struct shp_qdisc *q, struct bands_priv *p,
 		uint64_t older = link[b] > own[b] ?
 				 link_low_head(p, (unsigned int)b) : 0;
 
+		uint64_t cut = RTE_MIN(excess, link[b]), share = 0;
+
 		if (link[b] == 0)
 			continue;
-		while (excess > 0 && band_fill(bd) &&
-		       (older == 0 ||
-			shp_meta(bd->stash[bd->head])->rx_ns < older))
+		/* past a burst of the excess (LINK_SLACK frames of the head's
+		 * length), this shard's share of the rest in whole frames,
+		 * shed at once: the others' heads are a pass old, and shards
+		 * that each left the excess to an older head they saw would
+		 * let the link's backlog grow while they wait for each other */
+		if (band_fill(bd)) {
+			uint64_t slack = (uint64_t)LINK_SLACK *
+				rte_pktmbuf_pkt_len(bd->stash[bd->head]);
+
+			if (cut > slack)
+				share = (uint64_t)((unsigned __int128)
+					(cut - slack) * own[b] / link[b]);
+		}
+		while (excess > 0 && band_fill(bd)) {
+			struct rte_mbuf *m = bd->stash[bd->head];
+			uint32_t len = rte_pktmbuf_pkt_len(m);
+
+			if (len > share && older != 0 &&
+			    shp_meta(m)->rx_ns >= older)
+				break;
+			share -= RTE_MIN((uint64_t)len, share);
 			excess -= RTE_MIN((uint64_t)pushout_head(
 					p, (unsigned int)b, ctx), excess);
+		}
 		/* the others shed theirs of b, oldest first */
 		if (link[b] > own[b])
 			break;
@@ -638,6 +672,7 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		got += k;
 	}
 	link_publish_top(p);
+	link_low_moved(p);
 	ctx->bytes = total;
 	return got;
 }
@@ -687,9 +722,11 @@ bands_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
 	       struct shp_ctx *ctx)
 {
 	struct bands_priv *p = priv(q);
+	uint64_t bytes = band_take(&p->band[p->run_band],
+				   &ctx->ctr->band[p->run_band], out, k);
 
-	return band_take(&p->band[p->run_band], &ctx->ctr->band[p->run_band],
-			 out, k);
+	link_low_moved(p);
+	return bytes;
 }
 
 /* Anything queued can leave at once: the bands never hold a packet back. */

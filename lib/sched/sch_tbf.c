@@ -11,12 +11,14 @@
  * the stage claims from it at most once per run of its child's packets,
  * and puts its claims off while the bucket is more than half full
  * (tbf_shared.h, struct shp_tbf_defer). The decisions are those of the
- * private bucket; only where the tokens are kept differs, and one thing
- * more: a shard the bucket refuses reserves the link for its head frame
- * (takes it out of the child and holds it until the time the reservation
- * gives), so that shards take turns instead of the smallest head taking
- * the tokens each time. A frame of a higher band that arrives meanwhile
- * leaves after the held one (one frame per shard).
+ * private bucket; only where the tokens are kept differs, and who takes
+ * them: over a child that sends in arrival order the link's oldest head
+ * first (tbf_oldest_first); over another, a shard the bucket refuses
+ * reserves the link for its head frame (takes it out of the child and
+ * holds it until the time the reservation gives), so that shards take
+ * turns instead of the smallest head taking the tokens each time. A
+ * frame of a higher band that arrives meanwhile leaves after the held
+ * one (one frame per shard).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +74,9 @@ struct tbf_priv {
 	 * (struct shp_tbf_head) */
 	uint16_t shard, nb_shards;
 	uint64_t head_pub;
+	/* its head waited for an older one since its last claim: what it
+	 * claims next was let go now, whatever the bucket held before */
+	bool waited;
 };
 
 static inline struct tbf_priv *
@@ -143,7 +148,7 @@ tbf_shared_seen(struct tbf_priv *p, const struct shp_tbf_conf *c,
  * full: a richer one lets every frame go as it comes, and the tokens of
  * a shard whose lcore lost its CPU with an old head pile up until the
  * gate opens. Reads the other shards' heads only then (not while this
- * shard's last claim found the bucket rich).
+ * shard's last claim left the bucket rich, shp_tbf_defer_rich).
  */
 static inline uint64_t
 tbf_oldest_first(struct tbf_priv *p, const struct shp_tbf_conf *c,
@@ -154,13 +159,25 @@ tbf_oldest_first(struct tbf_priv *p, const struct shp_tbf_conf *c,
 	if (p->nb_shards < 2)
 		return UINT64_MAX;
 	shp_tbf_head_put(p->sh, p->shard, &p->head_pub, rx1);
-	if (p->defer.valid)
+	if (shp_tbf_defer_rich(&p->defer, c, now))
 		return UINT64_MAX;
 	oldest = shp_tbf_head_oldest(p->sh, p->nb_shards, p->shard);
 	if (oldest == 0 ||
 	    shp_tbf_shared_tokens(p->sh, c, now) >= c->buffer_t / 2)
 		return UINT64_MAX;
 	return oldest;
+}
+
+/* Frames claimed after the shard's head waited for an older one left
+ * now: the bucket's history knows nothing of that wait. */
+static inline void
+tbf_after_wait(struct tbf_priv *p, struct rte_mbuf **pkts, uint16_t m,
+	       uint64_t now)
+{
+	if (p->waited) {
+		shp_meta_released(pkts, m, now);
+		p->waited = false;
+	}
 }
 
 /* The head this shard publishes: its child's next frame (arrival + 1),
@@ -325,6 +342,13 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		pkts[got++] = p->held;
 		p->held = NULL;
 	}
+	/* a shard whose head waited for older ones claimed nothing while
+	 * the others did: its view of the bucket is stale (rich), so its
+	 * debt goes now and the next claim reads the bucket */
+	if (p->waited && p->defer.valid) {
+		shp_tbf_shared_settle(p->sh, c, &p->defer, now);
+		shp_tbf_defer_reset(&p->defer);
+	}
 	while (got < n) {
 		struct rte_mbuf *const *run;
 		struct rte_mbuf *one;
@@ -349,6 +373,8 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 
 				while (j < k && shp_meta(run[j])->rx_ns < upto)
 					j++;
+				if (j < k)
+					p->waited = true;
 				if (j == 0)
 					break;   /* an older frame goes first */
 				k = j;
@@ -358,6 +384,23 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		if (k > 0)
 			m = shp_tbf_shared_claim_defer(p->sh, c, &p->defer,
 						       wire, k, now, &next);
+		if (m < k && p->nb_shards > 1) {
+			/* the link's tokens are spent for now: the oldest
+			 * head, whichever shard's, goes first when they
+			 * come (no reservation: a held frame would escape
+			 * the limit's pushout, which one queue's meets) */
+			if (m > 0) {
+				bytes += shp_qdisc_take_run(child, m,
+							    pkts + got, ctx);
+				tbf_stamp_claim(c, &p->defer, pkts + got, m,
+						now);
+				tbf_after_wait(p, pkts + got, m, now);
+				got += m;
+			}
+			shp_tbf_head_put(p->sh, p->shard, &p->head_pub,
+					 tbf_child_head(child, ctx));
+			break;
+		}
 		if (m < k) {
 			/* the link's tokens are spent for now: frame m
 			 * keeps the shard's place (m + 1 <= n - got) */
@@ -372,16 +415,12 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			 * lacks the reservation: claim next time */
 			shp_tbf_defer_reset(&p->defer);
 			got += m;
-			/* the others see the frame behind it */
-			if (p->nb_shards > 1)
-				shp_tbf_head_put(p->sh, p->shard,
-						 &p->head_pub,
-						 tbf_child_head(child, ctx));
 			break;
 		}
 		if (m > 0) {
 			bytes += shp_qdisc_take_run(child, m, pkts + got, ctx);
 			tbf_stamp_claim(c, &p->defer, pkts + got, m, now);
+			tbf_after_wait(p, pkts + got, m, now);
 			got += m;
 		}
 		if (k < cnt) {
@@ -668,8 +707,13 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 	if (c == NULL || t_child == UINT64_MAX)
 		return t_child;
 	m = child->ops->peek(child, ctx);
-	if (m == NULL)   /* nothing at now: the child's time is all we know */
+	if (m == NULL) {   /* nothing at now: the child's time is all we know */
+		/* (a head held back, e.g. for a higher band elsewhere, is
+		 * none the others wait for) */
+		if (p->nb_shards > 1)
+			shp_tbf_head_put(p->sh, p->shard, &p->head_pub, 0);
 		return t_child > now ? t_child : UINT64_MAX;
+	}
 	len = rte_pktmbuf_pkt_len(m);
 	if (len > c->max_size)   /* dequeue drops it at once */
 		return RTE_MAX(now, t_child);
@@ -679,14 +723,18 @@ tbf_next_time(struct shp_qdisc *q, struct shp_ctx *ctx)
 			return RTE_MAX(now, t_child);
 		uint32_t w = (uint32_t)RTE_MIN(shp_tbf_wire_len(c, len),
 					       (uint64_t)UINT32_MAX);
-		uint64_t upto = tbf_oldest_first(p, c,
-						 shp_meta(m)->rx_ns + 1, now);
+		uint64_t upto;
 
-		t = shp_tbf_shared_when_owed(p->sh, c, &p->defer, w, now);
-		/* an older frame of another shard goes first: look again
-		 * a frame's time on (its shard's own time comes sooner) */
-		if (shp_meta(m)->rx_ns >= upto)
-			t = RTE_MAX(t, now + RTE_MAX(tbf_frame_ns(c, w), 1u));
+		t = RTE_MAX(shp_tbf_shared_when_owed(p->sh, c, &p->defer, w,
+						     now), now);
+		/* an older frame of another shard goes first then: look
+		 * again a frame's time on (its shard's time comes sooner,
+		 * and what it does makes this one look again) */
+		upto = tbf_oldest_first(p, c, shp_meta(m)->rx_ns + 1, t);
+		if (shp_meta(m)->rx_ns >= upto) {
+			t += RTE_MAX(tbf_frame_ns(c, w), 1u);
+			p->waited = true;
+		}
 		return RTE_MAX(t, t_child);
 	}
 	s = c->hdr.id != p->seen ? tbf_fresh(c, now) : p->s;

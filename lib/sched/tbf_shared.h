@@ -178,6 +178,20 @@ struct shp_tbf_defer {
 	bool valid;         /* e is a view (a claim succeeded under conf_id) */
 };
 
+/* Is d putting its claims off now, its view of the bucket at least
+ * half full (a claim under conf c left it so within a quarter of the
+ * bucket's time, and the debt since is small)? Reads nothing shared. */
+static inline bool
+shp_tbf_defer_rich(const struct shp_tbf_defer *d, const struct shp_tbf_conf *c,
+		   uint64_t now_ns)
+{
+	uint64_t now = now_ns << SHP_TBF_SHIFT, b = (uint64_t)c->buffer_t;
+
+	return d->valid && d->conf_id == c->hdr.id && d->debt > 0 &&
+	       (int64_t)(now - d->since) <= (int64_t)(b / 4) &&
+	       (int64_t)(now - d->e) >= (int64_t)(b / 2);
+}
+
 /* A full bucket at now: what tbf starts with. Not concurrent with claims. */
 void shp_tbf_shared_init(struct shp_tbf_shared *s,
 			 const struct shp_tbf_conf *c, uint64_t now_ns);
