@@ -34,7 +34,18 @@
  * from idle starts at that least one's time, not behind it. So a shard
  * with 1 flow and another with 8 give each flow 1/9 of the link. A shard
  * silent for more than FQC_STALE_NS (its CPU taken) is not waited for.
- * CoDel stays per flow; limits stay a shard's.
+ * CoDel stays per flow.
+ *
+ * `limit` and `memory_limit` bound the link's backlog there, not each
+ * shard's: each shard publishes its packets, its memory and its fattest
+ * bucket's backlog (figures FQF_QLEN, FQF_MEM, FQF_FAT) at the end of a
+ * call when they changed, reads the others' once a poll, and counts its
+ * own and theirs against the limits. Over them, the shard holding the
+ * link's fattest bucket sheds as one queue would (fqc_drop_fat): a shard
+ * drops only while its fattest bucket is at least as fat as every other
+ * shard's (ties: both may), else it leaves the excess to that shard,
+ * whose pass (once a poll, fqc_link_tick) sheds it. A shard silent for
+ * more than FQC_STALE_NS is not left the excess.
  *
  * Threads: enqueue and dequeue run on the port's owner lcore only
  * (mp_enqueue false: other RX lcores hand their packets over through the
@@ -159,11 +170,22 @@ struct fqc_priv {
 	uint64_t gate_at;     /* the clock value gate was read at */
 	uint64_t inv_active;  /* 2^32 / the buckets active at the poll */
 	bool published_idle;  /* this shard's figures say idle */
+	/* a link's limits: the others' figures, read once a poll */
+	uint64_t oth_qlen, oth_mem, oth_fat;
+	/* this shard's fattest bucket's backlog: an upper bound of it,
+	 * exact when fat_ok; fat_at: the clock of the last scan */
+	uint32_t fat;
+	bool fat_ok;
+	uint64_t fat_at;
+	/* what the figures say of this shard */
+	uint64_t pub_qlen, pub_mem, pub_fat;
 };
 
 #define FQC_VT_SHIFT 8   /* 2^56 bytes a bucket: months at 100G */
 #define FQC_STALE_NS 1000000ULL
-enum { FQF_VT, FQF_AT };   /* a shard's figures: vt + 1 (0: idle), when */
+/* a shard's figures: vt + 1 (0: idle), when; its packets, its memory,
+ * its fattest bucket's bytes (link_state.h's v[0..4]) */
+enum { FQF_VT, FQF_AT, FQF_QLEN, FQF_MEM, FQF_FAT };
 
 static const struct fqc_conf fqc_defaults = {
 	.limit = FQC_LIMIT_DEFAULT,
@@ -282,6 +304,9 @@ flow_pop(struct fqc_priv *p, struct fqc_flow *f)
 	}
 	m = shp_meta_mbuf(h);
 	len = rte_pktmbuf_pkt_len(m);
+	/* the fattest bucket may have shrunk below another */
+	if (p->ls != NULL && p->backlogs[f - p->flows] == p->fat)
+		p->fat_ok = false;
 	p->backlogs[f - p->flows] -= len;
 	p->backlog -= len;
 	p->memory -= fqc_truesize(m);
@@ -427,6 +452,106 @@ fqc_link_min(const struct fqc_priv *p, uint64_t now)
 	return min;
 }
 
+/* The others' backlog as they last published it (their packets and
+ * memory, all of them; their fattest bucket, of those that spoke within
+ * FQC_STALE_NS: a silent one is not left the excess), once a poll. */
+static void
+fqc_link_others(struct fqc_priv *p, uint64_t now)
+{
+	uint64_t qlen = 0, mem = 0, fat = 0;
+	uint16_t s;
+
+	for (s = 0; s < p->nb_shards; s++) {
+		uint64_t f, at;
+
+		if (s == p->shard)
+			continue;
+		qlen += shp_link_fig_get(p->ls, s, FQF_QLEN);
+		mem += shp_link_fig_get(p->ls, s, FQF_MEM);
+		f = shp_link_fig_get(p->ls, s, FQF_FAT);
+		at = shp_link_fig_get(p->ls, s, FQF_AT);
+		if (f > fat && !(now > at && now - at > FQC_STALE_NS))
+			fat = f;
+	}
+	p->oth_qlen = qlen;
+	p->oth_mem = mem;
+	p->oth_fat = fat;
+}
+
+/* this shard's fattest bucket's backlog, exact */
+static inline uint32_t
+fqc_fat_scan(struct fqc_priv *p, uint64_t now)
+{
+	uint32_t i, max = 0;
+
+	for (i = 0; i < p->nb_flows; i++)
+		max = RTE_MAX(max, p->backlogs[i]);
+	p->fat = max;
+	p->fat_ok = true;
+	p->fat_at = now;
+	return max;
+}
+
+/* Over limit or memory_limit: this queue's, or on a link's shards the
+ * link's (own and the others' as last read). One queue: as Linux. */
+static inline bool
+fqc_over(const struct fqc_priv *p, const struct fqc_conf *c)
+{
+	return p->qlen + p->oth_qlen > c->limit ||
+	       p->memory + p->oth_mem > c->memory_limit;
+}
+
+static inline bool
+fqc_overmemory(const struct fqc_priv *p, const struct fqc_conf *c)
+{
+	return p->memory + p->oth_mem > c->memory_limit;
+}
+
+/* Does this shard shed the link's excess: it holds the link's fattest
+ * bucket (a tie: both may). One queue: always. */
+static inline bool
+fqc_link_mine(struct fqc_priv *p, uint64_t now)
+{
+	if (p->ls == NULL)
+		return true;
+	return (p->fat_ok ? p->fat : fqc_fat_scan(p, now)) >= p->oth_fat;
+}
+
+/*
+ * What the others read of this shard's backlog: at the end of a call,
+ * each figure only when it changed. The fattest bucket is scanned again
+ * when it may have shrunk (its frames left), once a call while the link
+ * holds more than half its limits (the figure is then exact: a shard
+ * that leaves the excess to a fatter one is sure that one sheds it), at
+ * most once a poll below (an upper bound until then).
+ */
+static inline void
+fqc_link_put_backlog(struct fqc_priv *p, const struct fqc_conf *c,
+		     uint64_t now)
+{
+	if (p->qlen == 0) {
+		p->fat = 0;
+		p->fat_ok = true;
+	} else if (!p->fat_ok &&
+		   (p->fat_at != now ||
+		    2 * (p->qlen + p->oth_qlen) > c->limit ||
+		    2 * (p->memory + p->oth_mem) > c->memory_limit)) {
+		fqc_fat_scan(p, now);
+	}
+	if (p->qlen != p->pub_qlen) {
+		p->pub_qlen = p->qlen;
+		shp_link_fig_put(p->ls, p->shard, FQF_QLEN, p->qlen);
+	}
+	if (p->memory != p->pub_mem) {
+		p->pub_mem = p->memory;
+		shp_link_fig_put(p->ls, p->shard, FQF_MEM, p->memory);
+	}
+	if (p->fat != p->pub_fat) {
+		p->pub_fat = p->fat;
+		shp_link_fig_put(p->ls, p->shard, FQF_FAT, p->fat);
+	}
+}
+
 static inline void
 fqc_link_publish(struct fqc_priv *p, uint64_t now)
 {
@@ -440,7 +565,7 @@ fqc_link_publish(struct fqc_priv *p, uint64_t now)
 /* The exchange with the other shards, once a poll (one clock value), not
  * a packet (tbf peeks and takes a packet at a time), at every call's
  * start: a shard waiting for tokens with a packet peeked still speaks. */
-static inline void
+static inline bool
 fqc_link_tick(struct fqc_priv *p, const struct fqc_conf *c, uint64_t now)
 {
 	if (p->ls != NULL && (p->gate_at != now || now == 0)) {
@@ -452,7 +577,10 @@ fqc_link_tick(struct fqc_priv *p, const struct fqc_conf *c, uint64_t now)
 		p->gate = min == UINT64_MAX ? UINT64_MAX :
 			  min + ((uint64_t)c->quantum << FQC_VT_SHIFT);
 		p->gate_at = now;
+		fqc_link_others(p, now);
+		return true;
 	}
+	return false;
 }
 
 /* may this shard send now (the link's fairness) */
@@ -533,6 +661,10 @@ fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p,
 				idx = i;
 	if (idx == UINT32_MAX)
 		return;
+	if (p->ls != NULL) {   /* exact until the pops below */
+		p->fat = max;
+		p->fat_ok = true;
+	}
 	f = &p->flows[idx];
 	threshold = max >> 1;
 	do {
@@ -556,15 +688,42 @@ fqc_drop_fat(struct shp_qdisc *q, struct fqc_priv *p,
 
 static inline void
 fqc_gauges(struct shp_qdisc *q, struct fqc_priv *p,
-	   struct shp_ctx *ctx)
+	   const struct fqc_conf *c, struct shp_ctx *ctx)
 {
 	/* gone idle: said at once (its next poll may not come) */
 	if (p->ls != NULL && p->qlen == 0 && p->stash == NULL &&
 	    !p->published_idle)
 		fqc_link_publish(p, ctx->now);
+	if (p->ls != NULL)
+		fqc_link_put_backlog(p, c, ctx->now);
 	FQX(q, ctx, FQC_XS_QUEUED) = p->qlen + (p->stash != NULL);
 	FQX(q, ctx, FQC_XS_FLOWS_ACTIVE) = p->active;
 	FQX(q, ctx, FQC_XS_MEMORY) = p->memory;
+}
+
+/*
+ * A link's shard, once a poll (and on a change): the link over its
+ * limits and this shard holding its fattest bucket, shed what the others
+ * left to it, a batch at a time, until the link is within them or
+ * another shard's bucket is the fatter.
+ */
+static void
+fqc_link_shed(struct shp_qdisc *q, struct fqc_priv *p,
+	      const struct fqc_conf *c, struct shp_ctx *ctx)
+{
+	uint32_t start = p->qlen;
+
+	while (p->qlen > 0 && fqc_over(p, c) &&
+	       fqc_link_mine(p, ctx->now)) {
+		uint32_t before = p->qlen;
+
+		fqc_drop_fat(q, p, c, fqc_overmemory(p, c), ctx);
+		if (p->qlen == before)   /* nothing to drop */
+			break;
+	}
+	/* said now: a peek holding its packet ends without the gauges */
+	if (p->qlen != start)
+		fqc_link_put_backlog(p, c, ctx->now);
 }
 
 /* The conf to use for this call; a new one is applied first (as Linux's
@@ -574,14 +733,18 @@ fqc_sync(struct shp_qdisc *q, struct fqc_priv *p, struct shp_ctx *ctx)
 {
 	const struct fqc_conf *c = __atomic_load_n(&p->conf,
 						   __ATOMIC_ACQUIRE);
+	bool changed = false;
 
 	if (unlikely(c->hdr.id != p->seen)) {
 		p->seen = c->hdr.id;
-		while (p->qlen > c->limit || p->memory > c->memory_limit)
+		changed = true;
+		while (p->ls == NULL && (p->qlen > c->limit ||
+					 p->memory > c->memory_limit))
 			fqc_drop_fat(q, p, c, p->memory > c->memory_limit,
 				     ctx);
 	}
-	fqc_link_tick(p, c, ctx->now);
+	if (fqc_link_tick(p, c, ctx->now) || unlikely(changed && p->ls))
+		fqc_link_shed(q, p, c, ctx);
 	return c;
 }
 
@@ -619,6 +782,7 @@ fqc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		}
 		f->tail = meta;
 		p->backlogs[idx] += len;
+		p->fat = RTE_MAX(p->fat, p->backlogs[idx]);
 		p->backlog += len;
 		p->memory += fqc_truesize(m);
 		p->qlen++;
@@ -628,12 +792,12 @@ fqc_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			list_add_tail(&p->new_flows, f);
 			FQX(q, ctx, FQC_XS_NEW_FLOWS)++;
 		}
-		if (unlikely(p->qlen > c->limit ||
-			     p->memory > c->memory_limit))
-			fqc_drop_fat(q, p, c, p->memory > c->memory_limit,
-				     ctx);
+		/* on a link's shards: the link's limits, shed by the
+		 * shard holding its fattest bucket */
+		if (unlikely(fqc_over(p, c)) && fqc_link_mine(p, ctx->now))
+			fqc_drop_fat(q, p, c, fqc_overmemory(p, c), ctx);
 	}
-	fqc_gauges(q, p, ctx);
+	fqc_gauges(q, p, c, ctx);
 	/* all were taken in; an overflow drops from the fattest bucket's
 	 * head, whichever packets those are */
 	return n;
@@ -661,7 +825,7 @@ fqc_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		bytes += rte_pktmbuf_pkt_len(m);
 		pkts[got++] = m;
 	}
-	fqc_gauges(q, p, ctx);
+	fqc_gauges(q, p, c, ctx);
 	ctx->bytes = bytes;
 	return got;
 }
@@ -677,7 +841,7 @@ fqc_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 
 	if (p->stash == NULL) {
 		p->stash = fqc_dequeue_one(q, p, c, ctx);
-		fqc_gauges(q, p, ctx);
+		fqc_gauges(q, p, c, ctx);
 	}
 	return p->stash;
 }
@@ -730,7 +894,7 @@ fqc_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 	struct fqc_priv *p = priv(q);
 
 	fqc_flush(p, ctx);
-	fqc_gauges(q, p, ctx);
+	fqc_gauges(q, p, __atomic_load_n(&p->conf, __ATOMIC_ACQUIRE), ctx);
 }
 
 static int
@@ -763,6 +927,7 @@ fqc_init(struct shp_qdisc *q, const void *conf)
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
 	}
+	p->fat_ok = true;   /* empty: 0 */
 	p->conf = c;
 	p->seen = c->hdr.id;
 	return 0;

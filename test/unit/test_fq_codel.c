@@ -20,6 +20,7 @@
 #include <rte_udp.h>
 
 #include "shp_kind.h"
+#include "shp_link.h"
 #include "shp_qdisc.h"
 #include "shp_units.h"
 #include "shp_rig.h"
@@ -1209,6 +1210,129 @@ test_change(void **state)
 	rig_fini(&r);
 }
 
+/* --- a link's shards (issue 56) ----------------------------------- */
+
+/* Shard `shard` of the link of two shards `link` (zeroed by the caller),
+ * counting in port block `shard` of ctr (zeroed with shard 0's). */
+static void
+rig_init_shard(struct rig *r, const char *args, struct shp_link_shared *link,
+	       struct shp_stage_env *env, uint16_t shard)
+{
+	char err[SHP_ERR_LEN];
+
+	memset(r, 0, sizeof(*r));
+	if (shard == 0)
+		memset(ctr, 0, sizeof(*ctr));
+	*env = (struct shp_stage_env){ .socket = SOCKET_ID_ANY,
+				       .shard = shard, .nb_shards = 2,
+				       .link = link };
+	r->avail = rte_mempool_avail_count(pool);
+	r->conf = fqc->parse(args, NULL, err);
+	if (r->conf == NULL)
+		fail_msg("%s", err);
+	r->q = shp_qdisc_create_env(fqc->ops, NULL, pool, 0, env, r->conf);
+	assert_non_null(r->q);
+	r->ctx.now = 1000 * MS;
+	r->ctx.ctr = &ctr->port[shard];
+}
+
+static uint64_t
+drops_at(unsigned int port, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < shp_drop_nb(); i++)
+		if (strcmp(shp_drop_names[i], name) == 0)
+			return ctr->port[port].drops[i];
+	fail_msg("no drop cause %s", name);
+	return 0;
+}
+
+/*
+ * Two shards of one link take frames in turn, each turn at a clock value
+ * of its own (a poll): shard 0 a heavy flow of 1000-byte frames, shard 1
+ * ten flows of 200 bytes. After each frame the other shard makes a call
+ * too (its poll: it takes a frame every third turn, the link's rate,
+ * else none). The link's packets stay within `cap` (limit, or what
+ * memory_limit holds) but for the frame just taken, which the shard that
+ * took it leaves to the other when that one holds the link's fattest
+ * bucket, and the other sheds it in its call. With limits a shard's own
+ * the link held 2 * cap.
+ */
+static void
+link_limit_run(const char *args, unsigned int cap)
+{
+	static struct shp_link_shared link;
+	struct shp_stage_env env[2];
+	struct pspec heavy = { .flow = 1, .len = 1000 };
+	struct pspec light = { .flow = 10, .len = 200 };
+	unsigned int i, most = 0, over = 0, taken = 0;
+	struct rig r[2];
+
+	memset(&link, 0, sizeof(link));
+	rig_init_shard(&r[0], args, &link, &env[0], 0);
+	rig_init_shard(&r[1], args, &link, &env[1], 1);
+	for (i = 0; i < 4000; i++) {
+		unsigned int s = (i / 2) % 2 == 0 ? 0 : 1;   /* 0 0 1 1 .. */
+		struct rte_mbuf *m = NULL;
+		uint16_t want = i % 3 == 2;
+
+		r[0].ctx.now = r[1].ctx.now = 1000 * MS + i * 10 * US;
+		if (s == 0) {
+			put(&r[0], &heavy);
+			heavy.seq++;
+		} else {
+			light.flow = 10 + (i / 4) % 10;
+			put(&r[1], &light);
+			light.seq++;
+		}
+		if (qlen(&r[0]) + qlen(&r[1]) > cap)
+			over++;
+		assert_true(qlen(&r[0]) + qlen(&r[1]) <= cap + 1);
+		if (shp_qdisc_dequeue(r[1 - s].q, &m, want,
+				      &r[1 - s].ctx)) {
+			rte_pktmbuf_free(m);
+			taken++;
+		}
+		most = RTE_MAX(most, qlen(&r[0]) + qlen(&r[1]));
+		assert_true(qlen(&r[0]) + qlen(&r[1]) <= cap);
+	}
+	/* the link filled, both held its fattest bucket at times, and
+	 * one left the excess to the other at times */
+	assert_int_equal(most, cap);
+	assert_true(drops_at(0, "fq_overlimit") > 0);
+	assert_true(drops_at(1, "fq_overlimit") > 0);
+	assert_true(over > 0);
+	/* every frame sent, dropped by the overflow or still queued */
+	assert_int_equal(taken + drops_at(0, "fq_overlimit") +
+			 drops_at(1, "fq_overlimit") + qlen(&r[0]) +
+			 qlen(&r[1]), 4000);
+	print_message("%s: fq_overlimit %" PRIu64 " + %" PRIu64 ", %u sent, "
+		      "the link over by a frame after %u of 4000\n", args,
+		      drops_at(0, "fq_overlimit"),
+		      drops_at(1, "fq_overlimit"), taken, over);
+	shp_qdisc_reset_all(r[0].q, &r[0].ctx);
+	shp_qdisc_reset_all(r[1].q, &r[1].ctx);
+	rig_fini(&r[1]);
+	rig_fini(&r[0]);
+}
+
+static void
+test_link_limits(void **state)
+{
+	unsigned int ts = sizeof(struct rte_mbuf) + SHP_MBUF_PRIV_SIZE +
+			  RTE_MBUF_DEFAULT_BUF_SIZE;
+	char args[64];
+
+	(void)state;
+	/* (CoDel kept out: every drop is the overflow's) */
+	link_limit_run("limit 100 target 10s interval 20s", 100);
+	/* memory_limit: room for 60 and a half buffers */
+	snprintf(args, sizeof(args), "memory_limit %u target 10s "
+		 "interval 20s", 60 * ts + ts / 2);
+	link_limit_run(args, 60);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1232,6 +1356,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_drop_schedule_under_tbf),
 		cmocka_unit_test(test_conservation_and_reset),
 		cmocka_unit_test(test_change),
+		cmocka_unit_test(test_link_limits),
 	};
 
 	(void)argc;
