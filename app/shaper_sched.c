@@ -529,6 +529,7 @@ sched_main(struct shaper *s)
 void
 shaper_sched_seen(struct shaper *s)
 {
+	uint64_t now = shp_clock_now(&s->clock);
 	unsigned int i, sl;
 
 	if (!loaded)
@@ -536,6 +537,12 @@ shaper_sched_seen(struct shaper *s)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		struct sched_seen *v = &seen[p];
+
+		/* the schedule's next changes outrank the control plane's
+		 * (a newer change, a higher id) */
+		if (s->start_ns != 0 && now > s->start_ns)
+			shp_sched_ids_redraw(&ports[p].plan,
+					     now - s->start_ns);
 
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
 			v->conf[sl] = __atomic_load_n(&s->chain[p].conf[sl],

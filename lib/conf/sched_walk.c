@@ -110,6 +110,39 @@ shp_sched_ids_arm(struct shp_sched_port *sp, uint64_t rel, uint64_t ahead)
 		__atomic_store_n(&sp->hi, next, __ATOMIC_RELEASE);
 }
 
+void
+shp_sched_ids_redraw(struct shp_sched_port *sp, uint64_t rel)
+{
+	uint64_t repeat = sp->sched->repeat, x, c = 0, n, hi = sp->hi;
+	unsigned int j = 0;
+
+	if (sp->id == NULL || rel > UINT64_MAX - SHP_SCHED_IDS_REDRAW)
+		return;
+	/* the first occurrence after x */
+	x = rel + SHP_SCHED_IDS_REDRAW;
+	if (repeat != 0) {
+		c = x / repeat;
+		x %= repeat;
+	}
+	while (j < sp->nb && sp->ch[j].ev->t <= x)
+		j++;
+	if (j == sp->nb) {
+		if (repeat == 0)
+			return;
+		c++;
+		j = 0;
+	}
+	n = c * sp->nb + j;
+	if (n >= hi)
+		return;
+	n = RTE_MAX(n, sp->lo);
+	__atomic_store_n(&sp->hi, n, __ATOMIC_RELEASE);
+	for (; n < hi; n++)
+		__atomic_store_n(&sp->id[n % sp->size], shp_conf_new_id(),
+				 __ATOMIC_RELEASE);
+	__atomic_store_n(&sp->hi, hi, __ATOMIC_RELEASE);
+}
+
 int
 shp_sched_ids_get(const struct shp_sched_port *sp, uint64_t n, uint64_t *id)
 {

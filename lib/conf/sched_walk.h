@@ -75,6 +75,18 @@ void shp_sched_ids_arm(struct shp_sched_port *sp, uint64_t rel,
 int shp_sched_ids_get(const struct shp_sched_port *sp, uint64_t n,
 		      uint64_t *id);
 
+/*
+ * Main lcore, after the control plane changed a stage of the port at
+ * rel ns after the start (its conf's id drawn just now): the occurrences
+ * after rel + SHP_SCHED_IDS_REDRAW get ids again, newer than that change,
+ * so that the schedule's next change of the stage outranks it (a shared
+ * bucket refills for it). Those within the margin keep theirs: a shard
+ * may be making one (hi is lowered before they are drawn again, so that
+ * no shard takes one half way).
+ */
+#define SHP_SCHED_IDS_REDRAW UINT64_C(1000000)
+void shp_sched_ids_redraw(struct shp_sched_port *sp, uint64_t rel);
+
 /* A shard's cursor: its next occurrence, and per stage the newest
  * occurrence due and not made yet. The shard's owner's. */
 struct shp_sched_walk {

@@ -225,12 +225,65 @@ test_instant_is_the_links(void **state)
 	shp_sched_free(&s);
 }
 
+/*
+ * A change the control plane makes between two of the schedule's: its id
+ * (drawn now) is newer than the ids drawn ahead for the occurrences
+ * after it, which are drawn again (shp_sched_ids_redraw), so that the
+ * schedule's next change outranks it again; those within the margin
+ * (a shard may be making one) keep theirs, and ids still increase with
+ * the occurrences.
+ */
+static void
+test_control_change_outranked(void **state)
+{
+	struct shp_sched_port sp;
+	struct shp_sched s;
+	uint64_t before[16], id, cli, n;
+
+	(void)state;
+	parse(&s, toggle);
+	assert_int_equal(shp_sched_port_init(&sp, &s, 0), 0);
+	assert_int_equal(shp_sched_ids_init(&sp, AHEAD + SHP_SCHED_IDS_BEHIND
+					    + 2), 0);
+	shp_sched_ids_arm(&sp, 2200 * MS, AHEAD);
+	assert_int_equal(sp.lo, 0);
+	assert_int_equal(sp.hi, 5 * 2);
+	for (n = 0; n < sp.hi; n++)
+		assert_int_equal(shp_sched_ids_get(&sp, n, &before[n]), 1);
+	/* `set tbf 0 ...` typed at 2.4995 s: 2.5 s's is within the margin */
+	cli = shp_conf_new_id();
+	shp_sched_ids_redraw(&sp, 2499 * MS + 500000);
+	assert_int_equal(sp.hi, 5 * 2);
+	for (n = 0; n < sp.hi; n++) {
+		assert_int_equal(shp_sched_ids_get(&sp, n, &id), 1);
+		if (n <= 2 * 2 + 1) {
+			assert_int_equal(id, before[n]);
+			assert_true(id < cli);
+		} else {
+			assert_true(id > cli);
+		}
+		if (n > 0)
+			assert_true(id > before[n - 1]);
+		before[n] = id;
+	}
+	/* at 2.6 s: 3 s's and later again */
+	cli = shp_conf_new_id();
+	shp_sched_ids_redraw(&sp, 2600 * MS);
+	for (n = 3 * 2; n < sp.hi; n++) {
+		assert_int_equal(shp_sched_ids_get(&sp, n, &id), 1);
+		assert_true(id > cli);
+	}
+	shp_sched_port_free(&sp);
+	shp_sched_free(&s);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stalled_shard_same_ids),
 		cmocka_unit_test(test_instant_is_the_links),
+		cmocka_unit_test(test_control_change_outranked),
 	};
 
 	shp_rig_env("sched_shards", 4096);
