@@ -16,6 +16,7 @@
 #include "carrier_tap.h"
 #include "ctl_config.h"
 #include "schedule.h"
+#include "sched_walk.h"
 #include "events.h"
 #include "shaper_sched.h"
 #include "shaper_wire.h"
@@ -85,38 +86,23 @@ cring_pop(struct cring *r, void **p)
 /* Confs parsed ahead for one port of a repeated schedule, at most */
 #define ARM_BUDGET 65536
 
-/*
- * What the owner publishes: the last `set`/`clear` of a stage at one
- * instant on the port, standing for the n lines of that stage at that
- * instant (those before it are replaced before a packet can meet them:
- * the same end as applying each, as offline; shp_sched_last_at_instant).
- */
-struct sched_pev {
-	const struct shp_sched_event *ev;
-	const struct shp_kind *kind;
-	enum shp_slot slot;
-	uint32_t n;                 /* lines it stands for */
-	uint64_t before;            /* lines of the cycle before it */
-};
-
 /* A port's shard (the port itself with one queue): its owner's cursor
  * and rings. */
 struct sched_link {
-	struct cring *ready;        /* a pev each, main -> owner: confs */
+	struct cring *ready;        /* a change each, main -> owner: confs */
 	/* the owner's: its next occurrence, what came due and waits for a
-	 * conf or for room, and what it did */
-	uint64_t cycle;
-	unsigned int j;
-	const struct sched_pev *due[SHP_SLOT_MAX];
-	uint64_t applied, missed;
+	 * conf, its id or room, and what it missed (w.missed) and did */
+	struct shp_sched_walk w;
+	uint64_t applied;
 	struct cring retire[SHP_SLOT_MAX];   /* owner -> main: old confs */
 };
 
 struct sched_port {
-	unsigned int nb;            /* pev, in time order */
-	struct sched_pev *pev;
-	uint64_t nb_lines;          /* the port's changes a cycle */
-	unsigned int target;        /* confs kept ready per pev */
+	/* the changes (one per stage and instant: what the owner makes,
+	 * standing for the lines of that stage at that instant), and the
+	 * ids of their occurrences (sched_walk.h) */
+	struct shp_sched_port plan;
+	unsigned int target;        /* confs kept ready per change */
 	uint64_t cli_link;          /* (time << 1) | down of `link`; 0 */
 	struct sched_link link[SHP_MAX_QUEUES];
 };
@@ -175,41 +161,28 @@ port_counts(const struct sched_port *sp, uint64_t *applied, uint64_t *missed)
 	*applied = __atomic_load_n(&sp->link[0].applied, __ATOMIC_RELAXED);
 	*missed = 0;
 	for (q = 0; q < nb_links; q++)
-		*missed = RTE_MAX(*missed, __atomic_load_n(&sp->link[q].missed,
-							   __ATOMIC_RELAXED));
-}
-
-/* The cursor's occurrence from the start, or UINT64_MAX */
-static uint64_t
-pev_rel(const struct sched_port *sp, const struct sched_link *l)
-{
-	uint64_t t;
-
-	if (sp->nb == 0 || (sched.repeat == 0 && l->cycle > 0))
-		return UINT64_MAX;
-	t = sp->pev[l->j].ev->t;
-	if (sched.repeat != 0 &&
-	    l->cycle > (UINT64_MAX - 1 - t) / sched.repeat)
-		return UINT64_MAX;
-	return l->cycle * sched.repeat + t;
+		*missed = RTE_MAX(*missed,
+				  __atomic_load_n(&sp->link[q].w.missed,
+						  __ATOMIC_RELAXED));
 }
 
 static uint64_t
 pev_time(const struct shaper *s, const struct sched_port *sp,
 	 const struct sched_link *l)
 {
-	uint64_t t = pev_rel(sp, l);
+	uint64_t t = shp_sched_walk_time(&sp->plan, &l->w);
 
 	return t > UINT64_MAX - 1 - s->start_ns ? UINT64_MAX :
 	       s->start_ns + t;
 }
 
 /*
- * Parse confs for the events of port p until each shard has its target.
- * An occurrence's confs go to every shard at once, twinned with shard
- * 0's (one id: a bucket the shards share refills once), so that the k-th
- * conf of every shard's ring is the same occurrence's; a shard ahead of
- * the others has the ring's slack beyond the target.
+ * Parse confs for the changes of port p until each shard has its target
+ * of each. A change's confs are alike but for their id, which the owner
+ * gives the one it makes: its occurrence's (shp_sched_ids_get), the same
+ * on every shard whatever each walked or skipped. So each shard's ring
+ * is filled on its own, and the ids for the occurrences around now
+ * drawn, in their order.
  */
 static int
 arm(struct shaper *s, uint16_t p, char *err)
@@ -217,118 +190,76 @@ arm(struct shaper *s, uint16_t p, char *err)
 	struct sched_port *sp = &ports[p];
 	unsigned int i, q;
 
-	for (i = 0; i < sp->nb; i++) {
-		struct sched_pev *e = &sp->pev[i];
+	for (i = 0; i < sp->plan.nb; i++) {
+		const struct shp_sched_event *ev = sp->plan.ch[i].ev;
 
-		for (;;) {
-			unsigned int lo = UINT_MAX, hi = 0;
-			const struct shp_kind *k = NULL;
-			void *conf[SHP_MAX_QUEUES];
+		for (q = 0; q < nb_links; q++) {
+			struct cring *r = &sp->link[q].ready[i];
 
-			for (q = 0; q < nb_links; q++) {
-				unsigned int c =
-					cring_count(&sp->link[q].ready[i]);
+			while (cring_count(r) < sp->target) {
+				const struct shp_kind *k = NULL;
+				void *conf;
 
-				lo = RTE_MIN(lo, c);
-				hi = RTE_MAX(hi, c);
-			}
-			if (lo >= sp->target ||
-			    hi >= sp->link[0].ready[i].size)
-				break;
-			for (q = 0; q < nb_links; q++) {
-				if (shp_kind_parse(e->ev->key,
-						   shp_sched_args(e->ev,
+				if (shp_kind_parse(ev->key,
+						   shp_sched_args(ev,
 								  &s->chain[p]),
-						   &kenv, &k, &conf[q],
-						   err) < 0) {
-					while (q-- > 0)
-						shp_kind_conf_free(k, conf[q]);
+						   &kenv, &k, &conf, err) < 0)
 					return -1;
-				}
-				if (q > 0)
-					shp_conf_twin(conf[q], conf[0]);
+				cring_push(r, conf);   /* (room: 2 x target) */
 			}
-			for (q = 0; q < nb_links; q++)   /* (room checked) */
-				cring_push(&sp->link[q].ready[i], conf[q]);
 		}
 	}
 	return 0;
 }
 
-/* Port p's pevs: one per stage and instant, in time order. */
+/* Ids for the occurrences around now (rel ns after the start) */
+static void
+arm_ids(struct sched_port *sp, uint64_t rel)
+{
+	shp_sched_ids_arm(&sp->plan, rel, sp->target);
+}
+
+/* Port p's changes: one per stage and instant, in time order. */
 static int
 port_build(struct shaper *s, uint16_t p, char *err)
 {
 	struct sched_port *sp = &ports[p];
-	int cur[SHP_SLOT_MAX];
-	uint64_t t = 0, lines = 0;
 	unsigned int k, sl, q;
-	bool *last;
 
-	last = calloc(sched.nb ? sched.nb : 1, sizeof(*last));
-	sp->pev = calloc(sched.nb ? sched.nb : 1, sizeof(*sp->pev));
-	if (last == NULL || sp->pev == NULL) {
-		free(last);
-		snprintf(err, SHP_ERR_LEN, "out of memory");
-		return -1;
+	if (shp_sched_port_init(&sp->plan, &sched, p) < 0)
+		goto oom;
+	for (k = 0; k < sp->plan.nb; k++) {
+		struct shp_sched_change *g = &sp->plan.ch[k];
+		const struct shp_kind *kd;
+		void *conf;
+
+		/* (checked: parses) */
+		if (shp_kind_parse(g->ev->key, shp_sched_args(g->ev,
+				   &s->chain[p]), &kenv, &kd, &conf, err) < 0)
+			return -1;
+		shp_kind_conf_free(kd, conf);
+		g->kind = kd;
 	}
-	shp_sched_last_at_instant(&sched, p, last);
-	for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-		cur[sl] = -1;
-	for (k = 0; k < sched.nb; k++) {
-		const struct shp_sched_event *e = &sched.ev[k];
-		struct sched_pev *g;
-
-		if (e->op != SHP_SCHED_SET || !shp_sched_on_port(e, p))
-			continue;
-		if (e->t != t) {
-			for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-				cur[sl] = -1;
-			t = e->t;
-		}
-		sl = shp_sched_slot(e);
-		if (cur[sl] < 0) {
-			cur[sl] = (int)sp->nb;
-			g = &sp->pev[sp->nb++];
-			g->slot = (enum shp_slot)sl;
-			g->before = lines;
-		}
-		g = &sp->pev[cur[sl]];
-		g->n++;
-		lines++;
-		if (last[k]) {
-			const struct shp_kind *kd;
-			void *conf;
-
-			/* (checked: parses) */
-			if (shp_kind_parse(e->key, shp_sched_args(e,
-					   &s->chain[p]), &kenv, &kd, &conf,
-					   err) < 0) {
-				free(last);
-				return -1;
-			}
-			shp_kind_conf_free(kd, conf);
-			g->ev = e;
-			g->kind = kd;
-		}
-	}
-	free(last);
-	sp->nb_lines = lines;
-	/* once: one conf a pev; repeated: enough for the cycles that go by
-	 * between two control ticks, and some, within a budget */
+	/* once: one conf a change; repeated: enough for the cycles that go
+	 * by between two control ticks, and some, within a budget */
 	sp->target = 1;
-	if (sched.repeat != 0 && sp->nb != 0)
+	if (sched.repeat != 0 && sp->plan.nb != 0)
 		sp->target = (unsigned int)RTE_MAX((uint64_t)2, RTE_MIN(
 			2 + 200000000 / sched.repeat,
-			(uint64_t)ARM_BUDGET / sp->nb / nb_links));
-	for (q = 0; q < nb_links && sp->nb != 0; q++) {
+			(uint64_t)ARM_BUDGET / sp->plan.nb / nb_links));
+	/* the ids of the cycles behind (SHP_SCHED_IDS_BEHIND), the current
+	 * one and the target ahead */
+	if (shp_sched_ids_init(&sp->plan, sp->target + SHP_SCHED_IDS_BEHIND +
+			       2) < 0)
+		goto oom;
+	for (q = 0; q < nb_links && sp->plan.nb != 0; q++) {
 		struct sched_link *l = &sp->link[q];
 
-		l->ready = calloc(sp->nb, sizeof(*l->ready));
+		shp_sched_walk_init(&l->w);
+		l->ready = calloc(sp->plan.nb, sizeof(*l->ready));
 		if (l->ready == NULL)
 			goto oom;
-		/* twice the target: the slack of a shard ahead (arm) */
-		for (k = 0; k < sp->nb; k++)
+		for (k = 0; k < sp->plan.nb; k++)
 			if (cring_init(&l->ready[k], 2 * sp->target) < 0)
 				goto oom;
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
@@ -403,30 +334,44 @@ shaper_sched_start(struct shaper *s)
 					 pev_time(s, &ports[p],
 						  &ports[p].link[q]),
 					 __ATOMIC_RELEASE);
+		arm_ids(&ports[p], 0);
 	}
 }
 
-/* Make pev e's change on port p's shard q: false when it cannot yet
- * (no conf parsed, or no room to give the old one back). */
+/* Make occurrence n's change on port p's shard q: false when it cannot
+ * yet (no conf parsed, no id drawn, or no room to give the old one
+ * back). Its conf carries the occurrence's id, every shard's the same. */
 static bool
 publish(struct shaper *s, uint16_t p, uint16_t q, struct sched_port *sp,
-	const struct sched_pev *e)
+	uint64_t n)
 {
+	const struct shp_sched_change *e = shp_sched_occ_change(&sp->plan, n);
 	struct sched_link *l = &sp->link[q];
 	struct cring *ret = &l->retire[e->slot];
+	struct cring *ready = &l->ready[e - sp->plan.ch];
 	char err[SHP_ERR_LEN];
 	void *conf, *old = NULL;
+	uint64_t id;
+	int rc = shp_sched_ids_get(&sp->plan, n, &id);
 
-	if (cring_count(ret) >= ret->size ||
-	    !cring_pop(&l->ready[e - sp->pev], &conf))
+	if (rc < 0) {
+		/* read with a clock long gone (the lcore lost its CPU
+		 * between reading it and here): a newer change of the stage
+		 * is due, the next pass makes it */
+		l->w.missed += e->n;
+		return true;
+	}
+	if (rc == 0 || cring_count(ret) >= ret->size ||
+	    !cring_pop(ready, &conf))
 		return false;
+	((struct shp_conf_hdr *)conf)->id = id;
 	if (shp_chain_change(link_chain(s, p, q), e->kind, conf, &old,
 			     err) == 0) {
 		l->applied += e->n;
 	} else {
 		/* refused by the running stage (check_change): the
 		 * schedule changed less than it says, and counts it */
-		l->missed += e->n;
+		l->w.missed += e->n;
 		old = conf;
 	}
 	if (old != NULL)
@@ -439,47 +384,26 @@ shaper_sched_run(struct shaper *s, uint16_t p, uint16_t q, uint64_t now)
 {
 	struct sched_port *sp = &ports[p];
 	struct sched_link *l = &sp->link[q];
+	/* the link's instants: the same start for every shard */
 	uint64_t rel = now > s->start_ns ? now - s->start_ns : 0;
 	bool waiting = false;
 	unsigned int sl;
 
-	if (sp->nb == 0) {
+	if (sp->plan.nb == 0) {
 		__atomic_store_n(&shaper_sched_next[p][q], UINT64_MAX,
 				 __ATOMIC_RELEASE);
 		return;
 	}
-	/* More than a whole cycle behind (a stall, a stopped process): the
-	 * cycles in between are missed by arithmetic, not walked one by
-	 * one; the cycle before now's still comes due, so every stage ends
-	 * on its latest change. The work of a pass stays two cycles. */
-	if (sched.repeat != 0 && rel / sched.repeat > l->cycle + 1) {
-		uint64_t to = rel / sched.repeat - 1;
-
-		l->missed += (to - l->cycle) * sp->nb_lines -
-			     sp->pev[l->j].before;
-		l->cycle = to;
-		l->j = 0;
-	}
-	while (pev_rel(sp, l) <= rel) {
-		const struct sched_pev *e = &sp->pev[l->j];
-
-		/* a change to the same stage came due after it: its time
-		 * went by before the data path got to it */
-		if (l->due[e->slot] != NULL)
-			l->missed += l->due[e->slot]->n;
-		l->due[e->slot] = e;
-		if (++l->j == sp->nb) {
-			l->j = 0;
-			l->cycle++;
-		}
-	}
-	/* the newest change of each stage is made, now or, when its conf
-	 * or the room for the old one is not there yet, at a later round:
-	 * late, never dropped */
+	/* each stage's newest change due (whole cycles behind: missed by
+	 * arithmetic; sched_walk.h) */
+	shp_sched_walk_run(&sp->plan, &l->w, rel);
+	/* the newest change of each stage is made, now or, when its conf,
+	 * its id or the room for the old one is not there yet, at a later
+	 * round: late, never dropped */
 	for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-		if (l->due[sl] != NULL) {
-			if (publish(s, p, q, sp, l->due[sl]))
-				l->due[sl] = NULL;
+		if (l->w.due[sl] != SHP_SCHED_NO_OCC) {
+			if (publish(s, p, q, sp, l->w.due[sl]))
+				l->w.due[sl] = SHP_SCHED_NO_OCC;
 			else
 				waiting = true;
 		}
@@ -605,6 +529,7 @@ sched_main(struct shaper *s)
 void
 shaper_sched_seen(struct shaper *s)
 {
+	uint64_t now = shp_clock_now(&s->clock);
 	unsigned int i, sl;
 
 	if (!loaded)
@@ -612,6 +537,12 @@ shaper_sched_seen(struct shaper *s)
 	for (i = 0; i < s->nb_ports; i++) {
 		uint16_t p = s->port_ids[i];
 		struct sched_seen *v = &seen[p];
+
+		/* the schedule's next changes outrank the control plane's
+		 * (a newer change, a higher id) */
+		if (s->start_ns != 0 && now > s->start_ns)
+			shp_sched_ids_redraw(&ports[p].plan,
+					     now - s->start_ns);
 
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
 			v->conf[sl] = __atomic_load_n(&s->chain[p].conf[sl],
@@ -703,9 +634,17 @@ shaper_sched_tick(struct shaper *s)
 		for (i = 0; i < n; i++)
 			shp_kind_conf_free(kind[i], old[i]);
 	} while (n == RTE_DIM(old));
-	for (i = 0; i < s->nb_ports; i++)
-		if (sched.repeat != 0 && arm(s, s->port_ids[i], err) < 0)
+	for (i = 0; i < s->nb_ports; i++) {
+		uint64_t now = shp_clock_now(&s->clock);
+
+		if (sched.repeat == 0)
+			continue;
+		if (arm(s, s->port_ids[i], err) < 0)
 			fprintf(stderr, "dpdk-shaper: schedule: %s\n", err);
+		if (s->start_ns != 0)
+			arm_ids(&ports[s->port_ids[i]],
+				now > s->start_ns ? now - s->start_ns : 0);
+	}
 	if (applied != applied_seen) {
 		applied_seen = applied;
 		ctl_config_refresh(s);
@@ -735,10 +674,11 @@ shaper_sched_fini(struct shaper *s)
 		for (q = 0; q < SHP_MAX_QUEUES; q++) {
 			struct sched_link *l = &sp->link[q];
 
-			for (i = 0; l->ready != NULL && i < sp->nb; i++) {
+			for (i = 0; l->ready != NULL && i < sp->plan.nb;
+			     i++) {
 				while (cring_pop(&l->ready[i], &conf))
-					shp_kind_conf_free(sp->pev[i].kind,
-							   conf);
+					shp_kind_conf_free(
+						sp->plan.ch[i].kind, conf);
 				free(l->ready[i].slot);
 			}
 			free(l->ready);
@@ -751,7 +691,7 @@ shaper_sched_fini(struct shaper *s)
 			shaper_sched_next[p][q] = UINT64_MAX;
 			shaper_sched_retry[p][q] = false;
 		}
-		free(sp->pev);
+		shp_sched_port_free(&sp->plan);
 		memset(sp, 0, sizeof(*sp));
 	}
 	shp_sched_free(&sched);

@@ -35,13 +35,15 @@
  *    for the ports it owns;
  *  - the main lcore (ctl_tick) frees the old confs after an RCU grace
  *    period and parses new ones for the next cycles of a `repeat`;
- *  - a port spread over shards (--queues N): each shard is a link of the
- *    schedule of its own, with its own cursor and rings, made by the
- *    shard's owner as above; the main lcore parses an occurrence's confs
- *    for every shard at once, twinned (shp_conf_twin: one conf id, one
- *    refill of a bucket the shards share), so that each shard switches
- *    at the event's time by its own clock reading and the link's shared
- *    state sees one change;
+ *  - a port spread over shards (--queues N): each shard walks the port's
+ *    changes with its own cursor and rings, made by the shard's owner as
+ *    above, at the link's instants (start + c x repeat + t, the same
+ *    start for every shard) by its own clock reading. The conf a shard
+ *    makes for an occurrence carries the occurrence's id, drawn by the
+ *    main lcore in occurrence order (lib/conf/sched_walk.h), not one of
+ *    its own: a shard that skipped whole cycles and one that walked them
+ *    make the same id, and the link's shared state (a bucket) sees one
+ *    change per occurrence;
  *  - the link state is a function of the time (shp_sched_link_down) and
  *    of the last `link down|up` typed: every RX lcore asks it for each
  *    burst, with the burst's own stamp, so the window is exact.
