@@ -164,6 +164,9 @@ struct fqc_priv {
 	/* a link's shards: the fairness across them (NULL: this queue is
 	 * the link) */
 	struct shp_link_state *ls;
+	/* the link's tbf bucket: fairness binds only while frames wait
+	 * for its tokens */
+	const struct shp_tbf_shared *rate;
 	uint16_t shard, nb_shards;
 	uint64_t vt;          /* service per active bucket, << FQC_VT_SHIFT */
 	uint64_t gate;        /* the least backlogged other's vt + a quantum */
@@ -183,6 +186,9 @@ struct fqc_priv {
 
 #define FQC_VT_SHIFT 8   /* 2^56 bytes a bucket: months at 100G */
 #define FQC_STALE_NS 1000000ULL
+/* how long a link whose bucket was left short is taken to hold frames
+ * back (fqc_link_short) */
+#define FQC_SHORT_NS 100000000ULL
 /* a shard's figures: vt + 1 (0: idle), when; its packets, its memory,
  * its fattest bucket's bytes (link_state.h's v[0..4]) */
 enum { FQF_VT, FQF_AT, FQF_QLEN, FQF_MEM, FQF_FAT };
@@ -562,6 +568,24 @@ fqc_link_publish(struct fqc_priv *p, uint64_t now)
 	p->published_idle = !busy;
 }
 
+/*
+ * Does the link, not a CPU, hold frames back: its tbf bucket was left
+ * short within FQC_SHORT_NS (claims note it a few times a second at
+ * least while frames wait: deferred ones do not)? Only then is a shard's share the link's
+ * to divide; with the tokens to spare every frame leaves as it comes,
+ * and a shard that waited for a slower one (its CPU the bottleneck)
+ * would only lose what that one cannot carry (fq_codel carried 0.46 of
+ * a DRR a shard under a flood at 2 shards: docs/benchmarks.md). A link
+ * without a tbf has no tokens to watch: always.
+ */
+static inline bool
+fqc_link_short(const struct fqc_priv *p, uint64_t now)
+{
+	if (__atomic_load_n(&p->rate->filled, __ATOMIC_RELAXED) == 0)
+		return true;
+	return shp_tbf_shared_short(p->rate, now, FQC_SHORT_NS);
+}
+
 /* The exchange with the other shards, once a poll (one clock value), not
  * a packet (tbf peeks and takes a packet at a time), at every call's
  * start: a shard waiting for tokens with a packet peeked still speaks. */
@@ -574,7 +598,8 @@ fqc_link_tick(struct fqc_priv *p, const struct fqc_conf *c, uint64_t now)
 		fqc_link_publish(p, now);
 		/* a multiply a packet, not a divide */
 		p->inv_active = (1ULL << 32) / RTE_MAX(p->active, 1u);
-		p->gate = min == UINT64_MAX ? UINT64_MAX :
+		p->gate = min == UINT64_MAX || !fqc_link_short(p, now) ?
+			  UINT64_MAX :
 			  min + ((uint64_t)c->quantum << FQC_VT_SHIFT);
 		p->gate_at = now;
 		fqc_link_others(p, now);
@@ -926,6 +951,7 @@ fqc_init(struct shp_qdisc *q, const void *conf)
 	if (p->ls != NULL) {
 		p->shard = q->env->shard;
 		p->nb_shards = q->env->nb_shards;
+		p->rate = &q->env->link->rate;
 	}
 	p->fat_ok = true;   /* empty: 0 */
 	p->conf = c;
@@ -1259,6 +1285,7 @@ const struct shp_kind shp_kind_fq_codel = {
 		 "[ce_threshold TIME] [memory_limit BYTES] "
 		 "[drop_batch N]",
 	.exclusive = fq_codel_exclusive,
-	.shards_note = "limit and memory_limit bound each shard's flows, so the link "
-		       "holds up to N times them",
+	.shards_note = "its DRR is the link's within a quantum a shard (a "
+		       "shard may run one ahead), and a new flow goes first "
+		       "within its own shard only",
 };

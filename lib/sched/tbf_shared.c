@@ -140,8 +140,10 @@ static inline void
 low_note(struct shp_tbf_shared *s, const struct shp_tbf_conf *c,
 	 uint64_t now, uint64_t e, uint64_t p, bool rshort, bool pshort)
 {
-	if (rshort || tdiff(now, e) < (int64_t)(c->buffer_t / 2))
+	if (rshort || tdiff(now, e) < (int64_t)(c->buffer_t / 2)) {
 		low_raise(&s->low[0], e);
+		__atomic_store_n(&s->low_at, now, __ATOMIC_RELAXED);
+	}
 	if (c->peakrate &&
 	    (pshort || tdiff(now, p) < (int64_t)(c->mtu_t / 2)))
 		low_raise(&s->low[1], p);

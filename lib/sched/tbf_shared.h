@@ -97,6 +97,10 @@ struct shp_tbf_shared {
 	 * shard's lcore kept it, and whichever shard claimed in between.
 	 */
 	uint64_t low[2];
+	/* the clock (ticks) of the newest claim that left the rate bucket
+	 * low: frames waited for the link's tokens then (the link, not a
+	 * CPU, was the bottleneck: shp_tbf_shared_short) */
+	uint64_t low_at;
 	/* the id of the newest conf the bucket was filled for
 	 * (shp_tbf_shared_adopt): each shard's rate stage has its own copy
 	 * of the link's conf, and only the first to meet a newer one
@@ -190,6 +194,20 @@ shp_tbf_defer_rich(const struct shp_tbf_defer *d, const struct shp_tbf_conf *c,
 	return d->valid && d->conf_id == c->hdr.id && d->debt > 0 &&
 	       (int64_t)(now - d->since) <= (int64_t)(b / 4) &&
 	       (int64_t)(now - d->e) >= (int64_t)(b / 2);
+}
+
+/* Did a claim leave the link's rate bucket low within the last within_ns
+ * before now_ns (frames wait for the link's tokens)? False for a bucket
+ * no shard uses. Reads one word of the claims' line. */
+static inline bool
+shp_tbf_shared_short(const struct shp_tbf_shared *s, uint64_t now_ns,
+		     uint64_t within_ns)
+{
+	uint64_t at = __atomic_load_n(&s->low_at, __ATOMIC_RELAXED);
+
+	return at != 0 &&
+	       (int64_t)((now_ns << SHP_TBF_SHIFT) - at) <=
+	       (int64_t)(within_ns << SHP_TBF_SHIFT);
 }
 
 /* A full bucket at now: what tbf starts with. Not concurrent with claims. */
