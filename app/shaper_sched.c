@@ -364,7 +364,8 @@ publish(struct shaper *s, uint16_t p, uint16_t q, struct sched_port *sp,
 	if (rc == 0 || cring_count(ret) >= ret->size ||
 	    !cring_pop(ready, &conf))
 		return false;
-	((struct shp_conf_hdr *)conf)->id = id;
+	if (conf != NULL)   /* (an `off` has no conf to carry it) */
+		((struct shp_conf_hdr *)conf)->id = id;
 	if (shp_chain_change(link_chain(s, p, q), e->kind, conf, &old,
 			     err) == 0) {
 		l->applied += e->n;
