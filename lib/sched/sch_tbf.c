@@ -140,9 +140,10 @@ tbf_shared_seen(struct tbf_priv *p, const struct shp_tbf_conf *c,
 /*
  * Oldest first across the link's shards (issue 56): the arrival (+ 1)
  * before which this shard's frames may claim tokens now, its head frame
- * of wire bytes having arrived at rx1 - 1 (published here); UINT64_MAX:
- * any. A frame newer than another shard's head waits for it. One FIFO sends the link's oldest frame first; shards that each claim
- * as they poll would take turns instead, and a shard holding more of
+ * having arrived at rx1 - 1 (published here); UINT64_MAX: any. A frame
+ * newer than another shard's head waits for it. One FIFO sends the
+ * link's oldest frame first; shards that each claim as they poll would
+ * take turns instead, and a shard holding more of
  * the backlog would wait that many times longer (4 shards: 94 ms of
  * sojourn where one queue has 57). Only while the bucket is under half
  * full: a richer one lets every frame go as it comes, and the tokens of
@@ -384,24 +385,7 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 		if (k > 0)
 			m = shp_tbf_shared_claim_defer(p->sh, c, &p->defer,
 						       wire, k, now, &next);
-		if (m < k && p->nb_shards > 1) {
-			/* the link's tokens are spent for now: the oldest
-			 * head, whichever shard's, goes first when they
-			 * come (no reservation: a held frame would escape
-			 * the limit's pushout, which one queue's meets) */
-			if (m > 0) {
-				bytes += shp_qdisc_take_run(child, m,
-							    pkts + got, ctx);
-				tbf_stamp_claim(c, &p->defer, pkts + got, m,
-						now);
-				tbf_after_wait(p, pkts + got, m, now);
-				got += m;
-			}
-			shp_tbf_head_put(p->sh, p->shard, &p->head_pub,
-					 tbf_child_head(child, ctx));
-			break;
-		}
-		if (m < k) {
+		if (m < k && p->nb_shards < 2) {
 			/* the link's tokens are spent for now: frame m
 			 * keeps the shard's place (m + 1 <= n - got) */
 			bytes += shp_qdisc_take_run(child, m + 1, pkts + got,
@@ -422,6 +406,15 @@ tbf_dequeue_shared(struct shp_qdisc *q, const struct shp_tbf_conf *c,
 			tbf_stamp_claim(c, &p->defer, pkts + got, m, now);
 			tbf_after_wait(p, pkts + got, m, now);
 			got += m;
+		}
+		if (m < k) {
+			/* over a FIFO the oldest head, whichever shard's,
+			 * takes the tokens when they come (no reservation: a
+			 * held frame would escape the limit's pushout, which
+			 * one queue's meets); the others see this one's */
+			shp_tbf_head_put(p->sh, p->shard, &p->head_pub,
+					 tbf_child_head(child, ctx));
+			break;
 		}
 		if (k < cnt) {
 			struct rte_mbuf *o;
