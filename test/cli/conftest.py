@@ -243,18 +243,32 @@ PARALLEL = {
         "test_bad_value", "test_ini_queues", "test_pcap_refused",
         "test_refused_combinations", "test_port_short_of_queues",
         "test_runtime_changes_on_shards", "test_class_changes_on_shards",
-        "test_default_pcap_one_queue"},
+        "test_default_pcap_one_queue",
+        "test_what_the_link_does_not_keep_is_said_at_start"},
     "test_tdc": {"test_tdc_cases_live", "test_tdc_round_trip_live"},
     "test_trace_cli": {
         "test_set_and_show_trace", "test_binary_trace_refused_escaped"},
-    "test_shards_live": {
-        "test_what_the_link_does_not_keep_is_said_at_start"},
     "test_update": {
         "test_update_at_the_prompt", "test_update_was_at_the_prompt"},
 }
 
 
+def _parallel_modules_once():
+    """A module named twice in PARALLEL's literal keeps only its last set,
+    and the first set's tests then run serially unnoticed: refuse it."""
+    import ast
+    with open(__file__) as f:
+        tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and
+                getattr(node.targets[0], "id", None) == "PARALLEL"):
+            keys = [k.value for k in node.value.keys]
+            twice = sorted({k for k in keys if keys.count(k) > 1})
+            assert not twice, "PARALLEL names %s twice" % twice
+
+
 def pytest_configure(config):
+    _parallel_modules_once()
     config.addinivalue_line(
         "markers", "parallel: may run beside other tests (scripts/test.sh)")
 
