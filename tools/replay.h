@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <pcap/pcap.h>
+#include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "config.h"
 #include "schedule.h"
@@ -151,6 +153,8 @@ struct replay {
 	struct replay_cap cap;
 };
 
+#define PROG "dpdk-shaper-replay"
+
 /* Set by SIGINT/SIGTERM: the run stops and the report says it was cut. */
 extern volatile sig_atomic_t interrupted;
 
@@ -171,8 +175,38 @@ void replay_trace_arrival(struct replay *r, uint64_t at);
 void replay_trace_departure(struct replay *r, const struct shp_meta *meta);
 void replay_trace_json(const struct replay *r, FILE *f);
 void replay_trace_free(struct replay *r);
-/* replay.c: path names IN's file (writing it would destroy the input) */
+/* replay.c: a progress line on the terminal is cleared before any
+ * other text */
+void progress_clear(void);
+
+/* replay_options.c: the command line into r->opt, then the port-0
+ * profiles (and the schedule) it names; 0 or an exit status */
+int parse_args(struct replay *r, int argc, char **argv);
+int parse_profiles(struct replay *r);
+
+/* replay_io.c: the captures. path names IN's file (writing it would
+ * destroy the input); emit writes a frame the root sent, stamped with
+ * its departure. */
 bool replay_names_input(const struct replay *r, const char *path);
+int open_input(struct replay *r);
+int open_output(struct replay *r);
+struct rte_mbuf *pkt_build(struct rte_mempool *mp, const uint8_t *data,
+			   uint32_t len);
+int emit(struct replay *r, unsigned int shard, struct rte_mbuf *m);
+
+/* the time the tap stamped on a frame the root sent (a dynamic field at
+ * off): per frame, so inline */
+static inline uint64_t *
+tap_time(struct rte_mbuf *m, int off)
+{
+	return RTE_MBUF_DYNFIELD(m, off, uint64_t *);
+}
+
+/* replay_setup.c: the EAL, then each shard's chain (and the tap);
+ * stages_fini releases them */
+int eal_start(struct replay *r);
+int stages_init(struct replay *r);
+void stages_fini(struct replay *r);
 
 /* replay_capture.c */
 int rcap_parse(struct replay *r, int opt, const char *arg);
