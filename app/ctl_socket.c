@@ -34,39 +34,14 @@
 
 #include "cli.h"
 #include "ctl_body.h"
+#include "ctl_client.h"
 #include "ctl_socket.h"
 #include "events.h"
 #include "shp_file.h"
 #include "shp_utf8.h"
 
-/* Replies a client leaves unread beyond this: it is closed. */
-#define CTL_OUT_MAX (1u << 20)
 
 struct ctl_socket_opts ctl_socket_opt;
-
-struct client {
-	int fd;
-	struct ctl_line_reader rd;
-	char *out;
-	size_t out_len, out_off, out_cap;
-	uint64_t last_ms;   /* the last byte received, or the connect */
-	uint64_t part_ms;   /* the first byte of the request not yet whole
-			     * (a line, a body, an atomic block), or 0 */
-	bool replied;       /* a request was answered in this read */
-	bool closing;       /* close once the replies are sent */
-	/* `atomic N`: the N lines that follow, applied at once or not */
-	char **alines;
-	unsigned int an, aleft;
-	bool abad, ajson;
-	/* `body METHOD PATH LENGTH`: the LENGTH bytes that follow */
-	char *body;
-	size_t body_len, body_left;
-	char bmethod[8], bpath[CTL_LINE_MAX];
-	bool bjson;
-	struct shp_file_peer peer;   /* whom its commands open files as */
-	/* whom its changes come from (`from rest`): the events' source */
-	enum shp_event_src src;
-};
 
 static int listen_fd = -1;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -161,136 +136,6 @@ ctl_line_feed(struct ctl_line_reader *r, const char *data, size_t n,
 			r->dropped++;
 	}
 	return lines;
-}
-
-/* ---- replies ---------------------------------------------------- */
-
-static int
-out_room(struct client *c, size_t more)
-{
-	char *p;
-	size_t cap;
-
-	if (c->out_len + more <= c->out_cap)
-		return 0;
-	if (c->out_len - c->out_off + more > CTL_OUT_MAX)
-		return -1;
-	if (c->out_off > 0) {   /* what is sent already goes first */
-		memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-		c->out_len -= c->out_off;
-		c->out_off = 0;
-		if (c->out_len + more <= c->out_cap)
-			return 0;
-	}
-	cap = c->out_cap ? c->out_cap : 4096;
-	while (cap < c->out_len + more)
-		cap *= 2;
-	p = realloc(c->out, cap);
-	if (p == NULL)
-		return -1;
-	c->out = p;
-	c->out_cap = cap;
-	return 0;
-}
-
-static void
-out_put(struct client *c, const char *s, size_t n)
-{
-	if (out_room(c, n) < 0) {
-		/* it does not read its replies: it gets no more */
-		c->out_len = c->out_off = 0;
-		c->closing = true;
-		return;
-	}
-	memcpy(c->out + c->out_len, s, n);
-	c->out_len += n;
-}
-
-static void
-out_str(struct client *c, const char *s)
-{
-	out_put(c, s, strlen(s));
-}
-
-/* Text form: the status line, the text with a '.' doubled at the start
- * of a line (so no line of it is the end marker), then ".". */
-static void
-reply_text(struct client *c, bool ok, const char *text, size_t n)
-{
-	size_t i = 0;
-
-	out_str(c, ok ? "ok\n" : "error\n");
-	while (i < n) {
-		size_t l = i;
-
-		while (l < n && text[l] != '\n')
-			l++;
-		if (text[i] == '.')
-			out_put(c, ".", 1);
-		out_put(c, text + i, l - i);
-		out_put(c, "\n", 1);
-		i = l + 1;
-	}
-	out_str(c, ".\n");
-}
-
-static void
-json_string(struct client *c, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	out_put(c, "\"", 1);
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		char e[6] = { '\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15] };
-
-		if (ch == '"' || ch == '\\') {
-			out_put(c, "\\", 1);
-			out_put(c, s + i, 1);
-		} else if (ch == '\n') {
-			out_put(c, "\\n", 2);
-		} else if (ch < 0x20 || ch == 0x7f) {
-			out_put(c, e, sizeof(e));
-		} else {
-			out_put(c, s + i, 1);
-		}
-	}
-	out_put(c, "\"", 1);
-}
-
-/* JSON form: one line, {"status": "ok"|"error", "command": ...,
- * "output": ...}. Bytes that are not UTF-8 cannot come from the grammar:
- * the line reader refuses a line holding them before it runs. */
-static void
-reply_json(struct client *c, bool ok, const char *cmd, const char *text,
-	   size_t n)
-{
-	out_str(c, ok ? "{\"status\": \"ok\", \"command\": " :
-		"{\"status\": \"error\", \"command\": ");
-	json_string(c, cmd, strlen(cmd));
-	out_str(c, ", \"output\": ");
-	json_string(c, text, n);
-	out_str(c, "}\n");
-}
-
-static void
-reply(struct client *c, bool json, bool ok, const char *cmd,
-      const char *text, size_t n)
-{
-	c->replied = true;
-	if (json)
-		reply_json(c, ok, cmd, text, n);
-	else
-		reply_text(c, ok, text, n);
-}
-
-static void
-run_output(struct client *c, bool json, const char *cmd, int rc, char *buf,
-	   size_t blen)
-{
-	reply(c, json, rc == 0, cmd, buf != NULL ? buf : "", blen);
-	free(buf);
 }
 
 static void
@@ -432,220 +277,6 @@ body_header(struct client *c, const char *args, bool json, char *msg,
 	return 0;
 }
 
-static bool
-word_is(const char *s, const char *w)
-{
-	size_t n = strlen(w);
-
-	return strncmp(s, w, n) == 0 &&
-	       (s[n] == ' ' || s[n] == '\t' || s[n] == '\0');
-}
-
-/* ---- watchers: the event stream (events.h) --------------------------
- *
- * `watch [since ID]` makes the connection a watcher: after its reply,
- * one line an event (the JSON form after `json watch`), as they are
- * applied, until it hangs up or the shaper ends. It leaves the
- * connection slots (CTL_MAX_CLIENTS) for commands, and the idle close:
- * it sends nothing. A watcher is a cursor into the kept events: `since`
- * replays from there as its buffer empties. One that does not read is
- * dropped when a new event finds its buffer full (or the event it is due
- * is no longer kept), and the events it missed are counted
- * (`events_lost`): the main lcore never waits for it.
- */
-#define CTL_WATCHERS 16
-#define WATCH_BUF (64u << 10)
-#define WATCH_SNDBUF (32 << 10)
-
-struct watcher {
-	int fd;
-	bool json;
-	uint64_t next;        /* the id it is due next */
-	uint64_t replay_end;  /* the last id it asked to be replayed */
-	size_t off, len;
-	char buf[WATCH_BUF];
-};
-
-static struct watcher watchers[CTL_WATCHERS];
-
-static void
-watcher_close(struct watcher *w)
-{
-	close(w->fd);
-	w->fd = -1;
-	w->off = w->len = 0;
-	shp_events_watchers--;
-}
-
-static void
-watcher_drop(struct watcher *w)
-{
-	uint64_t last = shp_events_last();
-
-	shp_events_lost += last >= w->next ? last - w->next + 1 : 0;
-	watcher_close(w);
-}
-
-static void
-watcher_flush(struct watcher *w)
-{
-	while (w->off < w->len) {
-		ssize_t n = send(w->fd, w->buf + w->off, w->len - w->off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR)
-				watcher_close(w);
-			return;
-		}
-		w->off += (size_t)n;
-	}
-	w->off = w->len = 0;
-}
-
-/* Its due events into its buffer, as many as fit. */
-static void
-watcher_pump(struct watcher *w)
-{
-	static char line[16384];
-
-	while (w->fd >= 0 && w->next <= shp_events_last()) {
-		const struct shp_event *e = shp_event_get(w->next);
-		size_t n;
-
-		if (e == NULL) {   /* it fell more than the kept behind */
-			watcher_drop(w);
-			return;
-		}
-		n = shp_event_format(e, w->json, line, sizeof(line));
-		if (w->off > 0 && w->len + n > WATCH_BUF) {
-			memmove(w->buf, w->buf + w->off, w->len - w->off);
-			w->len -= w->off;
-			w->off = 0;
-		}
-		if (w->len + n > WATCH_BUF) {
-			/* a replay waits for room; a new event does not */
-			if (w->next > w->replay_end)
-				watcher_drop(w);
-			return;
-		}
-		memcpy(w->buf + w->len, line, n);
-		w->len += n;
-		w->next++;
-	}
-}
-
-/* What it sends is read and dropped (it has nothing to say); its
- * hang-up ends it. */
-static void
-watcher_poll(struct watcher *w, short re)
-{
-	if (re & (POLLIN | POLLHUP | POLLERR)) {
-		char junk[512];
-		ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
-
-		if (n == 0 || (n < 0 && errno != EAGAIN &&
-			       errno != EWOULDBLOCK && errno != EINTR)) {
-			watcher_close(w);
-			return;
-		}
-	}
-	if (re & POLLOUT) {
-		watcher_flush(w);
-		if (w->fd >= 0)
-			watcher_pump(w);
-		if (w->fd >= 0)
-			watcher_flush(w);
-	}
-}
-
-static void
-watch_sink(const struct shp_event *e)
-{
-	unsigned int i;
-
-	(void)e;
-	for (i = 0; i < CTL_WATCHERS; i++)
-		if (watchers[i].fd >= 0) {
-			watcher_pump(&watchers[i]);
-			if (watchers[i].fd >= 0)
-				watcher_flush(&watchers[i]);
-		}
-}
-
-/* `watch [since ID]`: the reply, then the client is a watcher. */
-static void
-watch_start(struct client *c, const char *cmd, bool json)
-{
-	uint64_t last = shp_events_last(), from = last + 1, oldest;
-	const char *a = cmd + 5 + strspn(cmd + 5, " \t");
-	struct watcher *w = NULL;
-	int sndbuf = WATCH_SNDBUF;
-	char msg[200];
-	unsigned int i;
-	size_t m;
-
-	if (*a != '\0') {
-		unsigned long long id;
-		char *end;
-
-		if (!word_is(a, "since") ||
-		    (a += 5 + strspn(a + 5, " \t"), *a < '0' || *a > '9') ||
-		    (errno = 0, id = strtoull(a, &end, 10), errno != 0) ||
-		    end[strspn(end, " \t")] != '\0') {
-			m = (size_t)snprintf(msg, sizeof(msg), "error: usage: "
-					     "watch [since ID]\n");
-			reply(c, json, false, cmd, msg, m);
-			return;
-		}
-		from = id < last ? id + 1 : last + 1;
-	}
-	for (i = 0; i < CTL_WATCHERS; i++)
-		if (watchers[i].fd < 0) {
-			w = &watchers[i];
-			break;
-		}
-	if (w == NULL) {
-		m = (size_t)snprintf(msg, sizeof(msg), "error: too many "
-				     "watchers (%d): try again later\n",
-				     CTL_WATCHERS);
-		reply(c, json, false, cmd, msg, m);
-		return;
-	}
-	oldest = last >= SHP_EVENTS_KEEP ? last - SHP_EVENTS_KEEP + 1 : 1;
-	if (from < oldest)
-		m = (size_t)snprintf(msg, sizeof(msg), "watching from event "
-				     "%" PRIu64 " (the oldest kept: those "
-				     "before are gone), the newest %" PRIu64
-				     "\n", oldest, last);
-	else
-		m = (size_t)snprintf(msg, sizeof(msg), "watching from event "
-				     "%" PRIu64 ", the newest %" PRIu64 "\n",
-				     from, last);
-	reply(c, json, true, cmd, msg, m);
-	/* its reply goes first; then it is a watcher, its slot a client's */
-	if (c->closing || c->out_len - c->out_off > WATCH_BUF)
-		return;
-	memcpy(w->buf, c->out + c->out_off, c->out_len - c->out_off);
-	w->off = 0;
-	w->len = c->out_len - c->out_off;
-	w->fd = c->fd;
-	w->json = json;
-	w->next = RTE_MAX(from, oldest);
-	w->replay_end = last;
-	shp_events_watchers++;
-	/* a small kernel buffer: one that does not read is found soon */
-	setsockopt(w->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	c->fd = -1;
-	c->out_len = c->out_off = 0;
-	c->closing = true;   /* the slot, not the connection: no fd */
-	shp_event_sink = watch_sink;
-	watcher_pump(w);
-	if (w->fd >= 0)
-		watcher_flush(w);
-}
-
 /* One line from a client: `json ` before a command asks for the JSON
  * form of its reply; `atomic N`, that the N lines that follow are
  * checked, then applied in one publication or not at all. */
@@ -738,7 +369,7 @@ client_line(void *arg, enum ctl_line_status st, const char *text,
 		return;
 	}
 	if (word_is(cmd, "watch")) {
-		watch_start(c, cmd, json);
+		ctl_watch_start(c, cmd, json);
 		return;
 	}
 	if (strncmp(cmd, "body", 4) == 0 && cmd[4] == ' ') {
@@ -833,8 +464,7 @@ ctl_socket_init(struct shaper *s)
 	(void)s;
 	for (i = 0; i < CTL_MAX_CLIENTS; i++)
 		clients[i].fd = -1;
-	for (i = 0; i < CTL_WATCHERS; i++)
-		watchers[i].fd = -1;
+	ctl_watch_init();
 	inited = true;
 	if (ctl_socket_opt.off)
 		return 0;
@@ -903,12 +533,8 @@ ctl_socket_fini(void)
 		if (clients[i].fd >= 0)
 			client_close(&clients[i]);
 	/* what is in their buffers is theirs to have: a last try */
-	for (i = 0; inited && i < CTL_WATCHERS; i++)
-		if (watchers[i].fd >= 0) {
-			watcher_flush(&watchers[i]);
-			if (watchers[i].fd >= 0)
-				watcher_close(&watchers[i]);
-		}
+	if (inited)
+		ctl_watch_fini();
 	shp_event_sink = NULL;
 	inited = false;
 	if (listen_fd >= 0) {
@@ -1082,7 +708,7 @@ ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 {
 	struct pollfd pfd[8 + 1 + CTL_MAX_CLIENTS + CTL_WATCHERS];
 	int map[CTL_MAX_CLIENTS], wmap[CTL_WATCHERS];
-	unsigned int i, m = 0, k;
+	unsigned int i, m = 0, k, wbase;
 	uint64_t now;
 	int rc, ready = 0;
 
@@ -1102,17 +728,8 @@ ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		pfd[m++] = (struct pollfd){ .fd = c->fd,
 			.events = c->out_len > c->out_off ? POLLOUT : POLLIN };
 	}
-	for (k = 0; k < CTL_WATCHERS; k++) {
-		struct watcher *w = &watchers[k];
-
-		wmap[k] = -1;
-		if (w->fd < 0)
-			continue;
-		wmap[k] = (int)m;
-		/* its hang-up, and room for what waits */
-		pfd[m++] = (struct pollfd){ .fd = w->fd, .events = POLLIN |
-			(w->len > w->off ? POLLOUT : 0) };
-	}
+	wbase = m;
+	m += ctl_watch_pollfds(pfd + wbase, wmap);
 	rc = poll(pfd, m, timeout_ms);
 	if (rc < 0)
 		return rc;
@@ -1138,9 +755,7 @@ ctl_socket_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 		if (c->closing && c->out_len == c->out_off)
 			client_close(c);
 	}
-	for (k = 0; k < CTL_WATCHERS; k++)
-		if (watchers[k].fd >= 0 && wmap[k] >= 0)
-			watcher_poll(&watchers[k], pfd[wmap[k]].revents);
+	ctl_watch_polled(pfd + wbase, wmap);
 	if (pfd[n].revents & POLLIN)
 		accept_clients();
 	return ready;
