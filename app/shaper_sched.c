@@ -12,6 +12,7 @@
 #include <rte_ethdev.h>
 #include <rte_pause.h>
 #include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
 
 #include "carrier_tap.h"
 #include "ctl_config.h"
@@ -26,54 +27,25 @@ uint64_t shaper_sched_next[SHP_MAX_PORTS][SHP_MAX_QUEUES] = {
 };
 volatile bool shaper_sched_rx[SHP_MAX_PORTS];
 
-/* Single producer, single consumer ring of conf pointers; size a power
- * of two. */
-struct cring {
-	void **slot;
-	uint32_t size;
-	uint32_t head;   /* consumer's */
-	uint32_t tail;   /* producer's */
-};
-
-static int
-cring_init(struct cring *r, unsigned int min)
+/* A ring of confs, one producer and one consumer, holding a power of
+ * two of them (at least min): an rte_ring on the heap, as a schedule's
+ * rings can outnumber the EAL's memzones. NULL out of memory. */
+static struct rte_ring *
+conf_ring(unsigned int min)
 {
-	r->size = rte_align32pow2(RTE_MAX(min, 1u));
-	r->slot = calloc(r->size, sizeof(*r->slot));
-	r->head = r->tail = 0;
-	return r->slot == NULL ? -1 : 0;
-}
+	unsigned int cap = rte_align32pow2(RTE_MAX(min, 1u));
+	ssize_t sz = rte_ring_get_memsize(rte_align32pow2(cap + 1));
+	void *mem;
 
-static unsigned int
-cring_count(const struct cring *r)
-{
-	return __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-}
-
-static bool
-cring_push(struct cring *r, void *p)
-{
-	uint32_t t = r->tail;
-
-	if (r->slot == NULL ||
-	    t - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->size)
-		return false;
-	r->slot[t & (r->size - 1)] = p;
-	__atomic_store_n(&r->tail, t + 1, __ATOMIC_RELEASE);
-	return true;
-}
-
-static bool
-cring_pop(struct cring *r, void **p)
-{
-	uint32_t h = r->head;
-
-	if (h == __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE))
-		return false;
-	*p = r->slot[h & (r->size - 1)];
-	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-	return true;
+	if (sz < 0 || posix_memalign(&mem, RTE_CACHE_LINE_SIZE,
+				     (size_t)sz) != 0)
+		return NULL;
+	if (rte_ring_init(mem, "shaper_sched", cap, RING_F_SP_ENQ |
+			  RING_F_SC_DEQ | RING_F_EXACT_SZ) < 0) {
+		free(mem);
+		return NULL;
+	}
+	return mem;
 }
 
 /*
@@ -89,12 +61,12 @@ cring_pop(struct cring *r, void **p)
 /* A port's shard (the port itself with one queue): its owner's cursor
  * and rings. */
 struct sched_link {
-	struct cring *ready;        /* a change each, main -> owner: confs */
+	struct rte_ring **ready;    /* a change each, main -> owner: confs */
 	/* the owner's: its next occurrence, what came due and waits for a
 	 * conf, its id or room, and what it missed (w.missed) and did */
 	struct shp_sched_walk w;
 	uint64_t applied;
-	struct cring retire[SHP_SLOT_MAX];   /* owner -> main: old confs */
+	struct rte_ring *retire[SHP_SLOT_MAX];   /* owner -> main: old confs */
 };
 
 struct sched_port {
@@ -194,9 +166,9 @@ arm(struct shaper *s, uint16_t p, char *err)
 		const struct shp_sched_event *ev = sp->plan.ch[i].ev;
 
 		for (q = 0; q < nb_links; q++) {
-			struct cring *r = &sp->link[q].ready[i];
+			struct rte_ring *r = sp->link[q].ready[i];
 
-			while (cring_count(r) < sp->target) {
+			while (rte_ring_count(r) < sp->target) {
 				const struct shp_kind *k = NULL;
 				void *conf;
 
@@ -205,7 +177,8 @@ arm(struct shaper *s, uint16_t p, char *err)
 								  &s->chain[p]),
 						   &kenv, &k, &conf, err) < 0)
 					return -1;
-				cring_push(r, conf);   /* (room: 2 x target) */
+				/* (room: 2 x target) */
+				rte_ring_sp_enqueue(r, conf);
 			}
 		}
 	}
@@ -260,10 +233,11 @@ port_build(struct shaper *s, uint16_t p, char *err)
 		if (l->ready == NULL)
 			goto oom;
 		for (k = 0; k < sp->plan.nb; k++)
-			if (cring_init(&l->ready[k], 2 * sp->target) < 0)
+			if ((l->ready[k] = conf_ring(2 * sp->target)) ==
+			    NULL)
 				goto oom;
 		for (sl = 0; sl < SHP_SLOT_MAX; sl++)
-			if (cring_init(&l->retire[sl], RETIRE_SIZE) < 0)
+			if ((l->retire[sl] = conf_ring(RETIRE_SIZE)) == NULL)
 				goto oom;
 	}
 	return 0;
@@ -347,8 +321,8 @@ publish(struct shaper *s, uint16_t p, uint16_t q, struct sched_port *sp,
 {
 	const struct shp_sched_change *e = shp_sched_occ_change(&sp->plan, n);
 	struct sched_link *l = &sp->link[q];
-	struct cring *ret = &l->retire[e->slot];
-	struct cring *ready = &l->ready[e - sp->plan.ch];
+	struct rte_ring *ret = l->retire[e->slot];
+	struct rte_ring *ready = l->ready[e - sp->plan.ch];
 	char err[SHP_ERR_LEN];
 	void *conf, *old = NULL;
 	uint64_t id;
@@ -361,8 +335,8 @@ publish(struct shaper *s, uint16_t p, uint16_t q, struct sched_port *sp,
 		l->w.missed += e->n;
 		return true;
 	}
-	if (rc == 0 || cring_count(ret) >= ret->size ||
-	    !cring_pop(ready, &conf))
+	if (rc == 0 || rte_ring_full(ret) ||
+	    rte_ring_sc_dequeue(ready, &conf) != 0)
 		return false;
 	if (conf != NULL)   /* (an `off` has no conf to carry it) */
 		((struct shp_conf_hdr *)conf)->id = id;
@@ -376,7 +350,7 @@ publish(struct shaper *s, uint16_t p, uint16_t q, struct sched_port *sp,
 		old = conf;
 	}
 	if (old != NULL)
-		cring_push(ret, old);   /* (room checked above) */
+		rte_ring_sp_enqueue(ret, old);   /* (room checked above) */
 	return true;
 }
 
@@ -623,8 +597,10 @@ shaper_sched_tick(struct shaper *s)
 			for (q = 0; q < nb_links; q++)
 				for (sl = 0; sl < SHP_SLOT_MAX; sl++)
 					while (n < RTE_DIM(old) &&
-					       cring_pop(&sp->link[q].retire[sl],
-							 &old[n]))
+					       sp->link[q].retire[sl] != NULL &&
+					       rte_ring_sc_dequeue(
+						sp->link[q].retire[sl],
+						&old[n]) == 0)
 						kind[n++] =
 							s->chain[p].kind[sl];
 		}
@@ -677,17 +653,21 @@ shaper_sched_fini(struct shaper *s)
 
 			for (i = 0; l->ready != NULL && i < sp->plan.nb;
 			     i++) {
-				while (cring_pop(&l->ready[i], &conf))
+				while (l->ready[i] != NULL &&
+				       rte_ring_sc_dequeue(l->ready[i],
+							   &conf) == 0)
 					shp_kind_conf_free(
 						sp->plan.ch[i].kind, conf);
-				free(l->ready[i].slot);
+				free(l->ready[i]);
 			}
 			free(l->ready);
 			for (sl = 0; sl < SHP_SLOT_MAX; sl++) {
-				while (cring_pop(&l->retire[sl], &conf))
+				while (l->retire[sl] != NULL &&
+				       rte_ring_sc_dequeue(l->retire[sl],
+							   &conf) == 0)
 					shp_kind_conf_free(
 						s->chain[p].kind[sl], conf);
-				free(l->retire[sl].slot);
+				free(l->retire[sl]);
 			}
 			shaper_sched_next[p][q] = UINT64_MAX;
 			shaper_sched_retry[p][q] = false;
