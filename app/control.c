@@ -67,8 +67,8 @@ ctl_init(struct shaper *s)
 	return 0;
 }
 
-static void
-grace_period(void)
+void
+ctl_grace_period(void)
 {
 	/* The main lcore is not a reader: it waits for every registered
 	 * worker to report a quiescent state. Workers that stopped went
@@ -106,8 +106,8 @@ port_selected(int port, uint16_t p)
 
 /* A delay limit above the port's share of the pool is capped by the
  * stages (pool_share): the reply says so, as the start does. */
-static void
-hold_note(const struct shaper *s, uint16_t port, const struct shp_kind *k,
+void
+ctl_hold_note(const struct shaper *s, uint16_t port, const struct shp_kind *k,
 	  const void *conf, const char *what, const struct shp_kind_env *env)
 {
 	char note[SHP_ERR_LEN];
@@ -347,13 +347,13 @@ stage_publish(struct shaper *s, struct stage_prep *pr, unsigned int n,
 	shaper_sched_seen(s);
 	for (j = 0; j < m; j++)
 		if (shard[j] == 0) {
-			hold_note(s, port[j], kind[j], conf[j], kind[j]->name,
+			ctl_hold_note(s, port[j], kind[j], conf[j], kind[j]->name,
 				  &env);
 			if (kind[j]->slot == SHP_SLOT_DELAY ||
 			    kind[j]->slot == SHP_SLOT_RATE)
 				shaper_budget_report(s, port[j]);
 		}
-	grace_period();
+	ctl_grace_period();
 	shaper_batch_reclaim();
 	for (j = 0; j < m; j++)
 		shp_kind_conf_free(kind[j], old[j]);
@@ -415,197 +415,6 @@ ctl_for_set_stages(struct shaper *s, const struct ctl_change *ch,
 	return set_stages(s, ch, n, true, err);
 }
 
-/* A class set ns for every port, prepared (an error changes nothing),
- * then published. */
-static int
-classes_prepare(struct shaper *s, const struct shp_class_set *ns,
-		const struct shp_kind_env *env,
-		struct shp_classes_update **u, char *err)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-
-		struct shp_chain *c[SHP_MAX_QUEUES];
-		unsigned int n = shaper_port_chains(s, p, c);
-
-		/* every shard of the port in the one publish */
-		u[i] = NULL;
-		if (shp_classes_prepare(c, n, ns, s->pool_of[p], p, env,
-					&u[i], err) < 0) {
-			while (i-- > 0)
-				shp_classes_abort(u[i]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static void
-classes_publish(struct shaper *s, struct shp_classes_update **u)
-{
-	unsigned int i;
-
-	for (i = 0; i < s->nb_ports; i++)
-		if (u[i] != NULL)
-			shp_classes_publish(u[i]);
-	grace_period();
-	for (i = 0; i < s->nb_ports; i++)
-		if (u[i] != NULL)
-			shp_classes_finish(u[i]);
-}
-
-/*
- * `set class NAME ...` (words) and `clear class NAME` (words NULL): the
- * new class set is prepared on every port first (an error changes
- * nothing), published, and what the data path no longer sees is freed
- * after the grace period (shp_classes.h).
- */
-static int
-apply_classes(struct shaper *s, const struct shp_class_set *ns, char *err)
-{
-	struct shp_classes_update *u[SHP_MAX_PORTS];
-	struct shp_kind_env env;
-
-	shaper_kind_env(s, &env);
-	if (classes_prepare(s, ns, &env, u, err) < 0)
-		return -1;
-	classes_publish(s, u);
-	return 0;
-}
-
-static void
-class_hold_notes(const struct shaper *s, const struct shp_class_set *ns,
-		 const char *name)
-{
-	const struct shp_class_def *d = shp_class_find(ns, name);
-	const struct shp_kind *kind;
-	struct shp_chain_spec spec;
-	struct shp_kind_env env;
-	char err[SHP_ERR_LEN], what[SHP_ERR_LEN];
-	unsigned int i, sl = SHP_SLOT_DELAY;
-
-	shaper_kind_env(s, &env);
-	if (d == NULL || shp_class_spec(d, &env, &spec, err) < 0)
-		return;
-	kind = spec.kind[sl] != NULL ? spec.kind[sl] :
-	       shp_kind_default(SHP_SLOT_DELAY);
-	/* the note names the class's delay stage by its own kind */
-	snprintf(what, sizeof(what), "class %s %s", name, kind->name);
-	for (i = 0; i < s->nb_ports; i++) {
-		uint16_t p = s->port_ids[i];
-
-		if (d->ports == 0 || (d->ports & (1u << p)))
-			hold_note(s, p, kind, spec.conf[sl], what, &env);
-	}
-	shp_chain_spec_free(&spec);
-}
-
-/* Class name's definition as `show class` words it, or "" when the set
- * has none. */
-static void
-class_text(const struct shp_class_set *cs, const char *name, char *buf,
-	   size_t len)
-{
-	unsigned int i;
-	FILE *f;
-
-	buf[0] = '\0';
-	for (i = 0; cs != NULL && i < cs->nb; i++)
-		if (strcmp(cs->def[i].name, name) == 0)
-			break;
-	if (cs == NULL || i == cs->nb)
-		return;
-	f = fmemopen(buf, len, "w");
-	if (f == NULL)
-		return;
-	shp_class_describe(cs, i, f);
-	fclose(f);
-	buf[len - 1] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	/* the event names the class: its words only */
-	if (strncmp(buf, "class ", 6) == 0 && strchr(buf, ':') != NULL) {
-		const char *w = strchr(buf, ':') + 1;
-
-		w += strspn(w, " ");
-		memmove(buf, w, strlen(w) + 1);
-	}
-}
-
-static void
-class_event(const struct shp_class_set *o, const struct shp_class_set *n,
-	    const char *name)
-{
-	static char was[CTL_TEXT_LEN], now[CTL_TEXT_LEN];
-	char what[SHP_EVENT_WHAT];
-
-	class_text(o, name, was, sizeof(was));
-	class_text(n, name, now, sizeof(now));
-	snprintf(what, sizeof(what), "class %s", name);
-	shp_event_emit(shp_event_source(), -1, what, was, now);
-}
-
-int
-ctl_set_class(struct shaper *s, const char *name, const char *words,
-	      char *err)
-{
-	struct shp_class_set *ns;
-
-	if (shp_class_set_edit(s->opt.classes, name, words, &ns, err) < 0)
-		return -1;
-	if (shp_class_set_check_ports(ns, shaper_ports_mask(s), err) < 0) {
-		char list[SHP_ERR_LEN];
-		size_t n = strlen(err);
-
-		snprintf(err + n, SHP_ERR_LEN - n, " (%s)",
-			 shaper_ports_text(s, list, sizeof(list)));
-		shp_class_set_free(ns);
-		return -1;
-	}
-	if (apply_classes(s, ns, err) < 0) {
-		shp_class_set_free(ns);
-		return -1;
-	}
-	if (words != NULL)
-		class_hold_notes(s, ns, name);
-	class_event(s->opt.classes, ns, name);
-	shp_class_set_free(s->opt.classes);
-	s->opt.classes = ns;
-	ctl_config_refresh(s);
-	return 0;
-}
-
-void
-ctl_classes_gc(struct shaper *s)
-{
-	char err[SHP_ERR_LEN];
-	unsigned int i, n = 0;
-
-	for (i = 0; i < s->nb_ports; i++)
-		n += shp_classes_drained(s->port_ids[i]);
-	/* the same classes again: the cleared ones that emptied go */
-	if (n > 0 && apply_classes(s, s->opt.classes, err) < 0)
-		fprintf(stderr, "dpdk-shaper: freeing cleared classes: %s\n",
-			err);
-}
-
-void
-ctl_classes_grow(struct shaper *s)
-{
-	static uint64_t last;
-	uint64_t now = rte_get_timer_cycles();
-	unsigned int i, denied;
-
-	/* a look at thousands of classes: every 10 ms is soon enough for a
-	 * class that started to hold packets */
-	if (now - last < rte_get_timer_hz() / 100)
-		return;
-	last = now;
-	for (i = 0; i < s->nb_ports; i++)
-		shp_classes_grow(s->port_ids[i], CTL_GROW_PER_TICK, &denied);
-}
-
 int
 ctl_clear_stage(struct shaper *s, const char *key, int port, char *err)
 {
@@ -638,7 +447,7 @@ publish_classifier(struct shaper *s, struct shp_classifier *n)
 	const struct shp_classifier *old = s->classifier;
 
 	__atomic_store_n(&s->classifier, n, __ATOMIC_RELEASE);
-	grace_period();
+	ctl_grace_period();
 	if (old != &s->opt.classifier)
 		free((void *)(uintptr_t)old);
 	ctl_config_refresh(s);
@@ -724,7 +533,7 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 	/* the classes' queues too (the same set again: only those whose
 	 * map changes change) */
 	if (s->opt.classes != NULL &&
-	    classes_prepare(s, s->opt.classes, &env, u, err) < 0) {
+	    ctl_classes_prepare(s, s->opt.classes, &env, u, err) < 0) {
 		if (any)
 			stage_prep_free(&pr, s->nb_ports);
 		free(n);
@@ -733,7 +542,7 @@ ctl_set_priomap(struct shaper *s, const char *text, char *err)
 	if (any)
 		stage_publish(s, &pr, 1, false);
 	if (s->opt.classes != NULL)
-		classes_publish(s, u);
+		ctl_classes_publish(s, u);
 	s->priomap_set = true;
 	priomap_text(s->classifier->priomap, was, sizeof(was));
 	priomap_text(n->priomap, now, sizeof(now));
@@ -768,7 +577,7 @@ ctl_pause(struct shaper *s, bool paused)
 {
 	s->paused = paused;
 	if (paused)
-		grace_period();
+		ctl_grace_period();
 	ctl_config_refresh(s);
 }
 

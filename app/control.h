@@ -22,6 +22,23 @@
 #include "shaper.h"
 
 int ctl_init(struct shaper *s);
+/* Returns once every worker went round its loop (an RCU QSBR grace
+ * period): none still holds what was unpublished before. */
+void ctl_grace_period(void);
+/* ctl_classes.c: class set ns prepared for every port (env: the kinds'
+ * environment; an error changes nothing), then published, the old freed
+ * after a grace period (u: what prepare built) */
+struct shp_class_set;
+struct shp_classes_update;
+int ctl_classes_prepare(struct shaper *s, const struct shp_class_set *ns,
+			const struct shp_kind_env *env,
+			struct shp_classes_update **u, char *err);
+void ctl_classes_publish(struct shaper *s, struct shp_classes_update **u);
+/* A delay limit above the port's share of the pool is capped by the
+ * stages (pool_share): printed as a warning, as the start does. */
+void ctl_hold_note(const struct shaper *s, uint16_t port,
+		   const struct shp_kind *k, const void *conf,
+		   const char *what, const struct shp_kind_env *env);
 /* After the workers stopped: take every conf back and free it. */
 void ctl_fini(struct shaper *s);
 
