@@ -38,6 +38,7 @@
 #include "control.h"
 #include "shaper.h"
 #include "shaper_wire.h"
+#include "tel_counters.h"
 #include "telemetry.h"
 
 static struct shaper *S;
@@ -79,163 +80,6 @@ select_ports(const char *params, uint16_t *ports)
 #define TEL_REPLY_MAX (16 * 1024)
 #define TEL_REPLY_SLACK 128   /* the command name, braces */
 
-/* JSON length of `"k":v,`, with one digit of room per value: counters
- * still move between this estimate and the serialisation. */
-static size_t
-u64_len(const char *k, uint64_t v)
-{
-	char num[24];
-
-	return strlen(k) + 5 + (size_t)snprintf(num, sizeof(num), "%" PRIu64,
-						  v);
-}
-
-/* A dictionary of counters being built: `err` remembers any failed add. */
-struct tel_dict {
-	struct rte_tel_data *d;
-	size_t len;
-	int err;
-};
-
-static void
-put_u64(struct tel_dict *t, const char *k, uint64_t v)
-{
-	if (t->d != NULL && rte_tel_data_add_dict_u64(t->d, k, v) < 0)
-		t->err = -1;
-	t->len += u64_len(k, v);
-}
-
-/* Kind k's statistics belong in port's reply: it runs on the port, or
- * counted something there (a class's, a kind switched off since). The
- * kinds a port does not run stay out, as the exporter leaves them out:
- * with every kind's keys a port's entry outgrew one reply at 18 ports. */
-static bool
-kind_shown(uint16_t port, const struct shp_kind *k,
-	   const struct shp_port_ctr *c)
-{
-	const struct shp_chain *ch = &S->chain[port];
-	unsigned int i;
-
-	for (i = 0; i < SHP_SLOT_MAX; i++)
-		if (ch->kind[i] == k && ch->conf[i] != NULL)
-			return true;
-	for (i = 0; i < shp_xstat_nb(); i++)
-		if (shp_xstat_kind(i) == k && c->xstats[i] != 0)
-			return true;
-	return false;
-}
-
-/* Fill `t` (or only measure it when t->d is NULL). */
-static void
-port_counters(struct tel_dict *t, uint16_t port, const struct shp_port_sum *s)
-{
-	const struct shp_port_ctr *c = &s->c;
-	unsigned int k;
-
-	put_u64(t, "rx_packets", c->rx_packets);
-	put_u64(t, "rx_bytes", c->rx_bytes);
-	put_u64(t, "tx_packets", c->tx_packets);
-	put_u64(t, "tx_bytes", c->tx_bytes);
-	put_u64(t, "queued", s->queued);
-	put_u64(t, "egress_in", s->egress_in);
-	put_u64(t, "dropped", s->dropped);
-	put_u64(t, "tx_pending", c->tx_pending);
-	put_u64(t, "rx_pool_empty", c->rx_pool_empty);
-	/* every kind's own statistics as KIND_NAME (the stats file's
-	 * xstats.KIND.NAME), and the older top-level names */
-	for (k = 0; k < shp_xstat_nb(); k++) {
-		const struct shp_xstat_desc *x = shp_xstat_desc(k);
-		char name[64];
-
-		if (x->alias != NULL)
-			put_u64(t, x->alias, c->xstats[k]);
-		if (!kind_shown(port, shp_xstat_kind(k), c))
-			continue;
-		snprintf(name, sizeof(name), "%s_%s",
-			 shp_xstat_kind(k)->name, x->name);
-		if (x->alias == NULL || strcmp(x->alias, name) != 0)
-			put_u64(t, name, c->xstats[k]);
-	}
-	/* the stats file's "nic" object, flat: one level of containers */
-	put_u64(t, "nic_imissed", s->nic.imissed);
-	put_u64(t, "nic_ierrors", s->nic.ierrors);
-	/* `disable P`: 1 while the port is a bare wire */
-	put_u64(t, "disabled", s->disabled);
-	if (s->link.known) {
-		put_u64(t, "link_up", s->link.up);
-		put_u64(t, "link_speed_mbps", s->link.speed_mbps);
-		put_u64(t, "link_changes", s->link.changes);
-	}
-	put_u64(t, "nic_rx_nombuf", s->nic.rx_nombuf);
-	put_u64(t, "nic_oerrors", s->nic.oerrors);
-}
-
-/* the stats file's "budget" (0: a figure not known; none offline) */
-static void
-port_budget(struct tel_dict *t, const struct shp_port_sum *s)
-{
-	const struct shp_budget *b = &s->budget;
-
-	if (!b->known)
-		return;
-	put_u64(t, "frame_bytes", b->frame);
-	put_u64(t, "frames", b->frames);
-	put_u64(t, "mbufs", b->mbufs);
-	put_u64(t, "store_bytes", b->store_bound);
-	put_u64(t, "store_reserved", b->store_reserved);
-	put_u64(t, "delay_ns", b->delay_ns);
-	put_u64(t, "max_delay_at_line_ns", b->max_delay_at_line_ns);
-	put_u64(t, "max_delay_at_rate_ns", b->max_delay_at_rate_ns);
-	put_u64(t, "max_rate_at_delay_bps", b->max_rate_at_delay_bps);
-	put_u64(t, "over", b->over);
-}
-
-static void
-port_drops(struct tel_dict *t, const struct shp_port_sum *s)
-{
-	unsigned int k;
-
-	for (k = 0; k < shp_drop_nb(); k++)
-		put_u64(t, shp_drop_names[k], s->c.drops[k]);
-}
-
-static void
-band_counters(struct tel_dict *t, const struct shp_port_sum *s,
-	      unsigned int b)
-{
-	const struct shp_band_ctr *bc = &s->c.band[b];
-
-	put_u64(t, "enqueued", bc->enqueued);
-	put_u64(t, "dequeued", bc->dequeued);
-	put_u64(t, "dropped", s->band_dropped[b]);
-	put_u64(t, "depth", s->band_depth[b]);
-	put_u64(t, "full", bc->full);
-	put_u64(t, "pushed_out", bc->pushed_out);
-	put_u64(t, "flushed", bc->flushed);
-}
-
-enum what { W_STATS, W_DROPS, W_BANDS, W_BUDGET };
-
-/* Entry `i` of the reply for one port: its key and its counters. */
-static void
-entry(enum what w, uint16_t port, const struct shp_port_sum *sum,
-      unsigned int i, struct tel_dict *t, char *key, size_t klen)
-{
-	if (w == W_BANDS) {
-		snprintf(key, klen, "%u_%u", port, i);
-		band_counters(t, sum, i);
-	} else {
-		snprintf(key, klen, "%u", port);
-		if (w == W_STATS)
-			port_counters(t, port, sum);
-		else if (w == W_BUDGET)
-			port_budget(t, sum);
-		else
-			port_drops(t, sum);
-	}
-	t->len += strlen(key) + 6;   /* "key":{...}, */
-}
-
 /* Add `c` under `key` to `d`; what could not be added is freed here. */
 static int
 add_container(struct rte_tel_data *d, const char *key, struct rte_tel_data *c)
@@ -260,7 +104,7 @@ tel_error(struct rte_tel_data *d, const char *msg)
 }
 
 /* entries of a port's reply */
-#define PER(w, sum) ((w) == W_BANDS ? (sum)->nb_bands : 1u)
+#define PER(w, sum) ((w) == TEL_BANDS ? (sum)->nb_bands : 1u)
 
 
 /* A reply of nent entries and len bytes does not fit: d says so. */
@@ -298,7 +142,7 @@ tel_add_built(struct rte_tel_data *d, struct tel_entry *built,
 
 static int
 per_port(const char *cmd, const char *params, struct rte_tel_data *d,
-	 enum what w)
+	 enum tel_what w)
 {
 	uint16_t ports[SHP_MAX_PORTS];
 	struct shp_port_sum *sums = NULL;
@@ -331,7 +175,8 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 			struct tel_dict t = { 0 };
 			char key[16];
 
-			entry(w, ports[i], &sums[i], k, &t, key, sizeof(key));
+			tel_entry(w, ports[i], &S->chain[ports[i]], &sums[i], k, &t, key,
+				  sizeof(key));
 			len += t.len;
 		}
 	}
@@ -357,7 +202,8 @@ per_port(const char *cmd, const char *params, struct rte_tel_data *d,
 				break;
 			}
 			rte_tel_data_start_dict(t.d);
-			entry(w, ports[i], &sums[i], k, &t, e->key,
+			tel_entry(w, ports[i], &S->chain[ports[i]], &sums[i], k,
+				  &t, e->key,
 			      sizeof(e->key));
 			if (t.err < 0)
 				rc = -1;
@@ -373,25 +219,25 @@ out:
 static int
 tel_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	return per_port(cmd, params, d, W_STATS);
+	return per_port(cmd, params, d, TEL_STATS);
 }
 
 static int
 tel_drops(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	return per_port(cmd, params, d, W_DROPS);
+	return per_port(cmd, params, d, TEL_DROPS);
 }
 
 static int
 tel_bands(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	return per_port(cmd, params, d, W_BANDS);
+	return per_port(cmd, params, d, TEL_BANDS);
 }
 
 static int
 tel_budget(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	return per_port(cmd, params, d, W_BUDGET);
+	return per_port(cmd, params, d, TEL_BUDGET);
 }
 
 /* count, min, p50, p90, p99, p99_9, max: the stats-file keys */
@@ -504,17 +350,17 @@ shard_counters(struct tel_dict *t, uint16_t port, unsigned int q)
 	unsigned int k;
 
 	ctl_shard_sum(S, port, q, &sum);
-	put_u64(t, "queue", q);
-	put_u64(t, "lcore", shaper_shard_lcore(S, port, q));
-	put_u64(t, "tx_packets", sum.c.tx_packets);
-	put_u64(t, "tx_bytes", sum.c.tx_bytes);
-	put_u64(t, "queued", sum.queued);
-	put_u64(t, "dropped", sum.dropped);
+	tel_put_u64(t, "queue", q);
+	tel_put_u64(t, "lcore", shaper_shard_lcore(S, port, q));
+	tel_put_u64(t, "tx_packets", sum.c.tx_packets);
+	tel_put_u64(t, "tx_bytes", sum.c.tx_bytes);
+	tel_put_u64(t, "queued", sum.queued);
+	tel_put_u64(t, "dropped", sum.dropped);
 	for (k = 0; k < shp_drop_nb(); k++)
-		put_u64(t, shp_drop_names[k], sum.c.drops[k]);
-	put_u64(t, "sojourn_p50_ns", sum.sojourn.p50);
-	put_u64(t, "sojourn_p99_ns", sum.sojourn.p99);
-	put_u64(t, "sojourn_max_ns", sum.sojourn.max);
+		tel_put_u64(t, shp_drop_names[k], sum.c.drops[k]);
+	tel_put_u64(t, "sojourn_p50_ns", sum.sojourn.p50);
+	tel_put_u64(t, "sojourn_p99_ns", sum.sojourn.p99);
+	tel_put_u64(t, "sojourn_max_ns", sum.sojourn.max);
 }
 
 static int
