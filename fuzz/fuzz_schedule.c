@@ -36,7 +36,7 @@ static const struct shp_kind_env env = {
 static struct shp_chain lone[NB_PORTS];
 
 /* One line naming the file "s" and where in it: "s:N: ...", or the
- * reader's own "--schedule s:N: ..." (lib/conf/shp_file.h). */
+ * reader's own "--schedule s:N: ..." (lib/base/shp_file.h). */
 static bool
 names_file(const char *err)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tc's unit parsers (lib/conf/shp_units.c): the first byte picks the parser,
+ * tc's unit parsers (lib/base/shp_units.c): the first byte picks the parser,
  * the rest is the word. Results must be in their documented range; a
  * refusal must say why in one line.
  */

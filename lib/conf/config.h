@@ -95,7 +95,6 @@ struct shp_options {
 #define SHP_DEFAULT_BANDS 3
 #define SHP_DEFAULT_RING_SIZE 1024
 #define SHP_DEFAULT_BURST 32
-#define SHP_MAX_BURST 512
 #define SHP_DEFAULT_MAX_LATE_NS 50000    /* 50us */
 
 /* Frame lengths: an MTU is the L3 packet's; a frame adds its Ethernet

@@ -46,7 +46,6 @@
 #include <string.h>
 #include <rte_mbuf.h>
 
-#include "config.h"
 #include "shp_chain.h"
 #include "shp_meta.h"
 #include "shp_qdisc.h"

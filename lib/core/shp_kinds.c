@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The registry of stage kinds, and the numbering of their counters.
- * A new kind is one line here (and its own file).
+ * The registry of stage kinds (its list: lib/sched/kinds.c), and the
+ * numbering of their counters.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,32 +11,9 @@
 #include "shp_kind.h"
 #include "shp_units.h"
 
-extern const struct shp_kind shp_kind_pfifo_fast;
-extern const struct shp_kind shp_kind_fq_codel;
-extern const struct shp_kind shp_kind_pie;
-extern const struct shp_kind shp_kind_red;
-extern const struct shp_kind shp_kind_dualpi2;
-extern const struct shp_kind shp_kind_prio;
-extern const struct shp_kind shp_kind_tbf;
-extern const struct shp_kind shp_kind_trace;
-extern const struct shp_kind shp_kind_netem;
-extern const struct shp_kind shp_kind_police;
-
-const struct shp_kind *const shp_kinds[] = {
-	&shp_kind_pfifo_fast,   /* the first of a slot is its default */
-	&shp_kind_fq_codel,
-	&shp_kind_prio,      /* the bands under Linux's prio's name */
-	&shp_kind_pie,        /* RFC 8033 (issue 59) */
-	&shp_kind_red,        /* Floyd and Jacobson, as Linux (issue 59) */
-	&shp_kind_dualpi2,    /* RFC 9332's coupled L4S AQM (issue 59) */
-	&shp_kind_tbf,
-	&shp_kind_trace,     /* trace-driven rate (issue 14) */
-	&shp_kind_netem,
-	&shp_kind_police,    /* the ingress slot (issue 28) */
-	NULL
-};
-
-#define NB_KINDS (RTE_DIM(shp_kinds) - 1)
+/* the registry (lib/sched/kinds.c: the kinds are a layer above) holds
+ * at most this many */
+#define KINDS_MAX 32
 #define KIND_MAX_COUNTERS 16
 
 /* The core's own causes, before any kind's. */
@@ -51,9 +28,9 @@ static const char *const core_drops[SHP_DROP_CORE] = {
 };
 
 const char *shp_drop_names[SHP_DROP_SLOTS];
-static unsigned int nb_drops, nb_xstats;
-static uint8_t drop_map[NB_KINDS][KIND_MAX_COUNTERS];
-static uint8_t xstat_map[NB_KINDS][KIND_MAX_COUNTERS];
+static unsigned int nb_kinds, nb_drops, nb_xstats;
+static uint8_t drop_map[KINDS_MAX][KIND_MAX_COUNTERS];
+static uint8_t xstat_map[KINDS_MAX][KIND_MAX_COUNTERS];
 static const struct shp_kind *xstat_kind[SHP_XSTAT_SLOTS];
 static const struct shp_xstat_desc *xstat_desc[SHP_XSTAT_SLOTS];
 static uint8_t delayed[SHP_XSTAT_SLOTS];
@@ -81,9 +58,12 @@ RTE_INIT(shp_kinds_number)
 {
 	unsigned int k, i;
 
+	while (shp_kinds[nb_kinds] != NULL)
+		if (++nb_kinds > KINDS_MAX)
+			rte_panic("more kinds than KINDS_MAX\n");
 	for (i = 0; i < SHP_DROP_CORE; i++)
 		drop_slot(core_drops[i]);
-	for (k = 0; k < NB_KINDS; k++) {
+	for (k = 0; k < nb_kinds; k++) {
 		const struct shp_kind *kind = shp_kinds[k];
 
 		if (shp_key_index(shp_kind_key(kind)) < 0) {
@@ -117,7 +97,7 @@ kind_index(const struct shp_kind *k)
 {
 	unsigned int i;
 
-	for (i = 0; i < NB_KINDS; i++)
+	for (i = 0; i < nb_kinds; i++)
 		if (shp_kinds[i] == k)
 			return (int)i;
 	return -1;
@@ -128,7 +108,7 @@ shp_kind_find(const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < NB_KINDS; i++)
+	for (i = 0; i < nb_kinds; i++)
 		if (strcmp(shp_kinds[i]->name, name) == 0)
 			return shp_kinds[i];
 	return NULL;
@@ -139,7 +119,7 @@ shp_kind_of(const struct shp_qdisc_ops *ops)
 {
 	unsigned int i;
 
-	for (i = 0; i < NB_KINDS; i++)
+	for (i = 0; i < nb_kinds; i++)
 		if (shp_kinds[i]->ops == ops)
 			return shp_kinds[i];
 	return NULL;
@@ -150,7 +130,7 @@ shp_kind_default(enum shp_slot slot)
 {
 	unsigned int i;
 
-	for (i = 0; i < NB_KINDS; i++)
+	for (i = 0; i < nb_kinds; i++)
 		if (shp_kinds[i]->slot == slot)
 			return shp_kinds[i];
 	return NULL;
@@ -167,7 +147,7 @@ shp_kind_is_key(const char *word)
 {
 	unsigned int i;
 
-	for (i = 0; i < NB_KINDS; i++)
+	for (i = 0; i < nb_kinds; i++)
 		if (strcmp(shp_kind_key(shp_kinds[i]), word) == 0)
 			return true;
 	return false;
@@ -201,7 +181,7 @@ shp_kind_parse(const char *key, const char *text,
 		if (0) {
 unknown_queue:
 			n = 0;
-			for (i = 0; i < NB_KINDS; i++)
+			for (i = 0; i < nb_kinds; i++)
 				if (shp_kinds[i]->slot == SHP_SLOT_QUEUE)
 					n += (size_t)snprintf(sub + n,
 						sizeof(sub) - n, "%s%s",

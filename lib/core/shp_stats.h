@@ -26,6 +26,8 @@
 #define SHP_MAX_PORTS  32
 /* --queues: shards of one port (issue 24) */
 #define SHP_MAX_QUEUES 16
+/* frames a stage is handed at once, at most (--burst) */
+#define SHP_MAX_BURST 512
 #define SHP_MAX_BANDS  16
 #define SHP_MAX_LCORES 128
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The drop capture (lib/pkt/drop_capture.c, pcapng_write.c): the drop
+ * The drop capture (lib/core/drop_capture.c, pcapng_write.c): the drop
  * funnel hands each dropped frame to a producer once, with its cause; a
  * live producer's records go round without loss until they run out,
  * then each drop is counted lost; the pcapng file is what the format

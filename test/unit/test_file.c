@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * User-named files (lib/conf/shp_file.h): only a regular file is read, a
+ * User-named files (lib/base/shp_file.h): only a regular file is read, a
  * FIFO or a device is refused at once, lines and sizes are bounded, errors
  * name the file and the line and never quote it, and a control socket
  * client's file is opened as that client.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Well-formed UTF-8 (lib/conf/shp_utf8.c): every boundary of RFC 3629's
+ * Well-formed UTF-8 (lib/base/shp_utf8.c): every boundary of RFC 3629's
  * table accepted, every form one step outside it refused (issue 58).
  */
 #include <setjmp.h>
