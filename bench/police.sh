@@ -1,7 +1,7 @@
 #!/bin/bash
 # usage: bench/police.sh BIN SECONDS ROUNDS: rtc -l 0-1, net_null copy=1, both ports;
 # Mpps offered (egress_in) and sent, without a policer, with one that passes all, with one that drops nearly all;
-# each round's ratio of police-pass's sent to none's (docs/benchmarks.md's ratio column)
+# each round's ratio of police-pass's sent to none's (the ratio column of "The policer", git log -p docs/benchmarks.md)
 BIN=$1 S=$2 R=$3
 run() {
   st=/tmp/pb-$$.json

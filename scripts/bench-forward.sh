@@ -27,13 +27,14 @@
 #        --netem 'delay 10ms 1ms loss 1%'
 # SHP_BENCH_QUEUES="pfifo_fast fq_codel" runs the shaper once per queue
 # kind in every round (--queue KIND appended to the options), so the rows
-# are measured side by side; docs/benchmarks.md's "fq_codel under a
-# non-throttling tbf" row is
+# are measured side by side; the "fq_codel under a non-throttling tbf"
+# row of git log -p docs/benchmarks.md is
 #   SHP_BENCH_QUEUES="pfifo_fast fq_codel" scripts/bench-forward.sh 6 3 \
 #        -- --mbufs 65536 --tbf 'rate 100gbit burst 1mb limit 100mb'
 # SHP_BENCH_NETEMS="delay 10ms|delay 10ms store off" does the same for
 # netem profiles ('|' between them; --netem PROFILE appended), e.g. the
-# byte store on and off side by side (docs/benchmarks.md, issue 25).
+# byte store on and off side by side (git log -p docs/benchmarks.md,
+# "The byte store", issue 25).
 # SHP_BENCH_CAPTURE=1 runs the shaper twice in every round, without and
 # with the drop capture (--capture-drops, issue 60; to a file in a
 # temporary directory, SHP_BENCH_CAPTURE_LIMIT its --capture-limit,

@@ -72,9 +72,11 @@ bench_args() {
 # docs/benchmarks.md is written by the benchmarks: bench_publish_begin
 # TITLE "$@" (after the script's cd to the top) tees what the script
 # prints; bench_publish_end, at the end of a run that finished, writes it
-# into the section of its command (the script, its arguments and the
-# SHP_BENCH_*, FID_*, SCALE_* and BENCH_* settings it ran with), with the machine
-# and the date (scripts/bench_publish.py). SHP_BENCH_PUBLISH=0: print only.
+# into the section of its benchmark (the script: a run with other
+# arguments replaces it), with the command line (the script, its
+# arguments and the SHP_BENCH_*, FID_*, SCALE_* and BENCH_* settings it ran
+# with), the machine and the date (scripts/bench_publish.py).
+# SHP_BENCH_PUBLISH=0: print only.
 bench_quote() {
 	case $1 in
 	''|*[!A-Za-z0-9_./:,=@%+-]*)

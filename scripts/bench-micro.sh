@@ -59,7 +59,7 @@ for n in "${names[@]}"; do
 		for j in "${!a[@]}"; do [ "${a[$j]}" = -- ] && { i=$j; break; }; done
 		a=("${a[@]:0:$i}" "${eal[@]}" "${a[@]:$i}") ;;
 	esac
-	# the section's key: this script and the benchmark's name
+	# the section's key: the benchmark's program, bench_NAME
 	( bench_publish_begin "${title[$n]}" "$n"
 	  echo "build/bench/bench_$n $(args_of "$n")"
 	  "$bin" "${a[@]}" 2>&1

@@ -141,7 +141,8 @@ def assert_conserved(run, egress_ports=None, ingress_of=None):
 # test of OFFLINE_MODULES and, in MIXED_MODULES, each test without the
 # live `mode`/`netns` fixtures that WALL_CLOCK does not name; and the
 # tests that only see dpdk-shaper refuse to start (REFUSALS).
-OFFLINE_MODULES = {"test_aqm", "test_capture", "test_classes", "test_for",
+OFFLINE_MODULES = {"test_aqm", "test_bench_publish", "test_capture",
+                   "test_classes", "test_for",
                    "test_offline", "test_plot",
                    "test_schedule", "test_shards", "test_store",
                    "test_tc_exact", "test_timevar", "test_tdc_replay",
