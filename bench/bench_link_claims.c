@@ -63,7 +63,10 @@
 #include "shp_qdisc.h"
 #include "tbf_shared.h"
 
-#define ITER  (1000 * 1000)   /* bursts a run of a primitive claim */
+/* bursts a run: of the bucket's claims, of the figures' (a few cycles
+ * each: a run of tens of ms still), of netem's enqueue calls */
+#define ITER  (2 * 1000 * 1000)
+#define FITER (20 * 1000 * 1000)
 #define NITER (100 * 1000)    /* netem enqueue calls a run */
 #define BURST 32
 
@@ -104,6 +107,7 @@ static double ns_per_tsc;
 static volatile int go;
 static unsigned int ready, nb_run;
 static int kind, layout;
+static uint64_t iter;
 static const char *profile;
 static int on_link;
 static double cycles[2];
@@ -150,7 +154,7 @@ primitive(struct shp_link_shared *b, uint16_t s)
 	start();
 	t0 = rte_rdtsc_precise();
 	t_beg[s] = t0;
-	for (i = 1; i <= ITER; i++) {
+	for (i = 1; i <= iter; i++) {
 		switch (kind) {
 		case K_BUCKET:
 			acc += shp_tbf_shared_claim(&b->rate, &conf, wire,
@@ -189,7 +193,7 @@ primitive(struct shp_link_shared *b, uint16_t s)
 	}
 	t_end[s] = rte_rdtsc_precise();
 	sink += acc;
-	return (double)(t_end[s] - t0) / ITER;
+	return (double)(t_end[s] - t0) / iter;
 }
 
 /* one lcore's enqueue calls into a netem stage of its own, shard s of
@@ -341,8 +345,9 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("2 lcores, bursts of %d x 64 B, %d bursts a run (netem %d), "
-	       "TSC %.2f GHz\n", BURST, ITER, NITER, rte_get_tsc_hz() / 1e9);
+	printf("2 lcores, bursts of %d x 64 B, %d bursts a run (figures "
+	       "%d, netem %d), TSC %.2f GHz\n", BURST, ITER, FITER, NITER,
+	       rte_get_tsc_hz() / 1e9);
 	printf("cycles per burst, lcore 0 / lcore 1: alone (the other idle), "
 	       "own (both, a link each), contended (both, one link)\n");
 	for (r = 0; r < 2; r++) {
@@ -353,6 +358,7 @@ main(int argc, char **argv)
 
 			preempt[0] = preempt[1] = 0;
 			kind = claims[n].kind;
+			iter = kind == K_BUCKET || kind == K_DEFER ? ITER : FITER;
 			profile = claims[n].netem;
 			on_link = claims[n].link;
 			run(1, L_ALONE);
