@@ -24,6 +24,7 @@ declare -A title=(
 	[classify]="Classify (bench_classify)"
 	[tbf_shared]="One bucket shared by a link's shards (bench_tbf_shared)"
 	[netem_chain]="netem's loss as the link's one process (bench_netem_chain)"
+	[link_claims]="Each link-wide claim, alone and contended (bench_link_claims)"
 )
 # the arguments of each (as the sections' commands have them)
 args_of() {
@@ -40,10 +41,12 @@ args_of() {
 	classify) echo "-l 0 --no-huge -m 256" ;;
 	tbf_shared) echo "--lcores 0@0,1@1 --no-huge -m 64" ;;
 	netem_chain) echo "--lcores 0@0,1@1 --no-huge -m 256" ;;
+	link_claims) echo "--lcores 0@0,1@1 --no-huge -m 256" ;;
 	esac
 }
 all=(bands counters netem netem_flush delay_floor store_floor delay_line
-     hiccup fq_codel class_match classify tbf_shared netem_chain)
+     hiccup fq_codel class_match classify tbf_shared netem_chain
+     link_claims)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 status=0
