@@ -68,6 +68,18 @@ struct shp_xstat_desc {
 	const char *alias;
 };
 
+/* A kind declares its drop causes and its statistics once, each name
+ * beside its enum, in X-macro lists:
+ *   #define FOO_DROPS(X) X(FOO_DROP_FULL, "foo_full") ...
+ *   #define FOO_XSTATS(X) X(FOO_XS_QUEUED, "queued", SHP_XS_GAUGE, NULL) ...
+ *   enum { FOO_DROPS(SHP_CAUSE_ENUM) };
+ *   static const char *const foo_drops[] = { FOO_DROPS(SHP_CAUSE_NAME) NULL };
+ * (SHP_XSTAT_ENUM and SHP_XSTAT_DESC likewise for .xstats) */
+#define SHP_CAUSE_ENUM(e, name) e,
+#define SHP_CAUSE_NAME(e, name) [e] = name,
+#define SHP_XSTAT_ENUM(e, name, flags, alias) e,
+#define SHP_XSTAT_DESC(e, name, flags, alias) [e] = { name, flags, alias },
+
 /* What parse (and tc_print) may use besides the text: the program's
  * global options, which a kind's own words override. */
 struct shp_budget_in;

@@ -117,10 +117,46 @@ struct dp_conf {
 };
 SHP_CONF_HDR_FIRST(struct dp_conf);
 
-enum { DP_DROP_CLASSIC, DP_DROP_OVERLOAD, DP_DROP_STEP, DP_DROP_LIMIT };
-enum { DP_XS_L4S_MARKED, DP_XS_CLASSIC_MARKED, DP_XS_STEP_MARKED,
-       DP_XS_OVERLOAD, DP_XS_QUEUED, DP_XS_L_QUEUED, DP_XS_PROB,
-       DP_XS_P_L, DP_XS_P_C, DP_XS_C_DELAY, DP_XS_L_DELAY };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define DP_DROPS(X) \
+	/* a C packet (or an L one in overload) at p'^2, not ECN-capable or \
+	 * in overload */ \
+	X(DP_DROP_CLASSIC, "classic_dropped") \
+	/* an L packet while p_L passed 100%, at p'^2 (drop_on_overload) */ \
+	X(DP_DROP_OVERLOAD, "overload_dropped") \
+	/* a non-ECT packet over the L queue's step (only a CE one without \
+	 * ECT could be one: kept for the kernel's reason) */ \
+	X(DP_DROP_STEP, "step_dropped") \
+	/* over limit or memlimit at enqueue */ \
+	X(DP_DROP_LIMIT, "dualpi2_limit")
+enum { DP_DROPS(SHP_CAUSE_ENUM) };
+static const char *const dualpi2_drops[] = {
+	DP_DROPS(SHP_CAUSE_NAME) NULL
+};
+
+/* its statistics, likewise */
+#define DP_XSTATS(X) \
+	/* CE marks at p_L = k * p' (and overload marks) */ \
+	X(DP_XS_L4S_MARKED, "l4s_marked", 0, NULL) \
+	/* CE marks of ECT(0) packets in the C queue at p'^2 */ \
+	X(DP_XS_CLASSIC_MARKED, "classic_marked", 0, NULL) \
+	/* CE marks of the L queue's step */ \
+	X(DP_XS_STEP_MARKED, "step_marked", 0, NULL) \
+	/* decisions taken while k * p' passed 100% */ \
+	X(DP_XS_OVERLOAD, "overload", 0, NULL) \
+	X(DP_XS_QUEUED, "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL) \
+	X(DP_XS_L_QUEUED, "l_queued", SHP_XS_GAUGE, NULL) \
+	/* p', p_L and p_C, in parts per 10^9 */ \
+	X(DP_XS_PROB, "prob_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	X(DP_XS_P_L, "p_l_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	X(DP_XS_P_C, "p_c_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	/* the heads' sojourns, ns */ \
+	X(DP_XS_C_DELAY, "c_delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	X(DP_XS_L_DELAY, "l_delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL)
+enum { DP_XSTATS(SHP_XSTAT_ENUM) };
+static const struct shp_xstat_desc dualpi2_xstats[] = {
+	DP_XSTATS(SHP_XSTAT_DESC) { NULL, 0, NULL }
+};
 
 /* meta->pad: the ECN field read at enqueue, the L queue, the step */
 #define PAD_ECN   0x03
@@ -1206,41 +1242,6 @@ dp_tc_print(const char *args, const struct shp_kind_env *env,
 	free(c);
 	return n;
 }
-
-static const char *const dualpi2_drops[] = {
-	/* a C packet (or an L one in overload) at p'^2, not ECN-capable or
-	 * in overload */
-	[DP_DROP_CLASSIC] = "classic_dropped",
-	/* an L packet while p_L passed 100%, at p'^2 (drop_on_overload) */
-	[DP_DROP_OVERLOAD] = "overload_dropped",
-	/* a non-ECT packet over the L queue's step (only a CE one without
-	 * ECT could be one: kept for the kernel's reason) */
-	[DP_DROP_STEP] = "step_dropped",
-	/* over limit or memlimit at enqueue */
-	[DP_DROP_LIMIT] = "dualpi2_limit",
-	NULL
-};
-
-static const struct shp_xstat_desc dualpi2_xstats[] = {
-	/* CE marks at p_L = k * p' (and overload marks) */
-	[DP_XS_L4S_MARKED] = { "l4s_marked", 0, NULL },
-	/* CE marks of ECT(0) packets in the C queue at p'^2 */
-	[DP_XS_CLASSIC_MARKED] = { "classic_marked", 0, NULL },
-	/* CE marks of the L queue's step */
-	[DP_XS_STEP_MARKED] = { "step_marked", 0, NULL },
-	/* decisions taken while k * p' passed 100% */
-	[DP_XS_OVERLOAD] = { "overload", 0, NULL },
-	[DP_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
-	[DP_XS_L_QUEUED] = { "l_queued", SHP_XS_GAUGE, NULL },
-	/* p', p_L and p_C, in parts per 10^9 */
-	[DP_XS_PROB] = { "prob_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	[DP_XS_P_L] = { "p_l_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	[DP_XS_P_C] = { "p_c_ppb", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	/* the heads' sojourns, ns */
-	[DP_XS_C_DELAY] = { "c_delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	[DP_XS_L_DELAY] = { "l_delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	{ NULL, 0, NULL }
-};
 
 static uint64_t
 dp_capacity(const void *conf, const struct shp_kind_env *env)

@@ -121,11 +121,37 @@ struct fqc_conf {
 };
 SHP_CONF_HDR_FIRST(struct fqc_conf);
 
-/* the kind's drop causes and statistics (fq_codel_drops, _xstats) */
-enum { FQC_DROP_CODEL, FQC_DROP_OVERLIMIT };
-enum { FQC_XS_ECN_MARKED, FQC_XS_CE_MARKED, FQC_XS_NEW_FLOWS,
-       FQC_XS_FLOWS_ACTIVE, FQC_XS_QUEUED, FQC_XS_MEMORY,
-       FQC_XS_OVERMEMORY };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define FQC_DROPS(X) \
+	/* CoDel's control law, at dequeue (or ECN-incapable when it would \
+	 * have marked) */ \
+	X(FQC_DROP_CODEL, "codel") \
+	/* over limit or memory_limit: from the fattest bucket's head */ \
+	X(FQC_DROP_OVERLIMIT, "fq_overlimit")
+enum { FQC_DROPS(SHP_CAUSE_ENUM) };
+static const char *const fq_codel_drops[] = {
+	FQC_DROPS(SHP_CAUSE_NAME) NULL
+};
+
+/* its statistics, likewise */
+#define FQC_XSTATS(X) \
+	/* CE marks where CoDel would have dropped */ \
+	X(FQC_XS_ECN_MARKED, "ecn_marked", 0, NULL) \
+	/* CE marks for a sojourn above ce_threshold */ \
+	X(FQC_XS_CE_MARKED, "ce_marked", 0, NULL) \
+	/* buckets that joined the new list (Linux new_flow_count) */ \
+	X(FQC_XS_NEW_FLOWS, "new_flows", 0, NULL) \
+	/* buckets holding packets */ \
+	X(FQC_XS_FLOWS_ACTIVE, "flows_active", SHP_XS_GAUGE, NULL) \
+	X(FQC_XS_QUEUED, "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL) \
+	/* bytes of buffers held, against memory_limit */ \
+	X(FQC_XS_MEMORY, "memory_usage", SHP_XS_GAUGE, NULL) \
+	/* of the fq_overlimit drops, those for memory_limit */ \
+	X(FQC_XS_OVERMEMORY, "overmemory", 0, NULL)
+enum { FQC_XSTATS(SHP_XSTAT_ENUM) };
+static const struct shp_xstat_desc fq_codel_xstats[] = {
+	FQC_XSTATS(SHP_XSTAT_DESC) { NULL, 0, NULL }
+};
 
 /* One bucket: a FIFO of packets and its CoDel state (one cache line). */
 struct fqc_flow {
@@ -1205,32 +1231,6 @@ fqc_tc_print(const char *args, const struct shp_kind_env *env,
 	free(c);
 	return n;
 }
-
-static const char *const fq_codel_drops[] = {
-	/* CoDel's control law, at dequeue (or ECN-incapable when it would
-	 * have marked) */
-	[FQC_DROP_CODEL] = "codel",
-	/* over limit or memory_limit: from the fattest bucket's head */
-	[FQC_DROP_OVERLIMIT] = "fq_overlimit",
-	NULL
-};
-
-static const struct shp_xstat_desc fq_codel_xstats[] = {
-	/* CE marks where CoDel would have dropped */
-	[FQC_XS_ECN_MARKED] = { "ecn_marked", 0, NULL },
-	/* CE marks for a sojourn above ce_threshold */
-	[FQC_XS_CE_MARKED] = { "ce_marked", 0, NULL },
-	/* buckets that joined the new list (Linux new_flow_count) */
-	[FQC_XS_NEW_FLOWS] = { "new_flows", 0, NULL },
-	/* buckets holding packets */
-	[FQC_XS_FLOWS_ACTIVE] = { "flows_active", SHP_XS_GAUGE, NULL },
-	[FQC_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
-	/* bytes of buffers held, against memory_limit */
-	[FQC_XS_MEMORY] = { "memory_usage", SHP_XS_GAUGE, NULL },
-	/* of the fq_overlimit drops, those for memory_limit */
-	[FQC_XS_OVERMEMORY] = { "overmemory", 0, NULL },
-	{ NULL, 0, NULL }
-};
 
 /* its limit in packets (memory_limit, in bytes of buffers, may stop it
  * sooner: the limit is the bound that holds whatever the frames) */

@@ -104,8 +104,31 @@ struct pie_conf {
 };
 SHP_CONF_HDR_FIRST(struct pie_conf);
 
-enum { PIE_DROP_EARLY, PIE_DROP_LIMIT };
-enum { PIE_XS_MARKED, PIE_XS_PROB, PIE_XS_DELAY, PIE_XS_QUEUED };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define PIE_DROPS(X) \
+	/* PIE's random early drop (an ECN-capable packet with ecn is \
+	 * marked instead while p <= 10%) */ \
+	X(PIE_DROP_EARLY, "pie_dropped") \
+	/* the queue held `limit` packets */ \
+	X(PIE_DROP_LIMIT, "pie_overlimit")
+enum { PIE_DROPS(SHP_CAUSE_ENUM) };
+static const char *const pie_drops[] = {
+	PIE_DROPS(SHP_CAUSE_NAME) NULL
+};
+
+/* its statistics, likewise */
+#define PIE_XSTATS(X) \
+	/* CE marks where PIE would have dropped */ \
+	X(PIE_XS_MARKED, "marked", 0, NULL) \
+	/* the drop probability, in millionths */ \
+	X(PIE_XS_PROB, "prob_ppm", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	/* the queue delay estimate, ns */ \
+	X(PIE_XS_DELAY, "delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	X(PIE_XS_QUEUED, "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL)
+enum { PIE_XSTATS(SHP_XSTAT_ENUM) };
+static const struct shp_xstat_desc pie_xstats[] = {
+	PIE_XSTATS(SHP_XSTAT_DESC) { NULL, 0, NULL }
+};
 
 /* RFC 8033's state (Linux pie_vars), times in ticks */
 struct pie_vars {
@@ -878,26 +901,6 @@ pie_tc_print(const char *args, const struct shp_kind_env *env,
 	free(c);
 	return n;
 }
-
-static const char *const pie_drops[] = {
-	/* PIE's random early drop (an ECN-capable packet with ecn is
-	 * marked instead while p <= 10%) */
-	[PIE_DROP_EARLY] = "pie_dropped",
-	/* the queue held `limit` packets */
-	[PIE_DROP_LIMIT] = "pie_overlimit",
-	NULL
-};
-
-static const struct shp_xstat_desc pie_xstats[] = {
-	/* CE marks where PIE would have dropped */
-	[PIE_XS_MARKED] = { "marked", 0, NULL },
-	/* the drop probability, in millionths */
-	[PIE_XS_PROB] = { "prob_ppm", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	/* the queue delay estimate, ns */
-	[PIE_XS_DELAY] = { "delay_ns", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	[PIE_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
-	{ NULL, 0, NULL }
-};
 
 static uint64_t
 pie_capacity(const void *conf, const struct shp_kind_env *env)

@@ -57,6 +57,16 @@ police_change(struct shp_qdisc *q, const void *conf)
 	return old;
 }
 
+/* the kind's drop cause, its name beside its enum (shp_kind.h); a
+ * verdict of filter is a cause + 1 (shp_chain.c) */
+#define POLICE_DROPS(X) \
+	/* over the bucket at arrival: the profile's drop */ \
+	X(POLICE_DROP_OVER, "policed")
+enum { POLICE_DROPS(SHP_CAUSE_ENUM) };
+static const char *const police_drops[] = {
+	POLICE_DROPS(SHP_CAUSE_NAME) NULL
+};
+
 /* A new profile starts with a full bucket (as tcf_police_init), at the
  * first arrival that sees it. */
 static void
@@ -161,10 +171,6 @@ police_tc_print(const char *args, const struct shp_kind_env *env,
 	return n;
 }
 
-static const char *const police_drops[] = {
-	"policed",   /* over the bucket at arrival: the profile's drop */
-	NULL
-};
 
 const struct shp_kind shp_kind_police = {
 	.name = "police",

@@ -101,8 +101,30 @@ struct red_conf {
 };
 SHP_CONF_HDR_FIRST(struct red_conf);
 
-enum { RED_DROP_EARLY, RED_DROP_FORCED, RED_DROP_LIMIT };
-enum { RED_XS_MARKED, RED_XS_QAVG, RED_XS_QUEUED };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define RED_DROPS(X) \
+	/* dropped between min and max (p_b, count-spaced) */ \
+	X(RED_DROP_EARLY, "red_early") \
+	/* dropped at or above max */ \
+	X(RED_DROP_FORCED, "red_forced") \
+	/* the byte limit */ \
+	X(RED_DROP_LIMIT, "red_limit")
+enum { RED_DROPS(SHP_CAUSE_ENUM) };
+static const char *const red_drops[] = {
+	RED_DROPS(SHP_CAUSE_NAME) NULL
+};
+
+/* its statistics, likewise */
+#define RED_XSTATS(X) \
+	/* CE marks, early and forced, where RED would have dropped */ \
+	X(RED_XS_MARKED, "marked", 0, NULL) \
+	/* the average queue, bytes */ \
+	X(RED_XS_QAVG, "qavg", SHP_XS_GAUGE | SHP_XS_LINK, NULL) \
+	X(RED_XS_QUEUED, "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL)
+enum { RED_XSTATS(SHP_XSTAT_ENUM) };
+static const struct shp_xstat_desc red_xstats[] = {
+	RED_XSTATS(SHP_XSTAT_DESC) { NULL, 0, NULL }
+};
 
 struct red_priv {
 	const struct red_conf *conf;   /* published by change() */
@@ -960,25 +982,6 @@ red_tc_print(const char *args, const struct shp_kind_env *env,
 	free(c);
 	return n;
 }
-
-static const char *const red_drops[] = {
-	/* dropped between min and max (p_b, count-spaced) */
-	[RED_DROP_EARLY] = "red_early",
-	/* dropped at or above max */
-	[RED_DROP_FORCED] = "red_forced",
-	/* the byte limit */
-	[RED_DROP_LIMIT] = "red_limit",
-	NULL
-};
-
-static const struct shp_xstat_desc red_xstats[] = {
-	/* CE marks, early and forced, where RED would have dropped */
-	[RED_XS_MARKED] = { "marked", 0, NULL },
-	/* the average queue, bytes */
-	[RED_XS_QAVG] = { "qavg", SHP_XS_GAUGE | SHP_XS_LINK, NULL },
-	[RED_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
-	{ NULL, 0, NULL }
-};
 
 /* its byte limit in the smallest frames */
 static uint64_t

@@ -45,9 +45,25 @@ struct tbf_state {
 	int64_t ptokens;  /* ticks */
 };
 
-/* the kind's drop causes (tbf_drops) */
-enum { TBF_DROP_OVERSIZE, TBF_DROP_LIMIT };
-enum { TBF_XS_HELD };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define TBF_DROPS(X) \
+	/* larger than the bucket: could never pass */ \
+	X(TBF_DROP_OVERSIZE, "tbf_oversize") \
+	/* what our limit pushed out of the child: the child counts it, in \
+	 * this same counter */ \
+	X(TBF_DROP_LIMIT, "tbf_limit")
+enum { TBF_DROPS(SHP_CAUSE_ENUM) };
+static const char *const tbf_drops[] = {
+	TBF_DROPS(SHP_CAUSE_NAME) NULL
+};
+
+/* its statistics, likewise */
+#define TBF_XSTATS(X) \
+	X(TBF_XS_HELD, "held", SHP_XS_GAUGE | SHP_XS_QLEN, NULL)
+enum { TBF_XSTATS(SHP_XSTAT_ENUM) };
+static const struct shp_xstat_desc tbf_xstats[] = {
+	TBF_XSTATS(SHP_XSTAT_DESC) { NULL, 0, NULL }
+};
 
 struct tbf_priv {
 	const struct shp_tbf_conf *conf;  /* published by change() */
@@ -994,20 +1010,6 @@ tbf_tc_print(const char *args, const struct shp_kind_env *env,
 }
 
 /* a shard's frame held for the link's place it reserved (tbf on shards) */
-static const struct shp_xstat_desc tbf_xstats[] = {
-	[TBF_XS_HELD] = { "held", SHP_XS_GAUGE | SHP_XS_QLEN, NULL },
-	{ NULL, 0, NULL },
-};
-
-static const char *const tbf_drops[] = {
-	/* larger than the bucket: could never pass */
-	[TBF_DROP_OVERSIZE] = "tbf_oversize",
-	/* what our limit pushed out of the child: the child counts it, in
-	 * this same counter */
-	[TBF_DROP_LIMIT] = "tbf_limit",
-	NULL
-};
-
 /* Frames larger than the bucket never pass; the cure is a bigger one. */
 static int
 tbf_note(const void *conf, const struct shp_run_facts *run, char *buf,

@@ -68,13 +68,49 @@ enum {
 #define GE_GOOD 0
 #define GE_BAD  1
 
-/* the kind's drop causes and statistics (netem_drops, netem_xstats) */
-enum { NETEM_DROP_LIMIT, NETEM_DROP_LOST, NETEM_DROP_LINK_DOWN,
-       NETEM_DROP_BER, NETEM_DROP_SHARE, NETEM_DROP_STORE_NO_MBUF };
-enum { NETEM_XS_QUEUED, NETEM_XS_DUPLICATED, NETEM_XS_CORRUPTED,
-       NETEM_XS_REORDERED, NETEM_XS_ECN_MARKED, NETEM_XS_BER_BITS,
-       NETEM_XS_STORE_FRAMES, NETEM_XS_STORE_BYTES, NETEM_XS_STORE_HWM,
-       NETEM_XS_STORE_FULL, NETEM_XS_MISORDER_SKIPPED };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define NETEM_DROPS(X) \
+	/* the delay queue was full */ \
+	X(NETEM_DROP_LIMIT, "netem_limit") \
+	/* the loss model */ \
+	X(NETEM_DROP_LOST, "lost") \
+	/* outage: the link was down (a schedule's `link down` too) */ \
+	X(NETEM_DROP_LINK_DOWN, "link_down") \
+	/* ber RATE drop */ \
+	X(NETEM_DROP_BER, "lost_ber") \
+	/* the port's delay stages held its share of the pool */ \
+	X(NETEM_DROP_SHARE, "pool_share") \
+	/* a frame the byte store held found the pool empty when it was \
+	 * due: nothing to send it in */ \
+	X(NETEM_DROP_STORE_NO_MBUF, "store_no_mbuf")
+enum { NETEM_DROPS(SHP_CAUSE_ENUM) };
+static const char *const netem_drops[] = {
+	NETEM_DROPS(SHP_CAUSE_NAME) NULL
+};
+
+/* its statistics, likewise */
+#define NETEM_XSTATS(X) \
+	X(NETEM_XS_QUEUED, "queued", \
+	  SHP_XS_GAUGE | SHP_XS_QLEN | SHP_XS_DELAYED, "netem_queued") \
+	X(NETEM_XS_DUPLICATED, "duplicated", SHP_XS_CREATED, "duplicated") \
+	X(NETEM_XS_CORRUPTED, "corrupted", 0, "corrupted") \
+	X(NETEM_XS_REORDERED, "reordered", 0, "reordered") \
+	X(NETEM_XS_ECN_MARKED, "ecn_marked", 0, "ecn_marked") \
+	/* bits `ber` flipped (its packets count in corrupted) */ \
+	X(NETEM_XS_BER_BITS, "ber_bits", 0, NULL) \
+	/* the byte store: frames and bytes of memory held now, the most \
+	 * bytes ever held, frames kept as mbufs for want of room */ \
+	X(NETEM_XS_STORE_FRAMES, "store_frames", SHP_XS_GAUGE, NULL) \
+	X(NETEM_XS_STORE_BYTES, "store_bytes", SHP_XS_GAUGE, NULL) \
+	X(NETEM_XS_STORE_HWM, "store_hwm", SHP_XS_GAUGE, NULL) \
+	X(NETEM_XS_STORE_FULL, "store_full", 0, NULL) \
+	/* misorder chose a frame with no room to hold it (NETEM_MIS_CAP \
+	 * held, or a class's stage, which holds none) */ \
+	X(NETEM_XS_MISORDER_SKIPPED, "misorder_skipped", 0, NULL)
+enum { NETEM_XSTATS(SHP_XSTAT_ENUM) };
+static const struct shp_xstat_desc netem_xstats[] = {
+	NETEM_XSTATS(SHP_XSTAT_DESC) { NULL, 0, NULL }
+};
 
 /*
  * The Markov chains of a conf: the loss model's state, the last event of
@@ -2949,42 +2985,6 @@ netem_kind_budget(const void *conf, const struct shp_budget_in *in,
 		b->frames = c->limit;
 	b->delay_ns = c == NULL ? 0 : c->latency + c->jitter + c->accumulate;
 }
-
-static const char *const netem_drops[] = {
-	[NETEM_DROP_LIMIT] = "netem_limit",   /* the delay queue was full */
-	[NETEM_DROP_LOST] = "lost",           /* the loss model */
-	/* outage: the link was down (a schedule's `link down` too) */
-	[NETEM_DROP_LINK_DOWN] = "link_down",
-	[NETEM_DROP_BER] = "lost_ber",        /* ber RATE drop */
-	/* the port's delay stages held its share of the pool */
-	[NETEM_DROP_SHARE] = "pool_share",
-	/* a frame the byte store held found the pool empty when it was
-	 * due: nothing to send it in */
-	[NETEM_DROP_STORE_NO_MBUF] = "store_no_mbuf",
-	NULL
-};
-
-static const struct shp_xstat_desc netem_xstats[] = {
-	[NETEM_XS_QUEUED] = { "queued", SHP_XS_GAUGE | SHP_XS_QLEN |
-				SHP_XS_DELAYED, "netem_queued" },
-	[NETEM_XS_DUPLICATED] = { "duplicated", SHP_XS_CREATED,
-				  "duplicated" },
-	[NETEM_XS_CORRUPTED] = { "corrupted", 0, "corrupted" },
-	[NETEM_XS_REORDERED] = { "reordered", 0, "reordered" },
-	[NETEM_XS_ECN_MARKED] = { "ecn_marked", 0, "ecn_marked" },
-	/* bits `ber` flipped (its packets count in corrupted) */
-	[NETEM_XS_BER_BITS] = { "ber_bits", 0, NULL },
-	/* the byte store: frames and bytes of memory held now, the most
-	 * bytes ever held, frames kept as mbufs for want of room */
-	[NETEM_XS_STORE_FRAMES] = { "store_frames", SHP_XS_GAUGE, NULL },
-	[NETEM_XS_STORE_BYTES] = { "store_bytes", SHP_XS_GAUGE, NULL },
-	[NETEM_XS_STORE_HWM] = { "store_hwm", SHP_XS_GAUGE, NULL },
-	[NETEM_XS_STORE_FULL] = { "store_full", 0, NULL },
-	/* misorder chose a frame with no room to hold it (NETEM_MIS_CAP
-	 * held, or a class's stage, which holds none) */
-	[NETEM_XS_MISORDER_SKIPPED] = { "misorder_skipped", 0, NULL },
-	{ NULL, 0, NULL }
-};
 
 const struct shp_kind shp_kind_netem = {
 	.name = "netem",
