@@ -11,7 +11,7 @@ import pytest
 
 import dualpi2_model as model
 import pcaplib
-from conftest import assert_conserved, pcap_port, run_shaper
+from conftest import LINK, assert_conserved, pcap_port, run_shaper
 from test_offline import MS, T0, ok_run, run
 
 SIZE = 1000                       # bytes per frame
@@ -68,6 +68,7 @@ def check_against_model(tmp_path, flows, dur, queue="dualpi2", prm=None,
 
 # ------------------------------------------------- the reference model
 
+@LINK
 def test_model_steady_overload(tmp_path):
     """An ECT(1) and a non-ECT flow, 6 Mbit/s each into 10: p' climbs to
     the overload and stays near it."""
@@ -106,6 +107,14 @@ def test_model_on_off_bursts(tmp_path):
     assert s["by_cause"]["classic_dropped"] > 0
 
 
+@LINK
+@pytest.mark.q4_xfail(reason=(
+    "dualpi2 at 4 shards, the one flow on one shard: in the load "
+    "after the 2 s idle gap 29 of 3502 frames' fates differ from "
+    "one queue's (the first, frame 3377, 0.93 s into it), drops 935 "
+    "at 1 queue, 936 at 4 (steady overload without a gap: none "
+    "differ); the `not exact:` line names only the L queue's "
+    "priority within a shard"))
 def test_model_idle_gaps(tmp_path):
     """Load, two seconds of nothing (p' decays at the updates the next
     arrival catches up with), then load again."""
@@ -150,6 +159,7 @@ def test_model_change_in_an_idle_gap(tmp_path):
                         extra=("--schedule", str(sched)))
 
 
+@LINK
 def test_model_as_a_class_queue(tmp_path):
     """A class's queue (--class-queue) behind the class's own tbf: the
     same decisions as the port's."""

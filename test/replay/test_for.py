@@ -4,10 +4,12 @@ replaced at exactly t + TIME on the virtual clock, to the nanosecond; a
 later line without `for` for the same stage cancels the change back;
 overlapping `for`s stack and end on the profile from before the first
 (issue 58 item 7)."""
+from conftest import LINK
 from test_offline import MS, ok_run, run
 from test_schedule import S, capture, departures, sched
 
 
+@LINK
 def test_loss_for_one_second_exact(tmp_path):
     """`0 set netem 0 loss 100% for 1s`: exactly the packets arriving in
     [0, 1 s) are lost, the ones at 999,999,999 ns too, the one at
@@ -124,6 +126,7 @@ def test_stacked_for_end_on_the_base(tmp_path):
         [(0, S, 30), (S, 2 * S, 50), (2 * S, 3 * S, 30), (3 * S, 5 * S, 5)])
 
 
+@LINK
 def test_stacked_for_tbf(tmp_path):
     """The same on tbf, from off: from the last `for`'s end nothing is
     held back or dropped (before, the first's tbf came back for ever)."""

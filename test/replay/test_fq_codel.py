@@ -12,7 +12,7 @@ import struct
 import pytest
 
 import pcaplib
-from conftest import assert_conserved, pcap_port, run_shaper
+from conftest import LINK, assert_conserved, pcap_port, run_shaper
 from test_offline import MS, T0, ok_run, run
 
 SIZE = 1000                       # bytes per frame
@@ -96,6 +96,7 @@ def test_flood_pfifo_fast_starves_light_flow(flood):
     assert s["by_cause"]["codel"] == s["by_cause"]["fq_overlimit"] == 0
 
 
+@LINK
 def test_flood_fq_codel_isolates_light_flow(flood):
     """With fq_codel the light flow's bucket empties after each packet:
     every packet of it is served next, behind at most the heavy frame in
@@ -210,6 +211,7 @@ def test_summary_names_each_counter_once(flood, tmp_path):
 
 # ------------------------------------------------------ control law
 
+@LINK
 def test_control_law_drop_schedule(tmp_path):
     """One flow at 11 Mbit/s into 10 Mbit/s: the queue grows slowly, its
     sojourn passes target and stays above it, and CoDel drops at times

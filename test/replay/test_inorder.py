@@ -7,6 +7,7 @@ import statistics
 import pytest
 
 import pcaplib
+from conftest import LINK
 from test_offline import MS, T0, ok_run
 
 FPS = 10_000
@@ -68,6 +69,7 @@ def test_noreorder_raises_the_mean_inorder_does_not(tmp_path):
     assert s["out_of_order"] > n // 2
 
 
+@LINK
 def test_inorder_uniform_and_a_copy(tmp_path):
     """Without a table (uniform) and with copies: in order, the copy
     right after its original, mean within 2%."""

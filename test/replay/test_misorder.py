@@ -6,6 +6,7 @@ replay tool's virtual clock, every figure is exact for the seed."""
 import pytest
 
 import pcaplib
+from conftest import LINK
 from test_offline import MS, T0, ok_run, run
 
 US = 1000
@@ -81,6 +82,7 @@ def test_overlapping_chosen_frames_each_overtaken_by_depth(tmp_path):
     assert sum(1 for v in body if v == 5) > 0.5 * len(body)
 
 
+@LINK
 def test_misorder_timeout(tmp_path):
     """Frames 20 ms apart with misorder_timeout 5ms: a chosen frame's
     followers come too late, so it leaves 5 ms after its arrival, in
@@ -97,6 +99,7 @@ def test_misorder_timeout(tmp_path):
     assert s["reordered"] == 0
 
 
+@LINK
 def test_misorder_correlation(tmp_path):
     """A correlation makes chosen frames come in runs; the mean holds."""
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 import pcaplib
-from conftest import REPLAY_BIN
+from conftest import LINK, REPLAY_BIN, replay_args
 
 MS = 10**6
 T0 = 1_700_000_000 * 10**9   # a realistic epoch start, in ns
@@ -27,7 +27,8 @@ def replay_built():
 
 
 def run(inp, out, *args, timeout=120):
-    proc = subprocess.run([REPLAY_BIN, str(inp), str(out)] + list(args),
+    proc = subprocess.run([REPLAY_BIN, str(inp), str(out)] +
+                          replay_args(args),
                           capture_output=True, text=True, timeout=timeout)
     return proc
 
@@ -219,6 +220,7 @@ def test_corrupt_reaches_later_segments(tmp_path):
 # ---------------------------------------------------------------- tbf
 
 @pytest.mark.parametrize("netem", [None, "delay 5ms"])
+@LINK
 def test_tbf_rate_exact(tmp_path, netem):
     """Frames far faster than the bucket: once the burst is spent, each
     departure follows the previous one by exactly its transmit time."""
@@ -309,6 +311,7 @@ def test_slot_departures_exact(tmp_path, delay):
     assert sum(1 for a, w in zip(ts, want) if w == a + delay + 10 * MS) > 10
 
 
+@LINK
 def test_priority_with_tbf(tmp_path):
     """Bands interleaved far above the rate: band 0 leaves before queued
     band 1, band 1 before band 2; the byte limit costs band 2."""
@@ -575,6 +578,7 @@ def test_usage_errors(tmp_path):
 
 # ------------------------------------------------------------ pool size
 
+@LINK
 def test_pool_holds_what_the_queue_holds(tmp_path):
     """The pool is sized from what each stage kind says it can hold: a
     30000-packet fq_codel (above the 3 x 1024 bands and the delay reserve
@@ -689,6 +693,7 @@ def test_deterministic_loss_exact(tmp_path, loss):
     assert again.read_bytes() == out.read_bytes()
 
 
+@LINK
 def test_deterministic_loss_with_ecn(tmp_path):
     """`ecn` with a deterministic loss: the originals the pattern names
     are marked CE instead when ECN-capable, lost when not."""

@@ -13,7 +13,7 @@ import pytest
 
 import pcaplib
 from test_classes import OTHER, frame
-from conftest import REPLAY_BIN
+from conftest import LINK, REPLAY_BIN
 from skips import kernel_lacks
 from test_offline import T0, ok_run
 from test_tc_kernel import netns  # noqa: F401  (the fixture)
@@ -60,6 +60,7 @@ def worst_excess(got, rate, burst):
     return worst
 
 
+@LINK
 def test_police_bounds_every_interval(tmp_path):
     """30 Mbit/s offered to `police rate 10mbit burst 10kb`: no interval
     carries more than the bucket allows (exactly, in bytes), the long run
@@ -119,6 +120,7 @@ def test_police_drop_keeps_the_bucket(tmp_path):
     assert [pcaplib.seq_of(f) for _, f in got] == [1], s
 
 
+@LINK
 def test_class_police_polices_the_class_only(tmp_path):
     """--class-police: the class's traffic (10.1/16, 30 Mbit/s) is held to
     10 Mbit/s, in every interval, and counted as the class's `policed`;

@@ -8,6 +8,7 @@ import time
 import os
 
 import pcaplib
+from conftest import LINK
 from test_offline import MS, T0, ok_run, run, summary
 
 S = 1000 * MS
@@ -53,6 +54,7 @@ def test_delay_change_exact(tmp_path):
         proc.stdout, proc.stdout
 
 
+@LINK
 def test_link_down_window(tmp_path):
     """`link down 0` from 1 s to 2 s: exactly the packets offered in
     [1 s, 2 s) are dropped, as link_down, and counted as offered."""
@@ -71,6 +73,7 @@ def test_link_down_window(tmp_path):
     assert s["conservation"][4:] == ("0", "ok")
 
 
+@LINK
 def test_repeat(tmp_path):
     """repeat 1s: down for [0.5 s, 0.7 s) of every second; the delay
     alternates 5 ms / 50 ms every half second."""

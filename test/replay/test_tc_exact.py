@@ -8,6 +8,7 @@ import os
 import pytest
 
 import pcaplib
+from conftest import LINK
 from test_offline import MS, T0, ok_run, run
 
 
@@ -38,6 +39,7 @@ def test_bare_rate_is_bits(tmp_path, args):
     assert gaps == [8 * MS] * 4, gaps
 
 
+@LINK
 def test_tbf_overhead_train(tmp_path):
     """Issue 11.2: 12 frames of 1000 B arriving together through `rate
     1mbit burst 10000 overhead 100`: the bucket holds 10100 B of time,
@@ -67,6 +69,7 @@ def test_tbf_oversize_raw_length(tmp_path, conf):
     assert s["out"] == 4 and s["drops"] == 0, s
 
 
+@LINK
 def test_duplicates_charged_to_rate(tmp_path):
     """Issue 11.4: `duplicate 100%` behind `tbf rate 10mbit`, saturated:
     the copies count against the rate, 10 Mbit/s leave (we sent 20)."""

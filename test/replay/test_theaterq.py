@@ -9,6 +9,7 @@ import math
 import pytest
 
 import pcaplib
+from conftest import LINK
 from test_offline import MS, T0, ok_run, run
 
 ROW_NS = 100 * MS
@@ -76,6 +77,7 @@ def check_exact(ts, dep, rows=ROWS, loop=True):
 
 
 @pytest.mark.parametrize("extended", [True, False])
+@LINK
 def test_three_rows_exact(tmp_path, extended):
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
     tr = trace_file(tmp_path / "t.csv", extended)

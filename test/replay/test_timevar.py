@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 import pcaplib
-from conftest import REPLAY_BIN
+from conftest import LINK, REPLAY_BIN, replay_args
 
 MS = 10**6
 T0 = 1_700_000_000 * 10**9
@@ -27,7 +27,8 @@ def replay_built():
 
 
 def run(inp, out, *args):
-    return subprocess.run([REPLAY_BIN, str(inp), str(out)] + list(args),
+    return subprocess.run([REPLAY_BIN, str(inp), str(out)] +
+                          replay_args(args),
                           capture_output=True, text=True, timeout=300)
 
 
@@ -104,6 +105,7 @@ def test_departures_at_opportunities(tmp_path):
     assert all(x in opps for x, _ in got)
 
 
+@LINK
 def test_small_packets_share(tmp_path):
     """Packets of 64..1504 bytes share opportunities as Mahimahi's: the
     departures are the model's, to the nanosecond."""
