@@ -66,6 +66,22 @@ shp_class_is_option(const char *opt)
 	       opt_is(opt, "prio");
 }
 
+const char *
+shp_classes_shards_note(const struct shp_class_set *s, uint16_t port)
+{
+	unsigned int i;
+
+	for (i = 0; s != NULL && i < s->nb; i++)
+		if (s->def[i].ports == 0 || (s->def[i].ports & (1u << port)))
+			/* each shard runs every class (shp_classes_attach):
+			 * test_classes at --queues 4, a:b 1.0 for 3.0, and
+			 * 500/500 where the high class took 1000/0 */
+			return "their DRR shares and priority hold within a "
+			       "shard only: each shard's classes share out "
+			       "what the link's rate gives that shard";
+	return NULL;
+}
+
 int
 shp_class_set_check_ports(const struct shp_class_set *s, uint32_t have,
 			  char *err)

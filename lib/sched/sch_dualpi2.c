@@ -1280,5 +1280,7 @@ const struct shp_kind shp_kind_dualpi2 = {
 	.exclusive = dualpi2_exclusive,
 	.shards_note = "its L queue goes first within a shard only: an L frame waits "
 		       "behind the C frames other shards send (L sojourn p99 5.1 ms "
-		       "on 2 shards, 10.2 on 4, under 2 on one queue)",
+		       "on 2 shards, 10.2 on 4, under 2 on one queue), and after "
+		       "an idle gap its drops may fall on other frames (within "
+		       "0.2% of one queue's)",
 };

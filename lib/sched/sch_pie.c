@@ -927,6 +927,10 @@ const struct shp_kind shp_kind_pie = {
 	.capacity = pie_capacity,
 	.drops = pie_drops,
 	.xstats = pie_xstats,
+	/* test_aqm's model runs at --queues 4, one flow on one shard */
+	.shards_note = "its controller is the link's, but its early drops "
+		       "fall on other frames than one queue's (the link's "
+		       "drops within 1% of one queue's)",
 	.usage = "pie [limit PACKETS] [target TIME] [tupdate TIME] "
 		 "[alpha 0..32] [beta 0..32] [ecn|noecn] "
 		 "[bytemode|nobytemode] "

@@ -450,7 +450,7 @@ def test_schedule_reaches_every_shard(tmp_path, text, mbit, roles):
 def test_what_the_link_does_not_keep_is_said_at_start(tmp_path):
     """--queues 2 with dualpi2: one line at start per port says what of
     the profile the link does not keep as one queue would (the kind's
-    shards note, issue 56); pie, kept whole, says nothing; nor does one
+    shards note, issue 56); red, kept whole, says nothing; nor does one
     queue."""
     rc, out, _ = run_for(tmp_path, 0.5, ["--queues", "2", "--queue",
                                          "dualpi2"])
@@ -460,7 +460,9 @@ def test_what_the_link_does_not_keep_is_said_at_start(tmp_path):
                        r"Shards\)$", out, re.M)
     assert sorted(p for p, _ in lines) == ["0", "1"], out
     assert all(n.startswith("dualpi2: ") for _, n in lines), lines
-    for args, lc in ((["--queues", "2", "--queue", "pie"], LCORES),
+    for args, lc in ((["--queues", "2", "--queue",
+                       "red limit 400kb min 30kb max 90kb avpkt 1000 "
+                       "burst 50"], LCORES),
                      (["--queues", "1", "--queue", "dualpi2"], "0-1")):
         rc, out, _ = run_for(tmp_path, 0.5, args, lcores=lc)
         assert rc == 0, out[-3000:]

@@ -79,7 +79,7 @@ def compare(ev, out, model, marks_ok):
     "controller decides other frames than one queue's (steady: 1 of "
     "7500 fates, frame 539 dropped at 1 queue, 540 at 4; onoff 1922 "
     "of 6750, drops 3475/3495; idle 681 of 3600, 432/429; mixed "
-    "1950 of 7500, 3730/3713), and no `not exact:` line names pie"))
+    "1950 of 7500, 3730/3713); said at start (pie's shards_note)"))
 def test_pie_decisions_match_the_model(tmp_path, pattern):
     inp, out = tmp_path / "in.pcap", tmp_path / "out.pcap"
     ev = capture(inp, pattern)

@@ -113,8 +113,7 @@ def test_model_on_off_bursts(tmp_path):
     "after the 2 s idle gap 29 of 3502 frames' fates differ from "
     "one queue's (the first, frame 3377, 0.93 s into it), drops 935 "
     "at 1 queue, 936 at 4 (steady overload without a gap: none "
-    "differ); the `not exact:` line names only the L queue's "
-    "priority within a shard"))
+    "differ); said at start (dualpi2's shards_note)"))
 def test_model_idle_gaps(tmp_path):
     """Load, two seconds of nothing (p' decays at the updates the next
     arrival catches up with), then load again."""

@@ -1012,7 +1012,9 @@ def test_big_pools_without_hugepages(tmp_path, args):
     (["--queue", "dualpi2"], ["dualpi2"]),
     (["--queue", "fq_codel"], ["fq_codel"]),
     ([], ["pfifo_fast"]),
-    (["--queue", "pie"], []),
+    (["--queue", "pie"], ["pie"]),
+    (["--class", "web", "dst_port 80", "--class-tbf", "web",
+      "rate 1mbit burst 5kb latency 10ms"], ["pfifo_fast", "classes"]),
     (["--queue", "red limit 400kb min 30kb max 90kb avpkt 1000 burst 50"],
      []),
 ])
