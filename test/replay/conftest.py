@@ -150,7 +150,8 @@ OFFLINE_MODULES = {"test_aqm", "test_capture", "test_classes", "test_for",
                    "test_link_limits", "test_link_fq_limits",
                    "test_link_netem_limit",
                    "test_aqm_link",
-                   "test_link_priority", "test_link_fairness"}
+                   "test_link_priority", "test_link_fairness",
+                   "test_link_ring"}
 MIXED_MODULES = {"test_dualpi2", "test_fq_codel", "test_mtu",
                  "test_offline_ux", "test_police", "test_replay_latency"}
 WALL_CLOCK = {"test_mtu_above_the_port_refused", "test_nic_drops_reported",
