@@ -30,8 +30,16 @@ struct band {
 	struct rte_mbuf *stash[STASH];
 } __rte_cache_aligned;
 
-/* the kind's drop causes (shp_kind_pfifo_fast.drops) */
-enum { BANDS_DROP_FULL, BANDS_DROP_LIMIT };
+/* the kind's drop causes, each name beside its enum (shp_kind.h) */
+#define BANDS_DROPS(X) \
+	/* the band held ring-size frames (the link's, link_room) */ \
+	X(BANDS_DROP_FULL, "band_full") \
+	/* pushed out of the lowest band by the parent's byte limit */ \
+	X(BANDS_DROP_LIMIT, "tbf_limit")
+enum { BANDS_DROPS(SHP_CAUSE_ENUM) };
+static const char *const bands_drops[] = {
+	BANDS_DROPS(SHP_CAUSE_NAME) NULL
+};
 
 struct bands_priv {
 	unsigned int nb_bands;
@@ -1200,13 +1208,6 @@ pfifo_fast_bands(const void *conf, const uint8_t **priomap)
 	*priomap = c->priomap;
 	return c->nb_bands;
 }
-
-static const char *const bands_drops[] = {
-	[BANDS_DROP_FULL] = "band_full",   /* a band's ring was full */
-	/* pushed out of the lowest band by the parent's byte limit */
-	[BANDS_DROP_LIMIT] = "tbf_limit",
-	NULL
-};
 
 /* No shards note: on a link's shards ring-size bounds the link's count
  * of each band (link_room), the byte limit, tbf's, the link's backlog
