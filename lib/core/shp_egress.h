@@ -329,7 +329,6 @@ shp_egress_count_through(struct shp_ctx *ctx, uint32_t used, uint16_t n,
 	bc->enqueued_bytes += bytes;
 	bc->dequeued += n;
 	bc->dequeued_bytes += bytes;
-	bc->staged += n;   /* out of the ring, for a link's shards */
 }
 
 /*

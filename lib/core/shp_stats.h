@@ -70,10 +70,6 @@ struct shp_band_ctr {
 	uint64_t pushed_out;     /* removed from the head: tbf limit */
 	uint64_t pushed_out_bytes;
 	uint64_t flushed;        /* freed while queued: shutdown or reset */
-	/* taken out of the band's ring (into its consumer's stash, or
-	 * sent), once a burst: enqueued - staged is what the ring holds,
-	 * which a link's shards sum (sch_bands.c, link_room) */
-	uint64_t staged;
 };
 
 struct shp_port_ctr {

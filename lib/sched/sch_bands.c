@@ -32,7 +32,7 @@ struct band {
 
 /* the kind's drop causes, each name beside its enum (shp_kind.h) */
 #define BANDS_DROPS(X) \
-	/* the band held ring-size frames (the link's, link_room) */ \
+	/* a band's ring was full */ \
 	X(BANDS_DROP_FULL, "band_full") \
 	/* pushed out of the lowest band by the parent's byte limit */ \
 	X(BANDS_DROP_LIMIT, "tbf_limit")
@@ -43,7 +43,6 @@ static const char *const bands_drops[] = {
 
 struct bands_priv {
 	unsigned int nb_bands;
-	unsigned int ring_size; /* a band's packets: the link's (link_room) */
 	const uint8_t *drop_slot;
 	uint64_t limit;      /* bytes; 0 = none */
 	uint64_t pushout_at; /* clock value of the last pushout pass */
@@ -115,7 +114,6 @@ bands_init(struct shp_qdisc *q, const void *arg)
 		return -1;
 	}
 	p->nb_bands = conf->nb_bands;
-	p->ring_size = conf->ring_size;
 	/* (a conf built by hand, with its name, may not outlive init) */
 	p->conf = kc->name == NULL ? kc : NULL;
 	p->drop_slot = q->drop_slot;
@@ -177,71 +175,17 @@ mark_nonempty(struct bands_priv *p, uint32_t bits)
 }
 
 /*
- * A link's shards (issue 56): ring-size bounds the link's count of each
- * band, not each shard's. On one queue ring-size bounds the band's ring,
- * and its consumer's stash (up to a burst it took out of the ring, which
- * frees as many slots at once) holds more. A link has a stash a shard:
- * it counts as one queue's, the largest of them, and the others as
- * frames of the ring. So before a burst goes into band b, the shard sums
- * the band over the link's counter blocks, once a burst and band: what
- * each block accepted less what its consumer took out of the ring (the
- * rings), and what the consumer took out less what left (its stash).
- * Each block is written by its one lcore (the consumer's counts once a
- * burst), so no write is shared. The shard takes no more than ring-size
- * less the rings and all but the largest stash; the rest is refused as a
- * full ring's. A shard alone is one queue (its ring, its stash); shards
- * that each read the others' counts before the others' bursts landed
- * overshoot by those bursts at most.
- */
-static inline uint16_t
-link_room(const struct bands_priv *p, uint16_t port, unsigned int b,
-	  uint16_t n)
-{
-	uint64_t in = 0, staged = 0, stashes = 0, top = 0, held;
-	unsigned int l;
-
-	for (l = 0; l < p->nb_link_blocks; l++) {
-		const struct shp_band_ctr *bc =
-			&p->link_blocks[l].port[port].band[b];
-		uint64_t st = __atomic_load_n(&bc->staged, __ATOMIC_RELAXED);
-		uint64_t gone = __atomic_load_n(&bc->dequeued,
-						__ATOMIC_RELAXED) +
-				__atomic_load_n(&bc->pushed_out,
-						__ATOMIC_RELAXED) +
-				__atomic_load_n(&bc->flushed,
-						__ATOMIC_RELAXED);
-		uint64_t stash = st > gone ? st - gone : 0;
-
-		in += __atomic_load_n(&bc->enqueued, __ATOMIC_RELAXED);
-		staged += st;
-		stashes += stash;
-		top = RTE_MAX(top, stash);
-	}
-	held = (in > staged ? in - staged : 0) + stashes - top;
-	/* (counters read mid-update) */
-	held = RTE_MAX(held, (uint64_t)rte_ring_count(p->band[b].ring));
-	if (held >= p->ring_size)
-		return 0;
-	return (uint16_t)RTE_MIN((uint64_t)n, p->ring_size - held);
-}
-
-/*
  * Enqueue pkts[0..n), all for band b; the refused are dropped. bytes is
  * their pkt_len sum when the caller knows it, else UINT64_MAX.
  */
 static inline uint16_t
-band_put(struct bands_priv *p, uint16_t port, unsigned int b,
-	 struct rte_mbuf **pkts, uint16_t n, uint64_t bytes,
-	 struct shp_ctx *ctx)
+band_put(struct bands_priv *p, unsigned int b, struct rte_mbuf **pkts,
+	 uint16_t n, uint64_t bytes, struct shp_ctx *ctx)
 {
 	struct shp_band_ctr *bc = &ctx->ctr->band[b];
-	uint16_t ok, k, room = n;
+	uint16_t ok, k;
 
-	if (p->nb_link_blocks > 0)
-		room = link_room(p, port, b, n);
-	ok = room == 0 ? 0 :
-	     rte_ring_enqueue_burst(p->band[b].ring, (void **)pkts, room,
-				    NULL);
+	ok = rte_ring_enqueue_burst(p->band[b].ring, (void **)pkts, n, NULL);
 	if (unlikely(ok < n) || bytes == UINT64_MAX) {
 		bytes = 0;
 		for (k = 0; k < ok; k++)
@@ -259,10 +203,9 @@ band_put(struct bands_priv *p, uint16_t port, unsigned int b,
 
 /* pkts[i] goes to band[i]; used has bit b set for every band used. */
 static inline uint16_t
-enqueue_vec(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
+enqueue_vec(struct bands_priv *p, struct rte_mbuf **pkts, uint8_t *band,
 	    uint32_t used, uint64_t bytes, uint16_t n, struct shp_ctx *ctx)
 {
-	struct bands_priv *p = priv(q);
 	uint32_t bits = 0;
 	uint16_t i, accepted = 0;
 
@@ -279,8 +222,7 @@ enqueue_vec(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
 	}
 	if (likely((used & (used - 1)) == 0)) {
 		/* one band: the whole vector goes as it is */
-		accepted = band_put(p, q->port, band[0], pkts, n, bytes,
-				    ctx);
+		accepted = band_put(p, band[0], pkts, n, bytes, ctx);
 		bits = accepted ? used : 0;
 	} else {
 		struct rte_mbuf *vec[n];
@@ -293,8 +235,7 @@ enqueue_vec(struct shp_qdisc *q, struct rte_mbuf **pkts, uint8_t *band,
 			for (i = 0; i < n; i++)
 				if (band[i] == b)
 					vec[cnt++] = pkts[i];
-			ok = band_put(p, q->port, b, vec, cnt, UINT64_MAX,
-				      ctx);
+			ok = band_put(p, b, vec, cnt, UINT64_MAX, ctx);
 			accepted += ok;
 			if (ok > 0)
 				bits |= 1u << b;
@@ -323,7 +264,7 @@ bands_enqueue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 		band[i] = c != NULL ? c->priomap[m->prio] : m->band;
 		used |= 1u << band[i];
 	}
-	return enqueue_vec(q, pkts, band, used, UINT64_MAX, n, ctx);
+	return enqueue_vec(priv(q), pkts, band, used, UINT64_MAX, n, ctx);
 }
 
 uint16_t
@@ -331,20 +272,18 @@ shp_bands_enqueue_vec(struct shp_qdisc *q, struct rte_mbuf **pkts,
 		      uint8_t *band, uint32_t used, uint64_t bytes,
 		      uint16_t n, struct shp_ctx *ctx)
 {
-	return enqueue_vec(q, pkts, band, used, bytes, n, ctx);
+	return enqueue_vec(priv(q), pkts, band, used, bytes, n, ctx);
 }
 
-/* Make the stash of band b non-empty; false when the band is empty.
- * bc: the band's counters (its frames out of the ring). */
+/* Make the stash of band b non-empty; false when the band is empty. */
 static inline int
-band_fill(struct band *bd, struct shp_band_ctr *bc)
+band_fill(struct band *bd)
 {
 	if (bd->cnt > 0)
 		return 1;
 	bd->head = 0;
 	bd->cnt = rte_ring_sc_dequeue_burst(bd->ring, (void **)bd->stash,
 					    STASH, NULL);
-	bc->staged += bd->cnt;
 	return bd->cnt > 0;
 }
 
@@ -354,7 +293,7 @@ band_fill(struct band *bd, struct shp_band_ctr *bc)
  * in case a producer enqueued meanwhile (see mark_nonempty).
  */
 static inline int
-first_band(struct bands_priv *p, struct shp_ctx *ctx)
+first_band(struct bands_priv *p)
 {
 	uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
 
@@ -362,7 +301,7 @@ first_band(struct bands_priv *p, struct shp_ctx *ctx)
 		unsigned int b = __builtin_ctz(bm);
 		struct band *bd = &p->band[b];
 
-		if (likely(band_fill(bd, &ctx->ctr->band[b])))
+		if (likely(band_fill(bd)))
 			return b;
 		__atomic_fetch_and(&p->bitmap, ~(1u << b), __ATOMIC_SEQ_CST);
 		if (!rte_ring_empty(bd->ring)) {
@@ -503,7 +442,7 @@ band_backlog(const struct shp_lcore_ctr *blocks, unsigned int nb,
 
 /* a write when the lowest band or its head changes, not a packet */
 static void
-link_publish_low(struct bands_priv *p, struct shp_ctx *ctx)
+link_publish_low(struct bands_priv *p)
 {
 	uint32_t bm = __atomic_load_n(&p->bitmap, __ATOMIC_ACQUIRE);
 	uint64_t low = 0, head = 0;
@@ -513,7 +452,7 @@ link_publish_low(struct bands_priv *p, struct shp_ctx *ctx)
 	while (bm != 0) {
 		unsigned int b = 31 - __builtin_clz(bm);
 
-		if (band_fill(&p->band[b], &ctx->ctr->band[b])) {
+		if (band_fill(&p->band[b])) {
 			struct band *bd = &p->band[b];
 
 			low = b + 1;
@@ -535,10 +474,10 @@ link_publish_low(struct bands_priv *p, struct shp_ctx *ctx)
 /* Sending may have moved the lowest band's head: the others shed by it
  * (only a link's limit reads it). */
 static inline void
-link_low_moved(struct bands_priv *p, struct shp_ctx *ctx)
+link_low_moved(struct bands_priv *p)
 {
 	if (p->limit != 0 && p->nb_link_blocks > 0)
-		link_publish_low(p, ctx);
+		link_publish_low(p);
 }
 
 /* The oldest head (arrival + 1) of band b the other shards published,
@@ -595,7 +534,7 @@ link_pushout(struct shp_qdisc *q, struct bands_priv *p,
 	uint64_t total = 0, excess, link[SHP_MAX_BANDS];
 	int b;
 
-	link_publish_low(p, ctx);
+	link_publish_low(p);
 	for (b = 0; b < (int)p->nb_bands; b++) {
 		link[b] = band_backlog(p->link_blocks, p->nb_link_blocks,
 				       q->port, (unsigned int)b);
@@ -621,7 +560,7 @@ link_pushout(struct shp_qdisc *q, struct bands_priv *p,
 		 * shed at once: the others' heads are a pass old, and shards
 		 * that each left the excess to an older head they saw would
 		 * let the link's backlog grow while they wait for each other */
-		if (band_fill(bd, &ctx->ctr->band[b])) {
+		if (band_fill(bd)) {
 			uint64_t slack = (uint64_t)LINK_SLACK *
 				rte_pktmbuf_pkt_len(bd->stash[bd->head]);
 
@@ -629,7 +568,7 @@ link_pushout(struct shp_qdisc *q, struct bands_priv *p,
 				share = (uint64_t)((unsigned __int128)
 					(cut - slack) * own[b] / link[b]);
 		}
-		while (excess > 0 && band_fill(bd, &ctx->ctr->band[b])) {
+		while (excess > 0 && band_fill(bd)) {
 			struct rte_mbuf *m = bd->stash[bd->head];
 			uint32_t len = rte_pktmbuf_pkt_len(m);
 
@@ -644,7 +583,7 @@ link_pushout(struct shp_qdisc *q, struct bands_priv *p,
 		if (link[b] > own[b])
 			break;
 	}
-	link_publish_low(p, ctx);
+	link_publish_low(p);
 }
 
 /*
@@ -674,8 +613,7 @@ bands_pushout(struct shp_qdisc *q, struct shp_ctx *ctx)
 	/* one queue: all of the excess, from the lowest band up */
 	excess = total > p->limit ? total - p->limit : 0;
 	for (b = (int)p->nb_bands - 1; b >= 0 && excess > 0; b--)
-		while (excess > 0 &&
-		       band_fill(&p->band[b], &ctx->ctr->band[b]))
+		while (excess > 0 && band_fill(&p->band[b]))
 			excess -= RTE_MIN((uint64_t)pushout_head(
 					p, (unsigned int)b, ctx), excess);
 }
@@ -738,12 +676,11 @@ bands_dequeue(struct shp_qdisc *q, struct rte_mbuf **pkts, uint16_t n,
 			bytes += rte_pktmbuf_pkt_len(pkts[got + i]);
 		bc->dequeued += k;
 		bc->dequeued_bytes += bytes;
-		bc->staged += k;
 		total += bytes;
 		got += k;
 	}
 	link_publish_top(p);
-	link_low_moved(p, ctx);
+	link_low_moved(p);
 	ctx->bytes = total;
 	return got;
 }
@@ -755,7 +692,7 @@ bands_peek(struct shp_qdisc *q, struct shp_ctx *ctx)
 	int b;
 
 	bands_pushout(q, ctx);
-	b = first_band(p, ctx);
+	b = first_band(p);
 	link_publish_top(p);
 	if (b < 0 || (unsigned int)b > link_top(p, ctx->now)) {
 		p->peeked = NULL;
@@ -778,7 +715,7 @@ bands_peek_run(struct shp_qdisc *q, struct rte_mbuf *const **run,
 
 	bands_pushout(q, ctx);
 	p->peeked = NULL;
-	b = first_band(p, ctx);
+	b = first_band(p);
 	link_publish_top(p);
 	if (b < 0 || (unsigned int)b > link_top(p, ctx->now))
 		return 0;
@@ -796,7 +733,7 @@ bands_take_run(struct shp_qdisc *q, uint16_t k, struct rte_mbuf **out,
 	uint64_t bytes = band_take(&p->band[p->run_band],
 				   &ctx->ctr->band[p->run_band], out, k);
 
-	link_low_moved(p, ctx);
+	link_low_moved(p);
 	return bytes;
 }
 
@@ -829,7 +766,7 @@ bands_reset(struct shp_qdisc *q, struct shp_ctx *ctx)
 		struct band *bd = &p->band[b];
 		struct shp_band_ctr *bc = &ctx->ctr->band[b];
 
-		while (band_fill(bd, bc)) {
+		while (band_fill(bd)) {
 			uint64_t bytes = 0;
 			uint16_t i;
 
@@ -1209,9 +1146,9 @@ pfifo_fast_bands(const void *conf, const uint8_t **priomap)
 	return c->nb_bands;
 }
 
-/* No shards note: on a link's shards ring-size bounds the link's count
- * of each band (link_room), the byte limit, tbf's, the link's backlog
- * (link_pushout), and the bands are strict for the link (link_top). */
+/* (the byte limit, tbf's, is the link's: link_pushout) */
+#define BANDS_SHARDS_NOTE "ring-size bounds each shard's bands, so the " \
+	"link holds up to N times it in packets"
 
 const struct shp_kind shp_kind_pfifo_fast = {
 	.name = "pfifo_fast",
@@ -1227,6 +1164,7 @@ const struct shp_kind shp_kind_pfifo_fast = {
 	.drops = bands_drops,
 	.usage = "pfifo_fast [bands N] [priomap P0 ... P15]",
 	.words = "bands#priomap",
+	.shards_note = BANDS_SHARDS_NOTE,
 };
 
 /* Linux's prio: the same bands under tc's other name, as a user who
@@ -1245,4 +1183,5 @@ const struct shp_kind shp_kind_prio = {
 	.drops = bands_drops,
 	.usage = "prio [bands N] [priomap P0 ... P15]   (N: 2..16)",
 	.words = "bands#priomap",
+	.shards_note = BANDS_SHARDS_NOTE,
 };

@@ -152,7 +152,7 @@ OFFLINE_MODULES = {"test_aqm", "test_bench_publish", "test_capture",
                    "test_link_netem_limit",
                    "test_aqm_link",
                    "test_link_priority", "test_link_fairness",
-                   "test_tree", "test_layers", "test_link_ring"}
+                   "test_tree", "test_layers"}
 MIXED_MODULES = {"test_dualpi2", "test_fq_codel", "test_mtu",
                  "test_offline_ux", "test_police", "test_replay_latency"}
 WALL_CLOCK = {"test_mtu_above_the_port_refused", "test_nic_drops_reported",
