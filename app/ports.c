@@ -713,17 +713,10 @@ shaper_stages_init(struct shaper *s)
 		}
 		hold_warn(s, port, &spec, &kenv);
 		if (shaper_queues(s) > 1) {
-			const char *cn = shp_classes_shards_note(
-				s->opt.classes, port);
 			char note[768];
-			size_t at = shp_chain_shards_note(&spec, note,
-							  sizeof(note));
 
-			if (cn != NULL)
-				at += (size_t)snprintf(note + at,
-					sizeof(note) - at, "%sclasses: %s",
-					at ? "; " : "", cn);
-			if (at > 0)
+			if (shp_classes_link_note(&spec, s->opt.classes, port,
+						  note, sizeof(note)) > 0)
 				printf("dpdk-shaper: port %u on %u shards: the "
 				       "profile is the link's but for %s "
 				       "(docs/usage.md, Shards)\n", port,

@@ -188,19 +188,13 @@ print_profile(struct replay *r, FILE *f)
 			"own queue and delay line, one tbf rate for the "
 			"link\n", r->queues);
 	if (r->queues > 1) {
-		const char *cn = shp_classes_shards_note(r->opt.classes, 0);
 		struct shp_chain_spec sp;
 		char note[768];
-		size_t at;
 
 		memcpy(sp.kind, r->chain[0].kind, sizeof(sp.kind));
 		memcpy(sp.conf, r->chain[0].conf, sizeof(sp.conf));
-		at = shp_chain_shards_note(&sp, note, sizeof(note));
-		if (cn != NULL)
-			at += (size_t)snprintf(note + at, sizeof(note) - at,
-					       "%sclasses: %s", at ? "; " : "",
-					       cn);
-		if (at > 0)
+		if (shp_classes_link_note(&sp, r->opt.classes, 0, note,
+					  sizeof(note)) > 0)
 			fprintf(f, "not exact:    the profile is the link's "
 				"but for %s (docs/usage.md, Shards)\n", note);
 	}

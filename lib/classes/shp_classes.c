@@ -66,20 +66,28 @@ shp_class_is_option(const char *opt)
 	       opt_is(opt, "prio");
 }
 
-const char *
-shp_classes_shards_note(const struct shp_class_set *s, uint16_t port)
+size_t
+shp_classes_link_note(const struct shp_chain_spec *spec,
+		      const struct shp_class_set *s, uint16_t port,
+		      char *buf, size_t len)
 {
+	size_t at = shp_chain_shards_note(spec, buf, len);
 	unsigned int i;
+	int w;
 
 	for (i = 0; s != NULL && i < s->nb; i++)
 		if (s->def[i].ports == 0 || (s->def[i].ports & (1u << port)))
-			/* each shard runs every class (shp_classes_attach):
-			 * test_classes at --queues 4, a:b 1.0 for 3.0, and
-			 * 500/500 where the high class took 1000/0 */
-			return "their DRR shares and priority hold within a "
-			       "shard only: each shard's classes share out "
-			       "what the link's rate gives that shard";
-	return NULL;
+			break;
+	if (s == NULL || i == s->nb || at + 1 >= len)
+		return at;
+	/* each shard runs every class (shp_classes_attach): test_classes
+	 * at --queues 4, a:b 1.0 for 3.0, and 500/500 where the high class
+	 * took 1000/0 */
+	w = snprintf(buf + at, len - at, "%sclasses: their DRR shares and "
+		     "priority hold within a shard only: each shard's classes "
+		     "share out what the link's rate gives that shard",
+		     at ? "; " : "");
+	return w < 0 ? at : RTE_MIN(len - 1, at + (size_t)w);
 }
 
 int

@@ -82,11 +82,13 @@ int shp_class_option(struct shp_class_set *s, const char *opt,
 /* Every class has a match rule: 0, or -1 naming the one without. */
 int shp_class_set_check(const struct shp_class_set *s, char *err);
 
-/* What a port's classes do not keep for the link when the port runs on
- * several shards (said at start, as a kind's shards_note: docs/usage.md,
- * Shards), or NULL when no class of s applies to port. */
-const char *shp_classes_shards_note(const struct shp_class_set *s,
-				    uint16_t port);
+/* What of port's profile (spec, and the classes of s that apply to it)
+ * the link does not keep when the port runs on several shards, said at
+ * start: the kinds' shards notes (shp_chain_shards_note), then the
+ * classes'. Its length into buf; 0: nothing to say. */
+size_t shp_classes_link_note(const struct shp_chain_spec *spec,
+			     const struct shp_class_set *s, uint16_t port,
+			     char *buf, size_t len);
 
 /* Every class's ports (--class-ports, ports =) are among have (a bit
  * per port id): 0, or -1 with err "class NAME: ports P,Q: there is no

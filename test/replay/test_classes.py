@@ -167,7 +167,7 @@ def test_reruns_byte_identical(tmp_path):
     "classes at 4 shards (a and b on shards 0 and 2): each shard's "
     "DRR shares the link's tbf evenly, a:b 750:750 (1.0) in 2-5 s "
     "where one queue gives 1125:375 (3.0, the quanta); said at "
-    "start (shp_classes_shards_note)"))
+    "start (shp_classes_link_note)"))
 def test_port_tbf_caps_the_sum_drr_shares(tmp_path):
     """Two classes without rates of their own at a port tbf of 4 Mbit/s,
     both offered 4 Mbit/s: deficit round robin gives them the bucket in
@@ -199,7 +199,7 @@ def test_port_tbf_caps_the_sum_drr_shares(tmp_path):
     "classes at 4 shards (lo and hi on shards 0 and 2): a class's "
     "prio holds within a shard only, hi 500 / lo 500 frames in 1-3 "
     "s where one queue gives 1000 / 0; said at start "
-    "(shp_classes_shards_note)"))
+    "(shp_classes_link_note)"))
 def test_strict_priority_first(tmp_path):
     frames, ts = [], []
     a, b = (10, 1, 0, 1), (10, 2, 0, 1)
