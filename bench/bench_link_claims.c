@@ -26,13 +26,8 @@
  *                  its own head written (moved at every burst, the top
  *                  band steady, as in a flood), the other's lowest band
  *                  and head read;
- *   netem:         netem's enqueue call (the positions' swap inside it,
- *                  and, with chains, the second swap and the walk over
- *                  the other shard's positions; netem's backlog figures),
- *                  no link (the stage without its claims: a control,
- *                  nothing shared), `loss burst 3 10` and
- *                  `loss gemodel 1% 25%`. The enqueue call alone is
- *                  timed; the frames' allocation and dequeue are not.
+ * netem's claims (its positions and chains, inside its enqueue call)
+ * are bench_netem_chain's, which times that call in the same layouts.
  * Prints cycles per burst per lcore in each layout (a run's mean) and
  * contended / alone (the two lcores' sums), with the share of the
  * contended run the two lcores' loops overlapped and how many times the
@@ -53,24 +48,20 @@
 #include <rte_errno.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
-#include <rte_mbuf.h>
 #include <rte_pause.h>
 
 #include "shp_bucket.h"
 #include "shp_link.h"
-#include "shp_meta.h"
-#include "shp_netem.h"
 #include "shp_qdisc.h"
 #include "tbf_shared.h"
 
 /* bursts a run: of the bucket's claims, of the figures' (a few cycles
- * each: a run of tens of ms still), of netem's enqueue calls */
+ * each: a run of tens of ms still) */
 #define ITER  (2 * 1000 * 1000)
 #define FITER (20 * 1000 * 1000)
-#define NITER (100 * 1000)    /* netem enqueue calls a run */
 #define BURST 32
 
-enum { K_BUCKET, K_DEFER, K_HEADS, K_FQ, K_BANDS, K_NETEM };
+enum { K_BUCKET, K_DEFER, K_HEADS, K_FQ, K_BANDS };
 enum { L_ALONE, L_OWN, L_ONE, L_NB };
 
 /* figures as the stages number them (sch_fq_codel.c, sch_bands.c) */
@@ -82,17 +73,12 @@ enum { FQF_VT, FQF_AT, FQF_QLEN, FQF_MEM, FQF_FAT };
 static const struct {
 	const char *name;
 	int kind;
-	const char *netem;   /* K_NETEM: its profile */
-	int link;            /* K_NETEM: on a link (0: none) */
 } claims[] = {
-	{ "tbf bucket", K_BUCKET, NULL, 1 },
-	{ "tbf put off", K_DEFER, NULL, 1 },
-	{ "tbf heads", K_HEADS, NULL, 1 },
-	{ "fq_codel figs", K_FQ, NULL, 1 },
-	{ "bands figs", K_BANDS, NULL, 1 },
-	{ "netem, no link", K_NETEM, "loss burst 3 10", 0 },
-	{ "netem burst 3 10", K_NETEM, "loss burst 3 10", 1 },
-	{ "netem gemodel", K_NETEM, "loss gemodel 1% 25%", 1 },
+	{ "tbf bucket", K_BUCKET },
+	{ "tbf put off", K_DEFER },
+	{ "tbf heads", K_HEADS },
+	{ "fq_codel figs", K_FQ },
+	{ "bands figs", K_BANDS },
 };
 
 static struct shp_link_shared one, own[2];
@@ -101,15 +87,11 @@ static struct shp_tbf_conf conf;
 static struct {
 	struct shp_tbf_defer d;
 } __rte_cache_aligned defer[2];
-static struct shp_port_ctr ctr[2];
-static struct rte_mempool *pool[2];
 static double ns_per_tsc;
 static volatile int go;
 static unsigned int ready, nb_run;
 static int kind, layout;
 static uint64_t iter;
-static const char *profile;
-static int on_link;
 static double cycles[2];
 /* each lcore's loop, first and last TSC: how long the two overlapped */
 static uint64_t t_beg[2], t_end[2];
@@ -196,60 +178,6 @@ primitive(struct shp_link_shared *b, uint16_t s)
 	return (double)(t_end[s] - t0) / iter;
 }
 
-/* one lcore's enqueue calls into a netem stage of its own, shard s of
- * link b (NULL: a port of one queue) */
-static double
-netem(struct shp_link_shared *b, uint16_t s)
-{
-	struct shp_stage_env env = { .socket = SOCKET_ID_ANY, .shard = s,
-				     .nb_shards = b != NULL ? 2 : 1,
-				     .link = b };
-	struct shp_ctx ctx = { .now = 0, .ctr = &ctr[s] };
-	struct rte_mbuf *in[BURST], *out[4 * BURST];
-	struct shp_netem_conf *c;
-	char err[SHP_ERR_LEN];
-	struct shp_qdisc *q;
-	uint64_t sum = 0;
-	unsigned int i;
-	uint16_t k;
-
-	c = shp_netem_parse(profile, err);
-	q = c == NULL ? NULL :
-	    shp_qdisc_create_env(&shp_netem_ops, NULL, pool[s], 0, &env, c);
-	if (q == NULL) {
-		fprintf(stderr, "%s\n", c == NULL ? err : "no stage");
-		exit(1);
-	}
-	start();
-	t_beg[s] = rte_rdtsc();
-	for (i = 0; i < NITER; i++) {
-		uint64_t t0;
-		int j;
-
-		ctx.now += 1000;
-		if (rte_pktmbuf_alloc_bulk(pool[s], in, BURST) != 0) {
-			fprintf(stderr, "pool empty\n");
-			exit(1);
-		}
-		for (j = 0; j < BURST; j++) {
-			rte_pktmbuf_append(in[j], 64);
-			shp_meta_init(in[j], ctx.now);
-		}
-		t0 = rte_rdtsc();
-		shp_qdisc_enqueue(q, in, BURST, &ctx);
-		sum += rte_rdtsc() - t0;
-		do {
-			k = shp_qdisc_dequeue(q, out, RTE_DIM(out), &ctx);
-			rte_pktmbuf_free_bulk(out, k);
-		} while (k == RTE_DIM(out));
-	}
-	t_end[s] = rte_rdtsc();
-	q->ops->reset(q, &ctx);
-	shp_qdisc_destroy(q);
-	shp_netem_conf_free(c);
-	return (double)sum / NITER;
-}
-
 static int
 worker(void *arg)
 {
@@ -259,10 +187,7 @@ worker(void *arg)
 	long cs = nivcsw();
 
 	(void)arg;
-	if (kind == K_NETEM)
-		cycles[s] = netem(on_link ? b : NULL, s);
-	else
-		cycles[s] = primitive(b, s);
+	cycles[s] = primitive(b, s);
 	preempt[s] += nivcsw() - cs;
 	return 0;
 }
@@ -330,23 +255,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	ns_per_tsc = 1e9 / (double)rte_get_tsc_hz();
-	RTE_LCORE_FOREACH(lc) {
-		char name[32];
-
-		n = rte_lcore_index(lc);
-		snprintf(name, sizeof(name), "claims%u", n);
-		pool[n] = rte_pktmbuf_pool_create(name, 8191, 256,
-						  SHP_MBUF_PRIV_SIZE,
-						  RTE_MBUF_DEFAULT_BUF_SIZE,
-						  SOCKET_ID_ANY);
-		if (pool[n] == NULL) {
-			fprintf(stderr, "pool: %s\n",
-				rte_strerror(rte_errno));
-			return 1;
-		}
-	}
 	printf("2 lcores, bursts of %d x 64 B, %d bursts a run (figures "
-	       "%d, netem %d), TSC %.2f GHz\n", BURST, ITER, FITER, NITER,
+	       "%d), TSC %.2f GHz\n", BURST, ITER, FITER,
 	       rte_get_tsc_hz() / 1e9);
 	printf("cycles per burst, lcore 0 / lcore 1: alone (the other idle), "
 	       "own (both, a link each), contended (both, one link)\n");
@@ -359,8 +269,6 @@ main(int argc, char **argv)
 			preempt[0] = preempt[1] = 0;
 			kind = claims[n].kind;
 			iter = kind == K_BUCKET || kind == K_DEFER ? ITER : FITER;
-			profile = claims[n].netem;
-			on_link = claims[n].link;
 			run(1, L_ALONE);
 			c[L_ALONE][0] = cycles[0];
 			run(2, L_ALONE);
